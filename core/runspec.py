@@ -1,0 +1,138 @@
+"""The run spec: everything a run needs, as a TOML file.
+
+``privet run spec.toml`` and the desktop wizard run exactly the same spec.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from core.errors import PrivetError
+from core.models.base import ModelChoice
+
+
+@dataclass
+class DataSpec:
+    path: str = ""
+    text_column: str = ""  # for .csv/.tsv/.jsonl
+    id_column: str = ""
+    person_column: str = ""  # when set, the privacy unit is the person
+    max_unit_chars: int = 4000
+
+
+@dataclass
+class PrivacySpec:
+    epsilon: float = 10.0
+    delta: float = 0.0  # 0 = the default 1/(10 n)
+    conversion: str = "tight"  # "tight" (Canonne-Kamath-Steinke) or "loose" (seed)
+
+
+@dataclass
+class DPSynRAGSpec:
+    K: int = 10  # keywords per unit
+    R: int = 500  # clusters (top-R words of the noisy histogram)
+    L: int = 5  # clusters per unit at most
+    k: int = 80  # target retrieved units per cluster
+    T: int = 70  # tokens per synthetic document
+    tau: float = 1.0  # sampling temperature
+    hist_fraction: float = 0.0  # 0 = the seed defaults expressed as fractions of rho
+    mu_fraction: float = 0.0
+    theta_fraction: float = 0.0
+    min_cluster_size: int = 10  # below: reported as low-signal
+    public_anchor: bool = False  # InvisibleInk-style public-logit anchoring
+    self_filter: bool = True
+    max_prompt_tokens: int = 256
+    batch_rows: int = 0  # 0 = by memory budget
+    memory_budget_mb: int = 0  # 0 = automatic
+
+
+@dataclass
+class RPSGSpec:
+    m: int = 5  # candidate abstractions per seed
+    similarity_threshold: float = 0.9
+    nll_percentile: float = 10.0
+    temperature: float = 0.8
+    max_new_tokens: int = 120
+    n_variants: int = 2
+
+
+@dataclass
+class OutputSpec:
+    folder: str = "privet-output"
+    formats: list[str] = field(default_factory=lambda: ["jsonl", "csv"])
+    overwrite: bool = False
+    custodian: str = ""
+    organisation: str = ""
+    irb_protocol: str = ""
+
+
+@dataclass
+class RunSpec:
+    method: str = "dp_synrag"  # "dp_synrag", "dp_synth", "rpsg"
+    task: str = "Answer questions about the documents in this collection."
+    data: DataSpec = field(default_factory=DataSpec)
+    privacy: PrivacySpec = field(default_factory=PrivacySpec)
+    llm: ModelChoice = field(default_factory=ModelChoice)
+    embedder: ModelChoice = field(default_factory=ModelChoice)
+    dp_synrag: DPSynRAGSpec = field(default_factory=DPSynRAGSpec)
+    rpsg: RPSGSpec = field(default_factory=RPSGSpec)
+    output: OutputSpec = field(default_factory=OutputSpec)
+    test_mode_seed: int | None = None  # NON-PRIVATE test mode: fixed seed, export refused
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        if d["test_mode_seed"] is None:
+            del d["test_mode_seed"]
+        return d
+
+    def to_toml(self) -> str:
+        return tomli_w.dumps(self.to_dict())
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_toml(), encoding="utf-8")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "RunSpec":
+        return _build(cls, data, "")
+
+    @classmethod
+    def load(cls, path: str | Path) -> "RunSpec":
+        path = Path(path)
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise PrivetError(f"Run spec {path} does not exist.", "Check the path.") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise PrivetError(f"Run spec {path} is not valid TOML: {exc}.", "Fix the line named.") from None
+        spec = cls.from_dict(data)
+        # Relative data/output paths are relative to the spec file.
+        base = path.resolve().parent
+        if spec.data.path and not Path(spec.data.path).is_absolute():
+            spec.data.path = str(base / spec.data.path)
+        if spec.output.folder and not Path(spec.output.folder).is_absolute():
+            spec.output.folder = str(base / spec.output.folder)
+        return spec
+
+
+def _build(cls: type, data: dict[str, Any], where: str) -> Any:
+    known = {f.name: f for f in fields(cls)}
+    unknown = set(data) - set(known)
+    if unknown:
+        raise PrivetError(
+            f"Unknown setting(s) {sorted(unknown)} in [{where or 'top level'}] of the run spec.",
+            f"Allowed: {sorted(known)}.",
+        )
+    kwargs = {}
+    defaults = cls()
+    for name, value in data.items():
+        current = getattr(defaults, name)
+        if is_dataclass(current) and isinstance(value, dict):
+            kwargs[name] = _build(type(current), value, name)
+        else:
+            kwargs[name] = value
+    return cls(**kwargs)
