@@ -1,0 +1,32 @@
+"""Shared test setup: every test gets its own Privet data folder and no network."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture(autouse=True)
+def privet_home(tmp_path_factory, monkeypatch):
+    """A fresh per-test data folder (ledger, installation key, caches stay isolated).
+
+    The converted-model cache is shared across tests (``PRIVET_MODEL_CACHE``) so the
+    packaged GGUF is converted once per session, not once per test.
+    """
+    home = tmp_path_factory.mktemp("privet_home")
+    monkeypatch.setenv("PRIVET_HOME", str(home))
+    monkeypatch.setenv("PRIVET_KEYRING", "memory")
+    return home
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_model_cache(tmp_path_factory):
+    cache = os.environ.get("PRIVET_MODEL_CACHE") or str(tmp_path_factory.mktemp("model_cache"))
+    os.environ["PRIVET_MODEL_CACHE"] = cache
+    return cache
