@@ -1,5 +1,115 @@
-"""Placeholder: sub-commands are added here by the module's owner."""
+"""``privet plan SPEC`` and ``privet run SPEC``: the headless pipeline with terminal progress."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from core.progress import ProgressEvent
+from core.runspec import RunSpec
 
 
 def register(subparsers) -> None:
-    return None
+    p = subparsers.add_parser("plan", help="show the budget split and derived parameters of a run spec")
+    p.add_argument("spec", help="run spec (TOML)")
+    p.set_defaults(func=cmd_plan)
+
+    r = subparsers.add_parser("run", help="run a spec: synthetic corpus + signed certificate")
+    r.add_argument("spec", help="run spec (TOML)")
+    r.add_argument("--overwrite", action="store_true", help="allow writing into a non-empty output folder")
+    r.add_argument("--output", help="output folder (overrides [output] folder)")
+    r.add_argument("--resume", metavar="RUN_DIR", help="resume an interrupted run from its run folder")
+    r.add_argument("--quiet", action="store_true", help="no progress bars")
+    r.set_defaults(func=cmd_run)
+
+
+def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    from core.pipeline import plan
+
+    out = out or sys.stdout
+    summary = plan(RunSpec.load(args.spec))
+    print(f"Method: {summary.method}", file=out)
+    print(f"Target: epsilon = {summary.epsilon:g} at delta = {summary.delta:.3g}", file=out)
+    print(f"Total budget: rho = {summary.rho_total:.4f} zCDP "
+          f"(loose conversion would give epsilon = {summary.epsilon_loose:.3f})", file=out)
+    print("Stages:", file=out)
+    for stage, rho in summary.stages:
+        share = 100 * rho / summary.rho_total if summary.rho_total else 0.0
+        print(f"  {stage:<12} rho = {rho:.5f}  ({share:4.1f}%)", file=out)
+    print("Derived parameters:", file=out)
+    for key, value in summary.derived.items():
+        print(f"  {key:<12} {value:.5g}", file=out)
+    print(f"Units: {summary.n_units} (shown here only; never exported)", file=out)
+    if summary.estimate_seconds is not None:
+        print(f"Estimate: about {summary.estimate_seconds / 60:.0f} min, {summary.estimate_memory_mb:.0f} MB", file=out)
+    for warning in summary.warnings:
+        print(f"Warning: {warning}", file=out)
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from core.pipeline import run_pipeline
+
+    spec = RunSpec.load(args.spec)
+    if args.overwrite:
+        spec.output.overwrite = True
+    if args.output:
+        spec.output.folder = str(Path(args.output).resolve())
+    reporter = TerminalReporter(sys.stderr, quiet=args.quiet)
+    result = run_pipeline(
+        spec, reporter, run_dir=Path(args.resume) if args.resume else None, resume=bool(args.resume)
+    )
+    reporter.close()
+    record = result.record
+    print(f"Synthetic documents: {result.n_synthetic}")
+    print(f"Privacy: epsilon = {record.epsilon_tight:.3f} at delta = {record.delta:.3g} (rho = {record.rho_total:.4f})")
+    print(f"Run folder (private workspace, never share): {result.run_dir}")
+    if result.export_dir:
+        print(f"Release (synthetic corpus + signed certificate): {result.export_dir}")
+    elif record.test_mode:
+        print("Test mode (fixed seed): this run is NOT private and cannot be exported.")
+    for key, value in result.private_diagnostics.items():
+        print(f"  [on screen only] {key}: {value}")
+    return 0
+
+
+@dataclass
+class TerminalReporter:
+    """Prints one progress line per stage (carriage-return updates on a terminal)."""
+
+    stream: TextIO
+    quiet: bool = False
+    _open: str = ""
+    _spent: float = field(default=0.0)
+
+    def cancelled(self) -> bool:
+        return False
+
+    def emit(self, event: ProgressEvent) -> None:
+        if self.quiet:
+            return
+        if event.kind == "charged":
+            self._spent += event.rho or 0.0
+            self._line(f"[budget] {event.stage}: charged rho={event.rho:.4f} (run total {self._spent:.4f})", end=True)
+        elif event.kind in ("progress", "stage_start", "stage_end") and event.total:
+            width = 28
+            filled = int(width * event.done / event.total)
+            eta = f" ETA {event.eta_s:5.0f}s" if event.eta_s else ""
+            text = f"{event.stage:<12} [{'#' * filled}{'.' * (width - filled)}] {event.done}/{event.total}{eta}"
+            self._line(text, end=event.kind == "stage_end")
+        elif event.kind == "stage_start" and event.message:
+            self._line(f"{event.stage:<12} {event.message}", end=True)
+
+    def _line(self, text: str, end: bool) -> None:
+        tty = self.stream.isatty()
+        if tty:
+            self.stream.write("\r" + text.ljust(79) + ("\n" if end else ""))
+        elif end:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.flush()

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import tomllib
-from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +47,9 @@ class DPSynRAGSpec:
     public_anchor: bool = False  # InvisibleInk-style public-logit anchoring
     self_filter: bool = True
     max_prompt_tokens: int = 256
-    batch_rows: int = 0  # 0 = by memory budget
+    batch_rows: int = 0  # rows per wave of the private-prediction engine; 0 = from the memory budget
     memory_budget_mb: int = 0  # 0 = automatic
+    domain_lists: list[str] = field(default_factory=list)  # extra PUBLIC word lists for the vocabulary
 
 
 @dataclass
@@ -116,6 +117,13 @@ class RunSpec:
             spec.data.path = str(base / spec.data.path)
         if spec.output.folder and not Path(spec.output.folder).is_absolute():
             spec.output.folder = str(base / spec.output.folder)
+        spec.dp_synrag.domain_lists = [
+            p if Path(p).is_absolute() else str(base / p) for p in spec.dp_synrag.domain_lists
+        ]
+        for choice_name in ("llm", "embedder"):
+            choice = getattr(spec, choice_name)
+            if choice.path and not Path(choice.path).is_absolute():
+                setattr(spec, choice_name, replace(choice, path=str(base / choice.path)))
         return spec
 
 

@@ -1,0 +1,249 @@
+"""Build the content of a privacy certificate (NIST SP 800-226 style) from a run's privacy record.
+
+The certificate states: who and what (identity), the guarantee in plain words and in figures, the
+budget history of the dataset from the ledger, what is not covered (always present), which samplers
+were used, and every exported file with its SHA-256. It is built only from the privacy record, the
+ledger and the exported (synthetic) files; nothing computed on the private data enters it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from core.certificate.signing import SigningKey, load_signing_key, public_key_fingerprint
+from core.errors import PrivetError
+from core.privacy_record import PrivacyRecord, sampler_kind
+
+if TYPE_CHECKING:
+    from core.ledger import Ledger
+
+FORMAT = "privet-certificate/1"
+IDENTITY_FIELDS = ("custodian", "organisation", "irb_protocol")
+METHOD_NAMES = {
+    "dp_synrag": "DP-SynRAG: a differentially private synthetic corpus generated from topic clusters",
+    "dp_synth": "DP-Synth: differentially private generation over random batches of units",
+    "rpsg": "RPSG: realistic one-to-one rewrites with a differentially private choice of abstraction",
+}
+ACCOUNTING = (
+    "Privacy loss is tracked in rho-zero-concentrated differential privacy (rho-zCDP, Bun & Steinke 2016). "
+    "A Gaussian mechanism with L2 sensitivity D and noise sigma costs rho = D^2/(2 sigma^2); an exponential "
+    "mechanism with parameter epsilon is epsilon-bounded-range and costs rho = epsilon^2/8 (Cesar & Rogers 2021); "
+    "sequential steps add their rho; a step run on overlapping groups in which every unit appears in at most "
+    "L groups costs L times the per-group rho (parallel composition). The total rho is converted to "
+    "(epsilon, delta) with the tight conversion of Canonne, Kamath & Steinke (2020, via Renyi DP); the looser "
+    "formula epsilon = rho + 2 sqrt(rho ln(1/delta)) is shown for comparison."
+)
+
+
+def file_entry(path: Path) -> dict[str, Any]:
+    """Name, SHA-256 and size of one exported file."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return {"file": path.name, "sha256": digest.hexdigest(), "size_bytes": path.stat().st_size}
+
+
+def _rho_to_eps(rho: float, delta: float) -> float | None:
+    if rho <= 0:
+        return 0.0
+    try:
+        from core.privacy.conversion import rho_to_eps
+    except ImportError:
+        return None
+    return float(rho_to_eps(rho, delta, "tight"))
+
+
+def _unit_words(record: PrivacyRecord) -> str:
+    if record.unit_kind == "person":
+        return f"person (all documents sharing the same value of the column '{record.person_column}')"
+    return "document"
+
+
+def _strength_words(eps: float) -> str:
+    if eps <= 1:
+        return "By common guidance this is a strong guarantee."
+    if eps <= 5:
+        return "By common guidance this is a moderate guarantee."
+    return (
+        "By common guidance this is a weak worst-case guarantee: it still limits what can be learnt about "
+        "any one unit, but much less tightly than epsilon of 1 or below would."
+    )
+
+
+def plain_summary(record: PrivacyRecord) -> list[str]:
+    """The guarantee in plain words (shown first in the readable certificate)."""
+    unit = "person" if record.unit_kind == "person" else "document"
+    eps, delta = record.epsilon_tight, record.delta
+    if not record.end_to_end_dp:
+        return [
+            f"This synthetic corpus was made with {record.method.upper()}. It does NOT carry an end-to-end "
+            "differential privacy guarantee.",
+            "Only one step is differentially private: the choice of which candidate abstraction of each private "
+            f"text is used (epsilon = {eps:.3g} at delta = {delta:.3g} for that step). The candidates themselves, "
+            "the generation and the filters all read the private texts directly, so private details can reach "
+            "the output in ways these figures do not bound.",
+            "Judge the risk of this release by the empirical privacy audit (membership-inference test, "
+            "replay of personal identifiers), not by epsilon.",
+        ]
+    factor = math.exp(eps) if eps < 700 else float("inf")
+    return [
+        f"This synthetic corpus was made with differential privacy, with each {unit} as the unit of privacy.",
+        f"Whether or not any single {unit} was in the private data, the chance of producing this output (or any "
+        f"other) changes by at most a factor of e^epsilon = {factor:.4g} (epsilon = {eps:.3g}), except with a "
+        f"probability of at most delta = {delta:.3g}. So the corpus reveals little about any one {unit} beyond "
+        f"what could be learnt without it. Smaller epsilon means stronger protection. {_strength_words(eps)}",
+        "The guarantee covers everything derived from this release, including any number of questions answered "
+        "from the synthetic corpus. It does not cover the limits listed under 'Scope and hazards'.",
+    ]
+
+
+def scope_and_hazards(record: PrivacyRecord) -> list[str]:
+    """What the guarantee does not cover. Always present, whatever the method."""
+    notes = [
+        "Pre-processing is outside the guarantee: the guarantee is about the units as Privet loaded them. "
+        "Anything done to the data beforehand, and Privet's own clean-up such as masking of personal "
+        "identifiers, is heuristic and not covered by differential privacy.",
+        "Memorisation in the public models: the language model and embedder were trained by others on public "
+        "data. Anything they memorised (which may include real people's information) can appear in the output; "
+        "differential privacy protects only the private corpus, not what the public models already contain.",
+    ]
+    if record.end_to_end_dp:
+        notes.append(
+            "Rare topics are not reproduced, by design: topics supported by only a few units (roughly fewer than "
+            "30) are drowned out by the noise, because reproducing them would reveal those units."
+        )
+    else:
+        notes.append(
+            "No end-to-end guarantee: only the candidate selection is differentially private. Abstraction, "
+            "generation and the similarity, likelihood and identifier filters all look at the private texts, "
+            "and rare details of a private text can survive into its rewrite."
+        )
+    if record.unit_kind == "document":
+        notes.append(
+            "The unit is the document: a person who wrote several documents is protected less (for k documents, "
+            "up to k times the privacy loss). Choose a person column to protect people rather than documents."
+        )
+    notes.append(
+        "Repeated releases add up: every run on the same dataset spends budget; the budget history below lists "
+        "what this installation's ledger recorded. Releases made elsewhere are not included."
+    )
+    floating = [s for s in record.samplers if sampler_kind(s) != "exact"]
+    if floating:
+        notes.append(
+            "Some random draws use floating-point samplers (listed under 'Samplers'). Floating-point noise can in "
+            "principle leak information through its bit pattern (Mironov 2012); exact samplers avoid this."
+        )
+    if record.test_mode:
+        notes.append("TEST MODE: this run used a fixed seed and is NOT private. It must not be released.")
+    notes.extend(record.scope_notes)
+    return notes
+
+
+def _budget_history(record: PrivacyRecord, ledger: "Ledger | None") -> dict[str, Any]:
+    if ledger is None:
+        return {
+            "ledger_consulted": False,
+            "note": "The budget ledger was not consulted: earlier spending on this dataset is not shown.",
+        }
+    fp = record.dataset_fingerprint
+    per_run: dict[str, float] = {}
+    releases = 0
+    for row in ledger.entries(fp):
+        if row["kind"] == "charge" and row["run_id"] != record.run_id:
+            per_run[row["run_id"]] = per_run.get(row["run_id"], 0.0) + row["rho"]
+        elif row["kind"] == "release" and row["run_id"] != record.run_id:
+            releases += 1
+    other_rho = sum(per_run.values())
+    cumulative = other_rho + record.rho_total
+    charged = ledger.run_rho(fp, record.run_id)
+    cap = ledger.cap(fp)
+    return {
+        "ledger_consulted": True,
+        "other_runs": [{"run_id": run, "rho": rho} for run, rho in per_run.items()],
+        "other_releases": releases,
+        "other_runs_rho": other_rho,
+        "this_run_rho_charged_in_ledger": charged,
+        "ledger_matches_record": math.isclose(charged, record.rho_total, rel_tol=1e-9, abs_tol=1e-12),
+        "cumulative_rho": cumulative,
+        "cumulative_epsilon_tight": _rho_to_eps(cumulative, record.delta),
+        "cap": {"epsilon": cap[0], "delta": cap[1]} if cap else None,
+        "ledger_head": ledger.head(),
+        "note": "Budget spent on this dataset (same fingerprint) by other runs in this installation's ledger, "
+        "including runs that were cancelled or failed after being charged. Cumulative epsilon is at this "
+        "release's delta.",
+    }
+
+
+def build_certificate(
+    record: PrivacyRecord,
+    outputs: list[Path],
+    identity: dict[str, str],
+    ledger: "Ledger | None" = None,
+    signing_key: SigningKey | None = None,
+) -> dict[str, Any]:
+    """The certificate content (unsigned) for a run and the files it exports."""
+    if not record.dataset_fingerprint:
+        raise PrivetError("The run's privacy record has no dataset fingerprint.", "Re-run the pipeline.")
+    unknown = sorted(set(identity) - set(IDENTITY_FIELDS))
+    if unknown:
+        raise PrivetError(f"Unknown identity fields: {', '.join(unknown)}.", f"Use only {', '.join(IDENTITY_FIELDS)}.")
+    key = signing_key or load_signing_key()
+    stage_sum = sum(float(s.get("rho", 0.0)) for s in record.stages)
+    return {
+        "format": FORMAT,
+        "certificate_id": str(uuid.uuid4()),
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "identity": {
+            **{name: str(identity.get(name, "")) for name in IDENTITY_FIELDS},
+            "run_id": record.run_id,
+            "method": record.method,
+            "method_name": METHOD_NAMES[record.method],
+            "method_parameters": record.method_parameters,
+            "models": record.models,
+            "device": record.device,
+            "started_at": record.started_at,
+            "finished_at": record.finished_at,
+            "privet_version": record.privet_version,
+            "privet_commit": record.privet_commit,
+        },
+        "summary": plain_summary(record),
+        "guarantee": {
+            "end_to_end_dp": record.end_to_end_dp,
+            "unit_of_privacy": record.unit_kind,
+            "unit_description": _unit_words(record),
+            "person_column": record.person_column,
+            "neighbouring_relation": "add or remove one unit (unbounded differential privacy)",
+            "definition": "rho-zCDP, converted to (epsilon, delta)-differential privacy",
+            "rho_total": record.rho_total,
+            "rho_sum_of_stages": stage_sum,
+            "stages": record.stages,
+            "delta": record.delta,
+            "epsilon_target": record.epsilon_target,
+            "epsilon_tight": record.epsilon_tight,
+            "epsilon_loose": record.epsilon_loose,
+            "conversion": "tight (Canonne, Kamath & Steinke 2020); loose shown for comparison",
+            "accounting_method": ACCOUNTING,
+        },
+        "budget_history": _budget_history(record, ledger),
+        "scope_and_hazards": scope_and_hazards(record),
+        "samplers": [{"sampler": s, "kind": sampler_kind(s)} for s in record.samplers],
+        "dataset_fingerprint": {
+            "value": record.dataset_fingerprint,
+            "kind": "HMAC-SHA256 of the corpus under this installation's secret key (not a plain hash of the "
+            "data: it cannot be recomputed or matched without that key)",
+        },
+        "outputs": [file_entry(Path(p)) for p in outputs],
+        "renderings": [],
+        "signing_key": {
+            "algorithm": "Ed25519",
+            "public_key_fingerprint": public_key_fingerprint(key.public_key),
+            "storage": key.storage,
+        },
+        "test_mode": record.test_mode,
+    }

@@ -1,0 +1,180 @@
+"""Readable renderings of a certificate: HTML (always) and PDF (when PySide6 is installed).
+
+The HTML is filled into ``resources/templates/certificate.html``; the plain-language summary comes
+first. The PDF is the same HTML laid out by Qt (``QTextDocument`` printed to a ``QPdfWriter``) on the
+offscreen platform, so it works without a display. Qt is imported only inside ``render_pdf``: the core
+library never imports Qt at module level.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+from string import Template
+from typing import Any
+
+from core.paths import resources_dir
+
+TEMPLATE = ("templates", "certificate.html")
+_QT_APP: list[object] = []  # holds the QGuiApplication render_pdf had to create, if any
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _num(value: Any, digits: int = 4) -> str:
+    if value is None:
+        return "not available"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)):
+        return f"{value:.{digits}g}"
+    return _e(value)
+
+
+def _rows(pairs: list[tuple[str, str]]) -> str:
+    body = "".join(f"<tr><th width='32%'>{_e(k)}</th><td>{v}</td></tr>" for k, v in pairs)
+    return f"<table width='100%' border='1' cellspacing='0' cellpadding='3'>{body}</table>"
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table width='100%' border='1' cellspacing='0' cellpadding='3'><tr>{head}</tr>{body}</table>"
+
+
+def _params(params: dict[str, Any]) -> str:
+    return ", ".join(f"{_e(k)}={_e(v)}" for k, v in sorted(params.items())) or "—"
+
+
+def _guarantee(cert: dict[str, Any]) -> str:
+    g = cert["guarantee"]
+    pairs = [
+        ("End-to-end DP guarantee", "yes" if g["end_to_end_dp"] else "<span class='warn'>NO (see Scope and hazards)</span>"),
+        ("Unit of privacy", _e(g["unit_description"])),
+        ("Neighbouring datasets", _e(g["neighbouring_relation"])),
+        ("Definition", _e(g["definition"])),
+        ("Total rho (zCDP)", _num(g["rho_total"], 6)),
+        ("delta", _num(g["delta"], 3)),
+        ("epsilon at delta, tight conversion", _num(g["epsilon_tight"])),
+        ("epsilon at delta, loose conversion (comparison)", _num(g["epsilon_loose"])),
+        ("epsilon requested", _num(g["epsilon_target"])),
+    ]
+    stages = [
+        [_e(s.get("stage", "")), _e(s.get("mechanism", "")), _num(s.get("rho"), 6), _e(s.get("count", "")),
+         _e(s.get("parallel", "")), _e(s.get("description", ""))]
+        for s in g["stages"]
+    ]
+    return (
+        _rows(pairs)
+        + "<p><b>Privacy loss per stage</b> (rho is the stage's total contribution)</p>"
+        + _table(["stage", "mechanism", "rho", "count", "parallel", "what it does"], stages)
+        + f"<p class='small'>Accounting: {_e(g['accounting_method'])}</p>"
+    )
+
+
+def _history(cert: dict[str, Any]) -> str:
+    h = cert["budget_history"]
+    if not h.get("ledger_consulted"):
+        return f"<p>{_e(h['note'])}</p>"
+    cap = h.get("cap")
+    pairs = [
+        ("Spent by other runs on this dataset (rho)", _num(h["other_runs_rho"], 6)),
+        ("Other runs / other releases", f"{len(h['other_runs'])} / {h['other_releases']}"),
+        ("This run, charged in the ledger (rho)", _num(h["this_run_rho_charged_in_ledger"], 6)
+         + ("" if h["ledger_matches_record"] else " <span class='warn'>(differs from the run's record)</span>")),
+        ("Cumulative rho on this dataset", _num(h["cumulative_rho"], 6)),
+        ("Cumulative epsilon at this delta (tight)", _num(h["cumulative_epsilon_tight"])),
+        ("Custodian's cap", f"epsilon={_num(cap['epsilon'])} at delta={_num(cap['delta'], 3)}" if cap else "none set"),
+    ]
+    return _rows(pairs) + f"<p class='small'>{_e(h['note'])}</p>"
+
+
+def _identity(cert: dict[str, Any]) -> str:
+    i = cert["identity"]
+    pairs = [
+        ("Certificate id", _e(cert["certificate_id"])),
+        ("Created (UTC)", _e(cert["created_at"])),
+        ("Custodian", _e(i["custodian"] or "—")),
+        ("Organisation", _e(i["organisation"] or "—")),
+        ("IRB protocol", _e(i["irb_protocol"] or "—")),
+        ("Method", _e(i["method_name"])),
+        ("Method parameters", _params(i["method_parameters"])),
+        ("Run", f"{_e(i['run_id'])} ({_e(i['started_at'])} to {_e(i['finished_at'])})"),
+        ("Device", _e(i["device"] or "—")),
+        ("Privet", f"{_e(i['privet_version'])} (commit {_e(i['privet_commit'] or 'unknown')})"),
+    ]
+    models = [
+        [_e(m.get("name", "")), _e(m.get("backend", "")), _num(m.get("size")),
+         f"<span class='hash'>{_e(m.get('sha256', ''))}</span>"]
+        for m in i["models"]
+    ]
+    return _rows(pairs) + "<p><b>Models</b></p>" + _table(["model", "backend", "size (bytes)", "SHA-256 of weights"], models)
+
+
+def _outputs(cert: dict[str, Any]) -> str:
+    rows = [
+        [_e(o["file"]), _e(o["size_bytes"]), f"<span class='hash'>{_e(o['sha256'])}</span>"]
+        for o in cert["outputs"]
+    ]
+    fp = cert["dataset_fingerprint"]
+    key = cert["signing_key"]
+    return (
+        _table(["file", "size (bytes)", "SHA-256"], rows)
+        + f"<p>Dataset fingerprint: <span class='hash'>{_e(fp['value'])}</span><br>"
+        + f"<span class='small'>{_e(fp['kind'])}</span></p>"
+        + f"<p>Signed with {_e(key['algorithm'])} key <span class='hash'>{_e(key['public_key_fingerprint'])}</span>; "
+        + f"key kept in: {_e(key['storage'])}. Check with <code>privet verify FOLDER --public-key public_key.pem</code>.</p>"
+    )
+
+
+def render_html(cert: dict[str, Any]) -> str:
+    """The readable certificate as a standalone HTML page (plain-language summary first)."""
+    method = cert["identity"]["method"]
+    summary = "".join(f"<p>{_e(p)}</p>" for p in cert["summary"])
+    hazards = "".join(f"<li>{_e(n)}</li>" for n in cert["scope_and_hazards"])
+    samplers = "".join(f"<li>{_e(s['sampler'])} — <b>{_e(s['kind'])}</b></li>" for s in cert["samplers"]) or "<li>none listed</li>"
+    test = "<p class='warn'>TEST MODE — NOT PRIVATE — NOT FOR RELEASE</p>" if cert.get("test_mode") else ""
+    body = (
+        f"<h1>Privacy certificate</h1><p class='small'>Privet synthetic corpus release, method {_e(method)}</p>{test}"
+        f"<h2>In plain words</h2>{summary}"
+        f"<h2>Scope and hazards: what is not covered</h2><ul>{hazards}</ul>"
+        f"<h2>The guarantee in figures</h2>{_guarantee(cert)}"
+        f"<h2>Budget history of this dataset</h2>{_history(cert)}"
+        f"<h2>Samplers</h2><ul>{samplers}</ul>"
+        f"<h2>Identity</h2>{_identity(cert)}"
+        f"<h2>Exported files</h2>{_outputs(cert)}"
+    )
+    template = Template(resources_dir().joinpath(*TEMPLATE).read_text(encoding="utf-8"))
+    return template.substitute(title=_e(f"Privacy certificate {cert['certificate_id']}"), body=body)
+
+
+def pdf_page_count(data: bytes) -> int:
+    """Number of pages in a PDF (counts page objects; enough for the PDFs Qt writes)."""
+    return len(re.findall(rb"/Type\s*/Page(?![a-zA-Z])", data))
+
+
+def render_pdf(html_text: str, path: Path, title: str = "Privacy certificate") -> int | None:
+    """Write ``html_text`` as an A4 PDF at ``path``; the page count, or None when PySide6 is missing."""
+    try:
+        from PySide6.QtCore import QMarginsF
+        from PySide6.QtGui import QGuiApplication, QPageLayout, QPageSize, QPdfWriter, QTextDocument
+    except ImportError:
+        return None
+    if QGuiApplication.instance() is None:
+        # The offscreen platform needs no display; the application object provides fonts. Qt allows
+        # one application object per process, so it is kept for the life of the process.
+        _QT_APP.append(QGuiApplication(["privet", "-platform", "offscreen"]))
+    writer = QPdfWriter(str(path))
+    writer.setPageSize(QPageSize(QPageSize.PageSizeId.A4))
+    writer.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout.Unit.Millimeter)
+    writer.setResolution(300)
+    writer.setTitle(title)
+    writer.setCreator("Privet")
+    document = QTextDocument()
+    document.setHtml(html_text)
+    document.print_(writer)
+    del writer  # flushes and closes the file
+    return pdf_page_count(Path(path).read_bytes())

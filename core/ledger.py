@@ -1,0 +1,258 @@
+"""The installation's privacy-budget ledger: an append-only, hash-chained SQLite table.
+
+Every stage of a run is charged here *before* it draws noise (a crashed or cancelled run stays
+charged), every export is recorded as a release, and every change of a custodian's cap is logged.
+All three kinds of row live in the table ``charges``:
+
+- SQLite triggers abort any ``UPDATE`` or ``DELETE`` on it, so ordinary code cannot rewrite history;
+- each row stores ``row_hash = SHA-256(prev_hash || RFC 8785 JSON of the row's fields)``, so an edit
+  made after dropping the triggers breaks the chain and ``verify_chain()`` names the row.
+
+Removing the newest rows cannot be seen from the chain alone; ``verify_chain()`` also compares the
+chain with SQLite's AUTOINCREMENT counter, and every certificate records the ledger head it saw.
+
+Caps are settings: the table ``caps`` holds the current cap per dataset and may be overwritten, and
+each change is also appended to the chain (kind ``"cap"``) so that the history of caps is kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import rfc8785
+import sqlite_utils
+
+from core.errors import BudgetError, PrivetError
+
+GENESIS_HASH = "0" * 64
+KINDS = ("charge", "release", "cap")
+HASHED_FIELDS = (
+    "seq", "kind", "created_at", "dataset_fp", "run_id", "stage",
+    "rho", "delta", "epsilon", "description", "export_path", "prev_hash",
+)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS charges (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL CHECK (kind IN ('charge', 'release', 'cap')),
+    created_at TEXT NOT NULL,
+    dataset_fp TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    stage TEXT NOT NULL,
+    rho REAL NOT NULL CHECK (rho >= 0),
+    delta REAL NOT NULL,
+    epsilon REAL NOT NULL,
+    description TEXT NOT NULL,
+    export_path TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    row_hash TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS charges_by_dataset ON charges (dataset_fp);
+CREATE TRIGGER IF NOT EXISTS charges_no_update BEFORE UPDATE ON charges
+BEGIN SELECT RAISE(ABORT, 'the privacy ledger is append-only: rows cannot be changed'); END;
+CREATE TRIGGER IF NOT EXISTS charges_no_delete BEFORE DELETE ON charges
+BEGIN SELECT RAISE(ABORT, 'the privacy ledger is append-only: rows cannot be deleted'); END;
+CREATE TABLE IF NOT EXISTS caps (
+    dataset_fp TEXT PRIMARY KEY,
+    epsilon REAL NOT NULL,
+    delta REAL NOT NULL,
+    updated_at TEXT NOT NULL
+);
+"""
+_TRIGGERS = ("charges_no_update", "charges_no_delete")
+
+
+def row_hash(prev_hash: str, row: dict[str, Any]) -> str:
+    """The chain hash of one row: SHA-256 over the previous hash and the canonical row fields."""
+    payload = {name: row[name] for name in HASHED_FIELDS}
+    return hashlib.sha256(prev_hash.encode("ascii") + rfc8785.dumps(payload)).hexdigest()
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def _conversion():
+    """The zCDP <-> (epsilon, delta) conversions (imported lazily: core.privacy.conversion)."""
+    try:
+        from core.privacy import conversion
+    except ImportError:
+        raise PrivetError(
+            "The privacy conversion module (core.privacy.conversion) is missing from this installation.",
+            "Reinstall Privet.",
+        ) from None
+    return conversion
+
+
+class Ledger:
+    """Append-only budget ledger in ``path`` (default: ``data_dir()/ledger.db``)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        if path is None:
+            from core.paths import data_dir
+
+            path = data_dir() / "ledger.db"
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(self.path), isolation_level=None, timeout=30.0)
+        self.db = sqlite_utils.Database(conn)
+        conn.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    # ----------------------------------------------------------------- writing
+    def _append(self, kind: str, dataset_fp: str, run_id: str = "", stage: str = "", rho: float = 0.0,
+                delta: float = 0.0, epsilon: float = 0.0, description: str = "", export_path: str = "") -> None:
+        if kind not in KINDS:
+            raise ValueError(f"unknown ledger row kind {kind!r}")
+        if not dataset_fp:
+            raise PrivetError("A ledger entry needs a dataset fingerprint.", "This is a bug in the caller.")
+        if not (rho >= 0.0):  # also refuses NaN
+            raise PrivetError(f"A charge of rho={rho} is not allowed.", "Charges must be non-negative numbers.")
+        conn = self.db.conn
+        conn.execute("BEGIN IMMEDIATE")  # serialise writers: read the head and append atomically
+        try:
+            last = conn.execute("SELECT row_hash FROM charges ORDER BY seq DESC LIMIT 1").fetchone()
+            seq_row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'charges'").fetchone()
+            row = {
+                "seq": (seq_row[0] if seq_row else 0) + 1,
+                "kind": kind,
+                "created_at": _now(),
+                "dataset_fp": dataset_fp,
+                "run_id": run_id,
+                "stage": stage,
+                "rho": float(rho),
+                "delta": float(delta),
+                "epsilon": float(epsilon),
+                "description": description,
+                "export_path": export_path,
+                "prev_hash": last[0] if last else GENESIS_HASH,
+            }
+            row["row_hash"] = row_hash(row["prev_hash"], row)
+            columns = ", ".join(row)
+            conn.execute(f"INSERT INTO charges ({columns}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def charge(self, dataset_fp: str, run_id: str, stage: str, rho: float, delta: float, description: str) -> None:
+        """Charge ``rho`` for one stage; call it *before* the stage draws any noise."""
+        self._append("charge", dataset_fp, run_id=run_id, stage=stage, rho=rho, delta=delta, description=description)
+
+    def release(self, dataset_fp: str, run_id: str, epsilon: float, delta: float, export_path: str) -> None:
+        """Record that a run's output was exported (spends nothing: the stages were charged already)."""
+        self._append("release", dataset_fp, run_id=run_id, stage="export", epsilon=epsilon, delta=delta,
+                     description="synthetic corpus and certificate exported", export_path=str(export_path))
+
+    def set_cap(self, dataset_fp: str, epsilon: float, delta: float) -> None:
+        """Set (or change) the custodian's total budget for one dataset; the change is logged in the chain."""
+        if not (epsilon > 0) or not (0 < delta < 1):
+            raise PrivetError(
+                f"A cap of epsilon={epsilon}, delta={delta} is not valid.",
+                "Give epsilon > 0 and 0 < delta < 1.",
+            )
+        self._append("cap", dataset_fp, stage="cap", epsilon=epsilon, delta=delta,
+                     description=f"budget cap set to epsilon={epsilon:g} at delta={delta:g}")
+        self.db["caps"].upsert(
+            {"dataset_fp": dataset_fp, "epsilon": float(epsilon), "delta": float(delta), "updated_at": _now()},
+            pk="dataset_fp",
+        )
+
+    # ----------------------------------------------------------------- reading
+    def entries(self, dataset_fp: str | None = None) -> list[dict[str, Any]]:
+        """All rows (oldest first), or those of one dataset."""
+        if dataset_fp is None:
+            return list(self.db["charges"].rows_where(order_by="seq"))
+        return list(self.db["charges"].rows_where("dataset_fp = ?", [dataset_fp], order_by="seq"))
+
+    def datasets(self) -> list[str]:
+        rows = self.db.execute("SELECT DISTINCT dataset_fp FROM charges ORDER BY dataset_fp").fetchall()
+        return [r[0] for r in rows]
+
+    def spent_rho(self, dataset_fp: str, exclude_run: str | None = None) -> float:
+        """Total rho charged on a dataset (optionally leaving out one run)."""
+        sql = "SELECT COALESCE(SUM(rho), 0.0) FROM charges WHERE kind = 'charge' AND dataset_fp = ?"
+        params: list[Any] = [dataset_fp]
+        if exclude_run is not None:
+            sql += " AND run_id != ?"
+            params.append(exclude_run)
+        return float(self.db.execute(sql, params).fetchone()[0])
+
+    def run_rho(self, dataset_fp: str, run_id: str) -> float:
+        sql = "SELECT COALESCE(SUM(rho), 0.0) FROM charges WHERE kind = 'charge' AND dataset_fp = ? AND run_id = ?"
+        return float(self.db.execute(sql, [dataset_fp, run_id]).fetchone()[0])
+
+    def cap(self, dataset_fp: str) -> tuple[float, float] | None:
+        row = self.db.execute("SELECT epsilon, delta FROM caps WHERE dataset_fp = ?", [dataset_fp]).fetchone()
+        return (float(row[0]), float(row[1])) if row else None
+
+    def head(self) -> dict[str, Any]:
+        """The newest row's sequence number and hash (certificates record it)."""
+        row = self.db.execute("SELECT seq, row_hash FROM charges ORDER BY seq DESC LIMIT 1").fetchone()
+        return {"seq": row[0], "row_hash": row[1]} if row else {"seq": 0, "row_hash": GENESIS_HASH}
+
+    def check_plan(self, dataset_fp: str, planned_rho: float, delta: float) -> None:
+        """Raise ``BudgetError`` if the spend so far plus ``planned_rho`` would exceed the dataset's cap.
+
+        The cap (epsilon, delta) is converted to rho with the tight conversion; the run's own delta
+        must not be larger than the cap's delta.
+        """
+        limit = self.cap(dataset_fp)
+        if limit is None:
+            return
+        cap_eps, cap_delta = limit
+        if delta > cap_delta:
+            raise BudgetError(
+                f"This run uses delta={delta:g}, larger than the cap's delta={cap_delta:g} for this dataset.",
+                "Choose a delta no larger than the cap's, or ask the custodian to change the cap.",
+            )
+        cap_rho = _conversion().eps_to_rho(cap_eps, cap_delta, "tight")
+        spent = self.spent_rho(dataset_fp)
+        if spent + planned_rho > cap_rho * (1 + 1e-12):
+            left = max(cap_rho - spent, 0.0)
+            raise BudgetError(
+                f"This run needs rho={planned_rho:.4g} but only rho={left:.4g} of the cap "
+                f"(epsilon={cap_eps:g} at delta={cap_delta:g}, i.e. rho={cap_rho:.4g}) is left for this dataset; "
+                f"earlier runs already spent rho={spent:.4g}. Nothing was charged.",
+                "Lower epsilon for this run, or (if the custodian agrees) raise the cap with "
+                "`privet ledger DATASET --set-cap EPS --delta D`.",
+            )
+
+    # ----------------------------------------------------------------- integrity
+    def verify_chain(self) -> list[str]:
+        """Problems found in the ledger (empty list: intact)."""
+        problems: list[str] = []
+        conn = self.db.conn
+        present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+        for name in _TRIGGERS:
+            if name not in present:
+                problems.append(f"the append-only trigger {name} has been removed")
+        prev = GENESIS_HASH
+        expected_seq = 1
+        last_caps: dict[str, tuple[float, float]] = {}
+        for row in conn.execute(f"SELECT {', '.join(HASHED_FIELDS)}, row_hash FROM charges ORDER BY seq"):
+            data = dict(zip((*HASHED_FIELDS, "row_hash"), row))
+            seq = data["seq"]
+            if seq != expected_seq:
+                problems.append(f"rows {expected_seq}..{seq - 1} are missing (deleted)")
+            if data["prev_hash"] != prev:
+                problems.append(f"row {seq}: its link to the previous row is broken (a row before it was changed or removed)")
+            if row_hash(data["prev_hash"], data) != data["row_hash"]:
+                problems.append(f"row {seq}: its contents were changed after it was written")
+            if data["kind"] == "cap":
+                last_caps[data["dataset_fp"]] = (data["epsilon"], data["delta"])
+            prev = data["row_hash"]
+            expected_seq = seq + 1
+        counter = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'charges'").fetchone()
+        if counter and counter[0] >= expected_seq:
+            problems.append(f"rows {expected_seq}..{counter[0]} at the end of the ledger are missing (deleted)")
+        current = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT dataset_fp, epsilon, delta FROM caps")}
+        if current != last_caps:
+            problems.append("the current caps differ from the last cap recorded in the chain (caps table edited)")
+        return problems

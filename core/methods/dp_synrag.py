@@ -1,0 +1,317 @@
+"""DP-SynRAG (SPEC §2, seed 000): pay once at build time, query the synthetic corpus for free.
+
+Algorithm 1, as ``run_dp_synrag`` runs it:
+
+1. **Keyword histogram.** The LLM extracts K single words per unit; they are post-processed
+   against the fixed public vocabulary V. h = sum of one-hot keyword sets; release
+   h' = h + N(0, sigma_h^2 I_|V|)  (L2 sensitivity sqrt(K)).
+2. **Soft clustering.** W = top-R words of h'. Visiting r = R .. 1 (rarest first), C_r holds
+   the units whose keywords contain w_r and that are in fewer than L clusters so far.
+3. **Retrieval refinement.** mu_r = sum of the members' embeddings + N(0, sigma_mu^2 I);
+   theta_r by the exponential mechanism over intervals of [0, 1] with utility
+   -|#{u : cos(E(u), mu_r) >= theta} - k|; S_r = members with cos >= theta_r.
+4. **Private prediction.** Each S_r writes one text token by token from the sum of its
+   members' clipped logits (``PrivatePredictionEngine``), sampling over the whole vocabulary.
+5. **Self-filter.** The LLM keeps synthetic texts it judges useful for the public task
+   (synthetic and public text only: post-processing).
+
+The budget of each DP stage is charged (``charge``) *before* that stage draws anything.
+Steps 2–4 run on every cluster; each unit lies in at most L of them and membership depends
+only on the unit and the released W, so they cost L times one cluster's budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from core.checkpoints import Checkpoints
+from core.corpus import Unit
+from core.methods.private_prediction import EngineConfig, PredictionGroup, PrivatePredictionEngine
+from core.models.base import Embedder, LanguageModel
+from core.privacy.mechanisms import TokenSampler, gaussian_noise, threshold_exponential_mechanism
+from core.privacy.planner import DPSynRAGPlan
+from core.progress import ProgressEvent, Reporter, StageProgress
+from core.prompts import render
+from core.runspec import DPSynRAGSpec
+from core.vocabulary import Vocabulary, postprocess_keywords
+
+Charge = Callable[[str, float, str], None]
+"""charge(stage, rho, description): records the spend in the ledger before the stage draws."""
+
+
+@dataclass
+class SyntheticDoc:
+    id: str
+    text: str
+    group: int
+
+
+@dataclass
+class MethodContext:
+    """Everything a method needs besides the units. Built by ``core.pipeline``."""
+
+    llm: LanguageModel
+    embedder: Embedder
+    task: str
+    charge: Charge
+    reporter: Reporter
+    checkpoints: Checkpoints
+    sampler: TokenSampler
+    rng_factory: Callable[[], np.random.Generator]
+    max_prompt_tokens: int = 256
+    batch_rows: int = 256
+
+
+@dataclass
+class DPSynRAGResult:
+    documents: list[SyntheticDoc]
+    # On-screen diagnostics for the custodian only: computed on private data, never exported.
+    private_diagnostics: dict[str, int] = field(default_factory=dict)
+
+
+# -- Step 1: keyword histogram -------------------------------------------------------------
+
+
+def extract_keywords(
+    units: Sequence[Unit], llm: LanguageModel, vocab: Vocabulary, K: int, ctx: MethodContext
+) -> list[list[str]]:
+    """Per-unit keyword sets (greedy decoding, so a resumed run recomputes the same sets)."""
+    progress = StageProgress(ctx.reporter, "keywords", len(units)).start("Extracting keywords")
+    keywords: list[list[str]] = []
+    batch = 16
+    for start in range(0, len(units), batch):
+        chunk = units[start : start + batch]
+        prompts = [render("keywords", K=K, document=_truncate(u.text)) for u in chunk]
+        answers = llm.generate(prompts, max_new_tokens=4 * K + 8, temperature=0.0)
+        keywords.extend(postprocess_keywords(a, vocab, K) for a in answers)
+        progress.advance(len(chunk))
+    progress.finish()
+    return keywords
+
+
+def keyword_histogram(keywords: Sequence[Sequence[str]], vocab: Vocabulary) -> np.ndarray:
+    """h = sum over units of the one-hot vector of the unit's keyword set (|V| entries)."""
+    h = np.zeros(len(vocab.words), dtype=np.float64)
+    for words in keywords:
+        for word in set(words):
+            h[vocab.index[word]] += 1.0
+    return h
+
+
+def release_histogram(
+    keywords: Sequence[Sequence[str]], vocab: Vocabulary, plan: DPSynRAGPlan, ctx: MethodContext
+) -> np.ndarray:
+    ctx.charge("histogram", plan.rho_hist, f"Gaussian noise on the keyword histogram, sigma_h={plan.sigma_h:.4g}")
+    h = keyword_histogram(keywords, vocab)
+    return gaussian_noise(h, plan.sigma_h, rng=ctx.rng_factory())
+
+
+def top_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int) -> list[str]:
+    """W: the R words with the largest noisy counts, most frequent first (post-processing)."""
+    order = np.argsort(-noisy_hist, kind="stable")[:R]
+    return [vocab.words[i] for i in order]
+
+
+# -- Step 2: soft clustering ---------------------------------------------------------------
+
+
+def soft_clusters(keywords: Sequence[Sequence[str]], W: Sequence[str], L: int) -> list[list[int]]:
+    """C_1..C_R (indices into the units), built rarest word first; each unit in <= L clusters."""
+    sets = [set(words) for words in keywords]
+    membership = [0] * len(sets)
+    clusters: list[list[int]] = [[] for _ in W]
+    for r in range(len(W) - 1, -1, -1):
+        word = W[r]
+        for u, words in enumerate(sets):
+            if membership[u] < L and word in words:
+                clusters[r].append(u)
+                membership[u] += 1
+    return clusters
+
+
+# -- Step 3: retrieval refinement ----------------------------------------------------------
+
+
+def refine_cluster(
+    member_embeddings: np.ndarray, plan: DPSynRAGPlan, k: int, ctx: MethodContext
+) -> tuple[list[float], float]:
+    """Noisy sum mu_r (Delta = 1) and threshold theta_r (exponential mechanism)."""
+    dim = member_embeddings.shape[1]
+    total = member_embeddings.sum(axis=0) if len(member_embeddings) else np.zeros(dim)
+    mu = gaussian_noise(total, plan.sigma_mu, rng=ctx.rng_factory())
+    sims = cosine_to(member_embeddings, mu)
+    theta = threshold_exponential_mechanism(sims, k, plan.eps_theta, rng=ctx.rng_factory())
+    return mu.tolist(), float(theta)
+
+
+def cosine_to(embeddings: np.ndarray, centre: np.ndarray) -> np.ndarray:
+    """cos(E(u), mu) for L2-normalised rows E(u)."""
+    norm = float(np.linalg.norm(centre))
+    if len(embeddings) == 0 or norm == 0.0:
+        return np.zeros(len(embeddings))
+    return embeddings @ (np.asarray(centre) / norm)
+
+
+def release_retrieval(
+    clusters: Sequence[Sequence[int]],
+    embeddings: np.ndarray,
+    plan: DPSynRAGPlan,
+    spec: DPSynRAGSpec,
+    ctx: MethodContext,
+) -> list[dict]:
+    rho = spec.L * (plan.rho_mu + plan.rho_theta)
+    ctx.charge(
+        "retrieval",
+        rho,
+        f"Noisy cluster centres (sigma_mu={plan.sigma_mu:.4g}) and thresholds (eps_theta={plan.eps_theta:.4g}), "
+        f"R={len(clusters)} clusters, each unit in <= L={spec.L}",
+    )
+    progress = StageProgress(ctx.reporter, "retrieval", len(clusters)).start("Refining clusters")
+    released = []
+    for members in clusters:
+        mu, theta = refine_cluster(embeddings[list(members)], plan, spec.k, ctx)
+        released.append({"mu": mu, "theta": theta})
+        progress.advance()
+    progress.finish()
+    return released
+
+
+def select_members(
+    members: Sequence[int], embeddings: np.ndarray, mu: Sequence[float], theta: float
+) -> list[int]:
+    """S_r = members whose cosine to mu_r is at least theta_r."""
+    sims = cosine_to(embeddings[list(members)], np.asarray(mu))
+    return [u for u, s in zip(members, sims) if s >= theta]
+
+
+# -- Step 4: private prediction ------------------------------------------------------------
+
+
+def build_groups(
+    selected: Sequence[Sequence[int]], units: Sequence[Unit], ctx: MethodContext, anchor: bool
+) -> list[PredictionGroup]:
+    llm = ctx.llm
+    prompt_cache: dict[int, tuple[int, ...]] = {}
+
+    def prompt_of(u: int) -> tuple[int, ...]:
+        if u not in prompt_cache:
+            message = render("rephrase", document=units[u].text)
+            prompt_cache[u] = tuple(llm.chat_prompt_ids([message], ctx.max_prompt_tokens)[0])
+        return prompt_cache[u]
+
+    public = tuple(llm.chat_prompt_ids([render("rephrase", document="")])[0]) if anchor else ()
+    return [
+        PredictionGroup(gid=r, prompt_ids=tuple(prompt_of(u) for u in members), public_prompt_ids=public)
+        for r, members in enumerate(selected)
+    ]
+
+
+def private_prediction(
+    groups: Sequence[PredictionGroup],
+    plan_c: float,
+    spec: DPSynRAGSpec,
+    ctx: MethodContext,
+    stage: str = "generation",
+) -> dict[int, str]:
+    """Texts for the groups not yet finished in the checkpoint; checkpoints each finished one."""
+    done: dict[str, str] = ctx.checkpoints.load(stage) if ctx.checkpoints.has(stage) else {}
+    todo = [g for g in groups if str(g.gid) not in done]
+    progress = StageProgress(ctx.reporter, stage, len(groups)).start("Writing synthetic documents")
+    progress.done = len(groups) - len(todo)
+    if todo:
+        ctx.charge(
+            stage,
+            spec.L * spec.T * (plan_c / spec.tau) ** 2 / 2,
+            f"Private prediction: {spec.T} tokens per group, c/tau={plan_c / spec.tau:.4g}, "
+            f"{len(todo)} groups, each unit in <= L={spec.L}",
+        )
+        config = EngineConfig(spec.T, plan_c, spec.tau, ctx.batch_rows, spec.public_anchor)
+        engine = PrivatePredictionEngine(ctx.llm, config, ctx.sampler)
+
+        def finished(out) -> None:
+            text = ctx.llm.decode(out.token_ids).strip()
+            done[str(out.gid)] = text
+            ctx.checkpoints.save(stage, done)
+            ctx.reporter.emit(ProgressEvent(stage, "preview", message=text))
+
+        engine.run(todo, progress, finished)
+    progress.finish()
+    return {int(gid): text for gid, text in done.items()}
+
+
+# -- Step 5: self-filter -------------------------------------------------------------------
+
+
+def self_filter(texts: dict[int, str], task: str, ctx: MethodContext) -> dict[int, str]:
+    """Keep texts the LLM judges useful for the public task (post-processing: free)."""
+    items = [(gid, t) for gid, t in sorted(texts.items()) if t.strip()]
+    progress = StageProgress(ctx.reporter, "self_filter", len(items)).start("Self-filter")
+    kept: dict[int, str] = {}
+    batch = 16
+    for start in range(0, len(items), batch):
+        chunk = items[start : start + batch]
+        prompts = [render("self_filter", task=task, text=t) for _, t in chunk]
+        answers = ctx.llm.generate(prompts, max_new_tokens=3, temperature=0.0)
+        for (gid, text), answer in zip(chunk, answers):
+            if "yes" in answer.lower():
+                kept[gid] = text
+        progress.advance(len(chunk))
+    progress.finish()
+    return kept
+
+
+# -- Algorithm 1 ---------------------------------------------------------------------------
+
+
+def run_dp_synrag(
+    units: Sequence[Unit],
+    vocab: Vocabulary,
+    spec: DPSynRAGSpec,
+    plan: DPSynRAGPlan,
+    ctx: MethodContext,
+) -> DPSynRAGResult:
+    cp = ctx.checkpoints
+    keywords = extract_keywords(units, ctx.llm, vocab, spec.K, ctx)
+
+    if cp.has("histogram"):
+        noisy_hist = np.asarray(cp.load("histogram"))
+    else:
+        noisy_hist = release_histogram(keywords, vocab, plan, ctx)
+        cp.save("histogram", noisy_hist.tolist())
+    W = top_words(noisy_hist, vocab, spec.R)
+    clusters = soft_clusters(keywords, W, spec.L)
+
+    progress = StageProgress(ctx.reporter, "embedding", len(units)).start("Embedding documents")
+    embeddings = ctx.embedder.embed([u.text for u in units])
+    progress.advance(len(units))
+    progress.finish()
+
+    if cp.has("retrieval"):
+        released = cp.load("retrieval")
+    else:
+        released = release_retrieval(clusters, embeddings, plan, spec, ctx)
+        cp.save("retrieval", released)
+    selected = [
+        select_members(members, embeddings, rel["mu"], rel["theta"]) for members, rel in zip(clusters, released)
+    ]
+
+    groups = build_groups(selected, units, ctx, spec.public_anchor)
+    texts = private_prediction(groups, plan.c_over_tau * spec.tau, spec, ctx)
+    kept = self_filter(texts, ctx.task, ctx) if spec.self_filter else {g: t for g, t in texts.items() if t.strip()}
+
+    documents = [SyntheticDoc(id=f"syn-{gid:04d}", text=text, group=gid) for gid, text in sorted(kept.items())]
+    diagnostics = {
+        "clusters": len(clusters),
+        "low_signal_clusters": sum(1 for s in selected if len(s) < spec.min_cluster_size),
+        "empty_clusters": sum(1 for s in selected if not s),
+        "generated": len(texts),
+        "kept_after_self_filter": len(documents),
+    }
+    return DPSynRAGResult(documents, diagnostics)
+
+
+def _truncate(text: str, limit: int = 2000) -> str:
+    return text[:limit]

@@ -1,0 +1,161 @@
+"""The methods a run spec can name, behind one small adapter each.
+
+An adapter plans a spec (budget split, derived parameters), builds the token sampler, runs
+the method on a corpus, and describes its stages for the privacy record. ``core.pipeline``
+does everything else (ledger, run folder, models, export) the same way for every method.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Protocol
+
+from core.corpus import Corpus
+from core.errors import PrivetError
+from core.methods.dp_synrag import MethodContext, SyntheticDoc
+from core.runspec import RunSpec
+
+COMMON_NOTES = (
+    "Randomness: every noise draw and every sampled token comes from the operating system's entropy "
+    "source; no seed is recorded.",
+)
+
+
+class Method(Protocol):
+    name: str
+
+    def plan_summary(self, spec: RunSpec, delta: float, n_units: int): ...
+
+    def sampler(self, device: str, test_seed: int | None): ...
+
+    def run(
+        self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext
+    ) -> tuple[list[SyntheticDoc], dict[str, int], list[str]]: ...
+
+    def record_stages(self, spec: RunSpec, delta: float) -> list[dict]: ...
+
+    def parameters(self, spec: RunSpec, summary) -> dict: ...
+
+    def samplers(self) -> list[str]: ...
+
+
+def _token_sampler(device: str, test_seed: int | None):
+    from core.privacy.mechanisms import TokenSampler
+    from core.privacy.randomness import secure_torch_generator, test_mode_torch_generator
+
+    generator = test_mode_torch_generator(test_seed, device) if test_seed is not None else secure_torch_generator(device)
+    return TokenSampler(generator)
+
+
+def _stages_from_events(events) -> list[dict]:
+    return [
+        {
+            "stage": e.stage,
+            "mechanism": e.mechanism,
+            "rho": e.total_rho,
+            "count": e.count,
+            "parallel": e.parallel_multiplier,
+            "parameters": dict(e.parameters),
+            "description": e.description,
+        }
+        for e in events
+    ]
+
+
+def _sampler_descriptions(*keys: str) -> list[str]:
+    from core.privacy.mechanisms import SAMPLER_DESCRIPTIONS
+
+    return [SAMPLER_DESCRIPTIONS[k] for k in keys if k in SAMPLER_DESCRIPTIONS]
+
+
+class DPSynRAGMethod:
+    name = "dp_synrag"
+
+    def _plan(self, spec: RunSpec, delta: float):
+        from core.privacy.planner import plan_dp_synrag
+
+        return plan_dp_synrag(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion)
+
+    def plan_summary(self, spec: RunSpec, delta: float, n_units: int):
+        from core.pipeline import PlanSummary
+        from core.privacy.conversion import rho_to_eps
+
+        p = spec.dp_synrag
+        plan = self._plan(spec, delta)
+        stages = [
+            ("histogram", plan.rho_hist),
+            ("retrieval", p.L * (plan.rho_mu + plan.rho_theta)),
+            ("generation", p.L * p.T * plan.c_over_tau**2 / 2),
+        ]
+        derived = {
+            "rho_total": plan.rho_total,
+            "sigma_h": plan.sigma_h,
+            "sigma_mu": plan.sigma_mu,
+            "eps_theta": plan.eps_theta,
+            "c_over_tau": plan.c_over_tau,
+            "c": plan.c_over_tau * p.tau,
+        }
+        warnings = []
+        if p.k > n_units:
+            warnings.append(
+                f"The target cluster size k={p.k} exceeds the number of units; clusters will be small "
+                "and their synthetic text mostly noise."
+            )
+        return PlanSummary(
+            method=self.name,
+            epsilon=spec.privacy.epsilon,
+            delta=delta,
+            rho_total=plan.rho_total,
+            epsilon_loose=rho_to_eps(plan.rho_total, delta, "loose"),
+            stages=stages,
+            derived=derived,
+            warnings=warnings,
+            n_units=n_units,
+        )
+
+    def sampler(self, device: str, test_seed: int | None):
+        return _token_sampler(device, test_seed)
+
+    def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext):
+        from core.methods.dp_synrag import run_dp_synrag
+        from core.vocabulary import load_vocabulary
+
+        vocab = load_vocabulary(spec.dp_synrag.domain_lists)
+        result = run_dp_synrag(corpus.units, vocab, spec.dp_synrag, self._plan(spec, delta), ctx)
+        notes = list(COMMON_NOTES) + [
+            f"Keyword vocabulary: a fixed public English word list ({len(vocab.words)} words"
+            + (f", with {len(spec.dp_synrag.domain_lists)} public domain list(s)" if spec.dp_synrag.domain_lists else "")
+            + "); no word list was derived from the private data.",
+            "Keyword extraction, clustering membership and the self-filter are deterministic or post-processing "
+            "steps; every step that looks at the private data through a released value is charged above.",
+            "Topics supported by fewer than about 30 units are, by design, not reproduced.",
+        ]
+        return result.documents, result.private_diagnostics, notes
+
+    def record_stages(self, spec: RunSpec, delta: float) -> list[dict]:
+        return _stages_from_events(self._plan(spec, delta).accountant().events)
+
+    def parameters(self, spec: RunSpec, summary) -> dict:
+        return {**asdict(spec.dp_synrag), **{k: float(v) for k, v in summary.derived.items()}}
+
+    def samplers(self) -> list[str]:
+        return _sampler_descriptions("gaussian", "threshold_em", "token")
+
+
+def get(name: str) -> Method:
+    methods: dict[str, type] = {"dp_synrag": DPSynRAGMethod}
+    try:
+        from core.methods.dp_synth import DPSynthMethod
+
+        methods["dp_synth"] = DPSynthMethod
+    except ImportError:
+        pass
+    try:
+        from core.methods.rpsg_adapter import RPSGMethod
+
+        methods["rpsg"] = RPSGMethod
+    except ImportError:
+        pass
+    if name not in methods:
+        raise PrivetError(f"Unknown method {name!r}.", f"Choose one of: {', '.join(sorted(methods))}.")
+    return methods[name]()

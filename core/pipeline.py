@@ -1,0 +1,328 @@
+"""Run orchestration: spec -> plan -> charged stages -> synthetic corpus -> export.
+
+``plan(spec)`` says what a run would spend and derive, without charging anything.
+``run_pipeline(spec, reporter)`` runs it: loads the corpus, refuses a plan over the
+dataset's cap, loads the models, runs the method (which charges the ledger at the start of
+each DP stage), writes the synthetic corpus and the privacy record to the run folder, and
+exports the release (corpus + signed certificate) to the output folder.
+
+The run folder (``data_dir()/runs/<run_id>``) keeps checkpoints of released DP outputs so
+``resume`` never redraws a charged stage; it is private workspace and is never exported.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import secrets
+import subprocess
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from core import __version__
+from core.checkpoints import Checkpoints
+from core.corpus import Corpus, dataset_fingerprint, load_corpus
+from core.errors import PrivetError
+from core.ledger import Ledger
+from core.methods.dp_synrag import MethodContext, SyntheticDoc
+from core.paths import data_dir
+from core.privacy.conversion import rho_to_eps
+from core.privacy.planner import default_delta, delta_warning
+from core.privacy.randomness import secure_rng, test_mode_rng
+from core.privacy_record import PrivacyRecord
+from core.progress import NULL_REPORTER, ProgressEvent, Reporter, StageProgress
+from core.runspec import RunSpec
+
+SYNTHETIC_JSONL = "synthetic.jsonl"
+SYNTHETIC_CSV = "synthetic.csv"
+
+
+@dataclass
+class PlanSummary:
+    """What a run would spend, shown before anything is charged (no private text)."""
+
+    method: str
+    epsilon: float
+    delta: float
+    rho_total: float
+    epsilon_loose: float
+    stages: list[tuple[str, float]]
+    derived: dict[str, float]
+    warnings: list[str]
+    n_units: int  # shown on screen only; never exported
+    estimate_seconds: float | None = None
+    estimate_memory_mb: float | None = None
+    end_to_end_dp: bool = True
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    run_dir: Path
+    synthetic_path: Path
+    n_synthetic: int
+    record: PrivacyRecord
+    export_dir: Path | None = None
+    private_diagnostics: dict[str, int] = field(default_factory=dict)  # on screen only
+
+
+# -- planning ------------------------------------------------------------------------------
+
+
+def load_spec_corpus(spec: RunSpec) -> Corpus:
+    d = spec.data
+    if not d.path:
+        raise PrivetError("The run spec names no data.", "Set [data] path to a folder or a .csv/.tsv/.jsonl file.")
+    return load_corpus(d.path, d.text_column, d.id_column, d.person_column, d.max_unit_chars)
+
+
+def resolve_delta(spec: RunSpec, n_units: int) -> float:
+    return spec.privacy.delta if spec.privacy.delta > 0 else default_delta(n_units)
+
+
+def plan(spec: RunSpec, corpus: Corpus | None = None) -> PlanSummary:
+    """The budget split and derived parameters for this spec on this corpus."""
+    corpus = corpus or load_spec_corpus(spec)
+    n = len(corpus.units)
+    delta = resolve_delta(spec, n)
+    method = _method(spec.method)
+    summary = method.plan_summary(spec, delta, n)
+    warning = delta_warning(delta, n)
+    if warning:
+        summary.warnings.append(warning)
+    summary.estimate_seconds, summary.estimate_memory_mb = estimate_cost(spec, n)
+    return summary
+
+
+def estimate_cost(spec: RunSpec, n_units: int) -> tuple[float, float]:
+    """A rough time (s) and memory (MB) estimate from per-device throughput figures.
+
+    The figures are the packaged SmolLM2 on 2 CPU cores (see README, "Benchmarks");
+    a GPU is taken as 40x faster. Only an order of magnitude for planning.
+    """
+    p = spec.dp_synrag
+    prompt = min(p.max_prompt_tokens, 200)
+    if spec.method == "rpsg":
+        r = spec.rpsg
+        gen_tokens = n_units * (r.m + r.n_variants + 1) * r.max_new_tokens
+        prefill = n_units * (r.m + r.n_variants + 2) * prompt
+        decode_rows = gen_tokens
+    else:
+        rows = n_units * (p.L if spec.method == "dp_synrag" else 1)
+        prefill = rows * prompt + n_units * prompt
+        decode_rows = rows * p.T + n_units * (4 * p.K + 8)
+    prefill_rate, decode_rate = 1500.0, 250.0
+    if spec.llm.device.startswith("cuda"):
+        prefill_rate, decode_rate = prefill_rate * 40, decode_rate * 40
+    seconds = prefill / prefill_rate + decode_rows / decode_rate + n_units * 0.01
+    wave_rows = p.batch_rows or 256
+    kv_mb = wave_rows * (prompt + p.T) * 30 * 2 * 576 * 4 / 1e6  # SmolLM2: 30 layers, 3 KV heads x 64 x 2
+    return seconds, 1200.0 + kv_mb
+
+
+# -- running -------------------------------------------------------------------------------
+
+
+def new_run_id() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+def run_pipeline(
+    spec: RunSpec,
+    reporter: Reporter = NULL_REPORTER,
+    run_dir: Path | None = None,
+    resume: bool = False,
+    ledger: Ledger | None = None,
+) -> RunResult:
+    """Run the spec end to end. ``resume`` reuses the checkpoints in ``run_dir``."""
+    started = _now()
+    test_mode = spec.test_mode_seed is not None
+    out_dir = Path(spec.output.folder) if spec.output.folder else None
+    if out_dir and not test_mode:
+        _check_output_folder(out_dir, spec.output.overwrite)
+
+    corpus = load_spec_corpus(spec)
+    n = len(corpus.units)
+    delta = resolve_delta(spec, n)
+    method = _method(spec.method)
+    summary = method.plan_summary(spec, delta, n)
+    fingerprint = dataset_fingerprint(corpus)
+    ledger = ledger or Ledger()
+
+    if resume:
+        if run_dir is None or not (Path(run_dir) / "run.json").exists():
+            raise PrivetError("There is no interrupted run to resume in that folder.", "Start a new run instead.")
+        run_id = json.loads((Path(run_dir) / "run.json").read_text())["run_id"]
+    else:
+        ledger.check_plan(fingerprint, summary.rho_total, delta)
+        run_id = new_run_id()
+        run_dir = Path(run_dir) if run_dir else data_dir() / "runs" / run_id
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "run.json").write_text(json.dumps({"run_id": run_id, "started_at": started, "spec": spec.to_dict()}))
+    run_dir = Path(run_dir)
+
+    def charge(stage: str, rho: float, description: str) -> None:
+        """Written to the ledger *before* the stage draws any noise."""
+        ledger.charge(fingerprint, run_id, stage, rho, delta, description)
+        reporter.emit(ProgressEvent(stage, "charged", rho=rho, message=description))
+
+    models = _load_models(spec, reporter)
+    rng_factory: Callable[[], np.random.Generator]
+    if test_mode:
+        shared = test_mode_rng(int(spec.test_mode_seed))
+        rng_factory = lambda: shared  # noqa: E731 - explicit non-private test mode
+    else:
+        rng_factory = secure_rng
+    ctx = MethodContext(
+        llm=models.llm,
+        embedder=models.embedder,
+        task=spec.task,
+        charge=charge,
+        reporter=reporter,
+        checkpoints=Checkpoints(run_dir / "checkpoints"),
+        sampler=method.sampler(models.llm.device, spec.test_mode_seed),
+        rng_factory=rng_factory,
+        max_prompt_tokens=spec.dp_synrag.max_prompt_tokens,
+        batch_rows=spec.dp_synrag.batch_rows or default_batch_rows(models.llm.device),
+    )
+    documents, diagnostics, notes = method.run(corpus, spec, delta, ctx)
+
+    synthetic_path = write_synthetic(run_dir, documents)
+    stages = method.record_stages(spec, delta)
+    record = PrivacyRecord(
+        run_id=run_id,
+        method=spec.method,
+        method_parameters=method.parameters(spec, summary),
+        unit_kind=corpus.unit_kind,
+        person_column=spec.data.person_column,
+        dataset_fingerprint=fingerprint,
+        epsilon_target=spec.privacy.epsilon,
+        delta=delta,
+        conversion="tight",
+        rho_total=summary.rho_total,
+        stages=stages,
+        epsilon_tight=rho_to_eps(summary.rho_total, delta, "tight"),
+        epsilon_loose=rho_to_eps(summary.rho_total, delta, "loose"),
+        samplers=method.samplers(),
+        models=models.fingerprints,
+        device=models.llm.device,
+        started_at=started,
+        finished_at=_now(),
+        privet_version=__version__,
+        privet_commit=_git_commit(),
+        end_to_end_dp=summary.end_to_end_dp,
+        scope_notes=notes,
+        test_mode=test_mode,
+    )
+    record.save(run_dir)
+    result = RunResult(run_id, run_dir, synthetic_path, len(documents), record, None, diagnostics)
+
+    if out_dir and not test_mode:
+        from core.export import export_release  # the export builds and signs the certificate
+
+        identity = {
+            "custodian": spec.output.custodian,
+            "organisation": spec.output.organisation,
+            "irb_protocol": spec.output.irb_protocol,
+        }
+        progress = StageProgress(reporter, "export", 1).start("Writing the release and its certificate")
+        result.export_dir = export_release(run_dir, out_dir, identity, overwrite=spec.output.overwrite, ledger=ledger)
+        progress.advance()
+        progress.finish()
+    reporter.emit(ProgressEvent("run", "done", message=str(result.export_dir or run_dir)))
+    return result
+
+
+def default_batch_rows(device: str) -> int:
+    return 512 if device.startswith("cuda") else 64
+
+
+def write_synthetic(run_dir: Path, documents: list[SyntheticDoc]) -> Path:
+    """synthetic.jsonl and synthetic.csv (id, text), each written atomically."""
+    jsonl = "".join(json.dumps({"id": d.id, "text": d.text}, ensure_ascii=False) + "\n" for d in documents)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["id", "text"])
+    for d in documents:
+        writer.writerow([d.id, d.text])
+    _atomic_write(run_dir / SYNTHETIC_JSONL, jsonl)
+    _atomic_write(run_dir / SYNTHETIC_CSV, buffer.getvalue())
+    return run_dir / SYNTHETIC_JSONL
+
+
+def read_synthetic(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+@dataclass
+class LoadedModels:
+    llm: object
+    embedder: object
+    fingerprints: list[dict]
+
+
+def _load_models(spec: RunSpec, reporter: Reporter) -> LoadedModels:
+    from core.models.registry import load_embedder, load_language_model, model_fingerprint
+
+    progress = StageProgress(reporter, "models", 2).start("Loading models")
+    llm = load_language_model(spec.llm)
+    progress.advance()
+    embedder = load_embedder(spec.embedder)
+    progress.advance()
+    progress.finish()
+    fingerprints = [
+        {"role": "language model", **model_fingerprint(spec.llm)},
+        {"role": "embedder", **model_fingerprint(spec.embedder)},
+    ]
+    return LoadedModels(llm, embedder, fingerprints)
+
+
+def _method(name: str):
+    from core.methods import registry
+
+    return registry.get(name)
+
+
+def _check_output_folder(out_dir: Path, overwrite: bool) -> None:
+    if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
+        raise PrivetError(
+            f"The output folder {out_dir} is not empty.",
+            "Choose an empty or new folder, or allow overwriting (--overwrite / [output] overwrite = true).",
+        )
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8", newline="") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
+        return out.stdout.strip() if out.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        return ""

@@ -1,0 +1,300 @@
+"""Turn a target (ε, δ) into the noise parameters of a run (SPEC §1–§3).
+
+DP-SynRAG (SPEC §2) spends its budget in four stages:
+
+    total ρ = ρ_hist + L · (ρ_μ + ε_θ²/8 + T·(c/τ)²/2)
+
+* ``histogram`` — Gaussian noise σ_h on the keyword histogram (L2 sensitivity √K): ρ_hist = K/(2σ_h²);
+* ``retrieval_mean`` — Gaussian noise σ_μ on each cluster's embedding sum (Δ = 1): ρ_μ = 1/(2σ_μ²);
+* ``retrieval_threshold`` — the threshold exponential mechanism with ε_θ: ρ_θ = ε_θ²/8;
+* ``private_prediction`` — T tokens per cluster, each (2c/τ)-bounded-range: ρ = (c/τ)²/2 per token.
+
+The last three run on every cluster; a unit lies in at most L clusters and cluster membership depends
+only on the unit and the released noisy histogram, so overlapping parallel composition charges them L
+times (see accountant.py).
+
+Budget split. The seed's defaults (ε = 10, δ = 1e-3, K = 10, L = 5, T = 70: ρ_hist = 0.1,
+ρ_μ = 0.009, ε_θ = 0.4) are kept as *shares of the total ρ*: the histogram gets 0.1/ρ_ref of it,
+the cluster means L·0.009/ρ_ref, the thresholds L·0.02/ρ_ref (with L = 5 and ρ_ref the ρ of
+(10, 1e-3) under the chosen conversion), and private prediction the rest. So the reference run
+reproduces the seed exactly (c/τ = 0.1162 tight, 0.1057 loose) and any ε plans: at ε = 1 the fixed
+ρ_hist = 0.1 alone would exceed the whole budget, whereas a share never does. ``hist_fraction``,
+``mu_fraction`` and ``theta_fraction`` in the run spec, when non-zero, replace these shares (each is the
+share of the total ρ spent on that stage over all clusters).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from core.errors import PrivetError
+from core.privacy.accountant import Accountant
+from core.privacy.conversion import METHODS, eps_to_rho, rho_to_eps
+from core.runspec import DPSynRAGSpec
+
+STAGE_HISTOGRAM = "histogram"
+STAGE_MEAN = "retrieval_mean"
+STAGE_THRESHOLD = "retrieval_threshold"
+STAGE_TOKENS = "private_prediction"
+STAGE_RPSG_SELECTION = "rpsg_selection"
+
+# The seed's reference point (SPEC §2, seed Table 6).
+REFERENCE_EPSILON = 10.0
+REFERENCE_DELTA = 1e-3
+REFERENCE_L = 5
+REFERENCE_RHO_HIST = 0.1
+REFERENCE_RHO_MU = 0.009
+REFERENCE_EPS_THETA = 0.4
+
+
+def _reject(what: str, fix: str) -> PrivetError:
+    return PrivetError(what, fix)
+
+
+def _check_privacy_target(epsilon: float, delta: float, conversion: str) -> None:
+    if conversion not in METHODS:
+        raise _reject(f"Unknown zCDP conversion {conversion!r}.", f"Use one of {', '.join(METHODS)}.")
+    if not (epsilon > 0.0) or math.isinf(epsilon):
+        raise _reject(f"The privacy budget ε must be a finite number > 0 (got {epsilon}).", "Choose ε, e.g. 1, 4 or 10.")
+    if not (0.0 < delta < 1.0):
+        raise _reject(f"δ must lie strictly between 0 and 1 (got {delta}).", "Use the default δ (below 1/(10·n)).")
+
+
+def default_fractions(conversion: str = "tight") -> tuple[float, float, float]:
+    """The seed's budget split as shares of total ρ: (histogram, cluster means, thresholds)."""
+    rho_ref = eps_to_rho(REFERENCE_EPSILON, REFERENCE_DELTA, conversion)
+    return (
+        REFERENCE_RHO_HIST / rho_ref,
+        REFERENCE_L * REFERENCE_RHO_MU / rho_ref,
+        REFERENCE_L * (REFERENCE_EPS_THETA**2 / 8.0) / rho_ref,
+    )
+
+
+@dataclass(frozen=True)
+class DPSynRAGPlan:
+    """Derived noise parameters of one DP-SynRAG run; per-cluster values are for one cluster."""
+
+    epsilon: float
+    delta: float
+    conversion: str
+    K: int
+    L: int
+    T: int
+    tau: float
+    rho_total: float
+    hist_fraction: float
+    mu_fraction: float
+    theta_fraction: float
+    tokens_fraction: float
+    rho_hist: float
+    sigma_h: float  # noise on each histogram count (L2 sensitivity √K)
+    rho_mu: float  # per cluster
+    sigma_mu: float  # noise on each coordinate of a cluster's embedding sum (Δ = 1)
+    eps_theta: float  # threshold EM parameter, per cluster
+    rho_theta: float  # = ε_θ²/8, per cluster
+    rho_tokens_per_cluster: float  # = T·(c/τ)²/2
+    rho_per_token: float  # = (c/τ)²/2
+    c_over_tau: float
+    c: float  # logit clip bound for the given τ
+    rho_cluster: float  # = ρ_θ + ρ_μ + ρ_tokens_per_cluster
+    epsilon_tight: float  # ε(δ) of rho_total, tight conversion
+    epsilon_loose: float  # ε(δ) of rho_total, the seed's conversion
+
+    @property
+    def token_epsilon(self) -> float:
+        """Each token is an exponential mechanism with ε = 2c/τ (Δ = c, sampling ∝ exp(z/τ))."""
+        return 2.0 * self.c_over_tau
+
+    def per_stage(self) -> dict[str, float]:
+        """Total ρ per stage (cluster stages already multiplied by L)."""
+        return {
+            STAGE_HISTOGRAM: self.rho_hist,
+            STAGE_MEAN: self.L * self.rho_mu,
+            STAGE_THRESHOLD: self.L * self.rho_theta,
+            STAGE_TOKENS: self.L * self.rho_tokens_per_cluster,
+        }
+
+    def accountant(self) -> Accountant:
+        """The events a run with this plan records, in stage order."""
+        acc = Accountant()
+        acc.gaussian(STAGE_HISTOGRAM, math.sqrt(self.K), self.sigma_h, description="noisy keyword histogram")
+        acc.gaussian(STAGE_MEAN, 1.0, self.sigma_mu, parallel=self.L, description="noisy embedding sum per cluster")
+        acc.bounded_range(STAGE_THRESHOLD, self.eps_theta, parallel=self.L, description="similarity threshold per cluster")
+        acc.bounded_range(
+            STAGE_TOKENS, self.token_epsilon, count=self.T, parallel=self.L, description="tokens sampled per cluster"
+        )
+        return acc
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["token_epsilon"] = self.token_epsilon
+        d["per_stage"] = self.per_stage()
+        return d
+
+
+def _fraction(name: str, override: float, default: float) -> float:
+    value = float(override) if override else default
+    if not (0.0 < value < 1.0):
+        raise _reject(
+            f"The budget share {name} must lie strictly between 0 and 1 (got {value}).",
+            f"Set {name} to e.g. 0.05, or to 0 for the default.",
+        )
+    return value
+
+
+def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion: str = "tight") -> DPSynRAGPlan:
+    """Split (ε, δ) across the DP-SynRAG stages and derive σ_h, σ_μ, ε_θ and c/τ."""
+    _check_privacy_target(epsilon, delta, conversion)
+    for name in ("K", "L", "T"):
+        value = getattr(spec, name)
+        if int(value) != value or value < 1:
+            raise _reject(f"{name} must be a whole number ≥ 1 (got {value}).", f"Fix dp_synrag.{name} in the run spec.")
+    if not (spec.tau > 0.0) or math.isinf(spec.tau):
+        raise _reject(f"The temperature τ must be > 0 (got {spec.tau}).", "Use τ = 1.0.")
+
+    d_hist, d_mu, d_theta = default_fractions(conversion)
+    f_hist = _fraction("hist_fraction", spec.hist_fraction, d_hist)
+    f_mu = _fraction("mu_fraction", spec.mu_fraction, d_mu)
+    f_theta = _fraction("theta_fraction", spec.theta_fraction, d_theta)
+    f_tokens = 1.0 - (f_hist + f_mu + f_theta)
+    if not f_tokens > 0.0:
+        raise _reject(
+            f"The budget shares leave nothing for generating text (histogram {f_hist:.3f} + cluster means "
+            f"{f_mu:.3f} + thresholds {f_theta:.3f} ≥ 1).",
+            "Lower hist_fraction, mu_fraction or theta_fraction so that they sum to well below 1.",
+        )
+
+    K, L, T, tau = int(spec.K), int(spec.L), int(spec.T), float(spec.tau)
+    rho_total = eps_to_rho(epsilon, delta, conversion)
+    rho_hist = f_hist * rho_total
+    rho_mu = f_mu * rho_total / L
+    rho_theta = f_theta * rho_total / L
+    rho_tokens_per_cluster = (rho_total - rho_hist) / L - rho_mu - rho_theta
+    if not rho_tokens_per_cluster > 0.0:  # only reachable through rounding at extreme shares
+        raise _reject("The budget shares leave nothing for generating text.", "Lower the other shares.")
+    rho_per_token = rho_tokens_per_cluster / T
+    c_over_tau = math.sqrt(2.0 * rho_per_token)
+    return DPSynRAGPlan(
+        epsilon=float(epsilon),
+        delta=float(delta),
+        conversion=conversion,
+        K=K,
+        L=L,
+        T=T,
+        tau=tau,
+        rho_total=rho_total,
+        hist_fraction=f_hist,
+        mu_fraction=f_mu,
+        theta_fraction=f_theta,
+        tokens_fraction=f_tokens,
+        rho_hist=rho_hist,
+        sigma_h=math.sqrt(K / (2.0 * rho_hist)),
+        rho_mu=rho_mu,
+        sigma_mu=math.sqrt(1.0 / (2.0 * rho_mu)),
+        eps_theta=math.sqrt(8.0 * rho_theta),
+        rho_theta=rho_theta,
+        rho_tokens_per_cluster=rho_tokens_per_cluster,
+        rho_per_token=rho_per_token,
+        c_over_tau=c_over_tau,
+        c=c_over_tau * tau,
+        rho_cluster=rho_mu + rho_theta + rho_tokens_per_cluster,
+        epsilon_tight=rho_to_eps(rho_total, delta, "tight"),
+        epsilon_loose=rho_to_eps(rho_total, delta, "loose"),
+    )
+
+
+# --- δ -------------------------------------------------------------------------------------------
+
+
+def default_delta(n_units: int) -> float:
+    """10^-(⌈log10 n⌉ + 1): at most 1/(10·n), and it reveals only the order of magnitude of n."""
+    if int(n_units) != n_units or n_units < 1:
+        raise _reject(f"The corpus has {n_units} units.", "Load a corpus with at least one document.")
+    digits = 0
+    while 10**digits < n_units:  # exact integer ⌈log10 n⌉
+        digits += 1
+    return 10.0 ** -(digits + 1)
+
+
+def delta_warning(delta: float, n_units: int) -> str | None:
+    """A warning for the custodian when δ ≥ 1/n (a mechanism could then publish a whole unit)."""
+    if n_units >= 1 and delta >= 1.0 / n_units:
+        return (
+            f"δ = {delta:g} is at least 1/n = 1/{n_units}: with this δ a mechanism may reveal one unit "
+            f"outright and still meet the guarantee. Use δ ≤ 1/(10·n), e.g. {default_delta(n_units):g}."
+        )
+    return None
+
+
+# --- RPSG (SPEC §3) --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RPSGPlan:
+    """Noise for RPSG's private choice among m candidate abstractions of one seed, honestly accounted.
+
+    The seed calibrates σ = √(2 ln(1.25/δ))/ε (Dwork & Roth, Thm A.1) as if the utility vector had
+    sensitivity 1. It does not: the m utilities cosine(seed, candidate_j) all depend on the seed, so
+    replacing the seed can move every one of them anywhere in [0, 1]; the L2 sensitivity of the vector
+    is √m. The classic formula is moreover only proved for ε < 1. We keep the seed's σ (SPEC §3), record
+    the selection as a Gaussian mechanism with Δ = √m — ρ = m/(2σ²), valid for every ε — and report the
+    (ε, δ) that this actually gives (``epsilon_guaranteed``, usually larger than the requested ε); the
+    index choice is post-processing of the noisy utilities (report-noisy-max).
+
+    Scope, to be stated in plain words: this covers only *which* candidate is chosen for a seed,
+    holding its candidate set fixed. The candidates are themselves computed from the private seed, each
+    seed yields its own output, and the filters read private seeds, so RPSG has no end-to-end DP
+    guarantee. Each seed is in exactly one selection (disjoint), so the per-seed cost is the total.
+    """
+
+    epsilon: float  # the ε requested (the seed's calibration target)
+    delta: float
+    m: int
+    sigma: float
+    sensitivity: float  # √m
+    rho: float  # m / (2σ²)
+    epsilon_guaranteed: float  # tight conversion of rho at delta
+    epsilon_loose: float
+    scope: str
+
+    def accountant(self) -> Accountant:
+        acc = Accountant()
+        acc.gaussian(
+            STAGE_RPSG_SELECTION,
+            self.sensitivity,
+            self.sigma,
+            description="noisy utilities of the m candidate abstractions of each seed (disjoint per seed)",
+        )
+        return acc
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+RPSG_SCOPE = (
+    "The formal guarantee covers only which of the candidate abstractions is chosen for each seed. "
+    "The candidates are computed from the private text and the filters read it, so the synthetic "
+    "corpus as a whole has no differential-privacy guarantee; rely on the empirical audit."
+)
+
+
+def plan_rpsg(epsilon: float, delta: float, m: int = 5, conversion: str = "tight") -> RPSGPlan:
+    """σ = √(2 ln(1.25/δ))/ε for RPSG's selection, with the honest ρ and ε it achieves (see RPSGPlan)."""
+    _check_privacy_target(epsilon, delta, conversion)
+    if int(m) != m or m < 1:
+        raise _reject(f"The number of candidates m must be a whole number ≥ 1 (got {m}).", "Use m = 5.")
+    sigma = math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    rho = m / (2.0 * sigma**2)
+    return RPSGPlan(
+        epsilon=float(epsilon),
+        delta=float(delta),
+        m=int(m),
+        sigma=sigma,
+        sensitivity=math.sqrt(m),
+        rho=rho,
+        epsilon_guaranteed=rho_to_eps(rho, delta, conversion),
+        epsilon_loose=rho_to_eps(rho, delta, "loose"),
+        scope=RPSG_SCOPE,
+    )

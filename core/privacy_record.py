@@ -1,0 +1,136 @@
+"""The machine-readable privacy record of one run (``privacy_record.json`` in the run folder).
+
+The pipeline writes it when a run finishes; the certificate is built from it. It holds only
+public facts about the run (method, parameters, budgets, models, times). It must never hold
+document text or any statistic of the private data: under add/remove-one neighbouring even the
+number of units is private, so there is deliberately no field for it, and unknown fields are
+refused when a record is read back.
+
+Sampler strings follow the convention ``"<what it samples>: <implementation> (exact)"`` or
+``"... (floating-point)"``; the certificate reads the last bracket to say which kind was used.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from core.errors import PrivetError
+
+METHODS = ("dp_synrag", "dp_synth", "rpsg")
+UNIT_KINDS = ("document", "person")
+CONVERSIONS = ("tight",)
+STAGE_KEYS = ("stage", "mechanism", "rho", "count", "parallel", "parameters", "description")
+RECORD_FILE = "privacy_record.json"
+
+
+@dataclass
+class PrivacyRecord:
+    """Everything the certificate states about one run; see the module docstring for what is excluded."""
+
+    run_id: str
+    method: str
+    method_parameters: dict[str, Any] = field(default_factory=dict)
+    unit_kind: str = "document"
+    person_column: str = ""
+    dataset_fingerprint: str = ""
+    epsilon_target: float = 0.0
+    delta: float = 0.0
+    conversion: str = "tight"
+    rho_total: float = 0.0
+    stages: list[dict[str, Any]] = field(default_factory=list)
+    epsilon_tight: float = 0.0
+    epsilon_loose: float = 0.0
+    samplers: list[str] = field(default_factory=list)
+    models: list[dict[str, Any]] = field(default_factory=list)
+    device: str = ""
+    started_at: str = ""
+    finished_at: str = ""
+    privet_version: str = ""
+    privet_commit: str = ""
+    end_to_end_dp: bool = True
+    scope_notes: list[str] = field(default_factory=list)
+    test_mode: bool = False
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ``PrivetError`` if the record is not something a certificate can be built from."""
+        problems = []
+        if self.method not in METHODS:
+            problems.append(f"unknown method {self.method!r}")
+        if self.unit_kind not in UNIT_KINDS:
+            problems.append(f"unknown unit kind {self.unit_kind!r}")
+        if self.unit_kind == "person" and not self.person_column:
+            problems.append("the unit is the person but no person column is named")
+        if self.conversion not in CONVERSIONS:
+            problems.append(f"unknown conversion {self.conversion!r}")
+        if self.method == "rpsg" and self.end_to_end_dp:
+            problems.append("an RPSG run cannot claim an end-to-end DP guarantee")
+        for stage in self.stages:
+            missing = [k for k in ("stage", "mechanism", "rho") if k not in stage]
+            extra = [k for k in stage if k not in STAGE_KEYS]
+            if missing or extra:
+                problems.append(f"stage entry {stage.get('stage', '?')!r} has missing {missing} / unknown {extra} keys")
+        if problems:
+            raise PrivetError(
+                "The privacy record of this run is not valid: " + "; ".join(problems) + ".",
+                "Re-run the pipeline; if this keeps happening, report it as a bug.",
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True, ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "PrivacyRecord":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise PrivetError(
+                f"The privacy record has fields Privet does not know: {', '.join(unknown)}.",
+                "Only the documented fields may appear in a privacy record (it must hold no private statistics).",
+            )
+        if "run_id" not in data or "method" not in data:
+            raise PrivetError("The privacy record has no run id or method.", "Re-run the pipeline.")
+        return cls(**data)
+
+    @classmethod
+    def from_json(cls, text: str) -> "PrivacyRecord":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise PrivetError(f"The privacy record is not valid JSON ({exc.msg}).", "Re-run the pipeline.") from None
+        if not isinstance(data, dict):
+            raise PrivetError("The privacy record is not a JSON object.", "Re-run the pipeline.")
+        return cls.from_dict(data)
+
+    def save(self, run_dir: Path) -> Path:
+        path = Path(run_dir) / RECORD_FILE
+        path.write_text(self.to_json() + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, run_dir: Path) -> "PrivacyRecord":
+        path = Path(run_dir) / RECORD_FILE
+        if not path.is_file():
+            raise PrivetError(
+                f"No {RECORD_FILE} in {run_dir}.",
+                "Point at the folder of a finished run (it holds synthetic.jsonl and privacy_record.json).",
+            )
+        return cls.from_json(path.read_text(encoding="utf-8"))
+
+
+def sampler_kind(sampler: str) -> str:
+    """``"exact"``, ``"floating-point"`` or ``"unspecified"`` from a sampler description."""
+    text = sampler.lower()
+    if "floating" in text:
+        return "floating-point"
+    if "exact" in text:
+        return "exact"
+    return "unspecified"

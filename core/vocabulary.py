@@ -1,0 +1,134 @@
+"""The public keyword vocabulary V and the keyword post-processing of SPEC §2.1.
+
+V must be **public and fixed**: a shipped English word list (``resources/vocab/english.txt``)
+minus stop words, optionally extended by public domain lists the custodian supplies. It is never
+derived from the private corpus: a data-dependent vocabulary would itself leak which words occur
+in it. Words outside V can therefore never become keywords, which is the intended behaviour.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from core.errors import PrivetError
+from core.paths import resources_dir
+
+ENGLISH_LIST = "english.txt"
+STOPWORDS_LIST = "stopwords.txt"
+
+# A "word" is a maximal run of letters (no digits, no underscore, no punctuation).
+_WORD_RE = re.compile(r"[^\W\d_]+")
+
+
+class VocabularyError(PrivetError):
+    """A word list for the keyword vocabulary could not be read."""
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """A fixed public vocabulary: sorted unique lower-case words and their positions.
+
+    ``index[w]`` is the coordinate of ``w`` in the keyword histogram. ``sources`` names the
+    word-list files V was built from (file names only, they are public).
+    """
+
+    words: tuple[str, ...]
+    index: dict[str, int] = field(repr=False, compare=False)
+    sources: tuple[str, ...] = ()
+
+    @classmethod
+    def from_words(cls, words: Iterable[str], sources: Sequence[str] = ()) -> Vocabulary:
+        ordered = tuple(sorted(set(words)))
+        return cls(words=ordered, index={w: i for i, w in enumerate(ordered)}, sources=tuple(sources))
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def __contains__(self, word: object) -> bool:
+        return word in self.index
+
+    @property
+    def sha256(self) -> str:
+        """Hex digest of the word list (one word per line), for the privacy record."""
+        return hashlib.sha256("\n".join(self.words).encode("utf-8")).hexdigest()
+
+
+def split_words(text: str) -> list[str]:
+    """Lower-case ``text`` and split it into words (runs of letters), in order."""
+    return _WORD_RE.findall(text.lower())
+
+
+def read_word_list(path: Path) -> list[str]:
+    """Words of a public list: one entry per line, ``#`` starts a comment.
+
+    An entry of several words ("night sweats") contributes each word, because keywords are
+    single words and are matched after the same splitting as :func:`split_words`.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise VocabularyError(
+            f"The word list {path} does not exist.",
+            "Check the path of the public domain word list, or leave it out.",
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise VocabularyError(
+            f"The word list {path} could not be read ({type(exc).__name__}).",
+            "Save it as a UTF-8 text file with one word or phrase per line.",
+        ) from None
+    words: list[str] = []
+    for line in text.splitlines():
+        words.extend(split_words(line.split("#", 1)[0]))
+    return words
+
+
+def load_stop_words(vocab_dir: Path | None = None) -> frozenset[str]:
+    """The shipped English stop-word list (``resources/vocab/stopwords.txt``)."""
+    folder = vocab_dir or resources_dir() / "vocab"
+    return frozenset(read_word_list(folder / STOPWORDS_LIST))
+
+
+def load_vocabulary(extra_lists: Sequence[str | Path] = (), vocab_dir: Path | None = None) -> Vocabulary:
+    """V = shipped English list ∪ public domain lists, minus stop words; sorted and unique.
+
+    ``extra_lists`` are paths of *public* domain word lists (for example
+    ``resources/vocab/medical_demo_domain.txt``). Never pass a list computed from the
+    private corpus.
+    """
+    folder = vocab_dir or resources_dir() / "vocab"
+    stop = load_stop_words(folder)
+    paths = [folder / ENGLISH_LIST, *(Path(p) for p in extra_lists)]
+    words: set[str] = set()
+    for path in paths:
+        words.update(read_word_list(path))
+    words -= stop
+    if not words:
+        raise VocabularyError(
+            "The keyword vocabulary is empty.",
+            "Reinstall Privet: resources/vocab/english.txt should hold about 30,000 words.",
+        )
+    return Vocabulary.from_words(words, sources=[p.name for p in paths])
+
+
+def postprocess_keywords(raw_text: str, vocab: Vocabulary, K: int) -> list[str]:
+    """SPEC §2.1 post-processing of the LLM's keyword answer for one unit.
+
+    Lower-case, split into words, keep only words in V, de-duplicate preserving first
+    occurrence, keep at most ``K``. The result has L2 norm ≤ √K as a one-hot vector, which
+    is what the histogram's sensitivity assumes.
+    """
+    if K < 1:
+        raise ValueError(f"K must be at least 1, got {K}")
+    kept: list[str] = []
+    seen: set[str] = set()
+    for word in split_words(raw_text):
+        if word in vocab.index and word not in seen:
+            seen.add(word)
+            kept.append(word)
+            if len(kept) == K:
+                break
+    return kept

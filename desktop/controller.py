@@ -1,0 +1,306 @@
+"""The wizard's state and every call into ``core`` (Qt-free).
+
+Pages read and edit ``WizardController.spec`` (a ``RunSpec``) and ask the controller for
+anything computed: the corpus summary, the budget plan, the ledger, the internal leakage
+check, export and verification. Widgets never import model code; the run itself happens
+in a child process (``desktop.runner``), never here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import math
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from core.errors import PrivetError
+from core.paths import data_dir
+from core.runspec import RunSpec
+from desktop.internal_check import InternalCheck, find_identifiers, private_identifiers
+
+PREVIEW_LIMIT = 5000  # synthetic documents read for the review page
+
+
+def optional_module(name: str) -> ModuleType | None:
+    """Import a core module that may not be installed (yet); ``None`` when it is missing."""
+    try:
+        if importlib.util.find_spec(name) is None:
+            return None
+    except ModuleNotFoundError:
+        return None
+    return importlib.import_module(name)
+
+
+def require_module(name: str, what: str) -> ModuleType:
+    module = optional_module(name)
+    if module is None:
+        raise PrivetError(f"{what} is not available in this installation ({name} is missing).",
+                          "Install the complete Privet package.")
+    return module
+
+
+def _corpus_api(attr: str) -> Any:
+    for name in ("core.corpus", "core.corpus.loader", "core.corpus.fingerprint"):
+        module = optional_module(name)
+        if module is not None and hasattr(module, attr):
+            return getattr(module, attr)
+    return None
+
+
+@dataclass(frozen=True)
+class CorpusSummary:
+    """What was loaded (counts, lengths, loader warnings), never document text."""
+
+    source: str
+    unit_kind: str
+    n_documents: int
+    n_units: int
+    n_empty_skipped: int
+    n_truncated: int
+    lengths: Any  # core.corpus.model.LengthSummary | None
+    warnings: list[str]
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class MethodInfo:
+    key: str
+    title: str
+    explanation: str
+    scope: str
+
+
+METHODS = (
+    MethodInfo(
+        "dp_synrag",
+        "DP-SynRAG — a private knowledge base for question answering",
+        "Builds a synthetic knowledge base for retrieval-augmented generation: it groups the documents "
+        "by topic and writes one synthetic document per well-supported topic, keeping topic-specific facts. "
+        "Use it when people will ask questions of the data; the budget is spent once and any number of "
+        "questions can then be answered for free.",
+        "End-to-end differential privacy for every unit of the corpus.",
+    ),
+    MethodInfo(
+        "rpsg",
+        "RPSG — realistic one-to-one rewrites",
+        "Rewrites each private document into a realistic new one from an abstract summary, keeping intent "
+        "and tone. Use it when you need realistic look-alike documents, for example to test software.",
+        "Weaker formal scope: the privacy guarantee covers only which summary is chosen, not the whole "
+        "process. It relies on filters and an empirical audit, so treat its output as de-identified, not "
+        "as differentially private.",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class LedgerStatus:
+    """Budget already spent on this dataset and its cap (``None`` when no cap is set)."""
+
+    spent_rho: float
+    spent_epsilon: float
+    cap_epsilon: float | None
+    cap_delta: float | None
+    n_entries: int
+
+
+@dataclass(frozen=True)
+class VerifyOutcome:
+    ok: bool
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class WizardController:
+    """Holds the run spec being edited and the loaded corpus (for its summary and the on-screen check)."""
+
+    spec: RunSpec = field(default_factory=RunSpec)
+    summary: CorpusSummary | None = None
+    _corpus: Any = None
+
+    # --- data -------------------------------------------------------------------------------
+
+    def columns(self, path: str) -> list[str]:
+        """Column names of a table file ([] for a folder); raises ``CorpusError``."""
+        list_columns = _corpus_api("list_columns")
+        return list(list_columns(path)) if list_columns else []
+
+    def load_data(self, path: str, text_column: str = "", id_column: str = "", person_column: str = "") -> CorpusSummary:
+        """Load the corpus, remember the choices in the spec and return its summary."""
+        load_corpus = _corpus_api("load_corpus")
+        if load_corpus is None:
+            raise PrivetError("The corpus loader is not available.", "Install the complete Privet package.")
+        corpus = load_corpus(path, text_column=text_column, id_column=id_column,
+                             person_column=person_column, max_unit_chars=self.spec.data.max_unit_chars)
+        fingerprint_fn = _corpus_api("dataset_fingerprint")
+        report = corpus.report
+        self._corpus = corpus
+        self.summary = CorpusSummary(
+            source=str(path),
+            unit_kind=corpus.unit_kind,
+            n_documents=report.n_documents,
+            n_units=report.n_units,
+            n_empty_skipped=report.n_empty_skipped,
+            n_truncated=report.n_truncated,
+            lengths=report.lengths,
+            warnings=list(report.warnings),
+            fingerprint=fingerprint_fn(corpus) if fingerprint_fn else "",
+        )
+        self.spec.data.path = str(path)
+        self.spec.data.text_column = text_column
+        self.spec.data.id_column = id_column
+        self.spec.data.person_column = person_column
+        return self.summary
+
+    @property
+    def data_loaded(self) -> bool:
+        return self.summary is not None
+
+    def unit_description(self) -> str:
+        if self.summary is None:
+            return "not known until the data is loaded"
+        if self.summary.unit_kind == "person":
+            column = self.spec.data.person_column
+            return f"one person (all documents with the same '{column}'), {self.summary.n_units} in total"
+        return f"one document, {self.summary.n_units} in total"
+
+    # --- method and budget ------------------------------------------------------------------
+
+    def available_methods(self) -> list[MethodInfo]:
+        """The methods whose implementation is installed (others are not offered)."""
+        return [m for m in METHODS if optional_module(f"core.methods.{m.key}") is not None] or [METHODS[0]]
+
+    def plan(self) -> Any:
+        """``core.pipeline.plan(spec)``: the budget split, derived parameters and estimates."""
+        return require_module("core.pipeline", "The run planner").plan(self.spec)
+
+    def effective_delta(self) -> float:
+        if self.spec.privacy.delta > 0:
+            return self.spec.privacy.delta
+        n = self.summary.n_units if self.summary else 0
+        return 1.0 / (10 * n) if n else 1e-5
+
+    def ledger_status(self, delta: float | None = None) -> LedgerStatus | None:
+        """Spent budget and cap of the loaded dataset; ``None`` without a dataset or a ledger."""
+        ledger_mod = optional_module("core.ledger")
+        if ledger_mod is None or self.summary is None or not self.summary.fingerprint:
+            return None
+        ledger = ledger_mod.Ledger()
+        fp = self.summary.fingerprint
+        spent = float(ledger.spent_rho(fp))
+        cap_eps, cap_delta = _cap_pair(ledger.cap(fp))
+        return LedgerStatus(spent, self.rho_to_eps(spent, delta or self.effective_delta()), cap_eps, cap_delta,
+                            len(list(ledger.entries(fp))))
+
+    def budget_problem(self, rho: float, delta: float) -> str:
+        """Why this run would exceed the dataset's cap (empty when allowed)."""
+        ledger_mod = optional_module("core.ledger")
+        if ledger_mod is None or self.summary is None or not self.summary.fingerprint:
+            return ""
+        try:
+            ledger_mod.Ledger().check_plan(self.summary.fingerprint, rho, delta)
+        except PrivetError as exc:
+            return exc.user_message()
+        return ""
+
+    def set_cap(self, epsilon: float, delta: float) -> None:
+        if self.summary is None or not self.summary.fingerprint:
+            raise PrivetError("Load a dataset first.", "Go back to the Data page.")
+        require_module("core.ledger", "The budget ledger").Ledger().set_cap(self.summary.fingerprint, epsilon, delta)
+
+    @staticmethod
+    def rho_to_eps(rho: float, delta: float) -> float:
+        if rho <= 0:
+            return 0.0
+        conv = optional_module("core.privacy.conversion")
+        if conv is None:
+            return rho + 2 * math.sqrt(rho * math.log(1 / delta))
+        return float(conv.rho_to_eps(rho, delta))
+
+    # --- models and hardware -----------------------------------------------------------------
+
+    def local_models(self) -> list[Any]:
+        registry = optional_module("core.models.registry")
+        if registry is None or not hasattr(registry, "list_local_models"):
+            return []
+        try:
+            return list(registry.list_local_models())
+        except PrivetError:
+            return []
+
+    # --- spec files ---------------------------------------------------------------------------
+
+    def save_spec(self, path: str | Path) -> Path:
+        path = Path(path)
+        self.spec.save(path)
+        return path
+
+    def open_spec(self, path: str | Path) -> RunSpec:
+        """Load a run spec; reload its data (if it names any) so the summary matches."""
+        spec = RunSpec.load(path)
+        self.spec = spec
+        self.summary = None
+        self._corpus = None
+        if spec.data.path:
+            self.load_data(spec.data.path, spec.data.text_column, spec.data.id_column, spec.data.person_column)
+        return spec
+
+    # --- run, review, export -----------------------------------------------------------------
+
+    @staticmethod
+    def new_run_dir() -> Path:
+        """A fresh folder name under the data folder's ``runs/`` (created by the pipeline)."""
+        runs = data_dir() / "runs"
+        runs.mkdir(parents=True, exist_ok=True)
+        return runs / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+
+    @staticmethod
+    def read_synthetic(path: str | Path, limit: int = PREVIEW_LIMIT) -> list[str]:
+        """Texts of the synthetic JSONL (one {"id", "text"} per line); synthetic text is safe to show."""
+        texts = []
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                if line.strip():
+                    texts.append(str(json.loads(line).get("text", "")))
+                if len(texts) >= limit:
+                    break
+        return texts
+
+    def internal_check(self, synthetic_texts: list[str]) -> InternalCheck | None:
+        """Private names found in the synthetic text; for the screen only, never exported."""
+        if self._corpus is None:
+            return None
+        persons = [u.uid for u in self._corpus.units] if self._corpus.unit_kind == "person" else []
+        identifiers = private_identifiers([u.text for u in self._corpus.units], persons)
+        return find_identifiers(identifiers, synthetic_texts)
+
+    def identity(self) -> dict[str, str]:
+        out = self.spec.output
+        return {"custodian": out.custodian, "organisation": out.organisation, "irb_protocol": out.irb_protocol}
+
+    def export(self, run_dir: str | Path, out_dir: str | Path, overwrite: bool = False) -> Path:
+        export_mod = require_module("core.export", "Export")
+        return Path(export_mod.export_release(Path(run_dir), Path(out_dir), self.identity(), overwrite=overwrite))
+
+
+def verify_folder(folder: str | Path) -> VerifyOutcome:
+    """``core.certificate.verify_export`` as a plain outcome (ok, problems)."""
+    cert = require_module("core.certificate", "Certificate verification")
+    result = cert.verify_export(Path(folder))
+    ok = bool(getattr(result, "ok", result))
+    problems = [str(p) for p in getattr(result, "problems", [])]
+    return VerifyOutcome(ok, problems)
+
+
+def _cap_pair(cap: Any) -> tuple[float | None, float | None]:
+    """Read a ledger cap that may be ``None``, a pair, or an object with epsilon/delta."""
+    if cap is None:
+        return None, None
+    if isinstance(cap, (tuple, list)):
+        return float(cap[0]), float(cap[1])
+    return float(getattr(cap, "epsilon")), float(getattr(cap, "delta"))

@@ -1,0 +1,1 @@
+"""Small custom widgets (they paint; they compute nothing)."""

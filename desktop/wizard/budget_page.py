@@ -1,0 +1,232 @@
+"""Step 3: the privacy budget — ε, δ, guidance, the ledger of this dataset and the per-stage split."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (
+    QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget,
+)
+
+from core.errors import PrivetError
+from desktop.budget_bands import band_for, delta_warning
+from desktop.controller import WizardController
+from desktop.widgets.collapsible import Collapsible
+from desktop.widgets.stacked_bar import StackedBar
+from desktop.wizard.common import Page
+
+EPS_MIN, EPS_MAX = 0.1, 50.0
+SLIDER_STEPS = 200
+AUTO_DELTA = "automatic (1/(10·n))"
+DELTA_CHOICES = (AUTO_DELTA, "1e-5", "1e-6", "1e-7")
+DERIVED_LABELS = {
+    "sigma_h": "σ_h — noise on the keyword histogram",
+    "sigma_mu": "σ_μ — noise on each cluster centre",
+    "eps_theta": "ε_θ — retrieval threshold selection",
+    "c_over_tau": "c/τ — per-token clipping over temperature",
+}
+
+
+def slider_to_eps(position: int) -> float:
+    """Slider positions map to ε on a log scale between EPS_MIN and EPS_MAX."""
+    frac = position / SLIDER_STEPS
+    return EPS_MIN * (EPS_MAX / EPS_MIN) ** frac
+
+
+def eps_to_slider(epsilon: float) -> int:
+    eps = min(max(epsilon, EPS_MIN), EPS_MAX)
+    return round(SLIDER_STEPS * math.log(eps / EPS_MIN) / math.log(EPS_MAX / EPS_MIN))
+
+
+class BudgetPage(Page):
+    def __init__(self, controller: WizardController) -> None:
+        super().__init__(controller, "Privacy budget",
+                         "How much the synthetic corpus may reveal about any one unit. Smaller ε is safer.")
+        self.plan_result: Any = None
+        self._plan_error = ""
+
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setRange(0, SLIDER_STEPS)
+        self.slider.setToolTip("Drag to choose ε (log scale from 0.1 to 50)")
+        self.epsilon = QDoubleSpinBox()
+        self.epsilon.setRange(0.01, 100.0)
+        self.epsilon.setDecimals(2)
+        self.epsilon.setSingleStep(0.1)
+        self.epsilon.setToolTip("ε, the privacy loss parameter")
+        self.delta = QComboBox()
+        self.delta.setEditable(True)
+        self.delta.addItems(DELTA_CHOICES)
+        self.delta.setToolTip("δ, the small probability that the ε guarantee fails. Leave it on automatic.")
+        self.conversion = QComboBox()
+        self.conversion.addItem("tight (Canonne, Kamath & Steinke 2020)", "tight")
+        self.conversion.addItem("loose (ρ + 2√(ρ log 1/δ))", "loose")
+        self.conversion.setToolTip("How the zCDP ledger is converted to (ε, δ)")
+
+        eps_row = QHBoxLayout()
+        eps_row.addWidget(self.slider, 1)
+        eps_row.addWidget(self.epsilon)
+        form = QFormLayout()
+        form.addRow("&ε (epsilon):", eps_row)
+        form.labelForField(eps_row).setBuddy(self.epsilon)
+        form.addRow("&δ (delta):", self.delta)
+        form.labelForField(self.delta).setBuddy(self.delta)
+
+        self.band = QLabel()
+        self.band.setWordWrap(True)
+        self.band.setObjectName("band")
+        self.unit = QLabel()
+        self.unit.setWordWrap(True)
+        self.ledger = QLabel()
+        self.ledger.setWordWrap(True)
+        self.ledger.setToolTip("From the budget ledger on this computer: every run on this dataset is charged there.")
+        self.split = StackedBar()
+        self.split_caption = QLabel()
+        self.warnings = QLabel()
+        self.warnings.setWordWrap(True)
+        self.warnings.setStyleSheet("color: #8d6e00;")
+
+        advanced_body = QWidget()
+        self.derived = QFormLayout(advanced_body)
+        self.derived.addRow("&Conversion:", self.conversion)
+        self.advanced = Collapsible("Advanced", advanced_body)
+
+        split_box = QGroupBox("How the budget is split between stages")
+        split_layout = QVBoxLayout(split_box)
+        split_layout.addWidget(self.split)
+        split_layout.addWidget(self.split_caption)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.band)
+        layout.addWidget(self.unit)
+        layout.addWidget(self.ledger)
+        layout.addWidget(split_box)
+        layout.addWidget(self.warnings)
+        layout.addWidget(self.advanced)
+        layout.addStretch(1)
+        layout.addWidget(self.message)
+
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(200)
+        self._debounce.timeout.connect(self.refresh_plan)
+        self.slider.valueChanged.connect(self._slider_moved)
+        self.epsilon.valueChanged.connect(self._epsilon_changed)
+        self.delta.currentTextChanged.connect(lambda *_: self._debounce.start())
+        self.conversion.currentIndexChanged.connect(lambda *_: self._debounce.start())
+
+    # --- Qt wizard hooks ---------------------------------------------------------------------
+
+    def initializePage(self) -> None:  # noqa: N802 - Qt API
+        privacy = self.controller.spec.privacy
+        self.set_epsilon(privacy.epsilon)
+        self.delta.setCurrentText(AUTO_DELTA if privacy.delta <= 0 else f"{privacy.delta:g}")
+        self.conversion.setCurrentIndex(max(0, self.conversion.findData(privacy.conversion)))
+        self.unit.setText(f"<b>Unit of privacy:</b> {self.controller.unit_description()}. The guarantee "
+                          "covers adding or removing any one such unit.")
+        self.refresh_plan()
+
+    def blocking_message(self) -> str:
+        if self.parsed_delta() is None:
+            return "δ must be a number between 0 and 1 (for example 1e-6), or 'automatic'."
+        return self._plan_error
+
+    # --- inputs ---------------------------------------------------------------------------------
+
+    def set_epsilon(self, epsilon: float) -> None:
+        self.epsilon.setValue(epsilon)
+
+    def set_delta_text(self, text: str) -> None:
+        self.delta.setCurrentText(text)
+        self.refresh_plan()
+
+    def parsed_delta(self) -> float | None:
+        """δ from the field: 0.0 for automatic, ``None`` when it is not a valid number in [0, 1)."""
+        text = self.delta.currentText().strip()
+        if text == AUTO_DELTA or text.lower() in ("", "auto", "automatic"):
+            return 0.0
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+        return value if 0.0 < value < 1.0 else None
+
+    def _slider_moved(self, position: int) -> None:
+        eps = round(slider_to_eps(position), 2)
+        if abs(eps - self.epsilon.value()) > 0.005 and eps_to_slider(self.epsilon.value()) != position:
+            self.epsilon.setValue(eps)
+
+    def _epsilon_changed(self, value: float) -> None:
+        self.slider.blockSignals(True)
+        self.slider.setValue(eps_to_slider(value))
+        self.slider.blockSignals(False)
+        self._show_band(value)
+        self._debounce.start()
+
+    # --- plan -----------------------------------------------------------------------------------
+
+    def refresh_plan(self) -> None:
+        """Write ε/δ into the spec and ask the controller for the plan; update every display."""
+        self._debounce.stop()
+        delta = self.parsed_delta()
+        self._show_band(self.epsilon.value())
+        if delta is None:
+            self.completeChanged.emit()
+            return
+        privacy = self.controller.spec.privacy
+        privacy.epsilon = float(self.epsilon.value())
+        privacy.delta = delta
+        privacy.conversion = self.conversion.currentData()
+        self._plan_error = ""
+        try:
+            self.plan_result = self.controller.plan()
+        except PrivetError as exc:
+            self.plan_result = None
+            self._plan_error = exc.user_message()
+        self._show_plan(self.plan_result)
+        self._show_ledger()
+        self.completeChanged.emit()
+
+    def _show_band(self, epsilon: float) -> None:
+        band = band_for(epsilon)
+        self.band.setText(f"<span style='color:{band.colour}; font-weight:bold'>■ {band.headline} "
+                          f"(ε = {epsilon:g})</span> — {band.guidance}")
+        self.band.setProperty("band", band.name)
+
+    def _show_plan(self, plan: Any) -> None:
+        while self.derived.rowCount() > 1:
+            self.derived.removeRow(1)
+        if plan is None:
+            self.split.set_segments([])
+            self.split_caption.setText("")
+            self.warnings.setText("")
+            return
+        self.split.set_segments([(name, rho) for name, rho in plan.stages])
+        self.split_caption.setText(
+            f"Total ρ = {plan.rho_total:.4g} (zCDP), recorded as ε = {plan.epsilon:g} at δ = {plan.delta:.2g}.")
+        n = self.controller.summary.n_units if self.controller.summary else 0
+        warnings = list(plan.warnings)
+        dw = delta_warning(self.controller.spec.privacy.delta, n)
+        if dw:
+            warnings.append(dw)
+        self.warnings.setText("\n".join(f"⚠ {w}" for w in warnings))
+        for key, value in plan.derived.items():
+            self.derived.addRow(DERIVED_LABELS.get(key, key) + ":", QLabel(f"{value:.4g}"))
+
+    def _show_ledger(self) -> None:
+        plan = self.plan_result
+        delta = plan.delta if plan is not None else None
+        status = self.controller.ledger_status(delta)
+        if status is None:
+            self.ledger.setText("<b>Budget already spent on this dataset:</b> none recorded.")
+            return
+        cap = (f"cap ε = {status.cap_epsilon:g} at δ = {status.cap_delta:.2g}" if status.cap_epsilon is not None
+               else "no cap set (a cap can be set in the main window)")
+        self.ledger.setText(f"<b>Budget already spent on this dataset:</b> ε = {status.spent_epsilon:.3g} "
+                            f"(ρ = {status.spent_rho:.4g}) in {status.n_entries} charge(s); {cap}.")
+        if plan is not None:
+            problem = self.controller.budget_problem(plan.rho_total, plan.delta)
+            if problem:
+                self._plan_error = problem

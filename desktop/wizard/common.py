@@ -1,0 +1,51 @@
+"""Shared pieces of the wizard pages: the base page and the message line."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QWizardPage
+
+from desktop.controller import WizardController
+
+ERROR_STYLE = "color: #b71c1c;"
+INFO_STYLE = "color: #37474f;"
+
+
+def message_label() -> QLabel:
+    """The line under a page's inputs that says why Next is disabled (or what happened)."""
+    label = QLabel()
+    label.setWordWrap(True)
+    label.setObjectName("message")
+    label.setStyleSheet(ERROR_STYLE)
+    return label
+
+
+class Page(QWizardPage):
+    """A wizard page bound to the controller; ``message`` says why Next is blocked."""
+
+    def __init__(self, controller: WizardController, title: str, subtitle: str = "") -> None:
+        super().__init__()
+        self.controller = controller
+        self.setTitle(title)
+        if subtitle:
+            self.setSubTitle(subtitle)
+        self.message = message_label()
+
+    def set_message(self, text: str, error: bool = True) -> None:
+        self.message.setStyleSheet(ERROR_STYLE if error else INFO_STYLE)
+        self.message.setText(text)
+
+    def blocking_message(self) -> str:
+        """Why the page is not complete ('' when it is). Subclasses override."""
+        return ""
+
+    def isComplete(self) -> bool:  # noqa: N802 - Qt API
+        problem = self.blocking_message()
+        if problem:
+            self.set_message(problem)
+        elif self.message.styleSheet() == ERROR_STYLE:
+            self.message.clear()
+        return not problem
+
+    def refresh(self) -> None:
+        """Re-evaluate completeness (and the message)."""
+        self.completeChanged.emit()

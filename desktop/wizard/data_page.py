@@ -1,0 +1,198 @@
+"""Step 1: choose the private data (folder or table file) and its columns; show what was loaded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import (
+    QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout,
+)
+
+from core.errors import PrivetError
+from desktop.controller import CorpusSummary, WizardController
+from desktop.widgets.histogram import Histogram
+from desktop.wizard.common import Page
+
+NONE = "(none)"
+
+
+class DataPage(Page):
+    def __init__(self, controller: WizardController) -> None:
+        super().__init__(controller, "Private data",
+                         "Choose a folder of .txt/.md files (one document per file) or a .csv, .tsv or .jsonl "
+                         "file. Document text is never shown here.")
+        self.path = QLineEdit()
+        self.path.setPlaceholderText("Folder or table file with the private documents")
+        self.path.setToolTip("The private corpus. It is read on this computer only.")
+        browse_file = QPushButton("&File…")
+        browse_file.setToolTip("Choose a .csv, .tsv or .jsonl file")
+        browse_file.clicked.connect(self._browse_file)
+        browse_dir = QPushButton("F&older…")
+        browse_dir.setToolTip("Choose a folder of .txt or .md files")
+        browse_dir.clicked.connect(self._browse_dir)
+        row = QHBoxLayout()
+        row.addWidget(self.path, 1)
+        row.addWidget(browse_file)
+        row.addWidget(browse_dir)
+
+        self.text_column = QComboBox()
+        self.text_column.setToolTip("The column that holds the document text")
+        self.id_column = QComboBox()
+        self.id_column.setToolTip("Optional: a column with a document id")
+        self.person_column = QComboBox()
+        self.person_column.setToolTip(
+            "Optional: a column naming the person each document is about. When set, the unit of "
+            "privacy is the person (all of their documents), which is what you want for patient records."
+        )
+        self.load_button = QPushButton("&Load")
+        self.load_button.setToolTip("Read the data and show a summary")
+        self.load_button.clicked.connect(self.load)
+
+        form = QFormLayout()
+        form.addRow("&Data:", row)
+        form.itemAt(0, QFormLayout.ItemRole.LabelRole).widget().setBuddy(self.path)
+        for label, combo in (("&Text column:", self.text_column), ("&Id column:", self.id_column),
+                             ("&Person column:", self.person_column)):
+            form.addRow(label, combo)
+            form.labelForField(combo).setBuddy(combo)
+        form.addRow("", self.load_button)
+
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.histogram = Histogram()
+        self.warnings = QLabel()
+        self.warnings.setWordWrap(True)
+        self.warnings.setStyleSheet("color: #8d6e00;")
+        box = QGroupBox("What was loaded")
+        box_layout = QVBoxLayout(box)
+        box_layout.addWidget(self.summary)
+        box_layout.addWidget(QLabel("Unit lengths (characters):"))
+        box_layout.addWidget(self.histogram)
+        box_layout.addWidget(self.warnings)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.message)
+        layout.addWidget(box, 1)
+
+        self.path.editingFinished.connect(self._path_changed)
+        self.path.textChanged.connect(self._inputs_changed)
+        for combo in (self.text_column, self.id_column, self.person_column):
+            combo.currentIndexChanged.connect(self._inputs_changed)
+
+    # --- Qt wizard hooks ---------------------------------------------------------------------
+
+    def initializePage(self) -> None:  # noqa: N802 - Qt API
+        data = self.controller.spec.data
+        if data.path and self.path.text() != data.path:
+            self.path.setText(data.path)
+            self._fill_columns(data.text_column, data.id_column, data.person_column)
+        self._show_summary(self.controller.summary)
+        self.refresh()
+
+    def blocking_message(self) -> str:
+        if not self.path.text().strip():
+            return "Choose a folder or a table file, then press Load."
+        if not self._loaded_matches_inputs():
+            return "Press Load to read the data with these settings."
+        return ""
+
+    # --- actions -------------------------------------------------------------------------------
+
+    def load(self) -> bool:
+        """Load with the current inputs; show the summary or the loader's message."""
+        self._fill_columns_if_needed()
+        try:
+            summary = self.controller.load_data(self.path.text().strip(), self._column(self.text_column),
+                                                self._column(self.id_column), self._column(self.person_column))
+        except PrivetError as exc:
+            self.controller.summary = None
+            self._show_summary(None)
+            self.set_message(exc.user_message())
+            self.completeChanged.emit()
+            return False
+        self._show_summary(summary)
+        self.set_message("", error=False)
+        self.completeChanged.emit()
+        return True
+
+    def _browse_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Choose a table file", self.path.text(),
+                                              "Tables (*.csv *.tsv *.jsonl);;All files (*)")
+        if path:
+            self.path.setText(path)
+            self._path_changed()
+
+    def _browse_dir(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Choose a folder of documents", self.path.text())
+        if path:
+            self.path.setText(path)
+            self._path_changed()
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    def set_columns(self, text: str = "", id_: str = "", person: str = "") -> None:
+        """Select columns by name (used by tests, the demo and opened run specs)."""
+        self._fill_columns(text, id_, person)
+
+    def _path_changed(self) -> None:
+        self._fill_columns()
+
+    def _fill_columns_if_needed(self) -> None:
+        if self.text_column.count() == 0:
+            self._fill_columns()
+
+    def _fill_columns(self, text: str = "", id_: str = "", person: str = "") -> None:
+        path = self.path.text().strip()
+        columns: list[str] = []
+        if path and Path(path).expanduser().is_file():
+            try:
+                columns = self.controller.columns(path)
+            except PrivetError as exc:
+                self.set_message(exc.user_message())
+        for combo, chosen, with_none in ((self.text_column, text, False), (self.id_column, id_, True),
+                                         (self.person_column, person, True)):
+            combo.blockSignals(True)
+            combo.clear()
+            combo.addItem(NONE if with_none else "(automatic)", "")
+            for name in columns:
+                combo.addItem(name, name)
+            index = combo.findData(chosen) if chosen else 0
+            combo.setCurrentIndex(max(index, 0))
+            combo.setEnabled(bool(columns))
+            combo.blockSignals(False)
+        self.completeChanged.emit()
+
+    @staticmethod
+    def _column(combo: QComboBox) -> str:
+        return combo.currentData() or ""
+
+    def _loaded_matches_inputs(self) -> bool:
+        data = self.controller.spec.data
+        return (self.controller.summary is not None
+                and data.path == self.path.text().strip()
+                and data.person_column == self._column(self.person_column)
+                and data.id_column == self._column(self.id_column)
+                and data.text_column == self._column(self.text_column))
+
+    def _inputs_changed(self) -> None:
+        self.completeChanged.emit()
+
+    def _show_summary(self, summary: CorpusSummary | None) -> None:
+        if summary is None:
+            self.summary.setText("Nothing loaded yet.")
+            self.histogram.set_data([], [])
+            self.warnings.clear()
+            return
+        unit = "people" if summary.unit_kind == "person" else "documents"
+        lines = [
+            f"<b>{summary.n_units}</b> privacy units ({unit}) from <b>{summary.n_documents}</b> documents.",
+            f"Empty documents skipped: {summary.n_empty_skipped}. Units shortened to the length limit: "
+            f"{summary.n_truncated}.",
+        ]
+        if summary.lengths is not None:
+            ls = summary.lengths
+            lines.append(f"Length: median {ls.median:.0f} characters (from {ls.min} to {ls.max}).")
+            self.histogram.set_data(ls.bin_counts, ls.bin_edges)
+        self.summary.setText("<br>".join(lines))
+        self.warnings.setText("\n".join(f"⚠ {w}" for w in summary.warnings))

@@ -1,0 +1,121 @@
+"""The public keyword vocabulary V and the keyword post-processing (SPEC §2.1)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from core.paths import resources_dir
+from core.vocabulary import (
+    Vocabulary,
+    VocabularyError,
+    load_stop_words,
+    load_vocabulary,
+    postprocess_keywords,
+    read_word_list,
+)
+
+VOCAB_DIR = resources_dir() / "vocab"
+DOMAIN = VOCAB_DIR / "medical_demo_domain.txt"
+
+
+@pytest.fixture(scope="module")
+def vocab() -> Vocabulary:
+    return load_vocabulary()
+
+
+@pytest.fixture(scope="module")
+def demo_vocab() -> Vocabulary:
+    return load_vocabulary([DOMAIN])
+
+
+def test_shipped_english_list_is_clean():
+    lines = (VOCAB_DIR / "english.txt").read_text(encoding="utf-8").splitlines()
+    assert 29_000 <= len(lines) <= 31_000
+    assert lines == sorted(set(lines))
+    assert all(re.fullmatch(r"[a-z]{3,}", w) for w in lines)
+    assert not set(lines) & load_stop_words()
+    for common in ("fever", "cough", "patient", "film", "comedy", "doctor"):
+        assert common in lines
+
+
+def test_stop_words_are_a_real_list():
+    stop = load_stop_words()
+    assert {"the", "and", "which", "with", "about"} <= stop
+    assert len(stop) > 300
+
+
+def test_vocabulary_sorted_lowercase_without_stop_words(vocab):
+    assert list(vocab.words) == sorted(set(vocab.words))
+    assert all(w == w.lower() and w.isalpha() for w in vocab.words)
+    assert not set(vocab.words) & load_stop_words()
+    assert all(vocab.index[w] == i for i, w in enumerate(vocab.words))
+    assert vocab.sources == ("english.txt",)
+    assert "fever" in vocab and "the" not in vocab
+
+
+def test_invented_disease_names_need_the_public_domain_list(vocab, demo_vocab):
+    diseases = json.loads((resources_dir() / "demo" / "clinic" / "diseases.json").read_text())["diseases"]
+    names = [d["name"] for d in diseases]
+    assert not any(n in vocab for n in names)  # honest: outside the public English list
+    assert all(n in demo_vocab for n in names)
+    assert all(d["drug"] in demo_vocab for d in diseases)
+    # multi-word symptom phrases contribute their words, minus stop words
+    assert "ringing" in demo_vocab and "ears" in demo_vocab
+    assert not set(demo_vocab.words) & load_stop_words()
+    assert len(demo_vocab) > len(vocab)
+    assert demo_vocab.sha256 != vocab.sha256
+    assert load_vocabulary([DOMAIN]).sha256 == demo_vocab.sha256
+
+
+def test_domain_list_entries_are_split_and_comments_ignored(tmp_path):
+    lst = tmp_path / "domain.txt"
+    lst.write_text("# comment words ignored\nZorblax  # inline comment\nnight sweats\n\n", encoding="utf-8")
+    assert read_word_list(lst) == ["zorblax", "night", "sweats"]
+    v = load_vocabulary([lst])
+    assert "zorblax" in v and "comment" in v  # 'comment' is English anyway
+    assert "inline" in v  # English word, but not taken from the comment
+    assert "zorblaxes" not in v
+
+
+def test_missing_domain_list_is_a_user_error(tmp_path):
+    with pytest.raises(VocabularyError) as info:
+        load_vocabulary([tmp_path / "nope.txt"])
+    assert "nope.txt" in info.value.what and info.value.fix
+
+
+def test_postprocess_keeps_only_vocabulary_words_in_order(vocab):
+    raw = "1. Fever\n2. COUGH, the zzqxv; fever!! rash-prone 42 cough"
+    assert postprocess_keywords(raw, vocab, 10) == ["fever", "cough", "rash", "prone"]
+
+
+def test_postprocess_caps_at_k_and_deduplicates(vocab):
+    raw = "apple apple banana cherry grape lemon melon"
+    assert postprocess_keywords(raw, vocab, 3) == ["apple", "banana", "cherry"]
+    assert postprocess_keywords(raw, vocab, 1) == ["apple"]
+    assert len(postprocess_keywords(" ".join(vocab.words[:500]), vocab, 10)) == 10
+
+
+def test_postprocess_drops_words_outside_v(vocab, demo_vocab):
+    diseases = json.loads((resources_dir() / "demo" / "clinic" / "diseases.json").read_text())["diseases"]
+    name = diseases[0]["name"]
+    raw = f"{name.upper()}, fever, and, of"
+    assert postprocess_keywords(raw, vocab, 10) == ["fever"]
+    assert postprocess_keywords(raw, demo_vocab, 10) == [name, "fever"]
+    assert postprocess_keywords("", vocab, 10) == []
+
+
+def test_postprocess_rejects_bad_k(vocab):
+    with pytest.raises(ValueError):
+        postprocess_keywords("fever", vocab, 0)
+
+
+def test_build_script_reproduces_shipped_lists(tmp_path):
+    pytest.importorskip("sklearn")
+    from resources.vocab import build
+
+    build.build(tmp_path)
+    for name in ("english.txt", "stopwords.txt"):
+        assert (tmp_path / name).read_bytes() == (VOCAB_DIR / name).read_bytes(), name
