@@ -21,9 +21,6 @@ import subprocess
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
-
-import numpy as np
 
 from core import __version__
 from core.checkpoints import Checkpoints
@@ -34,7 +31,6 @@ from core.methods.dp_synrag import MethodContext, SyntheticDoc
 from core.paths import data_dir
 from core.privacy.conversion import rho_to_eps
 from core.privacy.planner import default_delta, delta_warning
-from core.privacy.randomness import secure_rng, test_mode_rng
 from core.privacy_record import PrivacyRecord
 from core.progress import NULL_REPORTER, ProgressEvent, Reporter, StageProgress
 from core.runspec import RunSpec
@@ -173,12 +169,6 @@ def run_pipeline(
         reporter.emit(ProgressEvent(stage, "charged", rho=rho, message=description))
 
     models = _load_models(spec, reporter)
-    rng_factory: Callable[[], np.random.Generator]
-    if test_mode:
-        shared = test_mode_rng(int(spec.test_mode_seed))
-        rng_factory = lambda: shared  # noqa: E731 - explicit non-private test mode
-    else:
-        rng_factory = secure_rng
     ctx = MethodContext(
         llm=models.llm,
         embedder=models.embedder,
@@ -186,8 +176,7 @@ def run_pipeline(
         charge=charge,
         reporter=reporter,
         checkpoints=Checkpoints(run_dir / "checkpoints"),
-        sampler=method.sampler(models.llm.device, spec.test_mode_seed),
-        rng_factory=rng_factory,
+        test_seed=spec.test_mode_seed,
         max_prompt_tokens=spec.dp_synrag.max_prompt_tokens,
         batch_rows=spec.dp_synrag.batch_rows or default_batch_rows(models.llm.device),
     )

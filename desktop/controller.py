@@ -98,6 +98,9 @@ METHODS = (
 )
 
 
+METHOD_MODULES = {"dp_synrag": "core.methods.dp_synrag", "rpsg": "core.methods.rpsg_adapter"}
+
+
 @dataclass(frozen=True)
 class LedgerStatus:
     """Budget already spent on this dataset and its cap (``None`` when no cap is set)."""
@@ -173,7 +176,7 @@ class WizardController:
 
     def available_methods(self) -> list[MethodInfo]:
         """The methods whose implementation is installed (others are not offered)."""
-        return [m for m in METHODS if optional_module(f"core.methods.{m.key}") is not None] or [METHODS[0]]
+        return [m for m in METHODS if optional_module(METHOD_MODULES[m.key]) is not None] or [METHODS[0]]
 
     def plan(self) -> Any:
         """``core.pipeline.plan(spec)``: the budget split, derived parameters and estimates."""
@@ -194,8 +197,9 @@ class WizardController:
         fp = self.summary.fingerprint
         spent = float(ledger.spent_rho(fp))
         cap_eps, cap_delta = _cap_pair(ledger.cap(fp))
+        n_charges = sum(1 for row in ledger.entries(fp) if row.get("kind", "charge") == "charge")
         return LedgerStatus(spent, self.rho_to_eps(spent, delta or self.effective_delta()), cap_eps, cap_delta,
-                            len(list(ledger.entries(fp))))
+                            n_charges)
 
     def budget_problem(self, rho: float, delta: float) -> str:
         """Why this run would exceed the dataset's cap (empty when allowed)."""
@@ -251,6 +255,13 @@ class WizardController:
         return spec
 
     # --- run, review, export -----------------------------------------------------------------
+
+    def run_spec_dict(self) -> dict[str, Any]:
+        """The spec the child runs: identical to the saved one, except that the wizard exports itself
+        (on the review page), so the pipeline's own export step is switched off."""
+        spec = self.spec.to_dict()
+        spec["output"]["folder"] = ""
+        return spec
 
     @staticmethod
     def new_run_dir() -> Path:

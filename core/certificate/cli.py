@@ -1,5 +1,132 @@
-"""Placeholder: sub-commands are added here by the module's owner."""
+"""``privet export``, ``privet verify``, ``privet ledger`` and ``privet keys``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from core.errors import PrivetError
 
 
 def register(subparsers) -> None:
-    return None
+    p = subparsers.add_parser("export", help="write a release folder: synthetic corpus + signed certificate")
+    p.add_argument("run_dir", type=Path, help="folder of a finished run")
+    p.add_argument("out_dir", type=Path, help="new or empty folder to write the release to")
+    p.add_argument("--custodian", default="", help="name of the data custodian")
+    p.add_argument("--organisation", default="", help="the custodian's organisation")
+    p.add_argument("--irb", default="", help="IRB / ethics protocol number")
+    p.add_argument("--overwrite", action="store_true", help="replace the contents of a non-empty OUT_DIR")
+    p.set_defaults(func=_export)
+
+    p = subparsers.add_parser("verify", help="check an export folder's signature, hashes and contents")
+    p.add_argument("export_dir", type=Path)
+    p.add_argument("--public-key", type=Path, default=None, help="PEM public key the certificate must be signed with")
+    p.set_defaults(func=_verify)
+
+    p = subparsers.add_parser("ledger", help="list the privacy budget spent per dataset; check or set caps")
+    p.add_argument("dataset", nargs="?", default=None, help="dataset fingerprint (or a unique prefix of it)")
+    p.add_argument("--check", action="store_true", help="check the ledger's hash chain for tampering")
+    p.add_argument("--set-cap", type=float, default=None, metavar="EPS", help="set the dataset's total epsilon cap")
+    p.add_argument("--delta", type=float, default=None, help="delta of the cap (with --set-cap)")
+    p.set_defaults(func=_ledger)
+
+    p = subparsers.add_parser("keys", help="the installation's certificate signing key")
+    keys = p.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
+    k = keys.add_parser("export-public", help="write the public key (PEM) to FILE, for the IRB")
+    k.add_argument("file", type=Path)
+    k.set_defaults(func=_export_public)
+    k = keys.add_parser("show", help="print the public key fingerprint and where the key is kept")
+    k.set_defaults(func=_show_key)
+
+
+def _export(args: argparse.Namespace) -> int:
+    from core.export import export_release
+
+    identity = {"custodian": args.custodian, "organisation": args.organisation, "irb_protocol": args.irb}
+    out = export_release(args.run_dir, args.out_dir, identity, overwrite=args.overwrite)
+    print(f"Exported to {out}. Check it with: privet verify {out} --public-key YOUR_COPY_OF_public_key.pem")
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from core.certificate.seal import verify_export
+
+    report = verify_export(args.export_dir, public_key=args.public_key)
+    print(report.summary())
+    return 0 if report.ok else 1
+
+
+def _resolve_dataset(ledger, prefix: str) -> str:
+    matches = [fp for fp in ledger.datasets() if fp.startswith(prefix)]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise PrivetError(f"'{prefix}' matches {len(matches)} datasets.", "Give more characters of the fingerprint.")
+    return prefix  # unknown yet: allowed for --set-cap before the first run
+
+
+def _eps(rho: float, delta: float) -> str:
+    if rho <= 0 or not (0 < delta < 1):
+        return "0" if rho <= 0 else "-"
+    from core.privacy.conversion import rho_to_eps
+
+    return f"{rho_to_eps(rho, delta, 'tight'):.4g}"
+
+
+def _print_dataset(ledger, fp: str) -> None:
+    cap = ledger.cap(fp)
+    print(f"Dataset {fp}")
+    print(f"  cap: epsilon={cap[0]:g} at delta={cap[1]:g}" if cap else "  cap: none")
+    print(f"  {'#':>4}  {'when (UTC)':<19}  {'kind':<7}  {'run':<14}  {'stage':<16}  {'rho':>10}  {'cum. rho':>10}  {'cum. eps':>9}")
+    total = 0.0
+    for row in ledger.entries(fp):
+        total += row["rho"] if row["kind"] == "charge" else 0.0
+        delta = cap[1] if cap else row["delta"]
+        print(
+            f"  {row['seq']:>4}  {row['created_at'][:19]:<19}  {row['kind']:<7}  {row['run_id'][:14]:<14}  "
+            f"{row['stage'][:16]:<16}  {row['rho']:>10.4g}  {total:>10.4g}  {_eps(total, delta):>9}"
+        )
+    print(f"  total rho spent: {total:.6g}")
+
+
+def _ledger(args: argparse.Namespace) -> int:
+    from core.ledger import Ledger
+
+    ledger = Ledger()
+    if args.check:
+        problems = ledger.verify_chain()
+        if problems:
+            print("The ledger has been tampered with:\n" + "\n".join(f"  - {p}" for p in problems))
+            return 1
+        print(f"Ledger intact: {len(ledger.entries())} entries, hash chain and append-only triggers in place.")
+        return 0
+    if args.set_cap is not None:
+        if not args.dataset or args.delta is None:
+            raise PrivetError("--set-cap needs a DATASET and --delta.", "Example: privet ledger 3fa2 --set-cap 8 --delta 1e-5")
+        fp = _resolve_dataset(ledger, args.dataset)
+        ledger.set_cap(fp, args.set_cap, args.delta)
+        print(f"Cap for {fp}: epsilon={args.set_cap:g} at delta={args.delta:g} (change logged in the ledger).")
+        return 0
+    datasets = [_resolve_dataset(ledger, args.dataset)] if args.dataset else ledger.datasets()
+    if not datasets:
+        print("The ledger is empty.")
+    for fp in datasets:
+        _print_dataset(ledger, fp)
+    return 0
+
+
+def _export_public(args: argparse.Namespace) -> int:
+    from core.certificate.signing import load_signing_key, public_key_fingerprint, public_key_pem
+
+    key = load_signing_key()
+    args.file.write_text(public_key_pem(key.public_key), encoding="ascii")
+    print(f"Public key written to {args.file} (fingerprint {public_key_fingerprint(key.public_key)}).")
+    return 0
+
+
+def _show_key(args: argparse.Namespace) -> int:
+    from core.certificate.signing import load_signing_key, public_key_fingerprint
+
+    key = load_signing_key()
+    print(f"Fingerprint: {public_key_fingerprint(key.public_key)}\nKept in: {key.storage}")
+    return 0

@@ -34,6 +34,10 @@ def _num(value: Any, digits: int = 4) -> str:
     return _e(value)
 
 
+def _bytes(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else _e(value if value is not None else "—")
+
+
 def _rows(pairs: list[tuple[str, str]]) -> str:
     body = "".join(f"<tr><th width='32%'>{_e(k)}</th><td>{v}</td></tr>" for k, v in pairs)
     return f"<table width='100%' border='1' cellspacing='0' cellpadding='3'>{body}</table>"
@@ -107,7 +111,7 @@ def _identity(cert: dict[str, Any]) -> str:
         ("Privet", f"{_e(i['privet_version'])} (commit {_e(i['privet_commit'] or 'unknown')})"),
     ]
     models = [
-        [_e(m.get("name", "")), _e(m.get("backend", "")), _num(m.get("size")),
+        [_e(m.get("name", "")), _e(m.get("backend", "")), _bytes(m.get("size")),
          f"<span class='hash'>{_e(m.get('sha256', ''))}</span>"]
         for m in i["models"]
     ]
@@ -116,7 +120,7 @@ def _identity(cert: dict[str, Any]) -> str:
 
 def _outputs(cert: dict[str, Any]) -> str:
     rows = [
-        [_e(o["file"]), _e(o["size_bytes"]), f"<span class='hash'>{_e(o['sha256'])}</span>"]
+        [_e(o["file"]), _bytes(o["size_bytes"]), f"<span class='hash'>{_e(o['sha256'])}</span>"]
         for o in cert["outputs"]
     ]
     fp = cert["dataset_fingerprint"]

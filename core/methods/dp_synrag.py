@@ -23,6 +23,7 @@ only on the unit and the released W, so they cost L times one cluster's budget.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import math
 from typing import Callable, Sequence
 
 import numpy as np
@@ -32,7 +33,8 @@ from core.corpus import Unit
 from core.methods.private_prediction import EngineConfig, PredictionGroup, PrivatePredictionEngine
 from core.models.base import Embedder, LanguageModel
 from core.privacy.mechanisms import TokenSampler, gaussian_noise, threshold_exponential_mechanism
-from core.privacy.planner import DPSynRAGPlan
+from core.privacy.randomness import secure_rng, test_mode_rng, test_mode_torch_generator
+from core.privacy.planner import STAGE_HISTOGRAM, STAGE_MEAN, STAGE_THRESHOLD, STAGE_TOKENS, DPSynRAGPlan
 from core.progress import ProgressEvent, Reporter, StageProgress
 from core.prompts import render
 from core.runspec import DPSynRAGSpec
@@ -51,7 +53,11 @@ class SyntheticDoc:
 
 @dataclass
 class MethodContext:
-    """Everything a method needs besides the units. Built by ``core.pipeline``."""
+    """Everything a method needs besides the units. Built by ``core.pipeline``.
+
+    ``test_seed`` is set only in the explicit non-private test mode (export refused);
+    otherwise every mechanism draws from OS entropy and nothing is seeded.
+    """
 
     llm: LanguageModel
     embedder: Embedder
@@ -59,10 +65,28 @@ class MethodContext:
     charge: Charge
     reporter: Reporter
     checkpoints: Checkpoints
-    sampler: TokenSampler
-    rng_factory: Callable[[], np.random.Generator]
+    test_seed: int | None = None
     max_prompt_tokens: int = 256
     batch_rows: int = 256
+    _test_rng: np.random.Generator | None = field(default=None, repr=False)
+
+    def test_rng(self) -> np.random.Generator | None:
+        """The seeded generator of the test mode, or None (mechanisms then use OS entropy)."""
+        if self.test_seed is None:
+            return None
+        if self._test_rng is None:
+            self._test_rng = test_mode_rng(self.test_seed)
+        return self._test_rng
+
+    def rng(self) -> np.random.Generator:
+        """A generator for non-mechanism randomness (e.g. random batches)."""
+        return self.test_rng() or secure_rng()
+
+    def token_sampler(self, tau: float) -> TokenSampler:
+        generator = None
+        if self.test_seed is not None:
+            generator = test_mode_torch_generator(self.test_seed, self.llm.device)
+        return TokenSampler(tau, generator)
 
 
 @dataclass
@@ -104,9 +128,9 @@ def keyword_histogram(keywords: Sequence[Sequence[str]], vocab: Vocabulary) -> n
 def release_histogram(
     keywords: Sequence[Sequence[str]], vocab: Vocabulary, plan: DPSynRAGPlan, ctx: MethodContext
 ) -> np.ndarray:
-    ctx.charge("histogram", plan.rho_hist, f"Gaussian noise on the keyword histogram, sigma_h={plan.sigma_h:.4g}")
+    ctx.charge(STAGE_HISTOGRAM, plan.rho_hist, f"Gaussian noise on the keyword histogram, sigma_h={plan.sigma_h:.4g}")
     h = keyword_histogram(keywords, vocab)
-    return gaussian_noise(h, plan.sigma_h, rng=ctx.rng_factory())
+    return gaussian_noise(h, plan.sigma_h, rng=ctx.test_rng(), sensitivity=math.sqrt(plan.K))
 
 
 def top_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int) -> list[str]:
@@ -141,9 +165,9 @@ def refine_cluster(
     """Noisy sum mu_r (Delta = 1) and threshold theta_r (exponential mechanism)."""
     dim = member_embeddings.shape[1]
     total = member_embeddings.sum(axis=0) if len(member_embeddings) else np.zeros(dim)
-    mu = gaussian_noise(total, plan.sigma_mu, rng=ctx.rng_factory())
+    mu = gaussian_noise(total, plan.sigma_mu, rng=ctx.test_rng(), sensitivity=1.0)
     sims = cosine_to(member_embeddings, mu)
-    theta = threshold_exponential_mechanism(sims, k, plan.eps_theta, rng=ctx.rng_factory())
+    theta = threshold_exponential_mechanism(sims, k, plan.eps_theta, rng=ctx.test_rng())
     return mu.tolist(), float(theta)
 
 
@@ -162,12 +186,10 @@ def release_retrieval(
     spec: DPSynRAGSpec,
     ctx: MethodContext,
 ) -> list[dict]:
-    rho = spec.L * (plan.rho_mu + plan.rho_theta)
+    scope = f"{len(clusters)} clusters, each unit in <= L={spec.L}"
+    ctx.charge(STAGE_MEAN, spec.L * plan.rho_mu, f"Noisy cluster embedding sums, sigma_mu={plan.sigma_mu:.4g}, {scope}")
     ctx.charge(
-        "retrieval",
-        rho,
-        f"Noisy cluster centres (sigma_mu={plan.sigma_mu:.4g}) and thresholds (eps_theta={plan.eps_theta:.4g}), "
-        f"R={len(clusters)} clusters, each unit in <= L={spec.L}",
+        STAGE_THRESHOLD, spec.L * plan.rho_theta, f"Cluster similarity thresholds, eps_theta={plan.eps_theta:.4g}, {scope}"
     )
     progress = StageProgress(ctx.reporter, "retrieval", len(clusters)).start("Refining clusters")
     released = []
@@ -214,7 +236,7 @@ def private_prediction(
     plan_c: float,
     spec: DPSynRAGSpec,
     ctx: MethodContext,
-    stage: str = "generation",
+    stage: str = STAGE_TOKENS,
 ) -> dict[int, str]:
     """Texts for the groups not yet finished in the checkpoint; checkpoints each finished one."""
     done: dict[str, str] = ctx.checkpoints.load(stage) if ctx.checkpoints.has(stage) else {}
@@ -229,7 +251,7 @@ def private_prediction(
             f"{len(todo)} groups, each unit in <= L={spec.L}",
         )
         config = EngineConfig(spec.T, plan_c, spec.tau, ctx.batch_rows, spec.public_anchor)
-        engine = PrivatePredictionEngine(ctx.llm, config, ctx.sampler)
+        engine = PrivatePredictionEngine(ctx.llm, config, ctx.token_sampler(spec.tau))
 
         def finished(out) -> None:
             text = ctx.llm.decode(out.token_ids).strip()
@@ -299,7 +321,7 @@ def run_dp_synrag(
     ]
 
     groups = build_groups(selected, units, ctx, spec.public_anchor)
-    texts = private_prediction(groups, plan.c_over_tau * spec.tau, spec, ctx)
+    texts = private_prediction(groups, plan.c, spec, ctx)
     kept = self_filter(texts, ctx.task, ctx) if spec.self_filter else {g: t for g, t in texts.items() if t.strip()}
 
     documents = [SyntheticDoc(id=f"syn-{gid:04d}", text=text, group=gid) for gid, text in sorted(kept.items())]

@@ -15,6 +15,7 @@ from core.corpus import Corpus
 from core.methods.dp_synrag import MethodContext, SyntheticDoc, build_groups, private_prediction, self_filter
 from core.privacy.accountant import Accountant
 from core.privacy.conversion import eps_to_rho, rho_to_eps
+from core.privacy.planner import STAGE_TOKENS
 from core.runspec import DPSynRAGSpec, RunSpec
 
 
@@ -50,16 +51,11 @@ class DPSynthMethod:
             delta=delta,
             rho_total=plan.rho_total,
             epsilon_loose=rho_to_eps(plan.rho_total, delta, "loose"),
-            stages=[("generation", plan.rho_total)],
+            stages=[(STAGE_TOKENS, plan.rho_total)],
             derived={"rho_total": plan.rho_total, "c_over_tau": plan.c_over_tau, "c": plan.c_over_tau * spec.dp_synrag.tau},
             warnings=[],
             n_units=n_units,
         )
-
-    def sampler(self, device: str, test_seed: int | None):
-        from core.methods.registry import _token_sampler
-
-        return _token_sampler(device, test_seed)
 
     def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext):
         from core.methods.registry import COMMON_NOTES
@@ -69,7 +65,7 @@ class DPSynthMethod:
         if ctx.checkpoints.has("batches"):
             batches = ctx.checkpoints.load("batches")
         else:
-            batches = random_batches(len(corpus.units), p.R, ctx.rng_factory())
+            batches = random_batches(len(corpus.units), p.R, ctx.rng())
             ctx.checkpoints.save("batches", batches)
         groups = build_groups(batches, corpus.units, ctx, p.public_anchor)
         # One group per unit: the engine's L-fold charge becomes L=1 here.
@@ -87,7 +83,7 @@ class DPSynthMethod:
         plan = plan_dp_synth(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion)
         acc = Accountant()
         acc.bounded_range(
-            "generation",
+            STAGE_TOKENS,
             2.0 * plan.c_over_tau,
             count=spec.dp_synrag.T,
             description="Private prediction: one exponential-mechanism token draw per step, T steps",
@@ -101,4 +97,6 @@ class DPSynthMethod:
     def samplers(self) -> list[str]:
         from core.methods.registry import _sampler_descriptions
 
-        return _sampler_descriptions("token")
+        from core.privacy.mechanisms import TOKEN_SAMPLER
+
+        return _sampler_descriptions(TOKEN_SAMPLER)

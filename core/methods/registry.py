@@ -26,8 +26,6 @@ class Method(Protocol):
 
     def plan_summary(self, spec: RunSpec, delta: float, n_units: int): ...
 
-    def sampler(self, device: str, test_seed: int | None): ...
-
     def run(
         self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext
     ) -> tuple[list[SyntheticDoc], dict[str, int], list[str]]: ...
@@ -37,14 +35,6 @@ class Method(Protocol):
     def parameters(self, spec: RunSpec, summary) -> dict: ...
 
     def samplers(self) -> list[str]: ...
-
-
-def _token_sampler(device: str, test_seed: int | None):
-    from core.privacy.mechanisms import TokenSampler
-    from core.privacy.randomness import secure_torch_generator, test_mode_torch_generator
-
-    generator = test_mode_torch_generator(test_seed, device) if test_seed is not None else secure_torch_generator(device)
-    return TokenSampler(generator)
 
 
 def _stages_from_events(events) -> list[dict]:
@@ -82,18 +72,14 @@ class DPSynRAGMethod:
 
         p = spec.dp_synrag
         plan = self._plan(spec, delta)
-        stages = [
-            ("histogram", plan.rho_hist),
-            ("retrieval", p.L * (plan.rho_mu + plan.rho_theta)),
-            ("generation", p.L * p.T * plan.c_over_tau**2 / 2),
-        ]
+        stages = list(plan.per_stage().items())
         derived = {
             "rho_total": plan.rho_total,
             "sigma_h": plan.sigma_h,
             "sigma_mu": plan.sigma_mu,
             "eps_theta": plan.eps_theta,
             "c_over_tau": plan.c_over_tau,
-            "c": plan.c_over_tau * p.tau,
+            "c": plan.c,
         }
         warnings = []
         if p.k > n_units:
@@ -112,9 +98,6 @@ class DPSynRAGMethod:
             warnings=warnings,
             n_units=n_units,
         )
-
-    def sampler(self, device: str, test_seed: int | None):
-        return _token_sampler(device, test_seed)
 
     def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext):
         from core.methods.dp_synrag import run_dp_synrag
@@ -139,7 +122,9 @@ class DPSynRAGMethod:
         return {**asdict(spec.dp_synrag), **{k: float(v) for k, v in summary.derived.items()}}
 
     def samplers(self) -> list[str]:
-        return _sampler_descriptions("gaussian", "threshold_em", "token")
+        from core.privacy.mechanisms import GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER
+
+        return _sampler_descriptions(GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER)
 
 
 def get(name: str) -> Method:

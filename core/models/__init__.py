@@ -1,0 +1,8 @@
+"""Local model backends (transformers, llama.cpp, sentence-transformers) behind one interface.
+
+Import the loaders from :mod:`core.models.registry`; the protocols are in :mod:`core.models.base`.
+"""
+
+from core.models.base import Embedder, LanguageModel, LogitsSession, ModelChoice
+
+__all__ = ["Embedder", "LanguageModel", "LogitsSession", "ModelChoice"]

@@ -9,6 +9,7 @@ Nothing here loads a model. The packaged models come inside two PyPI packages th
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import os
@@ -75,10 +76,17 @@ def model_cache_root() -> Path:
     return root
 
 
-def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
+def sha256_file(path: Path) -> str:
+    """sha256 hex of a file; remembered per (path, size, mtime) so a process hashes a file once."""
+    stat = path.stat()
+    return _sha256_of(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=256)
+def _sha256_of(path: str, size: int, mtime_ns: int) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        while block := handle.read(chunk):
+        while block := handle.read(1 << 20):
             digest.update(block)
     return digest.hexdigest()
 

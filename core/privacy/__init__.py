@@ -1,0 +1,11 @@
+"""Privacy core: ρ-zCDP accounting, (ε, δ) conversion, budget planning, mechanisms and entropy.
+
+Import from the submodules (kept separate so that accounting does not pull in torch):
+
+* ``core.privacy.conversion`` — ``rho_to_eps``, ``eps_to_rho``
+* ``core.privacy.accountant`` — ``Accountant``, ``PrivacyEvent``
+* ``core.privacy.planner`` — ``plan_dp_synrag``, ``DPSynRAGPlan``, ``plan_rpsg``, ``default_delta``, ``delta_warning``
+* ``core.privacy.mechanisms`` — ``gaussian_noise``, ``threshold_exponential_mechanism``, ``TokenSampler``,
+  ``clip_logits``, ``SAMPLER_DESCRIPTIONS``
+* ``core.privacy.randomness`` — ``secure_rng``, ``secure_torch_generator`` (OS entropy, never recorded)
+"""

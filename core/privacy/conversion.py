@@ -91,8 +91,9 @@ def rho_to_eps(rho: float, delta: float, method: str = "tight") -> float:
 def eps_to_rho(eps: float, delta: float, method: str = "tight") -> float:
     """The largest ρ whose (ε, δ) conversion satisfies ``rho_to_eps(ρ, δ, method) ≤ eps``.
 
-    The conversions are increasing in ρ, so the answer is found by root bracketing; the returned ρ
-    is checked to satisfy the inequality (it errs on the small, safe side).
+    The conversions are increasing in ρ, so the answer is found by root bracketing (closed form for
+    ``"loose"``); the returned ρ is checked to satisfy the inequality and sits a relative 1e-10 below
+    the exact root (the small, safe side).
     """
     _check_method(method)
     _check_delta(delta)
@@ -106,7 +107,9 @@ def eps_to_rho(eps: float, delta: float, method: str = "tight") -> float:
         while rho_to_eps(hi, delta, method) <= eps:
             hi *= 2.0
         rho = brentq(lambda r: rho_to_eps(r, delta, method) - eps, 0.0, hi, xtol=1e-14, rtol=1e-14)
-    # Step down until the bound provably holds (at most a few ulps-scale steps in practice).
+    # Leave a relative 1e-10 of headroom, so that a ledger which re-derives ρ from σ (rounding in the
+    # last bits) still stays within ε, then step down until the bound provably holds.
+    rho *= 1.0 - 1e-10
     while rho_to_eps(rho, delta, method) > eps:
-        rho *= 1.0 - 1e-12
+        rho *= 1.0 - 1e-10
     return rho

@@ -1,0 +1,123 @@
+"""Export a finished run: only the synthetic corpus and the signed certificate, written atomically.
+
+The run folder also holds checkpoints, caches and logs, some of which are derived from private data.
+Export copies files by an explicit allow-list (``synthetic.jsonl``, ``synthetic.csv``), never by
+walking the run folder. Everything is written into a hidden temporary folder beside the destination,
+verified, then moved into place with one rename; a failure leaves no partial folder behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from core.certificate.build import build_certificate, file_entry
+from core.certificate.render import render_html, render_pdf
+from core.certificate.seal import (
+    CERTIFICATE_FILE,
+    PUBLIC_KEY_FILE,
+    sign_certificate,
+    verify_export,
+    write_document,
+)
+from core.certificate.signing import load_signing_key, public_key_pem
+from core.errors import PrivetError
+from core.privacy_record import PrivacyRecord
+
+if TYPE_CHECKING:
+    from core.ledger import Ledger
+
+CORPUS_FILES = ("synthetic.jsonl", "synthetic.csv")  # the only files taken from a run folder
+REQUIRED_FILE = "synthetic.jsonl"
+HTML_FILE = "certificate.html"
+PDF_FILE = "certificate.pdf"
+
+
+def _check_destination(out_dir: Path, overwrite: bool) -> None:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise PrivetError(f"{out_dir} exists and is not a folder.", "Choose another output folder.")
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not overwrite:
+        raise PrivetError(
+            f"The output folder {out_dir} is not empty.",
+            "Choose an empty or new folder, or allow overwriting (--overwrite); its contents will be replaced.",
+        )
+
+
+def _write_release(run_dir: Path, staging: Path, record: PrivacyRecord, identity: dict[str, str],
+                   ledger: "Ledger | None") -> None:
+    """Fill ``staging`` with the corpus files, renderings, signed certificate and public key."""
+    outputs = []
+    for name in CORPUS_FILES:
+        source = run_dir / name
+        if source.is_file() and not source.is_symlink():
+            shutil.copyfile(source, staging / name)
+            outputs.append(staging / name)
+    key = load_signing_key()
+    certificate = build_certificate(record, outputs, identity, ledger, signing_key=key)
+    html_path = staging / HTML_FILE
+    html_path.write_text(render_html(certificate), encoding="utf-8")
+    renderings = [html_path]
+    pages = render_pdf(html_path.read_text(encoding="utf-8"), staging / PDF_FILE,
+                       title=f"Privacy certificate {certificate['certificate_id']}")
+    if pages is None:
+        certificate["rendering_note"] = "No PDF: PySide6 is not installed; certificate.html holds the same facts."
+    else:
+        renderings.append(staging / PDF_FILE)
+    certificate["renderings"] = [file_entry(p) for p in renderings]
+    write_document(sign_certificate(certificate, key), staging / CERTIFICATE_FILE)
+    (staging / PUBLIC_KEY_FILE).write_text(public_key_pem(key.public_key), encoding="ascii")
+
+
+def export_release(run_dir: Path, out_dir: Path, identity: dict[str, str], overwrite: bool = False,
+                   ledger: "Ledger | None" = None) -> Path:
+    """Write the release folder ``out_dir`` for a finished run and record it in the ledger.
+
+    ``identity`` holds ``custodian``, ``organisation`` and ``irb_protocol`` (any may be empty).
+    ``ledger`` defaults to the installation's ledger. Returns ``out_dir``.
+    """
+    run_dir, out_dir = Path(run_dir), Path(out_dir).absolute()
+    record = PrivacyRecord.load(run_dir)
+    if record.test_mode:
+        raise PrivetError(
+            "This run was made in test mode (fixed seed): it is not private and cannot be exported.",
+            "Run it again without test mode.",
+        )
+    if not (run_dir / REQUIRED_FILE).is_file():
+        raise PrivetError(f"The run folder {run_dir} has no {REQUIRED_FILE}.", "Export a run that finished.")
+    _check_destination(out_dir, overwrite)
+    if ledger is None:
+        from core.ledger import Ledger
+
+        ledger = Ledger()
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = out_dir.parent / f".{out_dir.name}.export-{uuid.uuid4().hex}"
+    staging.mkdir()
+    try:
+        _write_release(run_dir, staging, record, identity, ledger)
+        report = verify_export(staging)
+        if not report.ok:
+            raise PrivetError("The export did not verify: " + "; ".join(report.problems), "Please report this bug.")
+        _move_into_place(staging, out_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    ledger.release(record.dataset_fingerprint, record.run_id, record.epsilon_tight, record.delta, str(out_dir))
+    return out_dir
+
+
+def _move_into_place(staging: Path, out_dir: Path) -> None:
+    """Rename ``staging`` to ``out_dir``; an existing folder is moved aside first and removed after."""
+    if not out_dir.exists():
+        os.rename(staging, out_dir)
+        return
+    aside = out_dir.parent / f".{out_dir.name}.replaced-{uuid.uuid4().hex}"
+    os.rename(out_dir, aside)
+    try:
+        os.rename(staging, out_dir)
+    except BaseException:
+        os.rename(aside, out_dir)
+        raise
+    shutil.rmtree(aside, ignore_errors=True)

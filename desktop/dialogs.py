@@ -1,0 +1,127 @@
+"""Dialogs of the main window: verify a certificate, and settings."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout,
+    QWidget,
+)
+
+from core.errors import PrivetError
+from desktop.controller import optional_module, verify_folder
+from desktop.settings import DesktopSettings
+
+
+class VerifyDialog(QDialog):
+    """Pick an export folder and check its signed certificate and file hashes."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Verify a certificate")
+        self.folder = QLineEdit()
+        self.folder.setPlaceholderText("An export folder (it contains certificate.json)")
+        self.folder.setToolTip("The folder that was exported and shared")
+        browse = QPushButton("&Browse…")
+        browse.clicked.connect(self._browse)
+        self.verify_button = QPushButton("&Verify")
+        self.verify_button.setDefault(True)
+        self.verify_button.clicked.connect(self.verify)
+        self.result = QLabel()
+        self.result.setWordWrap(True)
+        row = QHBoxLayout()
+        row.addWidget(self.folder, 1)
+        row.addWidget(browse)
+        row.addWidget(self.verify_button)
+        close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        close.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(row)
+        layout.addWidget(self.result)
+        layout.addWidget(close)
+        self.resize(620, 200)
+
+    def verify(self) -> bool:
+        folder = self.folder.text().strip()
+        if not folder:
+            self.result.setText("Choose an export folder first.")
+            return False
+        try:
+            outcome = verify_folder(folder)
+        except PrivetError as exc:
+            self.result.setText(exc.user_message())
+            return False
+        if outcome.ok:
+            self.result.setText("<span style='color:#2e7d32'><b>✔ Verified.</b></span> The certificate's signature "
+                                "is valid and every file matches its recorded hash.")
+        else:
+            self.result.setText("<span style='color:#b71c1c'><b>✘ Not verified.</b></span><br>"
+                                + "<br>".join(outcome.problems))
+        return outcome.ok
+
+    def _browse(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Choose an export folder")
+        if path:
+            self.folder.setText(path)
+
+
+def keyring_status() -> str:
+    """Where the signing key is kept and its fingerprint, in words."""
+    cert = optional_module("core.certificate")
+    if cert is None:
+        return "Certificates are not available in this installation."
+    try:
+        key = cert.load_signing_key()
+    except PrivetError as exc:
+        return exc.user_message()
+    return f"{key.storage}; key fingerprint {cert.public_key_fingerprint(key.public_key)}"
+
+
+class SettingsDialog(QDialog):
+    """Models folder and the signing identity used on certificates; shows the keyring status."""
+
+    def __init__(self, settings: DesktopSettings, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Settings")
+        self.settings = settings
+        self.models_folder = QLineEdit(settings.models_folder)
+        self.models_folder.setToolTip("Where you keep local Hugging Face folders and GGUF files")
+        browse = QPushButton("&Browse…")
+        browse.clicked.connect(self._browse)
+        folder_row = QHBoxLayout()
+        folder_row.addWidget(self.models_folder, 1)
+        folder_row.addWidget(browse)
+        self.custodian = QLineEdit(settings.custodian)
+        self.custodian.setToolTip("Default custodian named on certificates")
+        self.organisation = QLineEdit(settings.organisation)
+        self.irb = QLineEdit(settings.irb_protocol)
+        self.keyring = QLabel(keyring_status())
+        self.keyring.setWordWrap(True)
+        form = QFormLayout()
+        form.addRow("&Models folder:", folder_row)
+        form.addRow("&Custodian:", self.custodian)
+        form.addRow("&Organisation:", self.organisation)
+        form.addRow("&IRB protocol:", self.irb)
+        form.addRow("Signing key:", self.keyring)
+        for widget in (self.custodian, self.organisation, self.irb):
+            form.labelForField(widget).setBuddy(widget)
+        form.labelForField(folder_row).setBuddy(self.models_folder)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(buttons)
+        self.resize(560, 260)
+
+    def accept(self) -> None:
+        self.settings.models_folder = self.models_folder.text().strip()
+        self.settings.custodian = self.custodian.text().strip()
+        self.settings.organisation = self.organisation.text().strip()
+        self.settings.irb_protocol = self.irb.text().strip()
+        self.settings.save()
+        super().accept()
+
+    def _browse(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Choose the models folder", self.models_folder.text())
+        if path:
+            self.models_folder.setText(path)

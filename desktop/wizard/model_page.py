@@ -1,0 +1,157 @@
+"""Step 4: which language model, which device, and what the run will cost in time and memory."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from PySide6.QtWidgets import (
+    QButtonGroup, QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPushButton,
+    QRadioButton, QVBoxLayout,
+)
+
+from core.errors import PrivetError
+from desktop.controller import WizardController
+from desktop.hardware import GpuInfo, detect_gpus
+from desktop.wizard.common import Page
+
+SOURCES = (
+    ("default", "&Packaged model (SmolLM2-135M-Instruct, runs on any computer)"),
+    ("hf", "A local &Hugging Face model folder"),
+    ("gguf", "A local &GGUF file (llama.cpp)"),
+    ("tiny-random", "Tiny random test model (for testing Privet only; produces nonsense)"),
+)
+
+
+class ModelPage(Page):
+    def __init__(self, controller: WizardController, gpus: list[GpuInfo] | None = None) -> None:
+        super().__init__(controller, "Model and hardware",
+                         "The language model runs on this computer; nothing is sent anywhere.")
+        self.gpus = detect_gpus() if gpus is None else gpus
+        self.group = QButtonGroup(self)
+        self.sources: dict[str, QRadioButton] = {}
+        box = QGroupBox("Language model")
+        box_layout = QVBoxLayout(box)
+        for key, label in SOURCES:
+            button = QRadioButton(label)
+            self.group.addButton(button)
+            self.sources[key] = button
+            box_layout.addWidget(button)
+        self.sources["tiny-random"].setVisible(False)
+        self.sources["hf"].setToolTip("A folder with config.json and the weights, e.g. downloaded earlier")
+        self.sources["gguf"].setToolTip("A .gguf file; needs llama-cpp-python")
+        self.model_path = QLineEdit()
+        self.model_path.setPlaceholderText("Folder or .gguf file")
+        self.model_path.setToolTip("Where the model is on this computer")
+        browse = QPushButton("&Browse…")
+        browse.clicked.connect(self._browse)
+        path_row = QHBoxLayout()
+        path_row.addWidget(self.model_path, 1)
+        path_row.addWidget(browse)
+        box_layout.addLayout(path_row)
+        self.local_models = QLabel()
+        self.local_models.setWordWrap(True)
+        box_layout.addWidget(self.local_models)
+
+        self.device = QComboBox()
+        self.device.setToolTip("Where the model runs. Automatic uses a GPU when one is available.")
+        self.device.addItem("Automatic", "auto")
+        self.device.addItem("CPU", "cpu")
+        for gpu in self.gpus:
+            self.device.addItem(f"CUDA — {gpu.label()}", f"cuda:{gpu.index}")
+        self.hardware = QLabel(
+            "\n".join(g.label() for g in self.gpus) if self.gpus else "No NVIDIA GPU detected: the run uses the CPU.")
+        self.estimate = QLabel()
+        self.estimate.setWordWrap(True)
+        form = QFormLayout()
+        form.addRow("&Device:", self.device)
+        form.labelForField(self.device).setBuddy(self.device)
+        form.addRow("Detected:", self.hardware)
+        form.addRow("Estimate:", self.estimate)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(box)
+        layout.addLayout(form)
+        layout.addStretch(1)
+        layout.addWidget(self.message)
+        self.group.buttonToggled.connect(lambda *_: self._changed())
+        self.model_path.textChanged.connect(lambda *_: self._changed())
+        self.device.currentIndexChanged.connect(lambda *_: self._changed())
+
+    def initializePage(self) -> None:  # noqa: N802 - Qt API
+        llm = self.controller.spec.llm
+        self.sources["tiny-random"].setVisible(llm.source == "tiny-random")
+        self.sources.get(llm.source, self.sources["default"]).setChecked(True)
+        self.model_path.setText(llm.path)
+        index = self.device.findData(llm.device)
+        self.device.setCurrentIndex(index if index >= 0 else 0)
+        models = self.controller.local_models()
+        self.local_models.setText(
+            "Models already on this computer: " + ", ".join(str(getattr(m, "name", m)) for m in models) if models else "")
+        self.update_estimate()
+
+    def source(self) -> str:
+        return next((k for k, b in self.sources.items() if b.isChecked()), "default")
+
+    def select_source(self, key: str, path: str = "") -> None:
+        self.sources[key].setVisible(True)
+        self.sources[key].setChecked(True)
+        self.model_path.setText(path)
+
+    def blocking_message(self) -> str:
+        source = self.source()
+        path = Path(self.model_path.text().strip()).expanduser()
+        if source == "hf" and not (path.is_dir() and (path / "config.json").is_file()):
+            return "Choose a Hugging Face model folder (it must contain config.json)."
+        if source == "gguf" and not (path.is_file() and path.suffix.lower() == ".gguf"):
+            return "Choose an existing .gguf file."
+        return ""
+
+    def validatePage(self) -> bool:  # noqa: N802 - Qt API
+        self._write_spec()
+        return True
+
+    def _write_spec(self) -> None:
+        spec = self.controller.spec
+        source = self.source()
+        path = self.model_path.text().strip() if source in ("hf", "gguf") else ""
+        device = self.device.currentData()
+        spec.llm = replace(spec.llm, source=source, path=path, device=device)
+        spec.embedder = replace(spec.embedder, device=device)
+
+    def _changed(self) -> None:
+        self.model_path.setEnabled(self.source() in ("hf", "gguf"))
+        self.completeChanged.emit()
+
+    def update_estimate(self) -> None:
+        if self.blocking_message():
+            self.estimate.setText("")
+            return
+        self._write_spec()
+        try:
+            plan = self.controller.plan()
+        except PrivetError as exc:
+            self.estimate.setText(exc.what)
+            return
+        parts = []
+        if plan.estimate_seconds is not None:
+            parts.append(f"about {_duration(plan.estimate_seconds)}")
+        if plan.estimate_memory_mb is not None:
+            parts.append(f"about {plan.estimate_memory_mb / 1024:.1f} GiB of memory")
+        self.estimate.setText(", ".join(parts) + f" for {plan.n_units} units." if parts else "No estimate available.")
+
+    def _browse(self) -> None:
+        if self.source() == "gguf":
+            path, _ = QFileDialog.getOpenFileName(self, "Choose a GGUF file", "", "GGUF (*.gguf)")
+        else:
+            path = QFileDialog.getExistingDirectory(self, "Choose a model folder")
+        if path:
+            self.model_path.setText(path)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} seconds"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} minutes"
+    return f"{seconds / 3600:.1f} hours"

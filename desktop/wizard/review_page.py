@@ -1,0 +1,138 @@
+"""Step 8: browse the synthetic corpus, see the on-screen internal check, export and verify."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import (
+    QCheckBox, QFileDialog, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QListWidget, QPlainTextEdit, QPushButton,
+    QSplitter, QVBoxLayout,
+)
+from PySide6.QtCore import Qt
+
+from core.errors import PrivetError
+from desktop.controller import WizardController, verify_folder
+from desktop.wizard.common import Page
+from desktop.wizard.run_page import RunPage
+
+LIST_LABEL_CHARS = 90
+
+
+class ReviewPage(Page):
+    def __init__(self, controller: WizardController, run_page: RunPage) -> None:
+        super().__init__(controller, "Review and export", "The synthetic corpus is safe to read and to share.")
+        self.run_page = run_page
+        self.texts: list[str] = []
+        self.exported: Path | None = None
+
+        self.documents = QListWidget()
+        self.documents.setToolTip("Synthetic documents; select one to read it")
+        self.viewer = QPlainTextEdit()
+        self.viewer.setReadOnly(True)
+        self.documents.currentRowChanged.connect(self._show_document)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.documents)
+        splitter.addWidget(self.viewer)
+        self.count = QLabel()
+
+        self.check = QLabel()
+        self.check.setWordWrap(True)
+        self.check.setObjectName("internal_check")
+        check_box = QGroupBox("Internal check — shown on this screen only, never exported")
+        check_box.setToolTip("Names from the private corpus found in the synthetic text. This uses the "
+                             "private data without any noise, so it is not part of the export.")
+        QVBoxLayout(check_box).addWidget(self.check)
+
+        self.out_dir = QLineEdit()
+        self.out_dir.setToolTip("The export folder (it must not exist yet, unless Overwrite is ticked)")
+        browse = QPushButton("&Browse…")
+        browse.clicked.connect(self._browse)
+        self.overwrite = QCheckBox("&Overwrite")
+        self.export_button = QPushButton("&Export")
+        self.export_button.setToolTip("Write the synthetic corpus and the signed certificate to the folder")
+        self.export_button.clicked.connect(self.export)
+        self.open_button = QPushButton("&Open folder")
+        self.open_button.setEnabled(False)
+        self.open_button.clicked.connect(self._open_folder)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Export to:"))
+        row.addWidget(self.out_dir, 1)
+        row.addWidget(browse)
+        row.addWidget(self.overwrite)
+        row.addWidget(self.export_button)
+        row.addWidget(self.open_button)
+        self.export_result = QLabel()
+        self.export_result.setWordWrap(True)
+        self.export_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.count)
+        layout.addWidget(splitter, 1)
+        layout.addWidget(check_box)
+        layout.addLayout(row)
+        layout.addWidget(self.export_result)
+        layout.addWidget(self.message)
+
+    def initializePage(self) -> None:  # noqa: N802 - Qt API
+        result = self.run_page.result or {}
+        path = result.get("synthetic_path")
+        self.texts = self.controller.read_synthetic(path) if path and Path(path).is_file() else []
+        self.documents.clear()
+        for i, text in enumerate(self.texts):
+            label = text.replace("\n", " ")
+            self.documents.addItem(f"{i + 1}. {label[:LIST_LABEL_CHARS]}{'…' if len(label) > LIST_LABEL_CHARS else ''}")
+        self.count.setText(f"{len(self.texts)} synthetic documents.")
+        if self.texts:
+            self.documents.setCurrentRow(0)
+        self._show_check()
+        folder = Path(self.controller.spec.output.folder or "privet-output")
+        if result.get("run_dir"):
+            folder = folder / Path(result["run_dir"]).name
+        self.out_dir.setText(str(folder))
+
+    def export(self) -> Path | None:
+        """Export the run; verify the folder and say where it went."""
+        run_dir = (self.run_page.result or {}).get("run_dir")
+        if not run_dir:
+            self.set_message("There is no finished run to export.")
+            return None
+        try:
+            out = self.controller.export(run_dir, self.out_dir.text().strip(), overwrite=self.overwrite.isChecked())
+            outcome = verify_folder(out)
+        except PrivetError as exc:
+            self.set_message(exc.user_message())
+            return None
+        self.exported = out
+        self.open_button.setEnabled(True)
+        verdict = ("the certificate verifies" if outcome.ok else
+                   "but verification found problems: " + "; ".join(outcome.problems))
+        self.export_result.setText(f"Exported to <b>{out}</b> — {verdict}.")
+        self.set_message("", error=False)
+        return out
+
+    def _show_check(self) -> None:
+        check = self.controller.internal_check(self.texts)
+        if check is None:
+            self.check.setText("Not available (the private corpus is not loaded in this window).")
+        elif not check.found:
+            self.check.setText(f"None of {check.n_identifiers} private names or identifiers were found in the "
+                               "synthetic text.")
+        else:
+            names = ", ".join(f"{name} ({n})" for name, n in check.found[:20])
+            self.check.setText(f"<span style='color:#b71c1c'><b>{check.n_found}</b> of {check.n_identifiers} "
+                               f"private names appear in the synthetic text:</span> {names}. Names can also occur "
+                               "by chance (common names); review the documents before sharing.")
+
+    def _show_document(self, row: int) -> None:
+        self.viewer.setPlainText(self.texts[row] if 0 <= row < len(self.texts) else "")
+
+    def _browse(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Choose where to export")
+        if path:
+            self.out_dir.setText(str(Path(path) / Path(self.out_dir.text()).name))
+
+    def _open_folder(self) -> None:
+        if self.exported:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.exported)))

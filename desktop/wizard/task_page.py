@@ -1,0 +1,109 @@
+"""Step 5: the public task description, how many synthetic documents, output formats and identity."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QCheckBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSpinBox,
+    QVBoxLayout,
+)
+
+from desktop.controller import WizardController
+from desktop.wizard.common import Page
+
+FORMATS = ("jsonl", "csv")
+MIN_TASK_CHARS = 10
+
+
+class TaskPage(Page):
+    def __init__(self, controller: WizardController, default_identity: dict[str, str] | None = None) -> None:
+        super().__init__(controller, "Task and output",
+                         "The task description is public: it is used to keep only useful synthetic documents.")
+        self.default_identity = default_identity or {}
+        self.task = QPlainTextEdit()
+        self.task.setTabChangesFocus(True)
+        self.task.setFixedHeight(70)
+        self.task.setToolTip("What the synthetic corpus will be used for. Do not put private details here.")
+        self.count = QSpinBox()
+        self.count.setRange(1, 100_000)
+        self.count.setToolTip("DP-SynRAG writes at most this many synthetic documents (one per topic).")
+        self.count_note = QLabel()
+        self.count_note.setWordWrap(True)
+        self.formats = {name: QCheckBox(name.upper()) for name in FORMATS}
+        fmt_row = QHBoxLayout()
+        for box in self.formats.values():
+            box.setToolTip("Formats of the synthetic corpus in the export folder")
+            fmt_row.addWidget(box)
+        fmt_row.addStretch(1)
+        self.folder = QLineEdit()
+        self.folder.setToolTip("Where the export folder goes (you can change it when exporting)")
+        browse = QPushButton("&Browse…")
+        browse.clicked.connect(self._browse)
+        folder_row = QHBoxLayout()
+        folder_row.addWidget(self.folder, 1)
+        folder_row.addWidget(browse)
+        self.custodian = QLineEdit()
+        self.custodian.setToolTip("The person responsible for the data; written into the certificate")
+        self.organisation = QLineEdit()
+        self.irb = QLineEdit()
+        self.irb.setToolTip("Ethics / IRB protocol number, if any")
+
+        form = QFormLayout()
+        form.addRow("&Task description:", self.task)
+        form.addRow("&Number of synthetic documents:", self.count)
+        form.addRow("", self.count_note)
+        form.addRow("Output formats:", fmt_row)
+        form.addRow("Export &folder:", folder_row)
+        form.addRow("&Custodian:", self.custodian)
+        form.addRow("&Organisation:", self.organisation)
+        form.addRow("&IRB protocol:", self.irb)
+        for widget in (self.task, self.count, self.custodian, self.organisation, self.irb):
+            form.labelForField(widget).setBuddy(widget)
+        form.labelForField(folder_row).setBuddy(self.folder)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addStretch(1)
+        layout.addWidget(self.message)
+        self.task.textChanged.connect(self.completeChanged.emit)
+        for box in self.formats.values():
+            box.toggled.connect(lambda *_: self.completeChanged.emit())
+
+    def initializePage(self) -> None:  # noqa: N802 - Qt API
+        spec = self.controller.spec
+        self.task.setPlainText(spec.task)
+        rpsg = spec.method == "rpsg"
+        self.count.setValue(spec.dp_synrag.R)
+        self.count.setEnabled(not rpsg)
+        self.count_note.setText("RPSG writes one rewrite per private document." if rpsg else
+                                "Fewer documents come out when few topics are well supported "
+                                "(topics with fewer than about 30 units are not reproduced).")
+        for name, box in self.formats.items():
+            box.setChecked(name in spec.output.formats)
+        self.folder.setText(spec.output.folder)
+        out = spec.output
+        self.custodian.setText(out.custodian or self.default_identity.get("custodian", ""))
+        self.organisation.setText(out.organisation or self.default_identity.get("organisation", ""))
+        self.irb.setText(out.irb_protocol or self.default_identity.get("irb_protocol", ""))
+
+    def blocking_message(self) -> str:
+        if len(self.task.toPlainText().strip()) < MIN_TASK_CHARS:
+            return f"Describe the task in at least {MIN_TASK_CHARS} characters."
+        if not any(box.isChecked() for box in self.formats.values()):
+            return "Choose at least one output format."
+        return ""
+
+    def validatePage(self) -> bool:  # noqa: N802 - Qt API
+        spec = self.controller.spec
+        spec.task = self.task.toPlainText().strip()
+        if spec.method != "rpsg":
+            spec.dp_synrag.R = self.count.value()
+        spec.output.formats = [name for name, box in self.formats.items() if box.isChecked()]
+        spec.output.folder = self.folder.text().strip() or spec.output.folder
+        spec.output.custodian = self.custodian.text().strip()
+        spec.output.organisation = self.organisation.text().strip()
+        spec.output.irb_protocol = self.irb.text().strip()
+        return True
+
+    def _browse(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Choose where to export")
+        if path:
+            self.folder.setText(path)

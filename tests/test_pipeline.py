@@ -1,0 +1,223 @@
+"""The headless pipeline end to end with the tiny test models (and once with the packaged ones)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import socket
+from pathlib import Path
+
+import pytest
+
+from core.cli import main as privet
+from core.errors import BudgetError, Cancelled, PrivetError
+from core.ledger import Ledger
+from core.models.base import ModelChoice
+from core.pipeline import plan, run_pipeline
+from core.progress import CallbackReporter
+from core.runspec import RunSpec
+
+CANARY = "Zqxvortimer Blandquist-7731"
+TINY = ModelChoice(source="tiny-random")
+
+
+def write_corpus(folder: Path, n: int = 40) -> Path:
+    path = folder / "notes.csv"
+    diseases = ["fever", "cough", "rash", "headache"]
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["id", "patient", "note"])
+        for i in range(n):
+            name = CANARY if i == 7 else f"Patient {i}"
+            w.writerow([f"n{i}", name, f"{name} came in with {diseases[i % 4]} and was treated with rest and water."])
+    return path
+
+
+def tiny_spec(tmp_path: Path, **dp) -> RunSpec:
+    spec = RunSpec()
+    spec.data.path = str(write_corpus(tmp_path))
+    spec.data.text_column = "note"
+    spec.data.id_column = "id"
+    spec.llm = TINY
+    spec.embedder = TINY
+    for key, value in {"K": 4, "R": 5, "L": 2, "k": 5, "T": 6, "self_filter": False, "max_prompt_tokens": 64, **dp}.items():
+        setattr(spec.dp_synrag, key, value)
+    spec.output.folder = str(tmp_path / "release")
+    return spec
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise OSError("network access attempted during a run")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+def all_bytes_under(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file())
+
+
+def test_full_run_with_sockets_blocked_exports_a_verifiable_release(tmp_path, no_network, privet_home):
+    spec = tiny_spec(tmp_path)
+    events = []
+    result = run_pipeline(spec, CallbackReporter(events.append))
+
+    export = result.export_dir
+    assert export is not None and export.is_dir()
+    names = sorted(p.name for p in export.iterdir())
+    assert "synthetic.jsonl" in names and "certificate.json" in names
+    assert not any("checkpoint" in n or n.endswith(".log") or n == "run.json" for n in names)
+
+    from core.certificate import verify_export
+
+    assert verify_export(export).ok
+
+    # The ledger holds one row per DP stage, charged before the stage drew, summing to the plan.
+    entries = [e for e in Ledger().entries(result.record.dataset_fingerprint) if e.get("kind", "charge") == "charge"]
+    charged = {e["stage"]: e["rho"] for e in entries}
+    assert set(charged) == {"histogram", "retrieval_mean", "retrieval_threshold", "private_prediction"}
+    assert math.isclose(sum(charged.values()), result.record.rho_total, rel_tol=1e-9)
+    assert [e.kind for e in events if e.kind == "charged"] == ["charged"] * 4
+
+    # Nothing private leaves: the canary is in no exported file, no run-folder file, no event.
+    assert CANARY.encode() not in all_bytes_under(export)
+    assert CANARY.encode() not in all_bytes_under(privet_home)
+    assert all(CANARY not in (e.message or "") for e in events)
+    assert result.record.epsilon_tight <= spec.privacy.epsilon + 1e-6
+
+
+def test_charges_are_written_before_noise_is_drawn(tmp_path, monkeypatch):
+    import core.methods.dp_synrag as method
+
+    real = method.gaussian_noise
+    seen = []
+
+    def spy(values, sigma, rng=None, sensitivity=1.0):
+        seen.append(len(Ledger().entries()))
+        return real(values, sigma, rng=rng, sensitivity=sensitivity)
+
+    monkeypatch.setattr(method, "gaussian_noise", spy)
+    spec = tiny_spec(tmp_path)
+    spec.output.folder = ""
+    run_pipeline(spec)
+    assert seen[0] >= 1  # histogram charged before its noise
+    assert all(n >= 3 for n in seen[1:])  # both retrieval stages charged before the first centre
+
+
+def test_non_empty_output_folder_is_refused_before_anything_is_charged(tmp_path):
+    spec = tiny_spec(tmp_path)
+    Path(spec.output.folder).mkdir()
+    (Path(spec.output.folder) / "old.txt").write_text("x")
+    with pytest.raises(PrivetError, match="not empty"):
+        run_pipeline(spec)
+    assert Ledger().entries() == []
+
+
+def test_cap_refuses_an_over_budget_run_before_charging(tmp_path):
+    from core.corpus import dataset_fingerprint
+    from core.pipeline import load_spec_corpus
+
+    spec = tiny_spec(tmp_path)
+    fp = dataset_fingerprint(load_spec_corpus(spec))
+    Ledger().set_cap(fp, 1.0, 1e-3)
+    with pytest.raises(BudgetError):
+        run_pipeline(spec)
+    assert [e for e in Ledger().entries(fp) if e.get("kind", "charge") == "charge"] == []
+
+
+def test_test_mode_is_reproducible_and_refuses_export(tmp_path):
+    spec = tiny_spec(tmp_path)
+    spec.test_mode_seed = 1234
+    first = run_pipeline(spec)
+    second = run_pipeline(spec)
+    assert first.export_dir is None and first.record.test_mode
+    assert first.synthetic_path.read_text() == second.synthetic_path.read_text()
+    from core.export import export_release
+
+    with pytest.raises(PrivetError):
+        export_release(first.run_dir, tmp_path / "never", {})
+
+
+def test_cancelled_run_stays_charged_and_resume_reuses_released_outputs(tmp_path):
+    spec = tiny_spec(tmp_path)
+    state = {"cancel": False}
+
+    def on_event(event):
+        if event.stage == "private_prediction" and event.kind == "charged":
+            state["cancel"] = True
+
+    reporter = CallbackReporter(on_event, lambda: state["cancel"])
+    run_dir = tmp_path / "run"
+    with pytest.raises(Cancelled):
+        run_pipeline(spec, reporter, run_dir=run_dir)
+    ledger = Ledger()
+    stages_before = [e["stage"] for e in ledger.entries() if e.get("kind", "charge") == "charge"]
+    assert "private_prediction" in stages_before  # charged at stage start, stays charged
+    hist_before = json.loads((run_dir / "checkpoints" / "histogram.json").read_text())
+
+    result = run_pipeline(spec, run_dir=run_dir, resume=True)
+    stages_after = [e["stage"] for e in ledger.entries() if e.get("kind", "charge") == "charge"]
+    new = stages_after[len(stages_before):]
+    assert new == ["private_prediction"]  # histogram and retrieval were not redrawn
+    assert json.loads((run_dir / "checkpoints" / "histogram.json").read_text()) == hist_before
+    assert result.n_synthetic > 0
+
+
+def test_dp_synth_baseline_runs(tmp_path):
+    spec = tiny_spec(tmp_path)
+    spec.method = "dp_synth"
+    result = run_pipeline(spec)
+    assert result.record.method == "dp_synth"
+    assert result.n_synthetic <= spec.dp_synrag.R
+
+
+def test_plan_and_run_from_the_command_line(tmp_path, capsys):
+    spec = tiny_spec(tmp_path)
+    spec_path = tmp_path / "spec.toml"
+    spec.save(spec_path)
+    assert privet(["plan", str(spec_path)]) == 0
+    out = capsys.readouterr().out
+    assert "private_prediction" in out and "c_over_tau" in out
+    assert privet(["run", str(spec_path), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "Release" in out and CANARY not in out
+
+
+def test_plan_reproduces_the_reference_split(tmp_path):
+    spec = tiny_spec(tmp_path, K=10, L=5, T=70, R=500, k=80)
+    spec.privacy.delta = 1e-3
+    summary = plan(spec)
+    assert summary.rho_total == pytest.approx(2.6068, abs=1e-4)
+    assert summary.derived["c_over_tau"] == pytest.approx(0.1162, abs=1e-4)
+
+
+@pytest.mark.slow
+def test_packaged_models_integration(tmp_path, no_network):
+    """DP-SynRAG on 30 demo notes with the packaged SmolLM2 and MiniLM (CPU)."""
+    from core.paths import resources_dir
+
+    rows = list(csv.DictReader(open(resources_dir() / "demo" / "clinic" / "notes.csv", encoding="utf-8")))[:30]
+    path = tmp_path / "notes.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    spec = RunSpec()
+    spec.data.path = str(path)
+    spec.data.text_column = "note"
+    spec.llm = ModelChoice(source="default", backend="transformers", device="cpu")
+    spec.embedder = ModelChoice(source="default")
+    for key, value in {"K": 5, "R": 3, "L": 2, "k": 8, "T": 8, "public_anchor": True, "max_prompt_tokens": 128}.items():
+        setattr(spec.dp_synrag, key, value)
+    spec.dp_synrag.domain_lists = [str(resources_dir() / "vocab" / "medical_demo_domain.txt")]
+    spec.output.folder = str(tmp_path / "release")
+    result = run_pipeline(spec)
+    from core.certificate import verify_export
+
+    assert verify_export(result.export_dir).ok
+    names = {r["patient"] for r in rows}
+    exported = (result.export_dir / "synthetic.jsonl").read_text(encoding="utf-8")
+    assert not any(name in exported for name in names)
