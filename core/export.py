@@ -47,7 +47,7 @@ def _check_destination(out_dir: Path, overwrite: bool) -> None:
 
 
 def _write_release(run_dir: Path, staging: Path, record: PrivacyRecord, identity: dict[str, str],
-                   ledger: "Ledger | None") -> None:
+                   ledger: "Ledger | None", non_dp_statistics: dict | None) -> None:
     """Fill ``staging`` with the corpus files, renderings, signed certificate and public key."""
     outputs = []
     for name in CORPUS_FILES:
@@ -56,7 +56,8 @@ def _write_release(run_dir: Path, staging: Path, record: PrivacyRecord, identity
             shutil.copyfile(source, staging / name)
             outputs.append(staging / name)
     key = load_signing_key()
-    certificate = build_certificate(record, outputs, identity, ledger, signing_key=key)
+    certificate = build_certificate(record, outputs, identity, ledger, signing_key=key,
+                                    non_dp_statistics=non_dp_statistics)
     html_path = staging / HTML_FILE
     html_path.write_text(render_html(certificate), encoding="utf-8")
     renderings = [html_path]
@@ -72,11 +73,12 @@ def _write_release(run_dir: Path, staging: Path, record: PrivacyRecord, identity
 
 
 def export_release(run_dir: Path, out_dir: Path, identity: dict[str, str], overwrite: bool = False,
-                   ledger: "Ledger | None" = None) -> Path:
+                   ledger: "Ledger | None" = None, non_dp_statistics: dict | None = None) -> Path:
     """Write the release folder ``out_dir`` for a finished run and record it in the ledger.
 
     ``identity`` holds ``custodian``, ``organisation`` and ``irb_protocol`` (any may be empty).
-    ``ledger`` defaults to the installation's ledger. Returns ``out_dir``.
+    ``ledger`` defaults to the installation's ledger. ``non_dp_statistics`` (custodian opt-in only)
+    are figures computed on the private data; the certificate labels them as not DP. Returns ``out_dir``.
     """
     run_dir, out_dir = Path(run_dir), Path(out_dir).absolute()
     record = PrivacyRecord.load(run_dir)
@@ -96,7 +98,7 @@ def export_release(run_dir: Path, out_dir: Path, identity: dict[str, str], overw
     staging = out_dir.parent / f".{out_dir.name}.export-{uuid.uuid4().hex}"
     staging.mkdir()
     try:
-        _write_release(run_dir, staging, record, identity, ledger)
+        _write_release(run_dir, staging, record, identity, ledger, non_dp_statistics)
         report = verify_export(staging)
         if not report.ok:
             raise PrivetError("The export did not verify: " + "; ".join(report.problems), "Please report this bug.")

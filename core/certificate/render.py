@@ -134,6 +134,14 @@ def _outputs(cert: dict[str, Any]) -> str:
     )
 
 
+def _non_dp(cert: dict[str, Any]) -> str:
+    section = cert.get("non_dp_statistics")
+    if not section:
+        return ""
+    pairs = [(k, _num(v)) for k, v in sorted(section["values"].items())]
+    return f"<h2>Statistics of the private data (not DP)</h2><p class='warn'>{_e(section['label'])}</p>{_rows(pairs)}"
+
+
 def render_html(cert: dict[str, Any]) -> str:
     """The readable certificate as a standalone HTML page (plain-language summary first)."""
     method = cert["identity"]["method"]
@@ -148,6 +156,7 @@ def render_html(cert: dict[str, Any]) -> str:
         f"<h2>The guarantee in figures</h2>{_guarantee(cert)}"
         f"<h2>Budget history of this dataset</h2>{_history(cert)}"
         f"<h2>Samplers</h2><ul>{samplers}</ul>"
+        f"{_non_dp(cert)}"
         f"<h2>Identity</h2>{_identity(cert)}"
         f"<h2>Exported files</h2>{_outputs(cert)}"
     )

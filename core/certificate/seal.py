@@ -116,6 +116,8 @@ def _check_signature(document: dict[str, Any], public_key_file: Path | None, rep
         report.problems.append("the embedded public key does not match the fingerprint stated beside it")
     key, report.key_source = embedded, "key embedded in the certificate (pass --public-key to check who signed)"
     if public_key_file is not None:
+        if not Path(public_key_file).is_file():
+            raise PrivetError(f"The public key file {public_key_file} does not exist.", "Give the path of a PEM file.")
         key = load_public_key_pem(Path(public_key_file).read_bytes())
         report.key_source = f"public key from {public_key_file}"
         if public_key_fingerprint(key) != signature.get("public_key_fingerprint"):

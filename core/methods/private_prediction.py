@@ -138,10 +138,9 @@ class PrivatePredictionEngine:
                 public_row_of.append(len(prompts))
                 prompts.append(group.public_prompt_ids)
                 row_group.append(-1 - gi)  # marks a public row
-        if not prompts:
-            return [GroupOutput(g.gid) for g in wave]
-
-        session = self.llm.start_logits(prompts)
+        # A wave of groups without any row still samples: z = 0 gives uniform tokens, exactly
+        # what the mechanism does for an empty S_r (skipping it would reveal |S_r| = 0).
+        session = self.llm.start_logits(prompts) if prompts else None
         device = torch.device(self.llm.device)
         groups_of_rows = torch.tensor(row_group, device=device)
         outputs = [GroupOutput(g.gid, n_rows=len(g.prompt_ids)) for g in wave]
@@ -168,13 +167,14 @@ class PrivatePredictionEngine:
             if not still:
                 break
             if finished:
-                keep_rows = self._rows_of(groups_of_rows, still)
-                session.keep(keep_rows)
-                groups_of_rows = groups_of_rows[keep_rows]
                 keep_pos = torch.tensor([active.index(gi) for gi in still], device=tokens.device)
-                tokens = tokens[keep_pos]
-                active = still
-            session.append(self._row_tokens(groups_of_rows, active, tokens))
+                tokens, active = tokens[keep_pos], still
+                if session is not None:
+                    keep_rows = self._rows_of(groups_of_rows, still)
+                    session.keep(keep_rows)
+                    groups_of_rows = groups_of_rows[keep_rows]
+            if session is not None:
+                session.append(self._row_tokens(groups_of_rows, active, tokens))
         return outputs
 
     @staticmethod
@@ -196,14 +196,16 @@ class PrivatePredictionEngine:
         return tokens.to(groups_of_rows.device)[lookup[self._group_index(groups_of_rows)]]
 
     def _aggregate(
-        self, session: LogitsSession, groups_of_rows: torch.Tensor, active: list[int], anchor: bool
+        self, session: LogitsSession | None, groups_of_rows: torch.Tensor, active: list[int], anchor: bool
     ) -> torch.Tensor:
         """z for each active group: segment-sum of clipped private rows (+ public base)."""
+        if session is None:
+            return torch.zeros(len(active), self.llm.vocab_size, dtype=torch.float32, device=self.llm.device)
         logits = session.logits().float()
         device = logits.device
         gidx = self._group_index(groups_of_rows)
         # Position of each row's group among the active groups.
-        lookup = torch.full((int(gidx.max()) + 1,), -1, dtype=torch.long, device=device)
+        lookup = torch.full((max(active) + 1,), -1, dtype=torch.long, device=device)
         lookup[torch.tensor(active, device=device)] = torch.arange(len(active), device=device)
         slot = lookup[gidx]
         private = groups_of_rows >= 0

@@ -47,8 +47,9 @@ SAMPLER_DESCRIPTIONS: dict[str, str] = {
         "with a NumPy PCG64 generator keyed by 256 bits of OS entropy."
     ),
     TOKEN_SAMPLER: (
-        "Tokens: softmax(z/τ) over the whole vocabulary in float64 and torch.multinomial (floating-point "
-        "inverse-CDF sampling) with a torch generator keyed by 64 bits of OS entropy; no top-k/top-p."
+        "Tokens: softmax(z/τ) over the whole vocabulary, floating-point inverse-CDF sampling in float64 "
+        "(running sum of exp(z/τ − max), one uniform per row) with a torch generator keyed by 64 bits of "
+        "OS entropy; no top-k, top-p or other truncation."
     ),
 }
 
@@ -186,17 +187,32 @@ class TokenSampler:
             self._generators[key] = secure_torch_generator(device)
         return self._generators[key]
 
-    def probabilities(self, z: torch.Tensor) -> torch.Tensor:
-        """softmax(z/τ) in float64, on the device where sampling happens."""
+    def _log_weights(self, z: torch.Tensor) -> torch.Tensor:
         if z.dim() != 2:
-            raise PrivetError(f"The token sampler expects [clusters, vocabulary] logits, got shape {tuple(z.shape)}.", "This is a bug.")
-        if z.device.type == "mps":
+            raise PrivetError(
+                f"The token sampler expects [clusters, vocabulary] logits, got shape {tuple(z.shape)}.", "This is a bug."
+            )
+        if z.device.type == "mps":  # no float64 there
             z = z.cpu()
-        return torch.softmax(z.to(torch.float64) / self.tau, dim=-1)
+        x = z.to(torch.float64) / self.tau
+        return x - x.amax(dim=-1, keepdim=True)
+
+    def probabilities(self, z: torch.Tensor) -> torch.Tensor:
+        """softmax(z/τ) in float64 — the distribution :meth:`sample` draws from."""
+        return torch.softmax(self._log_weights(z), dim=-1)
 
     def sample(self, z: torch.Tensor) -> torch.Tensor:
-        """One token id per row (LongTensor [n_clusters]) on the sampling device."""
-        probs = self.probabilities(z)
-        if self._fixed is not None and self._fixed.device != probs.device:
-            probs = probs.to(self._fixed.device)
-        return torch.multinomial(probs, 1, generator=self._generator(probs.device)).squeeze(-1)
+        """One token id per row (LongTensor [n_clusters]) on the sampling device.
+
+        Inverse-CDF sampling in float64: w = exp(z/τ − max), u uniform on [0, Σw), token = the first
+        index whose running sum exceeds u. A token with w = 0 can never be drawn; every other token is
+        drawn with probability w/Σw up to float64 rounding of the running sum (≈ V·2^-53 relative).
+        """
+        log_w = self._log_weights(z)
+        if self._fixed is not None and self._fixed.device != log_w.device:
+            log_w = log_w.to(self._fixed.device)
+        cumulative = torch.cumsum(torch.exp(log_w), dim=-1)
+        total = cumulative[:, -1:]
+        u = torch.rand(total.shape, dtype=torch.float64, device=total.device, generator=self._generator(total.device))
+        u = torch.minimum(u * total, torch.nextafter(total, torch.zeros_like(total)))  # keep u < Σw
+        return torch.searchsorted(cumulative, u, right=True).squeeze(-1)

@@ -1,0 +1,194 @@
+"""The desktop wizard end to end (pytest-qt, offscreen) with the tiny test models.
+
+The pipeline runs in a spawned child process, exactly as in the application.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QWizard
+
+from core.ledger import Ledger
+from core.models.base import ModelChoice
+from desktop.controller import WizardController, verify_folder
+from desktop.runner import TEST_HOOK_ENV
+from desktop.wizard import RunWizard
+from desktop.wizard.wizard import BUDGET, CONFIRM, DATA, METHOD, MODEL, REVIEW, RUN, TASK
+
+TINY = ModelChoice(source="tiny-random")
+NAMES = ["Alma Fenwick", "Borislav Quint", "Carys Odell", "Dorian Plaskett"]
+RUN_TIMEOUT_MS = 90_000
+
+
+def write_notes(folder: Path, n: int = 40) -> Path:
+    path = folder / "notes.csv"
+    conditions = ["fever", "cough", "rash", "headache"]
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["id", "patient", "note"])
+        for i in range(n):
+            name = NAMES[i % 4] if i < 4 else f"Patient {i}"
+            writer.writerow([f"n{i}", name, f"{name} came in with {conditions[i % 4]} and was sent home to rest."])
+    return path
+
+
+def tiny_controller() -> WizardController:
+    controller = WizardController()
+    controller.spec.llm = TINY
+    controller.spec.embedder = TINY
+    for key, value in {"K": 4, "R": 5, "L": 2, "k": 5, "T": 6, "self_filter": False, "max_prompt_tokens": 64}.items():
+        setattr(controller.spec.dp_synrag, key, value)
+    return controller
+
+
+@pytest.fixture
+def wizard(qtbot):
+    wiz = RunWizard(tiny_controller(), gpus=[], grace_ms=3000)
+    qtbot.addWidget(wiz)
+    wiz.show()
+    yield wiz
+    if wiz.relay.running:
+        wiz.relay.hard_stop()
+
+
+def next_enabled(wiz: RunWizard) -> bool:
+    button = wiz.button(QWizard.WizardButton.CommitButton if wiz.currentId() == CONFIRM else QWizard.WizardButton.NextButton)
+    return button.isEnabled() and wiz.currentPage().isComplete()
+
+
+def load_data(wiz: RunWizard, tmp_path: Path) -> None:
+    page = wiz.data_page
+    page.path.setText(str(write_notes(tmp_path)))
+    page.set_columns("note", "id", "patient")
+    assert page.load(), page.message.text()
+
+
+def walk_to_confirm(wiz: RunWizard, tmp_path: Path, epsilon: float = 10.0) -> None:
+    load_data(wiz, tmp_path)
+    assert next_enabled(wiz)
+    wiz.next()
+    assert wiz.currentId() == METHOD
+    wiz.method_page.select("dp_synrag")
+    wiz.next()
+    assert wiz.currentId() == BUDGET
+    wiz.budget_page.set_epsilon(epsilon)
+    wiz.budget_page.refresh_plan()
+    assert wiz.budget_page.plan_result is not None, wiz.budget_page.message.text()
+    assert wiz.budget_page.split.segments(), "the per-stage split is drawn"
+    wiz.next()
+    assert wiz.currentId() == MODEL
+    wiz.model_page.select_source("tiny-random")
+    wiz.next()
+    assert wiz.currentId() == TASK
+    wiz.next()
+    assert wiz.currentId() == CONFIRM
+    assert not next_enabled(wiz), "the commit page needs the confirmation tick"
+    assert f"ε = {epsilon:g}" in wiz.confirm_page.recorded.text()
+    wiz.confirm_page.understood.setChecked(True)
+    assert next_enabled(wiz)
+
+
+def test_walk_the_wizard_to_a_verified_export(wizard, qtbot, tmp_path):
+    walk_to_confirm(wizard, tmp_path)
+    wizard.next()
+    assert wizard.currentId() == RUN
+    run = wizard.run_page
+    qtbot.waitUntil(lambda: run.state != "running", timeout=RUN_TIMEOUT_MS)
+    assert run.state == "succeeded", run.message.text() + run.log.toPlainText()
+    assert run.charged and sum(r for _, r in run.charged) == pytest.approx(run.planned_rho, rel=1e-6)
+    assert run.stage_names(), "one progress bar per stage"
+    wizard.next()
+    assert wizard.currentId() == REVIEW
+    review = wizard.review_page
+    assert review.documents.count() == run.result["n_synthetic"] > 0
+    assert "private names" in review.check.text() or "private" in review.check.text()
+    review.out_dir.setText(str(tmp_path / "export"))
+    out = review.export()
+    assert out == (tmp_path / "export").absolute(), review.message.text()
+    assert verify_folder(out).ok
+    assert str(out) in review.export_result.text() and "verifies" in review.export_result.text()
+    assert not any("Alma Fenwick" in p.read_text(errors="ignore") for p in out.rglob("*") if p.is_file()
+                   and review.check.text().count("Alma Fenwick")), "the internal check is never exported"
+
+
+def test_invalid_inputs_block_next_with_a_message(wizard, tmp_path):
+    page = wizard.data_page
+    assert wizard.currentId() == DATA
+    assert not next_enabled(wizard) and "Choose a folder" in page.message.text()
+    page.path.setText(str(tmp_path / "missing.csv"))
+    assert not page.load()
+    assert not next_enabled(wizard) and "does not exist" in page.message.text()
+
+    load_data(wizard, tmp_path)
+    page.set_columns("note", "id", "")  # changed after loading: must load again
+    assert not next_enabled(wizard) and "Load" in page.message.text()
+    assert page.load() and next_enabled(wizard)
+    wizard.next()
+    wizard.next()
+    budget = wizard.budget_page
+    budget.set_delta_text("not a number")
+    assert not next_enabled(wizard) and "δ must be" in budget.message.text()
+    budget.set_delta_text("1e-6")
+    assert next_enabled(wizard)
+    wizard.next()
+    model = wizard.model_page
+    model.select_source("hf", str(tmp_path / "no-such-model"))
+    assert not next_enabled(wizard) and "config.json" in model.message.text()
+    model.select_source("gguf", str(tmp_path / "notes.csv"))
+    assert not next_enabled(wizard) and ".gguf" in model.message.text()
+    model.select_source("tiny-random")
+    assert next_enabled(wizard)
+    wizard.next()
+    task = wizard.task_page
+    task.task.setPlainText("")
+    assert not next_enabled(wizard) and "task" in task.message.text()
+    task.task.setPlainText("Answer questions about clinic visits.")
+    for box in task.formats.values():
+        box.setChecked(False)
+    assert not next_enabled(wizard) and "format" in task.message.text()
+
+
+def test_cancel_stops_the_run_and_the_ledger_keeps_the_charge(wizard, qtbot, tmp_path, monkeypatch):
+    monkeypatch.setenv(TEST_HOOK_ENV, "delay:0.4")  # slows the child so Cancel lands mid-run
+    walk_to_confirm(wizard, tmp_path)
+    wizard.next()
+    run = wizard.run_page
+    qtbot.waitUntil(lambda: bool(run.charged) or run.state != "running", timeout=RUN_TIMEOUT_MS)
+    assert run.state == "running", run.log.toPlainText()
+    qtbot.mouseClick(run.cancel_button, __import__("PySide6.QtCore", fromlist=["Qt"]).Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: run.state != "running", timeout=20_000)
+    assert run.state == "cancelled"
+    assert not next_enabled(wizard) and "cancelled" in run.message.text()
+    assert run.resume_button.isVisible()
+    fingerprint = wizard.controller.summary.fingerprint
+    assert Ledger().spent_rho(fingerprint) >= run.charged[0][1] > 0
+
+
+@pytest.mark.parametrize("hook, expected", [("raise", "internal error"), ("exit", "exit code 3")])
+def test_a_child_crash_shows_an_error_and_the_gui_stays_alive(wizard, qtbot, tmp_path, monkeypatch, hook, expected):
+    monkeypatch.setenv(TEST_HOOK_ENV, hook)
+    walk_to_confirm(wizard, tmp_path)
+    wizard.next()
+    run = wizard.run_page
+    qtbot.waitUntil(lambda: run.state != "running", timeout=30_000)
+    assert run.state == "failed"
+    assert run.error_box is not None and run.error_box.isVisible()
+    assert expected in run.error_box.text()
+    assert run.resume_button.isVisible()
+    run.error_box.close()
+    assert wizard.isVisible()
+    wizard.back()  # the GUI still answers
+    assert wizard.currentId() == RUN
+
+
+def test_a_missing_model_folder_fails_in_the_child_with_a_plain_message(wizard, qtbot, tmp_path):
+    walk_to_confirm(wizard, tmp_path)
+    wizard.controller.spec.llm = ModelChoice(source="hf", path=str(tmp_path / "gone"))
+    wizard.next()
+    run = wizard.run_page
+    qtbot.waitUntil(lambda: run.state != "running", timeout=RUN_TIMEOUT_MS)
+    assert run.state == "failed"
+    assert "Traceback" not in run.error_box.text() and str(tmp_path / "gone") in run.error_box.text()
