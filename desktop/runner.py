@@ -69,13 +69,13 @@ def describe_failure(exc: BaseException) -> tuple[str, bool]:
     if isinstance(exc, MemoryError) or "out of memory" in text.lower() or type(exc).__name__ == "OutOfMemoryError":
         return (
             "The run ran out of memory.\nWhat to do: choose a smaller model, run on the CPU instead of "
-            "the GPU (or the other way round), close other programs, then resume the run.",
+            "the GPU (or the other way round), close other programs, then resume the run (or start it again).",
             True,
         )
     detail = f"{type(exc).__name__}: {text}"[:MAX_DETAIL_CHARS]
     return (
-        f"The run stopped because of an internal error ({detail}).\nWhat to do: resume the run; if it "
-        "fails again, send the run folder's log to your support contact.",
+        f"The run stopped because of an internal error ({detail}).\nWhat to do: resume the run if that is "
+        "offered, otherwise start it again; if it fails again, report the message above to your support contact.",
         True,
     )
 
@@ -118,8 +118,8 @@ def crash_message(exitcode: int | None, hard_stopped: bool) -> dict[str, Any]:
         why = f"ended unexpectedly (exit code {exitcode})"
     return {
         "type": "crashed",
-        "message": f"The run process {why}.\nWhat to do: resume the run; if it happens again choose a "
-        "smaller model or fewer documents.",
+        "message": f"The run process {why}.\nWhat to do: resume the run if that is offered, otherwise start "
+        "it again; if it happens again, choose a smaller model or fewer documents.",
         "resumable": True,
     }
 

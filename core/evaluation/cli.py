@@ -1,5 +1,72 @@
-"""Placeholder: sub-commands are added here by the module's owner."""
+"""``privet evaluate``: utility, leakage, quality and membership-inference measurements.
+
+Writes ``results.json`` and PNG plots to ``--out``. The members' file and the evaluation's
+own runs and ledger stay in a private work folder under the Privet data folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from core.errors import PrivetError
+from core.evaluation.config import DATASETS, SCALES, make_config
+from core.progress import CallbackReporter, ProgressEvent
 
 
 def register(subparsers) -> None:
-    return None
+    p = subparsers.add_parser("evaluate", help="measure utility, leakage and membership inference on a demo corpus")
+    p.add_argument("--dataset", required=True, choices=DATASETS)
+    p.add_argument("--out", required=True, help="folder for results.json and the plots")
+    p.add_argument("--scale", default="demo", choices=SCALES,
+                   help="tiny: test models (seconds); demo: packaged models on CPU (~30 min); seed: full settings (GPU)")
+    p.add_argument("--epsilons", default="1,4,10", help="comma-separated ε values (default 1,4,10)")
+    p.add_argument("--methods", default="dp_synrag,dp_synth,dp_synrag_l1",
+                   help="comma-separated: dp_synrag, dp_synth, dp_synrag_l1, rpsg")
+    p.add_argument("--questions", type=int, default=None, help="benign questions scored (default: by scale)")
+    p.add_argument("--llm-backend", default=None, choices=("auto", "transformers", "llamacpp"))
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_evaluate)
+
+
+def _floats(text: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise PrivetError(f"--epsilons {text!r} is not a list of numbers.", "For example --epsilons 1,4,10.") from None
+
+
+def _printer(quiet: bool):
+    def emit(event: ProgressEvent) -> None:
+        if not quiet and event.kind == "stage_start" and event.message:
+            stamp = time.strftime("%H:%M:%S")
+            print(f"{stamp} [{event.stage}] {event.message}", file=sys.stderr, flush=True)
+
+    return CallbackReporter(emit)
+
+
+def command_line(args: argparse.Namespace) -> str:
+    """The command that reproduces this evaluation (recorded in results.json)."""
+    parts = ["privet evaluate", f"--dataset {args.dataset}", f"--out {args.out}", f"--scale {args.scale}",
+             f"--epsilons {args.epsilons}", f"--methods {args.methods}"]
+    if args.questions is not None:
+        parts.append(f"--questions {args.questions}")
+    if args.llm_backend:
+        parts.append(f"--llm-backend {args.llm_backend}")
+    return " ".join(parts)
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from core.evaluation.evaluate import run_evaluation
+    from core.evaluation.report import write_report
+
+    config = make_config(
+        args.dataset, args.out, args.scale, _floats(args.epsilons),
+        tuple(m.strip() for m in args.methods.split(",") if m.strip()), args.questions, args.llm_backend,
+    )
+    result = run_evaluation(config, _printer(args.quiet))
+    result["command"] = command_line(args)
+    for path in write_report(result, config.out_dir):
+        print(path)
+    return 0

@@ -10,6 +10,8 @@ never leaves a half-written cache entry.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import shutil
 import tempfile
@@ -48,7 +50,8 @@ def _write_marker(folder: Path, gguf: Path, sha256: str) -> None:
 
 
 def _convert_model(gguf: Path, sha256: str, out: Path) -> None:
-    with quiet_loading():
+    # transformers' GGUF reader draws its own tqdm bar on stderr, outside its progress-bar switch.
+    with quiet_loading(), contextlib.redirect_stderr(io.StringIO()):
         from transformers import AutoModelForCausalLM
 
         try:

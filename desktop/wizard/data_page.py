@@ -47,6 +47,7 @@ class DataPage(Page):
         self.load_button = QPushButton("&Load")
         self.load_button.setToolTip("Read the data and show a summary")
         self.load_button.clicked.connect(self.load)
+        self._load_error = ""
 
         form = QFormLayout()
         form.addRow("&Data:", row)
@@ -91,6 +92,8 @@ class DataPage(Page):
         self.refresh()
 
     def blocking_message(self) -> str:
+        if self._load_error:
+            return self._load_error
         if not self.path.text().strip():
             return "Choose a folder or a table file, then press Load."
         if not self._loaded_matches_inputs():
@@ -108,9 +111,10 @@ class DataPage(Page):
         except PrivetError as exc:
             self.controller.summary = None
             self._show_summary(None)
-            self.set_message(exc.user_message())
+            self._load_error = exc.user_message()
             self.completeChanged.emit()
             return False
+        self._load_error = ""
         self._show_summary(summary)
         self.set_message("", error=False)
         self.completeChanged.emit()
@@ -176,6 +180,7 @@ class DataPage(Page):
                 and data.text_column == self._column(self.text_column))
 
     def _inputs_changed(self) -> None:
+        self._load_error = ""
         self.completeChanged.emit()
 
     def _show_summary(self, summary: CorpusSummary | None) -> None:

@@ -33,6 +33,7 @@ class RunPage(Page):
         self.planned_rho = 0.0
         self.charged: list[tuple[str, float]] = []
         self.error_box: QMessageBox | None = None
+        self.failure = ""
         self._bars: dict[str, tuple[QProgressBar, QLabel]] = {}
 
         self.stages = QGridLayout()
@@ -91,7 +92,7 @@ class RunPage(Page):
         return {
             "running": "The run is in progress.",
             "cancelled": "The run was cancelled. Stages that had started stay charged in the ledger.",
-            "failed": "The run failed (see above).",
+            "failed": self.failure,
             "idle": "The run has not started.",
         }.get(self.state, "")
 
@@ -164,24 +165,29 @@ class RunPage(Page):
     def on_cancelled(self, message: str) -> None:
         self.state = "cancelled"
         self.cancel_button.setEnabled(False)
-        self.resume_button.setVisible(self.run_dir is not None)
+        self.resume_button.setVisible(self._resumable())
         self._log(message)
         self.completeChanged.emit()
 
     def on_failed(self, message: str, resumable: bool) -> None:
         self.state = "failed"
+        self.failure = message
         self.cancel_button.setEnabled(False)
-        self.resume_button.setVisible(resumable and self.run_dir is not None)
+        self.resume_button.setVisible(resumable and self._resumable())
         self._log("The run failed.")
         self.completeChanged.emit()
-        self.set_message(message)
         self.error_box = QMessageBox(QMessageBox.Icon.Critical, "The run failed", message,
                                      QMessageBox.StandardButton.Ok, self)
         self.error_box.setInformativeText("Privet is still running. Budget already charged stays charged."
-                                          + (" You can resume the run." if resumable else ""))
+                                          + (" You can resume the run." if self.resume_button.isVisibleTo(self)
+                                             else ""))
         self.error_box.open()
 
     # --- helpers ----------------------------------------------------------------------------------
+
+    def _resumable(self) -> bool:
+        """A run can resume when the pipeline had started its run folder (checkpoints live there)."""
+        return self.run_dir is not None and (self.run_dir / "run.json").is_file()
 
     def stage_names(self) -> list[str]:
         return list(self._bars)

@@ -1,0 +1,202 @@
+"""What an evaluation run measures and at which scale.
+
+Three scales: ``tiny`` (tiny random models, seconds; for tests), ``demo`` (the packaged
+SmolLM2-135M and MiniLM on the CPU, about half an hour on 2 cores) and ``seed`` (the
+seed paper's settings, for a GPU site). A scale fixes the DP-SynRAG parameters, how many
+questions and documents are scored, and how large the attack samples are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from core.errors import PrivetError
+from core.models.base import ModelChoice
+from core.paths import resources_dir
+from core.runspec import DPSynRAGSpec
+
+METHODS = ("dp_synrag", "dp_synth", "dp_synrag_l1", "rpsg")
+DATASETS = ("clinic", "movielens")
+SCALES = ("tiny", "demo", "seed")
+
+
+@dataclass(frozen=True)
+class DatasetConfig:
+    """A demo corpus with held-out questions (resources/demo/<name>)."""
+
+    name: str
+    corpus_file: str
+    text_column: str
+    id_column: str
+    person_column: str
+    benign_kind: str
+    task: str
+    domain_lists: tuple[str, ...] = ()
+
+    @property
+    def folder(self) -> Path:
+        return resources_dir() / "demo" / self.name
+
+    @property
+    def corpus_path(self) -> Path:
+        return self.folder / self.corpus_file
+
+    @property
+    def questions_path(self) -> Path:
+        return self.folder / "questions.jsonl"
+
+
+DATASET_CONFIGS = {
+    "clinic": DatasetConfig(
+        name="clinic",
+        corpus_file="notes.csv",
+        text_column="note",
+        id_column="id",
+        person_column="patient",
+        benign_kind="diagnosis",
+        task="Answer patients' questions about which disease matches their symptoms.",
+        domain_lists=("vocab/medical_demo_domain.txt",),
+    ),
+    "movielens": DatasetConfig(
+        name="movielens",
+        corpus_file="users.csv",
+        text_column="document",
+        id_column="id",
+        person_column="user",
+        benign_kind="recommendation",
+        task="Recommend films to people from the films they liked.",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class ScaleConfig:
+    """Sizes and model choices of one evaluation scale."""
+
+    name: str
+    llm: ModelChoice
+    embedder: ModelChoice
+    dp_synrag: DPSynRAGSpec
+    max_members: int  # members given to the generator (0 = all)
+    benign_questions: int  # benign questions scored for utility
+    attack_questions: int  # attack questions scored for leakage
+    top_k: int  # documents retrieved per question
+    answer_tokens: int  # tokens of a RAG answer
+    mia_per_class: int  # members and non-members scored by the membership attacks
+    sweep_all_methods: bool  # False: only DP-SynRAG is swept over epsilon; baselines at the largest
+    dp_rag_queries: tuple[int, ...] = (1, 10, 100, 1000)
+    dp_rag_questions: int = 40
+    self_bleu_sample: int = 50
+    canaries: int = 3
+    context_docs: int = 3  # synthetic neighbours in the context of the membership "target" model
+
+
+def _dp(**kw) -> DPSynRAGSpec:
+    return replace(DPSynRAGSpec(), **kw)
+
+
+TINY = ModelChoice(source="tiny-random")
+
+SCALE_CONFIGS = {
+    "tiny": ScaleConfig(
+        name="tiny",
+        llm=TINY,
+        embedder=TINY,
+        dp_synrag=_dp(K=4, R=6, L=2, k=5, T=6, self_filter=False, max_prompt_tokens=64),
+        max_members=40,
+        benign_questions=6,
+        attack_questions=3,
+        top_k=2,
+        answer_tokens=4,
+        mia_per_class=8,
+        sweep_all_methods=True,
+        dp_rag_queries=(1, 10),
+        dp_rag_questions=4,
+        self_bleu_sample=10,
+        canaries=2,
+        context_docs=2,
+    ),
+    "demo": ScaleConfig(
+        name="demo",
+        llm=ModelChoice(source="default", backend="transformers"),
+        embedder=ModelChoice(source="default"),
+        dp_synrag=_dp(K=10, R=16, L=3, k=30, T=32, public_anchor=True, self_filter=True, max_prompt_tokens=160),
+        max_members=300,
+        benign_questions=40,
+        attack_questions=15,
+        top_k=3,
+        answer_tokens=12,
+        mia_per_class=40,
+        sweep_all_methods=False,
+        dp_rag_queries=(1, 10, 100, 1000),
+        dp_rag_questions=24,
+        self_bleu_sample=50,
+    ),
+    "seed": ScaleConfig(
+        name="seed",
+        llm=ModelChoice(source="default", backend="transformers"),
+        embedder=ModelChoice(source="default"),
+        dp_synrag=_dp(K=10, R=500, L=5, k=80, T=70, public_anchor=True, self_filter=True, max_prompt_tokens=256),
+        max_members=0,
+        benign_questions=200,
+        attack_questions=50,
+        top_k=5,
+        answer_tokens=24,
+        mia_per_class=200,
+        sweep_all_methods=True,
+        dp_rag_queries=(1, 10, 100, 1000, 10000),
+        dp_rag_questions=100,
+        self_bleu_sample=200,
+        canaries=5,
+    ),
+}
+
+
+@dataclass
+class EvaluationConfig:
+    dataset: DatasetConfig
+    scale: ScaleConfig
+    out_dir: Path
+    epsilons: tuple[float, ...] = (1.0, 4.0, 10.0)
+    methods: tuple[str, ...] = ("dp_synrag", "dp_synth", "dp_synrag_l1")
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def max_epsilon(self) -> float:
+        return max(self.epsilons)
+
+
+def make_config(
+    dataset: str,
+    out_dir: str | Path,
+    scale: str = "demo",
+    epsilons: tuple[float, ...] = (1.0, 4.0, 10.0),
+    methods: tuple[str, ...] = ("dp_synrag", "dp_synth", "dp_synrag_l1"),
+    questions: int | None = None,
+    llm_backend: str | None = None,
+) -> EvaluationConfig:
+    """Validate the user's choices and build the configuration."""
+    if dataset not in DATASET_CONFIGS:
+        raise PrivetError(f"Unknown evaluation dataset {dataset!r}.", f"Use one of: {', '.join(DATASETS)}.")
+    if scale not in SCALE_CONFIGS:
+        raise PrivetError(f"Unknown evaluation scale {scale!r}.", f"Use one of: {', '.join(SCALES)}.")
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown or not methods:
+        raise PrivetError(f"Unknown or no methods {unknown}.", f"Choose from: {', '.join(METHODS)}.")
+    if not epsilons or any(not (e > 0) for e in epsilons):
+        raise PrivetError("Every epsilon must be a positive number.", "For example --epsilons 1,4,10.")
+    config = SCALE_CONFIGS[scale]
+    if questions is not None:
+        if questions < 1:
+            raise PrivetError("--questions must be at least 1.", "For example --questions 60.")
+        config = replace(config, benign_questions=questions)
+    if llm_backend:
+        config = replace(config, llm=replace(config.llm, backend=llm_backend))
+    return EvaluationConfig(
+        dataset=DATASET_CONFIGS[dataset],
+        scale=config,
+        out_dir=Path(out_dir),
+        epsilons=tuple(sorted(set(epsilons))),
+        methods=tuple(methods),
+    )

@@ -1,0 +1,216 @@
+"""One evaluation run: generate the corpora, then measure utility, leakage, quality, membership.
+
+``run_evaluation(config, reporter)`` returns a JSON-ready dict of every figure (no private
+text: counts, rates and scores only). The members' file and the run folders live under a
+private work folder (``data_dir()/evaluations/<id>``), never in the results folder.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from core.evaluation import dp_rag, leakage, membership, quality, runs
+from core.evaluation.config import EvaluationConfig
+from core.evaluation.data import EvaluationData, prepare_data
+from core.evaluation.retrieval import VectorIndex
+from core.evaluation.utility import contains_any, score_utility
+from core.paths import data_dir
+from core.privacy.conversion import eps_to_rho
+from core.progress import NULL_REPORTER, ProgressEvent, Reporter, StageProgress
+
+PRIVATE = "non-private (members)"
+NONE = "no retrieval"
+
+
+@dataclass
+class Models:
+    llm: object
+    embedder: object
+
+
+def _say(reporter: Reporter, stage: str, message: str) -> None:
+    reporter.emit(ProgressEvent(stage, "stage_start", message=message))
+
+
+def work_folder() -> Path:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    path = data_dir() / "evaluations" / stamp
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def run_evaluation(config: EvaluationConfig, reporter: Reporter = NULL_REPORTER, work_dir: Path | None = None) -> dict:
+    t0 = time.monotonic()
+    scale = config.scale
+    work = work_dir or work_folder()
+    data = prepare_data(config.dataset, scale.max_members, scale.canaries, scale.benign_questions,
+                        scale.attack_questions, work)
+    notes: list[str] = []
+
+    from core.models.registry import load_embedder, load_language_model
+
+    _say(reporter, "evaluate", "Loading the models")
+    models = Models(runs.GreedyCache(load_language_model(scale.llm)), load_embedder(scale.embedder))
+    corpora: list[runs.GeneratedCorpus] = []
+    for method, eps in runs.plan_runs(config):
+        if not runs.method_available(method):
+            notes.append(f"Method {method} is not available in this build; skipped.")
+            continue
+        _say(reporter, "evaluate", f"Generating {runs.label_of(method, eps)}")
+        corpora.append(runs.generate(config, data.members_csv, method, eps, work, models.llm, models.embedder,
+                                     reporter))
+
+    result = {
+        "dataset": config.dataset.name,
+        "scale": scale.name,
+        "models": {"llm": models.llm.name, "embedder": models.embedder.name},
+        "epsilons": list(config.epsilons),
+        "methods": list(config.methods),
+        "split": {"members": len(data.members), "non_members": len(data.non_members), "canaries": len(data.canaries),
+                  "benign_questions": len(data.benign), "attack_questions": len(data.attack)},
+        "settings": {"top_k": scale.top_k, "answer_tokens": scale.answer_tokens, "mia_per_class": scale.mia_per_class,
+                     "dp_synrag": {k: v for k, v in scale.dp_synrag.__dict__.items() if k != "domain_lists"}},
+        "runs": [c.summary() for c in corpora],
+    }
+    evaluate_corpora(result, data, corpora, models, config, reporter)
+    result["notes"] = notes
+    result["seconds"] = round(time.monotonic() - t0, 1)
+    result["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return result
+
+
+def evaluate_corpora(result: dict, data: EvaluationData, corpora: list, models: Models, config: EvaluationConfig,
+                     reporter: Reporter) -> None:
+    scale = config.scale
+    llm, embedder = models.llm, models.embedder
+    benign_q = [q.question for q in data.benign]
+    benign_gold = [q.answers for q in data.benign]
+    attack_q = [q.question for q in data.attack]
+    attack_gold = [q.answers for q in data.attack]
+    benign_emb = embedder.embed(benign_q) if benign_q else np.zeros((0, embedder.dim))
+    attack_emb = embedder.embed(attack_q) if attack_q else np.zeros((0, embedder.dim))
+    member_texts = [r.text for r in data.members]
+    private_index = VectorIndex.build(member_texts, embedder)
+
+    members_m = leakage.NameMatcher(data.member_names)
+    canaries_m = leakage.NameMatcher(data.canaries)
+    control_m = leakage.NameMatcher(data.non_member_names)
+
+    named: list[tuple[str, VectorIndex | None, dict]] = [
+        (c.label, VectorIndex.build(c.texts, embedder), {"method": c.method, "epsilon": c.epsilon}) for c in corpora
+    ]
+    named += [(PRIVATE, private_index, {"method": "private", "epsilon": None}),
+              (NONE, None, {"method": "none", "epsilon": None})]
+
+    utility_rows, leakage_rows, per_question = [], [], {}
+    progress = StageProgress(reporter, "evaluate_utility", len(named)).start("Utility and leakage")
+    for label, index, meta in named:
+        score, answers, _ = score_utility(label, index, benign_emb, benign_q, benign_gold, llm, scale.top_k,
+                                          scale.answer_tokens)
+        per_question[label] = [contains_any(a, g) for a, g in zip(answers, benign_gold)]
+        utility_rows.append({**meta, **score.to_dict()})
+        _, attack_answers, _ = score_utility(label, index, attack_emb, attack_q, attack_gold, llm, scale.top_k,
+                                             scale.answer_tokens)
+        row = {
+            **meta,
+            "corpus": label,
+            "in_corpus": leakage.count_leakage(index.texts if index else [], members_m, canaries_m, control_m).to_dict(),
+            "benign_answers": leakage.count_leakage(answers, members_m, canaries_m, control_m).to_dict(),
+            "attack_answers": leakage.count_leakage(attack_answers, members_m, canaries_m, control_m).to_dict(),
+            "attack_success": leakage.attack_success(attack_answers, attack_gold, members_m),
+        }
+        leakage_rows.append(row)
+        progress.advance()
+    progress.finish()
+    result["utility"] = utility_rows
+    result["leakage"] = leakage_rows
+
+    result["quality"] = quality_rows(data, corpora, embedder, scale)
+    result["membership"] = membership_rows(data, corpora, models, config, private_index, reporter)
+    result["dp_rag"] = dp_rag_curve(data, corpora, models, config, private_index, benign_emb, per_question, reporter)
+
+
+def quality_rows(data: EvaluationData, corpora: list, embedder, scale) -> list[dict]:
+    member_emb = embedder.embed([r.text for r in data.members])
+    rows = []
+    for c in corpora:
+        emb = embedder.embed(c.texts) if c.texts else np.zeros((0, embedder.dim))
+        rows.append({"corpus": c.label, "method": c.method, "epsilon": c.epsilon,
+                     **quality.quality_scores(c.texts, emb, member_emb, scale.self_bleu_sample)})
+    # Reference: held-out real text against the members (the distance between two real samples).
+    held = [r.text for r in data.non_members]
+    rows.append({"corpus": "held-out real (non-members)", "method": "real", "epsilon": None,
+                 **quality.quality_scores(held, embedder.embed(held), member_emb, scale.self_bleu_sample)})
+    return rows
+
+
+def membership_rows(data: EvaluationData, corpora: list, models: Models, config: EvaluationConfig,
+                    private_index: VectorIndex, reporter: Reporter) -> list[dict]:
+    """Attacks on every corpus generated at the largest epsilon, and on the non-private control."""
+    scale = config.scale
+    n = min(scale.mia_per_class, len(data.members), len(data.non_members))
+    step_m = max(1, len(data.members) // n) if n else 1
+    step_n = max(1, len(data.non_members) // n) if n else 1
+    members = [r.text for r in data.members[::step_m][:n]]
+    non_members = [r.text for r in data.non_members[::step_n][:n]]
+    texts, labels, emb = membership.embed_candidates(models.embedder, members, non_members)
+    targets = [(c.label, c.method, VectorIndex.build(c.texts, models.embedder)) for c in corpora
+               if c.epsilon == config.max_epsilon]
+    targets.append((PRIVATE, "private", private_index))
+    progress = StageProgress(reporter, "evaluate_membership", len(targets) + 1).start("Membership inference")
+    ref = membership.reference_nll(models.llm, texts)
+    progress.advance()
+    rows = []
+    for label, method, index in targets:
+        attacks = membership.run_attacks(texts, labels, emb, index, models.llm, ref, scale.context_docs)
+        rows.append({"corpus": label, "method": method, "attacks": [a.to_dict() for a in attacks]})
+        progress.advance()
+    progress.finish()
+    return rows
+
+
+def dp_rag_curve(data: EvaluationData, corpora: list, models: Models, config: EvaluationConfig,
+                 private_index: VectorIndex, benign_emb: np.ndarray, per_question: dict, reporter: Reporter) -> dict:
+    """Accuracy vs number of queries when every query spends from one total budget."""
+    scale = config.scale
+    n = min(scale.dp_rag_questions, len(data.benign))
+    questions = [q.question for q in data.benign[:n]]
+    golds = [q.answers for q in data.benign[:n]]
+    retrieved = private_index.retrieve(benign_emb[:n], scale.top_k)
+    from core.privacy.planner import default_delta
+
+    delta = default_delta(len(data.members))
+    eps = config.max_epsilon
+    rho_total = eps_to_rho(eps, delta)
+    points = []
+    progress = StageProgress(reporter, "evaluate_dp_rag", len(scale.dp_rag_queries)).start("Query-time DP-RAG")
+    for q in scale.dp_rag_queries:
+        clip = dp_rag.per_query_clip(rho_total, q, scale.answer_tokens, scale.dp_synrag.tau)
+        answers = dp_rag.dp_rag_answers(models.llm, questions, retrieved, clip, scale.answer_tokens,
+                                        scale.dp_synrag.tau)
+        acc = sum(contains_any(a, g) for a, g in zip(answers, golds)) / n if n else 0.0
+        points.append({"queries": q, "clip": clip, "epsilon_per_query_basic": eps / q, "accuracy": acc})
+        progress.advance()
+    progress.finish()
+
+    def flat(label: str) -> float | None:
+        hits = per_question.get(label)
+        return sum(hits[:n]) / n if hits and n else None
+
+    synthetic = next((c.label for c in corpora if c.method == "dp_synrag" and c.epsilon == eps), None)
+    return {
+        "epsilon_total": eps,
+        "delta": delta,
+        "rho_total": rho_total,
+        "n_questions": n,
+        "points": points,
+        "synthetic_corpus": synthetic,
+        "synthetic_accuracy": flat(synthetic) if synthetic else None,
+        "private_accuracy": flat(PRIVATE),
+        "none_accuracy": flat(NONE),
+    }

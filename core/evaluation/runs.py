@@ -1,0 +1,155 @@
+"""Generating the synthetic corpora an evaluation compares, through the real pipeline.
+
+Every (method, epsilon) pair runs the pipeline's method adapter (``core.methods.registry``)
+on the members' file, sharing one loaded LLM and embedder, with its own run folder and a
+ledger private to the evaluation (evaluation runs never touch the custodian's ledger). There
+is no export: evaluation outputs never reach a certificate.
+``dp_synrag_l1`` is DP-SynRAG with hard clustering (L = 1), an ablation.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from core.evaluation.config import EvaluationConfig
+from core.ledger import Ledger
+from core.paths import resources_dir
+from core.progress import NULL_REPORTER, Reporter
+from core.runspec import DataSpec, OutputSpec, PrivacySpec, RunSpec
+
+
+@dataclass
+class GeneratedCorpus:
+    label: str  # e.g. "dp_synrag ε=10"
+    method: str
+    epsilon: float
+    delta: float
+    rho_total: float
+    texts: list[str]
+    seconds: float
+    diagnostics: dict[str, int] = field(default_factory=dict)
+
+    def summary(self) -> dict:
+        return {
+            "label": self.label,
+            "method": self.method,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "rho_total": self.rho_total,
+            "n_synthetic": len(self.texts),
+            "seconds": round(self.seconds, 1),
+            "diagnostics": self.diagnostics,
+        }
+
+
+def label_of(method: str, epsilon: float) -> str:
+    return f"{method} ε={epsilon:g}"
+
+
+def run_spec(config: EvaluationConfig, members_csv: Path, method: str, epsilon: float) -> RunSpec:
+    """The run spec of one (method, epsilon) pair at the configured scale."""
+    scale, dataset = config.scale, config.dataset
+    dp = replace(scale.dp_synrag, domain_lists=[str(resources_dir() / p) for p in dataset.domain_lists])
+    if method == "dp_synrag_l1":
+        dp = replace(dp, L=1)
+    return RunSpec(
+        method="dp_synrag" if method == "dp_synrag_l1" else method,
+        task=dataset.task,
+        data=DataSpec(path=str(members_csv), text_column="text", id_column="id", person_column="person"),
+        privacy=PrivacySpec(epsilon=epsilon),
+        llm=scale.llm,
+        embedder=scale.embedder,
+        dp_synrag=dp,
+        output=OutputSpec(folder=""),
+    )
+
+
+def method_available(method: str) -> bool:
+    from core.errors import PrivetError
+    from core.methods import registry
+
+    try:
+        registry.get("dp_synrag" if method == "dp_synrag_l1" else method)
+    except PrivetError:
+        return False
+    return True
+
+
+class GreedyCache:
+    """Wraps a language model and memoises its *greedy* (temperature 0) completions.
+
+    Greedy decoding is deterministic, so serving a repeated prompt from the cache is exactly
+    what the model would return: the keyword extraction of DP-SynRAG then runs once per
+    evaluation instead of once per (method, epsilon). Sampled completions are never cached.
+    """
+
+    def __init__(self, llm) -> None:
+        self._llm = llm
+        self._cache: dict[tuple[str, int], str] = {}
+
+    def __getattr__(self, name):
+        return getattr(self._llm, name)
+
+    def generate(self, user_messages, max_new_tokens: int, temperature: float = 0.7) -> list[str]:
+        if temperature > 0:
+            return self._llm.generate(user_messages, max_new_tokens, temperature)
+        missing = [m for m in dict.fromkeys(user_messages) if (m, max_new_tokens) not in self._cache]
+        if missing:
+            for message, answer in zip(missing, self._llm.generate(missing, max_new_tokens, 0.0)):
+                self._cache[(message, max_new_tokens)] = answer
+        return [self._cache[(m, max_new_tokens)] for m in user_messages]
+
+
+def generate(
+    config: EvaluationConfig, members_csv: Path, method: str, epsilon: float, work_dir: Path, llm, embedder,
+    reporter: Reporter = NULL_REPORTER,
+) -> GeneratedCorpus:
+    """Run one method on the members with already loaded models (the pipeline's method adapters).
+
+    Budget is charged, before each stage draws, to the evaluation's own ledger; nothing is
+    exported. ``llm`` should be a :class:`GreedyCache` shared by all runs of the evaluation.
+    """
+    from core.checkpoints import Checkpoints
+    from core.corpus import dataset_fingerprint
+    from core.methods import registry
+    from core.methods.dp_synrag import MethodContext
+    from core.pipeline import default_batch_rows, load_spec_corpus, new_run_id, resolve_delta
+
+    label = label_of(method, epsilon)
+    run_dir = work_dir / "runs" / label.replace(" ", "_").replace("ε=", "eps")
+    spec = run_spec(config, members_csv, method, epsilon)
+    corpus = load_spec_corpus(spec)
+    delta = resolve_delta(spec, len(corpus.units))
+    adapter = registry.get(spec.method)
+    summary = adapter.plan_summary(spec, delta, len(corpus.units))
+    ledger = Ledger(work_dir / "ledger.db")
+    fingerprint = dataset_fingerprint(corpus)
+    run_id = new_run_id()
+
+    def charge(stage: str, rho: float, description: str) -> None:
+        ledger.charge(fingerprint, run_id, stage, rho, delta, description)
+
+    ctx = MethodContext(
+        llm=llm, embedder=embedder, task=spec.task, charge=charge, reporter=reporter,
+        checkpoints=Checkpoints(run_dir / "checkpoints"), test_seed=None,
+        max_prompt_tokens=spec.dp_synrag.max_prompt_tokens,
+        batch_rows=spec.dp_synrag.batch_rows or default_batch_rows(llm.device),
+    )
+    started = time.monotonic()
+    documents, diagnostics, _notes = adapter.run(corpus, spec, delta, ctx)
+    return GeneratedCorpus(
+        label, method, epsilon, delta, summary.rho_total, [d.text for d in documents],
+        time.monotonic() - started, dict(diagnostics),
+    )
+
+
+def plan_runs(config: EvaluationConfig) -> list[tuple[str, float]]:
+    """(method, epsilon) pairs: DP-SynRAG over every epsilon; baselines too unless the scale limits them."""
+    pairs = []
+    for method in config.methods:
+        sweep = method == "dp_synrag" or config.scale.sweep_all_methods
+        for eps in (config.epsilons if sweep else (config.max_epsilon,)):
+            pairs.append((method, eps))
+    return pairs

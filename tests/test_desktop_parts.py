@@ -1,0 +1,133 @@
+"""The desktop's small parts: guidance bands, hardware parsing, the internal check, the runner's
+messages, the controller's spec files, the main window and its dialogs (fast, no child runs)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from core.errors import ModelError
+from core.ledger import Ledger
+from core.runspec import RunSpec
+from desktop.budget_bands import band_for, delta_warning
+from desktop.controller import WizardController
+from desktop.hardware import parse_nvidia_smi
+from desktop.internal_check import find_identifiers, private_identifiers
+from desktop.launch_or_demo import has_display
+from desktop.runner import crash_message, describe_failure
+from desktop.settings import DesktopSettings
+from desktop.wizard.budget_page import eps_to_slider, slider_to_eps
+
+
+def notes(folder: Path) -> Path:
+    path = folder / "notes.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["id", "patient", "note"])
+        for i in range(30):
+            writer.writerow([f"n{i}", f"Person{i:02d} Quellmark", f"Visit {i}: seen by Nurse Ottoline Brack for a cough."])
+    return path
+
+
+@pytest.mark.parametrize("eps, band", [(0.5, "green"), (1.0, "green"), (1.01, "amber"), (5.0, "amber"), (8, "red")])
+def test_budget_bands(eps, band):
+    assert band_for(eps).name == band
+
+
+def test_delta_warning_only_when_delta_is_large():
+    assert delta_warning(0.01, 200) and not delta_warning(1e-5, 200) and not delta_warning(0.0, 200)
+
+
+def test_slider_is_log_scaled_and_round_trips():
+    assert slider_to_eps(0) == pytest.approx(0.1) and slider_to_eps(200) == pytest.approx(50.0)
+    for eps in (0.1, 1.0, 4.0, 10.0, 50.0):
+        assert slider_to_eps(eps_to_slider(eps)) == pytest.approx(eps, rel=0.04)
+
+
+def test_parse_nvidia_smi():
+    gpus = parse_nvidia_smi("0, NVIDIA H200, 143771\n1, NVIDIA A100-SXM4-80GB, 81920\ngarbage\n")
+    assert [(g.index, g.name, g.memory_mb) for g in gpus] == [(0, "NVIDIA H200", 143771),
+                                                            (1, "NVIDIA A100-SXM4-80GB", 81920)]
+    assert "140 GiB" in gpus[0].label()
+
+
+def test_internal_check_finds_person_values_and_rare_names():
+    private = ["Alma Fenwick has a cough.", "Seen by Doctor Who. Alma Fenwick again.", "Nothing here."]
+    ids = private_identifiers(private, ["Zed Quorra", "Al"])
+    assert {"Zed Quorra", "Alma Fenwick", "Doctor Who"} <= ids and "Al" not in ids
+    check = find_identifiers(ids, ["A note about alma fenwick.", "Zed Quorra and Alma Fenwick.", "nothing"])
+    assert check.found[0] == ("Alma Fenwick", 2) and ("Zed Quorra", 1) in check.found
+    assert check.n_found == 2 and check.n_identifiers == len(ids)
+
+
+def test_runner_messages_are_readable():
+    message, resumable = describe_failure(ModelError("The model folder /x is missing.", "Choose another."))
+    assert message.startswith("The model folder /x is missing.") and resumable
+    assert "out of memory" in describe_failure(MemoryError())[0]
+    assert "signal 9" in crash_message(-9, hard_stopped=False)["message"]
+    assert crash_message(-15, hard_stopped=True)["type"] == "cancelled"
+    assert "exit code 3" in crash_message(3, hard_stopped=False)["message"]
+
+
+def test_has_display():
+    assert not has_display({"QT_QPA_PLATFORM": "offscreen", "DISPLAY": ":0"})
+    assert has_display({"DISPLAY": ":0"}) and has_display({"WAYLAND_DISPLAY": "wayland-0"})
+    assert not has_display({})
+
+
+def test_settings_round_trip(privet_home):
+    DesktopSettings(custodian="Dr. Ada", organisation="Clinic").save()
+    loaded = DesktopSettings.load()
+    assert loaded.identity() == {"custodian": "Dr. Ada", "organisation": "Clinic", "irb_protocol": ""}
+
+
+def test_controller_loads_data_and_saves_and_opens_specs(tmp_path):
+    controller = WizardController()
+    summary = controller.load_data(str(notes(tmp_path)), "note", "id", "patient")
+    assert (summary.n_units, summary.unit_kind) == (30, "person") and len(summary.fingerprint) == 64
+    assert "one person" in controller.unit_description()
+    controller.spec.privacy.epsilon = 3.5
+    path = controller.save_spec(tmp_path / "run.toml")
+    other = WizardController()
+    spec = other.open_spec(path)
+    assert spec.privacy.epsilon == 3.5 and other.summary == summary
+    assert RunSpec.load(path).data.person_column == "patient"
+    assert other.run_spec_dict()["output"]["folder"] == "" and other.spec.output.folder  # the wizard exports itself
+    plan = other.plan()
+    assert plan.rho_total > 0 and plan.stages
+    check = other.internal_check(["Person07 Quellmark met Ottoline Brack."])
+    assert check.found == [("Person07 Quellmark", 1)]  # the nurse is in every unit: not identifying
+
+
+def test_ledger_status_shows_spent_budget_and_cap(tmp_path):
+    controller = WizardController()
+    summary = controller.load_data(str(notes(tmp_path)), "note", "id", "")
+    assert controller.ledger_status().spent_rho == 0.0
+    Ledger().charge(summary.fingerprint, "run-1", "histogram", 0.25, 1e-4, "test charge")
+    controller.set_cap(8.0, 1e-4)
+    status = controller.ledger_status(1e-4)
+    assert status.spent_rho == pytest.approx(0.25) and status.n_entries == 1
+    assert (status.cap_epsilon, status.cap_delta) == (8.0, 1e-4) and status.spent_epsilon > 0.25
+    assert "cap" in controller.budget_problem(100.0, 1e-4).lower()
+
+
+def test_main_window_lists_the_ledger_and_verify_dialog_reports_problems(qtbot, tmp_path):
+    from desktop.main_window import MainWindow
+
+    controller = WizardController()
+    summary = controller.load_data(str(notes(tmp_path)), "note", "id", "")
+    Ledger().charge(summary.fingerprint, "run-1", "histogram", 0.25, 1e-4, "test charge")
+    window = MainWindow(DesktopSettings())
+    qtbot.addWidget(window)
+    assert [b.fingerprint for b in window.budgets()] == [summary.fingerprint]
+    assert window.ledger.item(0, 4).text() == "1"
+    dialog = window.show_verify()
+    dialog.folder.setText(str(tmp_path))
+    assert not dialog.verify() and "Not verified" in dialog.result.text()
+    settings = window.show_settings()
+    assert "keyring" in settings.keyring.text().lower()
+    settings.custodian.setText("Dr. Ada")
+    settings.accept()
+    assert DesktopSettings.load().custodian == "Dr. Ada"
