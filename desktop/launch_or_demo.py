@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+import time
+from pathlib import Path
 
 from core.paths import resources_dir
 
@@ -28,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
         return app_main(["--demo", *argv])
     from core.cli import main as cli_main
 
+    if "--output" not in argv:
+        argv += ["--output", str(Path("privet-demo-output") / time.strftime("%Y%m%d-%H%M%S"))]
     print("No display found: running the headless demo (privet run on the demo corpus).", file=sys.stderr)
     return cli_main(["run", str(resources_dir() / DEMO_SPEC), *argv])
 

@@ -131,3 +131,13 @@ def test_main_window_lists_the_ledger_and_verify_dialog_reports_problems(qtbot, 
     settings.custodian.setText("Dr. Ada")
     settings.accept()
     assert DesktopSettings.load().custodian == "Dr. Ada"
+
+
+def test_launch_without_a_display_runs_the_headless_demo(monkeypatch):
+    import desktop.launch_or_demo as launch
+
+    calls = []
+    monkeypatch.setattr("core.cli.main", lambda argv: calls.append(argv) or 0)
+    monkeypatch.setattr(launch, "has_display", lambda: False)
+    assert launch.main([]) == 0
+    assert calls[0][0] == "run" and calls[0][1].endswith("demo/demo_run.toml") and "--output" in calls[0]

@@ -90,6 +90,7 @@ class ScaleConfig:
     self_bleu_sample: int = 50
     canaries: int = 3
     context_docs: int = 3  # synthetic neighbours in the context of the membership "target" model
+    mia_tokens: int = 64  # tokens of each candidate record scored by the NLL attacks
 
 
 def _dp(**kw) -> DPSynRAGSpec:
@@ -109,7 +110,8 @@ SCALE_CONFIGS = {
         attack_questions=3,
         top_k=2,
         answer_tokens=4,
-        mia_per_class=8,
+        mia_per_class=6,
+        mia_tokens=12,
         sweep_all_methods=True,
         dp_rag_queries=(1, 10),
         dp_rag_questions=4,

@@ -163,11 +163,12 @@ def membership_rows(data: EvaluationData, corpora: list, models: Models, config:
                if c.epsilon == config.max_epsilon]
     targets.append((PRIVATE, "private", private_index))
     progress = StageProgress(reporter, "evaluate_membership", len(targets) + 1).start("Membership inference")
-    ref = membership.reference_nll(models.llm, texts)
+    ref = membership.reference_nll(models.llm, texts, scale.mia_tokens)
     progress.advance()
     rows = []
     for label, method, index in targets:
-        attacks = membership.run_attacks(texts, labels, emb, index, models.llm, ref, scale.context_docs)
+        attacks = membership.run_attacks(texts, labels, emb, index, models.llm, ref, scale.context_docs,
+                                         scale.mia_tokens)
         rows.append({"corpus": label, "method": method, "attacks": [a.to_dict() for a in attacks]})
         progress.advance()
     progress.finish()

@@ -83,9 +83,9 @@ def target_prompts(index: VectorIndex, candidate_embeddings: np.ndarray, k: int)
     return prompts
 
 
-def reference_nll(llm: LanguageModel, texts: Sequence[str]) -> np.ndarray:
+def reference_nll(llm: LanguageModel, texts: Sequence[str], max_tokens: int = 64) -> np.ndarray:
     """NLL of each text under the reference model (the LLM without any synthetic context)."""
-    return reply_nll(llm, [TARGET_PROMPT.format(context="(none)")] * len(texts), texts)
+    return reply_nll(llm, [TARGET_PROMPT.format(context="(none)")] * len(texts), texts, max_tokens)
 
 
 def run_attacks(
@@ -96,11 +96,12 @@ def run_attacks(
     llm: LanguageModel | None,
     ref_nll: np.ndarray | None,
     context_docs: int,
+    max_tokens: int = 64,
 ) -> list[AttackResult]:
     """All attacks against one released corpus (the NLL attacks only when an LLM is given)."""
     results = [attack_result("nearest_similarity", labels, index.nearest_similarity(candidate_embeddings))]
     if llm is not None and ref_nll is not None:
-        target = reply_nll(llm, target_prompts(index, candidate_embeddings, context_docs), candidates)
+        target = reply_nll(llm, target_prompts(index, candidate_embeddings, context_docs), candidates, max_tokens)
         results.append(attack_result("loss", labels, -target))
         results.append(attack_result("reference", labels, ref_nll - target))
     return results
