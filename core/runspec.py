@@ -60,6 +60,10 @@ class RPSGSpec:
     temperature: float = 0.8
     max_new_tokens: int = 120
     n_variants: int = 2
+    batch_size: int = 8
+    pii_patterns: dict[str, list[str]] = field(default_factory=dict)  # extra regexes per kind, e.g. {"ID": ["MRN-\\d+"]}
+    pii_names: list[str] = field(default_factory=list)  # the custodian's own names to mask
+    pii_places: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -221,3 +221,18 @@ def test_packaged_models_integration(tmp_path, no_network):
     names = {r["patient"] for r in rows}
     exported = (result.export_dir / "synthetic.jsonl").read_text(encoding="utf-8")
     assert not any(name in exported for name in names)
+
+
+def test_rpsg_run_is_recorded_without_an_end_to_end_guarantee(tmp_path):
+    spec = tiny_spec(tmp_path)
+    spec.method = "rpsg"
+    spec.data.path = str(write_corpus(tmp_path, n=6))
+    spec.rpsg.m = 2
+    spec.rpsg.max_new_tokens = 6
+    spec.rpsg.n_variants = 1
+    result = run_pipeline(spec)
+    assert result.record.end_to_end_dp is False
+    assert result.record.epsilon_tight <= spec.privacy.epsilon + 1e-6
+    cert = json.loads((result.export_dir / "certificate.json").read_text())
+    assert "no end-to-end" in json.dumps(cert).lower() or "no differential-privacy guarantee" in json.dumps(cert)
+    assert CANARY.encode() not in all_bytes_under(result.export_dir)

@@ -19,7 +19,7 @@ PLOTS = ("utility_vs_epsilon.png", "dp_rag_queries.png", "membership_auc.png")
 def write_report(result: dict, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / RESULTS_JSON
-    path.write_text(json.dumps(result, indent=2, ensure_ascii=False, allow_nan=True), encoding="utf-8")
+    path.write_text(json.dumps(_finite(result), indent=2, ensure_ascii=False, allow_nan=False), encoding="utf-8")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -31,6 +31,17 @@ def write_report(result: dict, out_dir: Path) -> list[Path]:
     summary.write_text(markdown_summary(result), encoding="utf-8")
     written.append(summary)
     return written
+
+
+def _finite(value):
+    """The result with NaN/inf (e.g. a distance over an empty corpus) as null: strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _references(rows: list[dict]) -> dict[str, dict]:

@@ -128,19 +128,10 @@ class DPSynRAGMethod:
 
 
 def get(name: str) -> Method:
-    methods: dict[str, type] = {"dp_synrag": DPSynRAGMethod}
-    try:
-        from core.methods.dp_synth import DPSynthMethod
+    from core.methods.dp_synth import DPSynthMethod
+    from core.methods.rpsg_adapter import RPSGMethod
 
-        methods["dp_synth"] = DPSynthMethod
-    except ImportError:
-        pass
-    try:
-        from core.methods.rpsg_adapter import RPSGMethod
-
-        methods["rpsg"] = RPSGMethod
-    except ImportError:
-        pass
+    methods: dict[str, type] = {"dp_synrag": DPSynRAGMethod, "dp_synth": DPSynthMethod, "rpsg": RPSGMethod}
     if name not in methods:
         raise PrivetError(f"Unknown method {name!r}.", f"Choose one of: {', '.join(sorted(methods))}.")
     return methods[name]()

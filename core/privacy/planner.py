@@ -238,10 +238,12 @@ class RPSGPlan:
     The seed calibrates σ = √(2 ln(1.25/δ))/ε (Dwork & Roth, Thm A.1) as if the utility vector had
     sensitivity 1. It does not: the m utilities cosine(seed, candidate_j) all depend on the seed, so
     replacing the seed can move every one of them anywhere in [0, 1]; the L2 sensitivity of the vector
-    is √m. The classic formula is moreover only proved for ε < 1. We keep the seed's σ (SPEC §3), record
-    the selection as a Gaussian mechanism with Δ = √m — ρ = m/(2σ²), valid for every ε — and report the
-    (ε, δ) that this actually gives (``epsilon_guaranteed``, usually larger than the requested ε); the
-    index choice is post-processing of the noisy utilities (report-noisy-max).
+    is √m. The classic formula is moreover only proved for ε < 1. We therefore use
+    σ = max(seed σ, σ_target) where σ_target = √(m / (2 ρ_target)) and ρ_target = eps_to_rho(ε, δ):
+    never less noise than SPEC §3's formula, and enough that the selection, recorded as a Gaussian
+    mechanism with Δ = √m (ρ = m/(2σ²), valid for every ε), meets the requested ε at δ.
+    ``epsilon_guaranteed`` is the (ε, δ) actually achieved (≤ the requested ε); the index choice is
+    post-processing of the noisy utilities (report-noisy-max).
 
     Scope, to be stated in plain words: this covers only *which* candidate is chosen for a seed,
     holding its candidate set fixed. The candidates are themselves computed from the private seed, each
@@ -249,7 +251,7 @@ class RPSGPlan:
     guarantee. Each seed is in exactly one selection (disjoint), so the per-seed cost is the total.
     """
 
-    epsilon: float  # the ε requested (the seed's calibration target)
+    epsilon: float  # the ε requested
     delta: float
     m: int
     sigma: float
@@ -281,11 +283,13 @@ RPSG_SCOPE = (
 
 
 def plan_rpsg(epsilon: float, delta: float, m: int = 5, conversion: str = "tight") -> RPSGPlan:
-    """σ = √(2 ln(1.25/δ))/ε for RPSG's selection, with the honest ρ and ε it achieves (see RPSGPlan)."""
+    """σ for RPSG's selection (at least SPEC §3's √(2 ln(1.25/δ))/ε, enough to meet ε at δ; see RPSGPlan)."""
     _check_privacy_target(epsilon, delta, conversion)
     if int(m) != m or m < 1:
         raise _reject(f"The number of candidates m must be a whole number ≥ 1 (got {m}).", "Use m = 5.")
-    sigma = math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    seed_sigma = math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    target_sigma = math.sqrt(m / (2.0 * eps_to_rho(epsilon, delta, conversion)))
+    sigma = max(seed_sigma, target_sigma)
     rho = m / (2.0 * sigma**2)
     return RPSGPlan(
         epsilon=float(epsilon),

@@ -1,0 +1,85 @@
+"""RPSG (SPEC §3) behind the pipeline's method interface.
+
+The pipeline treats RPSG like any method: the plan is shown before anything is charged, the
+selection stage is charged in the ledger before it draws noise, and the privacy record states
+``end_to_end_dp = False`` with the plain-words scope, which the certificate repeats.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from core.corpus import Corpus
+from core.methods.dp_synrag import MethodContext, SyntheticDoc
+from core.runspec import RunSpec
+
+
+class RPSGMethod:
+    name = "rpsg"
+
+    def _plan(self, spec: RunSpec, delta: float):
+        from core.privacy.planner import plan_rpsg
+
+        return plan_rpsg(spec.privacy.epsilon, delta, spec.rpsg.m, spec.privacy.conversion)
+
+    def plan_summary(self, spec: RunSpec, delta: float, n_units: int):
+        from core.pipeline import PlanSummary
+
+        plan = self._plan(spec, delta)
+        return PlanSummary(
+            method=self.name,
+            epsilon=spec.privacy.epsilon,
+            delta=delta,
+            rho_total=plan.rho,
+            epsilon_loose=plan.epsilon_loose,
+            stages=list(plan.accountant().per_stage().items()),
+            derived={"sigma": plan.sigma, "sensitivity": plan.sensitivity, "epsilon_guaranteed": plan.epsilon_guaranteed},
+            warnings=["RPSG has no end-to-end differential-privacy guarantee: only the choice among candidate "
+                      "abstractions is private. Rely on the empirical audit (privet evaluate)."],
+            n_units=n_units,
+            end_to_end_dp=False,
+        )
+
+    def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext):
+        from core.methods.registry import COMMON_NOTES
+        from core.methods.rpsg import run_rpsg
+        from core.pii import PIIOptions
+        from core.privacy.planner import RPSG_SCOPE
+
+        p = spec.rpsg
+        pii = PIIOptions(patterns=p.pii_patterns, names=p.pii_names, places=p.pii_places)
+        result = run_rpsg(
+            corpus.units,
+            ctx.llm,
+            ctx.embedder,
+            p,
+            spec.privacy.epsilon,
+            delta,
+            lambda event: ctx.charge(event.stage, event.total_rho, event.description),
+            ctx.reporter,
+            ctx.test_rng(),
+            pii=pii,
+            conversion=spec.privacy.conversion,
+            batch_size=p.batch_size,
+        )
+        documents = [SyntheticDoc(id=f"syn-{i:05d}", text=t, group=i) for i, t in enumerate(result.texts)]
+        notes = [RPSG_SCOPE, *COMMON_NOTES,
+                 "PII masking, the similarity filter and the memorisation (NLL) filter read the private text and "
+                 "are outside any formal guarantee."]
+        return documents, dict(result.stats), notes
+
+    def record_stages(self, spec: RunSpec, delta: float) -> list[dict]:
+        from core.methods.registry import _stages_from_events
+
+        return _stages_from_events(self._plan(spec, delta).accountant().events)
+
+    def parameters(self, spec: RunSpec, summary) -> dict:
+        p = asdict(spec.rpsg)
+        p.pop("pii_patterns"), p.pop("pii_names"), p.pop("pii_places")  # the custodian's terms may be private
+        return {**p, **summary.derived}
+
+    def samplers(self) -> list[str]:
+        from core.methods.registry import _sampler_descriptions
+        from core.privacy.mechanisms import GAUSSIAN_OPENDP
+
+        return _sampler_descriptions(GAUSSIAN_OPENDP)
