@@ -178,8 +178,13 @@ def render_pdf(html_text: str, path: Path, title: str = "Privacy certificate") -
         return None
     if QGuiApplication.instance() is None:
         # The offscreen platform needs no display; the application object provides fonts. Qt allows
-        # one application object per process, so it is kept for the life of the process.
-        _QT_APP.append(QGuiApplication(["privet", "-platform", "offscreen"]))
+        # one application object per process, so it is kept for the life of the process. It is a
+        # QApplication where QtWidgets exists, so widgets created later in the process still work.
+        try:
+            from PySide6.QtWidgets import QApplication as AppClass
+        except ImportError:
+            AppClass = QGuiApplication
+        _QT_APP.append(AppClass(["privet", "-platform", "offscreen"]))
     writer = QPdfWriter(str(path))
     writer.setPageSize(QPageSize(QPageSize.PageSizeId.A4))
     writer.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout.Unit.Millimeter)
