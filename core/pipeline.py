@@ -117,8 +117,8 @@ def estimate_cost(spec: RunSpec, n_units: int) -> tuple[float, float]:
     if spec.llm.device.startswith("cuda"):
         prefill_rate, decode_rate = prefill_rate * 40, decode_rate * 40
     seconds = prefill / prefill_rate + decode_rows / decode_rate + n_units * 0.01
-    wave_rows = p.batch_rows or 256
-    kv_mb = wave_rows * (prompt + p.T) * 30 * 2 * 576 * 4 / 1e6  # SmolLM2: 30 layers, 3 KV heads x 64 x 2
+    wave_rows = p.batch_rows or default_batch_rows(spec.llm.device)
+    kv_mb = wave_rows * (prompt + p.T) * 30 * 2 * 192 * 4 / 1e6  # SmolLM2: 30 layers, K and V, 3 heads x 64
     return seconds, 1200.0 + kv_mb
 
 

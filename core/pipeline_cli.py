@@ -38,10 +38,10 @@ def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
     print("Stages:", file=out)
     for stage, rho in summary.stages:
         share = 100 * rho / summary.rho_total if summary.rho_total else 0.0
-        print(f"  {stage:<12} rho = {rho:.5f}  ({share:4.1f}%)", file=out)
+        print(f"  {stage:<20} rho = {rho:.5f}  ({share:4.1f}%)", file=out)
     print("Derived parameters:", file=out)
     for key, value in summary.derived.items():
-        print(f"  {key:<12} {value:.5g}", file=out)
+        print(f"  {key:<20} {value:.5g}", file=out)
     print(f"Units: {summary.n_units} (shown here only; never exported)", file=out)
     if summary.estimate_seconds is not None:
         print(f"Estimate: about {summary.estimate_seconds / 60:.0f} min, {summary.estimate_memory_mb:.0f} MB", file=out)
@@ -84,6 +84,7 @@ class TerminalReporter:
     quiet: bool = False
     _open: str = ""
     _spent: float = field(default=0.0)
+    _last_decile: int = -1
 
     def cancelled(self) -> bool:
         return False
@@ -99,16 +100,17 @@ class TerminalReporter:
             filled = int(width * event.done / event.total)
             eta = f" ETA {event.eta_s:5.0f}s" if event.eta_s else ""
             text = f"{event.stage:<12} [{'#' * filled}{'.' * (width - filled)}] {event.done}/{event.total}{eta}"
-            self._line(text, end=event.kind == "stage_end")
+            self._line(text, end=event.kind == "stage_end", decile=10 * event.done // event.total)
         elif event.kind == "stage_start" and event.message:
             self._line(f"{event.stage:<12} {event.message}", end=True)
 
-    def _line(self, text: str, end: bool) -> None:
-        tty = self.stream.isatty()
-        if tty:
+    def _line(self, text: str, end: bool, decile: int = -1) -> None:
+        if self.stream.isatty():
             self.stream.write("\r" + text.ljust(79) + ("\n" if end else ""))
-        elif end:
+        elif end or decile > self._last_decile:
+            # Not a terminal (a log file): one line per 10% so the log stays short.
             self.stream.write(text + "\n")
+            self._last_decile = -1 if end else decile
         self.stream.flush()
 
     def close(self) -> None:
