@@ -22,8 +22,8 @@ only on the unit and the released W, so they cost L times one cluster's budget.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 import math
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
@@ -33,8 +33,8 @@ from core.corpus import Unit
 from core.methods.private_prediction import EngineConfig, PredictionGroup, PrivatePredictionEngine
 from core.models.base import Embedder, LanguageModel
 from core.privacy.mechanisms import TokenSampler, gaussian_noise, threshold_exponential_mechanism
-from core.privacy.randomness import secure_rng, test_mode_rng, test_mode_torch_generator
 from core.privacy.planner import STAGE_HISTOGRAM, STAGE_MEAN, STAGE_THRESHOLD, STAGE_TOKENS, DPSynRAGPlan
+from core.privacy.randomness import secure_rng, test_mode_rng, test_mode_torch_generator
 from core.progress import ProgressEvent, Reporter, StageProgress
 from core.prompts import render
 from core.runspec import DPSynRAGSpec

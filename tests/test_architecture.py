@@ -1,0 +1,79 @@
+"""Rules of the code base that a refactor could silently break."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CORE_FILES = sorted((ROOT / "core").rglob("*.py"))
+QT_MODULES = ("PySide6", "PyQt5", "PyQt6", "shiboken6", "qtpy")
+
+
+def module_level_imports(tree: ast.Module) -> list[str]:
+    names = []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.append(node.module)
+    return names
+
+
+def test_core_never_imports_qt_at_module_level():
+    offenders = [
+        str(path.relative_to(ROOT))
+        for path in CORE_FILES
+        if any(name.split(".")[0] in QT_MODULES for name in module_level_imports(ast.parse(path.read_text())))
+    ]
+    assert offenders == []
+
+
+def test_importing_the_whole_core_and_cli_loads_no_qt():
+    modules = [
+        ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__") for p in CORE_FILES
+    ]
+    code = (
+        "import importlib, sys\n"
+        f"for m in {modules!r}: importlib.import_module(m)\n"
+        "from core.cli import build_parser; build_parser()\n"
+        f"bad = [m for m in sys.modules if m.split('.')[0] in {QT_MODULES!r}]\n"
+        "assert not bad, bad\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
+SEED_CALLS = {"manual_seed", "seed", "default_rng"}
+
+
+def seeded_calls(path: Path) -> list[tuple[str, str]]:
+    """(enclosing function, source) of every seeding call in a file."""
+    tree = ast.parse(path.read_text())
+    found = []
+
+    def visit(node: ast.AST, func: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            name = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else func
+            if isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute) and child.func.attr in SEED_CALLS:
+                if child.args:
+                    found.append((name, ast.unparse(child)))
+            visit(child, name)
+
+    visit(tree, "<module>")
+    return found
+
+
+def test_no_fixed_seed_outside_the_explicit_test_mode():
+    """Private randomness comes from OS entropy; a seed is allowed only in test-mode helpers
+    (which refuse to export) and for the public weights of the tiny test model."""
+    offenders = []
+    for path in CORE_FILES:
+        for func, source in seeded_calls(path):
+            from_entropy = "urandom" in source or "_entropy" in source
+            test_mode = func.startswith("test_mode") or path.name == "tiny.py" or "evaluation" in path.parts
+            if not (from_entropy or test_mode):
+                offenders.append(f"{path.relative_to(ROOT)}:{func}: {source}")
+    assert offenders == []
