@@ -236,3 +236,19 @@ def test_rpsg_run_is_recorded_without_an_end_to_end_guarantee(tmp_path):
     cert = json.loads((result.export_dir / "certificate.json").read_text())
     assert "no end-to-end" in json.dumps(cert).lower() or "no differential-privacy guarantee" in json.dumps(cert)
     assert CANARY.encode() not in all_bytes_under(result.export_dir)
+
+
+def test_wave_rows_follow_the_memory_budget():
+    from core.models.registry import load_language_model
+    from core.pipeline import kv_bytes_per_token, wave_rows
+
+    llm = load_language_model(TINY)
+    spec = RunSpec()
+    spec.dp_synrag.memory_budget_mb = 100
+    small = wave_rows(spec, llm)
+    spec.dp_synrag.memory_budget_mb = 400
+    assert wave_rows(spec, llm) >= 3 * small
+    per_row = (spec.dp_synrag.max_prompt_tokens + spec.dp_synrag.T) * kv_bytes_per_token(llm) + 16 * llm.vocab_size
+    assert wave_rows(spec, llm) == int(400e6 // per_row)
+    spec.dp_synrag.batch_rows = 7
+    assert wave_rows(spec, llm) == 7
