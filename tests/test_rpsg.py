@@ -327,7 +327,7 @@ def test_mean_token_nll_teacher_forces_the_message_tokens_only():
 def test_mean_token_nll_matches_one_full_forward_on_the_tiny_model():
     from core.models.base import ModelChoice
     from core.models.registry import load_language_model
-    from core.methods.rpsg import _message_split
+    from core.models.scoring import split_message as _message_split
 
     llm = load_language_model(ModelChoice(source="tiny-random", device="cpu"))
     texts = ["The patient reports joint pain.", "Ünïcode ✓ text\nwith a newline", "short"]

@@ -9,29 +9,15 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-import torch
 
 from core.models.base import LanguageModel
+from core.models.scoring import forced_nll, split_message
 
 
 def message_tokens(llm: LanguageModel, texts: Sequence[str]) -> list[list[int]]:
-    """The tokens of each text itself, without the chat template around it.
-
-    Found by comparing each templated prompt with the prompt of an empty message: what they
-    share at the start and at the end is template.
-    """
+    """The tokens of each text itself, without the chat template around it."""
     empty = llm.chat_prompt_ids([""])[0]
-    out = []
-    for full in llm.chat_prompt_ids(list(texts)):
-        limit = min(len(empty), len(full))
-        p = 0
-        while p < limit and empty[p] == full[p]:
-            p += 1
-        s = 0
-        while s < limit - p and empty[-1 - s] == full[-1 - s]:
-            s += 1
-        out.append(list(full[p : len(full) - s]))
-    return out
+    return [split_message(empty, full)[1] for full in llm.chat_prompt_ids(list(texts))]
 
 
 def reply_nll(
@@ -51,23 +37,5 @@ def reply_nll(
     order = [i for i in range(len(texts)) if targets[i]]
     for start in range(0, len(order), batch):
         rows = order[start : start + batch]
-        scores[rows] = _forced([prefixes[i] for i in rows], [targets[i] for i in rows], llm)
+        scores[rows] = forced_nll(llm, [prefixes[i] for i in rows], [targets[i] for i in rows])
     return scores
-
-
-def _forced(prefixes: list[list[int]], targets: list[list[int]], llm: LanguageModel) -> np.ndarray:
-    session = llm.start_logits(prefixes)
-    length = max(len(t) for t in targets)
-    lengths = torch.tensor([len(t) for t in targets])
-    padded = torch.zeros((len(targets), length), dtype=torch.long)
-    for r, t in enumerate(targets):
-        padded[r, : len(t)] = torch.tensor(t, dtype=torch.long)
-    total = torch.zeros(len(targets), dtype=torch.float64)
-    with torch.inference_mode():
-        for step in range(length):
-            logp = torch.log_softmax(session.logits().double().cpu(), dim=-1)
-            picked = logp.gather(1, padded[:, step : step + 1]).squeeze(1)
-            total -= torch.where(step < lengths, picked, torch.zeros_like(picked))
-            if step + 1 < length:
-                session.append(padded[:, step].to(llm.device))
-    return (total / lengths.double()).numpy()

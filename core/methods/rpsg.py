@@ -43,11 +43,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import torch
 
 from core.corpus import Unit
 from core.errors import PrivetError
 from core.models.base import Embedder, LanguageModel
+from core.models.scoring import forced_nll, split_message
 from core.pii import PIIOptions, Recognizer, default_recognizers, mask_pii
 from core.privacy.accountant import PrivacyEvent
 from core.privacy.mechanisms import gaussian_noise
@@ -240,19 +240,6 @@ def max_similarity(outputs: np.ndarray, seeds: np.ndarray, block: int = 1024) ->
     return best
 
 
-def _message_split(template_empty: Sequence[int], full: Sequence[int]) -> tuple[tuple[int, ...], list[int]]:
-    """Split a chat prompt into (template prefix, the message's own tokens) by comparing it with
-    the prompt of an empty message: what they share at the start and the end is template."""
-    limit = min(len(template_empty), len(full))
-    p = 0
-    while p < limit and template_empty[p] == full[p]:
-        p += 1
-    s = 0
-    while s < limit - p and template_empty[-1 - s] == full[-1 - s]:
-        s += 1
-    return tuple(full[:p]), list(full[p : len(full) - s])
-
-
 def mean_token_nll(
     llm: LanguageModel, texts: Sequence[str], batch_size: int = 16, max_tokens: int = NLL_MAX_TOKENS
 ) -> np.ndarray:
@@ -263,7 +250,7 @@ def mean_token_nll(
     A text with no tokens scores 0.
     """
     empty = llm.chat_prompt_ids([""])[0]
-    split = [_message_split(empty, ids) for ids in llm.chat_prompt_ids(list(texts))]
+    split = [split_message(empty, ids) for ids in llm.chat_prompt_ids(list(texts))]
     scores = np.zeros(len(texts), dtype=np.float64)
     groups: dict[tuple[int, ...], list[int]] = {}
     for i, (prefix, tokens) in enumerate(split):
@@ -273,26 +260,8 @@ def mean_token_nll(
         for batch in _batches(len(members), batch_size):
             rows = [members[j] for j in batch]
             targets = [split[i][1][:max_tokens] for i in rows]
-            scores[rows] = _teacher_forced_nll(llm, list(prefix), targets)
+            scores[rows] = forced_nll(llm, [prefix] * len(targets), targets)
     return scores
-
-
-def _teacher_forced_nll(llm: LanguageModel, prefix: list[int], targets: list[list[int]]) -> np.ndarray:
-    session = llm.start_logits([prefix] * len(targets))
-    length = max(len(t) for t in targets)
-    lengths = torch.tensor([len(t) for t in targets])
-    padded = torch.zeros((len(targets), length), dtype=torch.long)
-    for r, t in enumerate(targets):
-        padded[r, : len(t)] = torch.tensor(t, dtype=torch.long)
-    total = torch.zeros(len(targets), dtype=torch.float64)
-    for step in range(length):
-        logp = torch.log_softmax(session.logits().double().cpu(), dim=-1)
-        token = padded[:, step]
-        picked = logp.gather(1, token[:, None]).squeeze(1)
-        total -= torch.where(step < lengths, picked, torch.zeros_like(picked))
-        if step + 1 < length:
-            session.append(token)
-    return (total / lengths.double()).numpy()
 
 
 def nll_keep_mask(nll: np.ndarray, percentile: float) -> np.ndarray:
