@@ -111,7 +111,6 @@ class DPSynRAGMethod:
             + "); no word list was derived from the private data.",
             "Keyword extraction, clustering membership and the self-filter are deterministic or post-processing "
             "steps; every step that looks at the private data through a released value is charged above.",
-            "Topics supported by fewer than about 30 units are, by design, not reproduced.",
         ]
         return result.documents, result.private_diagnostics, notes
 
