@@ -64,7 +64,7 @@ def _write_release(run_dir: Path, staging: Path, record: PrivacyRecord, identity
     pages = render_pdf(html_path.read_text(encoding="utf-8"), staging / PDF_FILE,
                        title=f"Privacy certificate {certificate['certificate_id']}")
     if pages is None:
-        certificate["rendering_note"] = "No PDF: PySide6 is not installed; certificate.html holds the same facts."
+        certificate["rendering_note"] = "No PDF: fpdf2 is not installed; certificate.html holds the same facts."
     else:
         renderings.append(staging / PDF_FILE)
     certificate["renderings"] = [file_entry(p) for p in renderings]

@@ -1,9 +1,8 @@
-"""Readable renderings of a certificate: HTML (always) and PDF (when PySide6 is installed).
+"""Readable renderings of a certificate: HTML and PDF.
 
 The HTML is filled into ``resources/templates/certificate.html``; the plain-language summary comes
-first. The PDF is the same HTML laid out by Qt (``QTextDocument`` printed to a ``QPdfWriter``) on the
-offscreen platform, so it works without a display. Qt is imported only inside ``render_pdf``: the core
-library never imports Qt at module level.
+first. The PDF is the same HTML laid out by fpdf2 (pure Python, no display, no Qt) with the DejaVu
+fonts that matplotlib ships, so Greek letters and symbols print.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ from typing import Any
 from core.paths import resources_dir
 
 TEMPLATE = ("templates", "certificate.html")
-_QT_APP: list[object] = []  # holds the QGuiApplication render_pdf had to create, if any
 
 
 def _e(value: Any) -> str:
@@ -165,34 +163,41 @@ def render_html(cert: dict[str, Any]) -> str:
 
 
 def pdf_page_count(data: bytes) -> int:
-    """Number of pages in a PDF (counts page objects; enough for the PDFs Qt writes)."""
+    """Number of pages in a PDF (counts page objects; enough for the PDFs render_pdf writes)."""
     return len(re.findall(rb"/Type\s*/Page(?![a-zA-Z])", data))
 
 
 def render_pdf(html_text: str, path: Path, title: str = "Privacy certificate") -> int | None:
-    """Write ``html_text`` as an A4 PDF at ``path``; the page count, or None when PySide6 is missing."""
+    """Write ``html_text`` as an A4 PDF at ``path``; the page count, or None when fpdf2 is missing."""
     try:
-        from PySide6.QtCore import QMarginsF
-        from PySide6.QtGui import QGuiApplication, QPageLayout, QPageSize, QPdfWriter, QTextDocument
+        import matplotlib
+        from fpdf import FPDF, TextStyle
     except ImportError:
         return None
-    if QGuiApplication.instance() is None:
-        # The offscreen platform needs no display; the application object provides fonts. Qt allows
-        # one application object per process, so it is kept for the life of the process. It is a
-        # QApplication where QtWidgets exists, so widgets created later in the process still work.
-        try:
-            from PySide6.QtWidgets import QApplication as AppClass
-        except ImportError:
-            AppClass = QGuiApplication
-        _QT_APP.append(AppClass(["privet", "-platform", "offscreen"]))
-    writer = QPdfWriter(str(path))
-    writer.setPageSize(QPageSize(QPageSize.PageSizeId.A4))
-    writer.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout.Unit.Millimeter)
-    writer.setResolution(300)
-    writer.setTitle(title)
-    writer.setCreator("Privet")
-    document = QTextDocument()
-    document.setHtml(html_text)
-    document.print_(writer)
-    del writer  # flushes and closes the file
-    return pdf_page_count(Path(path).read_bytes())
+    fonts = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
+    pdf = FPDF(format="A4")
+    pdf.set_title(title)
+    pdf.set_creator("Privet")
+    pdf.set_margins(14, 12, 14)
+    pdf.set_auto_page_break(True, 12)
+    for style, name in {"": "DejaVuSans", "B": "DejaVuSans-Bold", "I": "DejaVuSans-Oblique",
+                        "BI": "DejaVuSans-BoldOblique"}.items():
+        pdf.add_font("DejaVu", style, fonts / f"{name}.ttf")
+    pdf.set_font("DejaVu", size=8)
+    pdf.add_page()
+    styles = {
+        "h1": TextStyle(font_size_pt=15, color="#111111", t_margin=0, b_margin=2),
+        "h2": TextStyle(font_size_pt=11, color="#1f3a5f", t_margin=4, b_margin=1),
+    }
+    pdf.write_html(_pdf_body(html_text), font_family="DejaVu", tag_styles=styles, table_line_separators=False)
+    pdf.output(str(path))
+    return pdf.pages_count
+
+
+def _pdf_body(html_text: str) -> str:
+    """The <body> of the HTML in the subset fpdf2 lays out (it needs all or no column widths)."""
+    match = re.search(r"<body>(.*)</body>", html_text, re.S)
+    body = match.group(1) if match else html_text
+    body = re.sub(r"(<t[hd])\s+width=.[0-9]+%.", r"\1", body)
+    body = re.sub(r"</?span[^>]*>", "", body)  # styling spans: fpdf2 allows no nested tags in cells
+    return body.replace("cellpadding='3'", "cellpadding='1'")

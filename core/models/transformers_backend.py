@@ -7,7 +7,6 @@ pass serves every row of a batch.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Sequence
 
@@ -16,6 +15,7 @@ import torch
 from core.errors import ModelError
 from core.models.chat import ChatTokenizer
 from core.models.hf_loading import load_tokenizer, quiet_loading
+from core.privacy.randomness import secure_torch_generator
 
 
 def torch_dtype_for(device: str) -> torch.dtype:
@@ -118,30 +118,41 @@ class TransformersLanguageModel:
         return TransformersLogitsSession(self.model, prompt_ids, self.chat.pad_token_id, self.device)
 
     def generate(self, user_messages: Sequence[str], max_new_tokens: int, temperature: float = 0.7) -> list[str]:
-        """Batched chat completions; sampling over the full vocabulary (no top-k / top-p truncation)."""
+        """Batched chat completions for the non-private steps, decoded over our own KV-cache session.
+
+        temperature 0 is greedy; otherwise tokens are sampled from softmax(logits / temperature)
+        over the whole vocabulary (no top-k / top-p / repetition penalty) with a generator keyed
+        by OS entropy. Rows that emit EOS leave the batch.
+        """
         if not user_messages:
             return []
         limit = max(1, self.max_context - max_new_tokens)
-        ids, mask = left_pad(self.chat_prompt_ids(user_messages, limit), self.chat.pad_token_id, self.device)
-        options: dict = {"do_sample": False}
-        if temperature > 0:
-            options = {"do_sample": True, "temperature": float(temperature), "top_k": 0, "top_p": 1.0, "min_p": None}
-        cuda = [torch.device(self.device)] if self.device.startswith("cuda") else []
-        # Non-private sampling: the global torch RNG is reseeded from OS entropy inside fork_rng
-        # (and restored afterwards), so completions are not reproducible across processes.
-        with torch.inference_mode(), torch.random.fork_rng(devices=cuda):
-            torch.manual_seed(int.from_bytes(os.urandom(8), "little"))
-            out = self.model.generate(
-                input_ids=ids,
-                attention_mask=mask,
-                max_new_tokens=max_new_tokens,
-                pad_token_id=self.chat.pad_token_id,
-                eos_token_id=sorted(self.eos_token_ids),
-                repetition_penalty=1.0,
-                num_beams=1,
-                **options,
-            )
-        return [self.chat.decode_until_eos(row.tolist()) for row in out[:, ids.shape[1] :]]
+        session = self.start_logits(self.chat_prompt_ids(user_messages, limit))
+        generator = secure_torch_generator(self.device) if temperature > 0 else None
+        outputs: list[list[int]] = [[] for _ in user_messages]
+        active = list(range(len(user_messages)))
+        for step in range(max_new_tokens):
+            tokens = sample_next(session.logits(), temperature, generator)
+            keep = [pos for pos, tok in enumerate(tokens.tolist()) if tok not in self.eos_token_ids]
+            for pos in keep:
+                outputs[active[pos]].append(int(tokens[pos]))
+            if not keep or step == max_new_tokens - 1:
+                break
+            if len(keep) < len(active):
+                index = torch.tensor(keep, device=tokens.device)
+                session.keep(index)
+                tokens = tokens[index]
+                active = [active[pos] for pos in keep]
+            session.append(tokens)
+        return [self.chat.decode(ids) for ids in outputs]
+
+
+def sample_next(logits: torch.Tensor, temperature: float, generator: torch.Generator | None) -> torch.Tensor:
+    """One token per row: argmax at temperature 0, else a full-vocabulary softmax sample."""
+    if temperature <= 0:
+        return logits.argmax(dim=-1)
+    probs = torch.softmax(logits.double() / temperature, dim=-1)
+    return torch.multinomial(probs, 1, generator=generator).squeeze(1)
 
 
 def load_transformers_folder(folder: Path, device: str, name: str) -> TransformersLanguageModel:
