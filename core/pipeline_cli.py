@@ -71,6 +71,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"Release (synthetic corpus + signed certificate): {result.export_dir}")
     elif record.test_mode:
         print("Test mode (fixed seed): this run is NOT private and cannot be exported.")
+    else:
+        print(f"No output folder was set, so nothing was exported. Export with: privet export {result.run_dir} OUT_DIR")
     for key, value in result.private_diagnostics.items():
         print(f"  [on screen only] {key}: {value}")
     return 0

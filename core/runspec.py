@@ -68,7 +68,7 @@ class RPSGSpec:
 
 @dataclass
 class OutputSpec:
-    folder: str = "privet-output"
+    folder: str = ""  # where the release goes; empty = keep the run folder only (export later)
     formats: list[str] = field(default_factory=lambda: ["jsonl", "csv"])
     overwrite: bool = False
     custodian: str = ""

@@ -89,6 +89,7 @@ def test_controller_loads_data_and_saves_and_opens_specs(tmp_path):
     assert (summary.n_units, summary.unit_kind) == (30, "person") and len(summary.fingerprint) == 64
     assert "one person" in controller.unit_description()
     controller.spec.privacy.epsilon = 3.5
+    controller.spec.output.folder = str(tmp_path / "release")
     path = controller.save_spec(tmp_path / "run.toml")
     other = WizardController()
     spec = other.open_spec(path)
