@@ -47,7 +47,6 @@ class PlanSummary:
     epsilon: float
     delta: float
     rho_total: float
-    epsilon_loose: float
     stages: list[tuple[str, float]]
     derived: dict[str, float]
     warnings: list[str]
@@ -55,6 +54,11 @@ class PlanSummary:
     estimate_seconds: float | None = None
     estimate_memory_mb: float | None = None
     end_to_end_dp: bool = True
+
+    @property
+    def epsilon_loose(self) -> float:
+        """The seed's looser conversion of the same rho, shown for comparison."""
+        return rho_to_eps(self.rho_total, self.delta, "loose")
 
 
 @dataclass
@@ -197,7 +201,7 @@ def run_pipeline(
         rho_total=summary.rho_total,
         stages=stages,
         epsilon_tight=rho_to_eps(summary.rho_total, delta, "tight"),
-        epsilon_loose=rho_to_eps(summary.rho_total, delta, "loose"),
+        epsilon_loose=summary.epsilon_loose,
         samplers=method.samplers(),
         models=models.fingerprints,
         device=models.llm.device,

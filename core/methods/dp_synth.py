@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from core.corpus import Corpus
 from core.methods.dp_synrag import MethodContext, SyntheticDoc, build_groups, private_prediction, self_filter
 from core.privacy.accountant import Accountant
-from core.privacy.conversion import eps_to_rho, rho_to_eps
+from core.privacy.conversion import eps_to_rho
 from core.privacy.planner import STAGE_TOKENS
 from core.runspec import DPSynRAGSpec, RunSpec
 
@@ -50,7 +50,6 @@ class DPSynthMethod:
             epsilon=spec.privacy.epsilon,
             delta=delta,
             rho_total=plan.rho_total,
-            epsilon_loose=rho_to_eps(plan.rho_total, delta, "loose"),
             stages=[(STAGE_TOKENS, plan.rho_total)],
             derived={"rho_total": plan.rho_total, "c_over_tau": plan.c_over_tau, "c": plan.c_over_tau * spec.dp_synrag.tau},
             warnings=[],

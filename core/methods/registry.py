@@ -68,7 +68,6 @@ class DPSynRAGMethod:
 
     def plan_summary(self, spec: RunSpec, delta: float, n_units: int):
         from core.pipeline import PlanSummary
-        from core.privacy.conversion import rho_to_eps
 
         p = spec.dp_synrag
         plan = self._plan(spec, delta)
@@ -92,7 +91,6 @@ class DPSynRAGMethod:
             epsilon=spec.privacy.epsilon,
             delta=delta,
             rho_total=plan.rho_total,
-            epsilon_loose=rho_to_eps(plan.rho_total, delta, "loose"),
             stages=stages,
             derived=derived,
             warnings=warnings,

@@ -31,7 +31,6 @@ class RPSGMethod:
             epsilon=spec.privacy.epsilon,
             delta=delta,
             rho_total=plan.rho,
-            epsilon_loose=plan.epsilon_loose,
             stages=list(plan.accountant().per_stage().items()),
             derived={"sigma": plan.sigma, "sensitivity": plan.sensitivity, "epsilon_guaranteed": plan.epsilon_guaranteed},
             warnings=["RPSG has no end-to-end differential-privacy guarantee: only the choice among candidate "
