@@ -119,6 +119,7 @@ class SettingsDialog(QDialog):
         self.settings.organisation = self.organisation.text().strip()
         self.settings.irb_protocol = self.irb.text().strip()
         self.settings.save()
+        self.settings.apply_to_environment()
         super().accept()
 
     def _browse(self) -> None:

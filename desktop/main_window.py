@@ -31,6 +31,7 @@ class MainWindow(QMainWindow):
     def __init__(self, settings: DesktopSettings | None = None) -> None:
         super().__init__()
         self.settings = settings or DesktopSettings.load()
+        self.settings.apply_to_environment()
         self.wizard: RunWizard | None = None
         self.setWindowTitle("Privet — private synthetic text")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -32,6 +33,13 @@ class DesktopSettings:
         path = path or data_dir() / FILE_NAME
         path.write_text(json.dumps(asdict(self), indent=2), encoding="utf-8")
         return path
+
+    def apply_to_environment(self) -> None:
+        """Point core's model listing (and the run child processes) at the chosen models folder."""
+        if self.models_folder:
+            os.environ["PRIVET_MODELS_DIR"] = self.models_folder
+        else:
+            os.environ.pop("PRIVET_MODELS_DIR", None)
 
     def identity(self) -> dict[str, str]:
         return {"custodian": self.custodian, "organisation": self.organisation, "irb_protocol": self.irb_protocol}

@@ -142,3 +142,17 @@ def test_launch_without_a_display_runs_the_headless_demo(monkeypatch):
     monkeypatch.setattr(launch, "has_display", lambda: False)
     assert launch.main([]) == 0
     assert calls[0][0] == "run" and calls[0][1].endswith("demo/demo_run.toml") and "--output" in calls[0]
+
+
+def test_models_folder_setting_reaches_the_core_model_listing(privet_home, tmp_path, monkeypatch):
+    from core.models.sources import user_models_dir
+
+    monkeypatch.delenv("PRIVET_MODELS_DIR", raising=False)
+    assert user_models_dir() == privet_home / "models"
+    settings = DesktopSettings(models_folder=str(tmp_path / "my-models"))
+    settings.apply_to_environment()
+    try:
+        assert user_models_dir() == tmp_path / "my-models"
+    finally:
+        DesktopSettings().apply_to_environment()
+    assert user_models_dir() == privet_home / "models"

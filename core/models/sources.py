@@ -64,8 +64,12 @@ def packaged_embedder_path() -> Path:
 
 
 def user_models_dir() -> Path:
-    """Where users drop their own GGUF files and Hugging Face folders."""
-    return paths.data_dir() / "models"
+    """Where users drop their own GGUF files and Hugging Face folders.
+
+    ``PRIVET_MODELS_DIR`` overrides it (the desktop settings set it for the app and its runs).
+    """
+    env = os.environ.get("PRIVET_MODELS_DIR")
+    return Path(env) if env else paths.data_dir() / "models"
 
 
 def model_cache_root() -> Path:
