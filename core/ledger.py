@@ -231,6 +231,22 @@ class Ledger:
             )
 
     # ----------------------------------------------------------------- integrity
+    def check_head(self, head: dict[str, Any]) -> list[str]:
+        """Problems if this ledger no longer holds the row a certificate saw as its newest.
+
+        A certificate records the ledger head (sequence number and row hash) at export time; a
+        ledger that was cut back or rebuilt since then cannot reproduce that row.
+        """
+        seq, expected = head.get("seq"), head.get("row_hash")
+        if not isinstance(seq, int) or seq == 0:
+            return []
+        row = self.db.execute("SELECT row_hash FROM charges WHERE seq = ?", [seq]).fetchone()
+        if row is None:
+            return [f"the ledger has no row {seq}, which the certificate saw: it was cut back or replaced"]
+        if row[0] != expected:
+            return [f"ledger row {seq} differs from the one the certificate saw: the ledger was rewritten"]
+        return []
+
     def verify_chain(self) -> list[str]:
         """Problems found in the ledger (empty list: intact)."""
         problems: list[str] = []

@@ -252,3 +252,11 @@ def test_wave_rows_follow_the_memory_budget():
     assert wave_rows(spec, llm) == int(400e6 // per_row)
     spec.dp_synrag.batch_rows = 7
     assert wave_rows(spec, llm) == 7
+
+
+def test_verify_against_the_ledger_detects_a_replaced_ledger(tmp_path, privet_home, capsys):
+    result = run_pipeline(tiny_spec(tmp_path))
+    assert privet(["verify", str(result.export_dir), "--ledger"]) == 0
+    (privet_home / "ledger.db").unlink()  # a fresh, empty ledger in its place
+    assert privet(["verify", str(result.export_dir), "--ledger"]) == 1
+    assert "cut back or replaced" in capsys.readouterr().out

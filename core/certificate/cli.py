@@ -21,6 +21,8 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("verify", help="check an export folder's signature, hashes and contents")
     p.add_argument("export_dir", type=Path)
     p.add_argument("--public-key", type=Path, default=None, help="PEM public key the certificate must be signed with")
+    p.add_argument("--ledger", action="store_true",
+                   help="also check that this installation's ledger still holds the charges the certificate saw")
     p.set_defaults(func=_verify)
 
     p = subparsers.add_parser("ledger", help="list the privacy budget spent per dataset; check or set caps")
@@ -52,6 +54,15 @@ def _verify(args: argparse.Namespace) -> int:
     from core.certificate.seal import verify_export
 
     report = verify_export(args.export_dir, public_key=args.public_key)
+    if args.ledger and report.ok:
+        import json
+
+        from core.ledger import Ledger
+
+        certificate = json.loads((Path(args.export_dir) / "certificate.json").read_text(encoding="utf-8"))
+        head = certificate["certificate"].get("budget_history", {}).get("ledger_head", {})
+        with Ledger() as ledger:
+            report.problems.extend(ledger.check_head(head) + ledger.verify_chain())
     print(report.summary())
     return 0 if report.ok else 1
 
