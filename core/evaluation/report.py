@@ -70,10 +70,7 @@ def plot_utility(result: dict, path: Path) -> Path:
         ax.set_title(title)
         ax.legend(fontsize=7)
     fig.suptitle(f"Utility on {result['dataset']} ({result['scale']} scale)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def plot_dp_rag(result: dict, path: Path) -> Path:
@@ -93,10 +90,7 @@ def plot_dp_rag(result: dict, path: Path) -> Path:
     ax.set_ylim(-0.02, 1.02)
     ax.set_title("Query-time DP-RAG vs a synthetic corpus")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def plot_membership(result: dict, path: Path) -> Path:
@@ -123,10 +117,7 @@ def plot_membership(result: dict, path: Path) -> Path:
     ax.set_ylabel("ROC AUC (95% bootstrap CI)")
     ax.set_title("Membership inference (0.5 = chance)")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def _fmt(value, digits: int = 2) -> str:
@@ -188,3 +179,13 @@ def markdown_summary(result: dict) -> str:
     if result.get("notes"):
         parts.append("Notes: " + " ".join(result["notes"]))
     return "\n\n".join(parts) + "\n"
+
+
+def _save(fig, path: Path) -> Path:
+    """Lay out, write and close a figure."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
