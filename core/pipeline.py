@@ -63,10 +63,10 @@ class PlanSummary:
     derived: dict[str, float]
     warnings: list[str]
     n_units: int  # shown on screen only; never exported
-    dataset_name: str = ""  # the name the data is budgeted under in the ledger (on screen)
     estimate_seconds: float | None = None
     estimate_memory_mb: float | None = None
     end_to_end_dp: bool = True
+    dataset_name: str = ""  # the name the data are budgeted under in the ledger (on screen)
 
     @property
     def epsilon_loose(self) -> float:
