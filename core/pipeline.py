@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from core import __version__
-from core.checkpoints import Checkpoints
 import rfc8785
 
+from core import __version__
+from core.checkpoints import Checkpoints
 from core.corpus import Corpus, DatasetIdentity, dataset_fingerprint, dataset_identity, load_corpus
 from core.errors import PrivetError
 from core.ledger import Ledger

@@ -34,98 +34,122 @@ def cancelled_run(spec, run_dir: Path) -> None:
         run_pipeline(spec, CallbackReporter(on_event, lambda: state["cancel"]), run_dir=run_dir)
 
 
-# --- 1. resume ignores what was already drawn ---------------------------------------------------------
+# --- 1, 2, 4, 5 and 8 on one interrupted run (each pipeline run costs tens of seconds on 2 cores) ----------
 
 
-def test_resume_with_another_epsilon_is_refused(tmp_path):
-    """The audit's reproduction: cancel an ε=10 run in private prediction, resume with ε=1."""
-    spec = tiny_spec(tmp_path)
+def test_interrupted_run_resumes_only_under_its_own_settings_and_is_certified_as_charged(tmp_path, privet_home):
+    from desktop import runner
+
+    spec = tiny_spec(tmp_path)  # R=5 groups, L=2, T=6; 40 units
     run_dir = tmp_path / "run"
     cancelled_run(spec, run_dir)
-    before = len(Ledger().entries())
-    spec.privacy.epsilon = 1.0
+    ledger = Ledger()
+    before = charges(ledger)
+    meta = json.loads((run_dir / RUN_FILE).read_text())
+    assert {"spec_canonical", "method", "dataset_fingerprint", "dataset_id"} <= set(meta)
+
+    # Item 1: checkpoints are kept per method (DP-Synth and DP-SynRAG never share one).
+    assert (run_dir / "checkpoints" / "dp_synrag" / "histogram.json").is_file()
+    assert not (run_dir / "checkpoints" / "histogram.json").exists()
+
+    # Item 1, the audit's reproduction: resume with ε=1 after an ε=10 start is refused, nothing charged.
+    lower = tiny_spec(tmp_path)
+    lower.privacy.epsilon = 1.0
     with pytest.raises(PrivetError) as info:
-        run_pipeline(spec, run_dir=run_dir, resume=True)
-    message = info.value.user_message()
-    assert "privacy.epsilon" in message and "new run" in message
-    assert len(Ledger().entries()) == before  # nothing charged, nothing drawn
-    assert not (run_dir / "privacy_record.json").exists()
-
-
-def test_resume_with_other_data_or_method_is_refused(tmp_path):
-    spec = tiny_spec(tmp_path)
-    run_dir = tmp_path / "run"
-    cancelled_run(spec, run_dir)
-
+        run_pipeline(lower, run_dir=run_dir, resume=True)
+    assert "privacy.epsilon" in info.value.user_message() and "new run" in info.value.user_message()
+    # ... and so are another method and other data.
     other = tiny_spec(tmp_path)
     other.method = "dp_synth"
     with pytest.raises(PrivetError, match="method"):
         run_pipeline(other, run_dir=run_dir, resume=True)
-
-    changed = tiny_spec(tmp_path)
-    data = Path(changed.data.path)
-    data.write_text(data.read_text(encoding="utf-8") + "n99,Patient 99,one more note about a cough\n", encoding="utf-8")
+    data = Path(spec.data.path)
+    original = data.read_text(encoding="utf-8")
+    data.write_text(original + "n99,Patient 99,one more note about a cough\n", encoding="utf-8")
     with pytest.raises(PrivetError, match="not the data it started with"):
-        run_pipeline(changed, run_dir=run_dir, resume=True)
+        run_pipeline(spec, run_dir=run_dir, resume=True)
+    data.write_text(original, encoding="utf-8")
+    # The wizard's Resume (also after Back) runs this same core function in its child process.
+    source = Path(runner.__file__).read_text(encoding="utf-8")
+    assert 'run_pipeline(spec, reporter, run_dir=Path(request["run_dir"]), resume=request["resume"])' in source
 
+    # Item 1: a run folder from before this change (no recorded spec) is not resumed.
+    old_dir = tmp_path / "old-run"
+    old_dir.mkdir()
+    (old_dir / RUN_FILE).write_text(json.dumps({"run_id": meta["run_id"], "started_at": meta["started_at"]}))
+    with pytest.raises(PrivetError, match="earlier version"):
+        run_pipeline(spec, run_dir=old_dir, resume=True)
 
-def test_resume_may_change_only_where_the_release_goes(tmp_path):
-    spec = tiny_spec(tmp_path)
-    run_dir = tmp_path / "run"
-    cancelled_run(spec, run_dir)
-    meta = json.loads((run_dir / RUN_FILE).read_text())
-    assert {"spec_canonical", "method", "dataset_fingerprint", "dataset_id"} <= set(meta)
+    # Item 1/2: the cap is checked again on resume (here a redraw is needed and the cap was lowered).
+    hist = run_dir / "checkpoints" / "dp_synrag" / "histogram.json"
+    saved = hist.read_text()
+    hist.unlink()  # as after a crash in the middle of the histogram stage
+    ledger.set_cap(meta["dataset_id"], 0.5, 1e-3)
+    with pytest.raises(BudgetError):
+        run_pipeline(spec, run_dir=run_dir, resume=True)
+    hist.write_text(saved)
+    ledger.set_cap(meta["dataset_id"], 100.0, 1e-3)
+    assert len(charges(ledger)) == len(before)  # no refused attempt charged anything
+
+    # Item 5: as if four of the five groups had finished before the interruption. Only the output
+    # folder and memory settings change, which a resume allows.
+    (run_dir / "checkpoints" / "dp_synrag" / "private_prediction.json").write_text(
+        json.dumps({str(g): f"synthetic text {g}" for g in range(4)}))
     spec.output.folder = str(tmp_path / "elsewhere")
     spec.dp_synrag.batch_rows = 3
     result = run_pipeline(spec, run_dir=run_dir, resume=True)
     assert result.export_dir == tmp_path / "elsewhere"
+    new = charges(ledger)[len(before):]
+    assert [r["stage"] for r in new] == ["private_prediction"]
+    tokens = next(r for r in before if r["stage"] == "private_prediction")["rho"]
+    assert new[0]["rho"] == pytest.approx(tokens / spec.dp_synrag.L)  # min(L, 1 redrawn) groups, not L
+    record = result.record
+    charged = ledger.run_rho(record.dataset_id, record.run_id)
+    assert record.rho_total == pytest.approx(charged, rel=1e-9)
+    assert sum(s["rho"] for s in record.stages) == pytest.approx(charged, rel=1e-9)
+    assert any("redrawn after resume" in s["stage"] for s in record.stages)
+    cert_doc = (result.export_dir / "certificate.json").read_text(encoding="utf-8")
+    cert = json.loads(cert_doc)["certificate"]
+    assert cert["budget_history"]["ledger_matches_record"] is True
+    assert cert["budget_history"]["cumulative_rho"] == pytest.approx(ledger.spent_rho(record.dataset_id))
+    assert any("resumed" in note for note in cert["scope_and_hazards"])
 
+    # Item 3: δ is the public default, not a function of the 40 units (the old rule gave 1e-3).
+    assert record.delta == 1e-6
 
-def test_run_json_without_recorded_spec_is_not_resumed(tmp_path):
-    spec = tiny_spec(tmp_path)
-    run_dir = tmp_path / "run"
-    cancelled_run(spec, run_dir)
-    meta = json.loads((run_dir / RUN_FILE).read_text())
-    (run_dir / RUN_FILE).write_text(json.dumps({"run_id": meta["run_id"], "started_at": meta["started_at"]}))
-    with pytest.raises(PrivetError, match="earlier version"):
-        run_pipeline(spec, run_dir=run_dir, resume=True)
+    # Item 4: dates only in the export; the exact start time stays in the private run folder.
+    time_of_day = re.compile(r"\d{2}:\d{2}:\d{2}")
+    assert not time_of_day.search(cert_doc)
+    assert not time_of_day.search((result.export_dir / "certificate.html").read_text(encoding="utf-8"))
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", cert["created_on"])
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", cert["identity"]["run_date"])
+    assert time_of_day.search(meta["started_at"])
 
+    # Item 8: the embedder is recorded as the embedder, not with the language model's name and hash.
+    llm, embedder = record.models
+    assert embedder["role"] == "embedder" and embedder["backend"] == "hashing"
+    assert embedder["name"] == "tiny-random-hashing" and embedder["sha256"] != llm["sha256"]
 
-def test_checkpoints_are_namespaced_by_method(tmp_path):
-    spec = tiny_spec(tmp_path)
-    run_dir = tmp_path / "run"
-    cancelled_run(spec, run_dir)
-    assert (run_dir / "checkpoints" / "dp_synrag" / "histogram.json").is_file()
-    assert not (run_dir / "checkpoints" / "histogram.json").exists()
+    # Nothing private in the new fields: no canary, and the default dataset name (a file name) stays home.
+    exported = b"".join(p.read_bytes() for p in result.export_dir.iterdir())
+    assert CANARY.encode() not in exported and b"notes.csv" not in exported
+    assert CANARY.encode() not in (privet_home / "ledger.db").read_bytes()
 
-
-def test_resume_checks_the_cap_again(tmp_path):
-    spec = tiny_spec(tmp_path)
-    run_dir = tmp_path / "run"
-    cancelled_run(spec, run_dir)
-    ledger = Ledger()
-    key = json.loads((run_dir / RUN_FILE).read_text())["dataset_id"]
-    ledger.set_cap(key, 0.5, 1e-3)  # below what is already spent
-    # Make the resume need a new charge: the histogram checkpoint is gone, as after a crash mid-stage.
-    (run_dir / "checkpoints" / "dp_synrag" / "histogram.json").unlink()
-    before = len(charges(ledger))
+    # Item 2: dropping one row gives a new fingerprint but the same budget: the cap still holds.
+    ledger.set_cap(meta["dataset_id"], 10.0, 1e-3)  # ρ ≈ 2.6, less than this dataset has spent plus a run
+    fresh = tiny_spec(tmp_path)  # (rewrites the same notes.csv)
+    fresh.output.folder = ""
+    data.write_text("".join(original.splitlines(keepends=True)[:-1]), encoding="utf-8")
+    spent = ledger.spent_rho(meta["dataset_id"])
     with pytest.raises(BudgetError):
-        run_pipeline(spec, run_dir=run_dir, resume=True)
-    assert len(charges(ledger)) == before
+        run_pipeline(fresh)
+    assert ledger.spent_rho(meta["dataset_id"]) == pytest.approx(spent)
 
 
-def test_wizard_resume_goes_through_the_same_check(tmp_path):
-    """The wizard's child process calls core.pipeline.run_pipeline with the edited spec (e.g. after Back)."""
-    from desktop import runner
+def test_new_run_ids_hold_no_time_of_day():
+    from core.pipeline import new_run_id
 
-    spec = tiny_spec(tmp_path)
-    run_dir = tmp_path / "run"
-    cancelled_run(spec, run_dir)
-    spec.privacy.epsilon = 1.0
-    source = Path(runner.__file__).read_text(encoding="utf-8")
-    assert "run_pipeline(spec, reporter, run_dir=Path(request[\"run_dir\"]), resume=request[\"resume\"])" in source
-    with pytest.raises(PrivetError, match="privacy.epsilon"):
-        run_pipeline(spec, run_dir=run_dir, resume=True)
+    assert re.fullmatch(r"\d{8}-[0-9a-f]{8}", new_run_id())
 
 
 # --- 2. the per-dataset cap ---------------------------------------------------------------------------
@@ -152,22 +176,6 @@ def test_views_of_one_source_share_one_budget(tmp_path):
         assert ledger.spent_rho(fp) == pytest.approx(1.0)  # the charge made under another view counts
         assert ledger.dataset_name(fp) == "notes.csv"
     assert ledger.dataset_name("0" * 64) is None
-
-
-def test_dropping_a_row_keeps_the_budget_and_a_cap_set_on_one_view_holds_for_all(tmp_path):
-    spec = tiny_spec(tmp_path)
-    spec.output.folder = ""
-    run_pipeline(spec)
-    ledger = Ledger()
-    (key,) = ledger.datasets()
-    spent = ledger.spent_rho(key)
-    ledger.set_cap(key, 10.0, 1e-3)  # room for about one run of this size
-    data = Path(spec.data.path)
-    lines = data.read_text(encoding="utf-8").splitlines(keepends=True)
-    data.write_text("".join(lines[:-1]), encoding="utf-8")  # one row dropped: a new fingerprint
-    with pytest.raises(BudgetError):
-        run_pipeline(spec)
-    assert ledger.spent_rho(key) == pytest.approx(spent)
 
 
 def test_the_same_data_under_a_new_name_is_refused_and_a_known_source_warns(tmp_path):
@@ -222,7 +230,8 @@ def _charge_in_process(path: str, run_id: str, barrier, results) -> None:
 
 def test_concurrent_processes_charge_at_most_the_cap(tmp_path):
     path = tmp_path / "ledger.db"
-    Ledger(path).set_cap("ds", 1.0, 1e-3)  # rho ≈ 0.0594: room for one charge of 0.04, not two
+    with Ledger(path) as setup:
+        setup.set_cap("ds", 1.0, 1e-3)  # rho ≈ 0.0594: room for one charge of 0.04, not two
     ctx = multiprocessing.get_context("fork")
     barrier, results = ctx.Barrier(2), ctx.Queue()
     procs = [ctx.Process(target=_charge_in_process, args=(str(path), f"run-{i}", barrier, results)) for i in range(2)]
@@ -249,61 +258,21 @@ def test_certificate_cumulative_spend_is_read_from_the_ledger(tmp_path):
     assert history["ledger_matches_record"] is False
 
 
-# --- 3. δ never from n: see tests/test_privacy_accounting.py ------------------------------------------
+# --- 3. δ never from n: see tests/test_privacy_accounting.py --------------------------------------------
 
 
-def test_delta_is_not_exported_as_a_function_of_n(tmp_path):
-    spec = tiny_spec(tmp_path)
-    result = run_pipeline(spec)
-    assert result.record.delta == 1e-6
-    spec.privacy.max_units = 1000
-    assert plan(spec).delta == pytest.approx(1e-4)
+# --- 4. timestamps ---------------------------------------------------------------------------------------
 
 
-# --- 4. timestamps -------------------------------------------------------------------------------------
+def test_certificate_gives_dates_not_times(tmp_path):
+    from core.certificate import build_certificate, render_html
 
-
-def test_export_holds_dates_only(tmp_path):
-    result = run_pipeline(tiny_spec(tmp_path))
-    time_of_day = re.compile(r"\d{2}:\d{2}:\d{2}")
-    for name in ("certificate.json", "certificate.html"):
-        text = (result.export_dir / name).read_text(encoding="utf-8")
-        assert not time_of_day.search(text), name
-    cert = json.loads((result.export_dir / "certificate.json").read_text())["certificate"]
-    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", cert["created_on"])
-    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", cert["identity"]["run_date"])
-    assert re.fullmatch(r"\d{8}-[0-9a-f]{8}", result.run_id)  # no time of day in the run id
-    assert time_of_day.search(json.loads((result.run_dir / RUN_FILE).read_text())["started_at"])  # kept privately
-
-
-# --- 5. resume charges only the redrawn groups ----------------------------------------------------------
-
-
-def test_resume_charges_only_the_redrawn_groups_and_record_ledger_certificate_agree(tmp_path):
-    spec = tiny_spec(tmp_path)  # R=5 groups, L=2, T=6
-    run_dir = tmp_path / "run"
-    cancelled_run(spec, run_dir)
-    # As if four of the five groups had finished before the interruption.
-    (run_dir / "checkpoints" / "dp_synrag" / "private_prediction.json").write_text(
-        json.dumps({str(g): f"synthetic text {g}" for g in range(4)}))
-    ledger = Ledger()
-    before = charges(ledger)
-    result = run_pipeline(spec, run_dir=run_dir, resume=True)
-    new = charges(ledger)[len(before):]
-    assert [r["stage"] for r in new] == ["private_prediction"]
-    tokens = next(r for r in before if r["stage"] == "private_prediction")["rho"]
-    per_group = tokens / spec.dp_synrag.L
-    assert new[0]["rho"] == pytest.approx(per_group)  # min(L, 1 redrawn) groups, not L
-
-    record = result.record
-    charged = ledger.run_rho(record.dataset_id, record.run_id)
-    assert record.rho_total == pytest.approx(charged, rel=1e-9)
-    assert sum(s["rho"] for s in record.stages) == pytest.approx(charged, rel=1e-9)
-    assert any("redrawn after resume" in s["stage"] for s in record.stages)
-    cert = json.loads((result.export_dir / "certificate.json").read_text())["certificate"]
-    assert cert["budget_history"]["ledger_matches_record"] is True
-    assert cert["budget_history"]["cumulative_rho"] == pytest.approx(ledger.spent_rho(record.dataset_id))
-    assert any("resumed" in note for note in cert["scope_and_hazards"])
+    out = tmp_path / "synthetic.jsonl"
+    out.write_text("{}\n")
+    cert = build_certificate(make_record(), [out], {}, Ledger())
+    text = json.dumps(cert) + render_html(cert)
+    assert not re.search(r"\d{2}:\d{2}:\d{2}", text)
+    assert cert["identity"]["run_date"] == "2026-11-29" and "started_at" not in cert["identity"]
 
 
 # --- 6. batch-dependent logits: stated as not covered ------------------------------------------------------
@@ -333,26 +302,21 @@ def test_rpsg_certificate_says_replace_one_with_candidates_fixed(tmp_path):
     assert synrag.startswith("add or remove one unit")
 
 
-# --- 8. the embedder in the certificate ---------------------------------------------------------------------
+# --- 8. the embedder in the certificate -----------------------------------------------------------------
 
 
-def test_record_names_the_embedder_not_the_language_model(tmp_path):
-    from core.models.registry import model_fingerprint
+def test_models_are_fingerprinted_by_their_kind(monkeypatch):
+    import core.models.registry as registry
     from core.models.base import ModelChoice
+    from core.pipeline import _load_models
+    from core.progress import NULL_REPORTER
+    from core.runspec import RunSpec
 
-    result = run_pipeline(tiny_spec(tmp_path))
-    llm, embedder = result.record.models
-    assert llm["role"] == "language model" and embedder["role"] == "embedder"
+    monkeypatch.setattr(registry, "load_language_model", lambda choice: object())
+    monkeypatch.setattr(registry, "load_embedder", lambda choice: object())
+    spec = RunSpec()
+    spec.llm = spec.embedder = ModelChoice(source="tiny-random")
+    llm, embedder = _load_models(spec, NULL_REPORTER).fingerprints
+    assert embedder == {"role": "embedder", **registry.model_fingerprint(spec.embedder, "embedder")}
     assert embedder["backend"] == "hashing" and embedder["name"] == "tiny-random-hashing"
-    assert embedder["sha256"] == model_fingerprint(ModelChoice(source="tiny-random"), "embedder")["sha256"]
     assert embedder["sha256"] != llm["sha256"]
-
-
-def test_nothing_private_in_the_new_fields(tmp_path, privet_home):
-    spec = tiny_spec(tmp_path)
-    result = run_pipeline(spec)
-    exported = b"".join(p.read_bytes() for p in result.export_dir.iterdir())
-    assert CANARY.encode() not in exported
-    assert b"notes.csv" not in exported  # the default dataset name (a file name) is not exported
-    assert CANARY.encode() not in (privet_home / "ledger.db").read_bytes()
-    assert write_corpus  # shared helper kept importable
