@@ -211,10 +211,20 @@ def test_two_runs_that_both_passed_the_check_cannot_both_charge(tmp_path):
     plan_rho = 0.04  # the cap (rho ≈ 0.0594) has room for one such run, not two
     first.check_plan("ds", plan_rho, 1e-6)
     second.check_plan("ds", plan_rho, 1e-6)  # both pass before either charges
-    first.charge("ds", "run-1", "histogram", plan_rho / 2, 1e-6, "x", reserve=plan_rho)
+    first.charge("ds", "run-1", "tokens", plan_rho, 1e-6, "x")
     with pytest.raises(BudgetError):
-        second.charge("ds", "run-2", "histogram", plan_rho / 2, 1e-6, "x", reserve=plan_rho)
-    first.charge("ds", "run-1", "tokens", plan_rho / 2, 1e-6, "x", reserve=plan_rho / 2)
+        second.charge("ds", "run-2", "tokens", plan_rho, 1e-6, "x")
+    assert {r["run_id"] for r in charges(first)} == {"run-1"}
+
+
+def test_a_run_is_stopped_at_its_first_stage_when_its_whole_plan_no_longer_fits(tmp_path):
+    path = tmp_path / "ledger.db"
+    first, second = Ledger(path), Ledger(path)
+    first.set_cap("ds", 1.0, 1e-3)
+    first.charge("ds", "run-1", "histogram", 0.02, 1e-6, "x", reserve=0.04)
+    with pytest.raises(BudgetError):  # its histogram (0.02) would fit, its whole plan (0.04) would not
+        second.charge("ds", "run-2", "histogram", 0.02, 1e-6, "x", reserve=0.04)
+    first.charge("ds", "run-1", "tokens", 0.02, 1e-6, "x", reserve=0.02)
     assert {r["run_id"] for r in charges(first)} == {"run-1"}
 
 
@@ -222,7 +232,7 @@ def _charge_in_process(path: str, run_id: str, barrier, results) -> None:
     ledger = Ledger(Path(path))
     barrier.wait()
     try:
-        ledger.charge("ds", run_id, "histogram", 0.04, 1e-6, "x", reserve=0.04)
+        ledger.charge("ds", run_id, "histogram", 0.04, 1e-6, "x")
         results.put("charged")
     except BudgetError:
         results.put("refused")
