@@ -29,10 +29,14 @@ def register(subparsers) -> None:
 def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from core.pipeline import plan
 
+    from core.privacy.planner import delta_rule
+
     out = out or sys.stdout
-    summary = plan(RunSpec.load(args.spec))
+    spec = RunSpec.load(args.spec)
+    summary = plan(spec)
     print(f"Method: {summary.method}", file=out)
     print(f"Target: epsilon = {summary.epsilon:g} at delta = {summary.delta:.3g}", file=out)
+    print(f"Delta rule: {delta_rule(spec.privacy.delta, spec.privacy.max_units)}", file=out)
     print(f"Total budget: rho = {summary.rho_total:.4f} zCDP "
           f"(loose conversion would give epsilon = {summary.epsilon_loose:.3f})", file=out)
     print("Stages:", file=out)

@@ -300,6 +300,14 @@ def test_plan_delta_is_the_same_for_100_and_101_units(tmp_path):
     assert deltas[0] == deltas[1] == 1e-6
 
 
+def test_delta_rule_is_stated_in_plain_words():
+    from core.privacy.planner import delta_rule
+
+    assert "1e-06" in delta_rule(0.0) and "never computed from the data" in delta_rule(0.0)
+    assert "N = 5000" in delta_rule(0.0, 5000) and "2e-05" in delta_rule(0.0, 5000)
+    assert delta_rule(1e-7, 5000).startswith("δ = 1e-07, as set")
+
+
 def test_delta_warnings():
     assert delta_warnings(1e-6, 0) == []
     assert delta_warnings(1e-4, 1000) == []

@@ -227,6 +227,17 @@ def public_delta(max_units: int = 0) -> float:
     return 1.0 / (10.0 * max_units) if max_units else DEFAULT_DELTA
 
 
+def delta_rule(delta: float, max_units: int = 0) -> str:
+    """How the run's δ was chosen, in plain words for the custodian (δ = 0 in the spec: the default)."""
+    if delta > 0:
+        return f"δ = {delta:g}, as set in the run spec."
+    if max_units:
+        return (f"δ = {public_delta(max_units):g} = 1/(10·N), N = {max_units}: the stated public upper bound on the "
+                "number of units. It is never computed from the data.")
+    return (f"δ = {DEFAULT_DELTA:g}, the fixed default (no upper bound on the number of units was stated). "
+            "It is never computed from the data.")
+
+
 def delta_warnings(delta: float, max_units: int = 0, n_units: int | None = None) -> list[str]:
     """Warnings for the custodian's screen: δ ≥ 1/N, and (on screen only) a loaded n above the stated N.
 
