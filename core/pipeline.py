@@ -15,7 +15,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import secrets
 import subprocess
 from dataclasses import dataclass, field
@@ -26,9 +25,10 @@ from core import __version__
 from core.checkpoints import Checkpoints
 from core.corpus import Corpus, dataset_fingerprint, load_corpus
 from core.errors import PrivetError
-from core.ledger import Ledger
+from core.ledger import Ledger, check_before_run
 from core.methods.dp_synrag import MethodContext, SyntheticDoc
 from core.paths import data_dir
+from core.private_files import private_folder, write_private
 from core.privacy.conversion import rho_to_eps
 from core.privacy.planner import default_delta, delta_warning
 from core.privacy_record import PrivacyRecord
@@ -88,6 +88,7 @@ def resolve_delta(spec: RunSpec, n_units: int) -> float:
 
 def plan(spec: RunSpec, corpus: Corpus | None = None) -> PlanSummary:
     """The budget split and derived parameters for this spec on this corpus."""
+    spec.check()  # refuses nonsense before anything is loaded
     corpus = corpus or load_spec_corpus(spec)
     n = len(corpus.units)
     delta = resolve_delta(spec, n)
@@ -96,6 +97,7 @@ def plan(spec: RunSpec, corpus: Corpus | None = None) -> PlanSummary:
     warning = delta_warning(delta, n)
     if warning:
         summary.warnings.append(warning)
+    summary.warnings.extend(spec.warnings())
     summary.estimate_seconds, summary.estimate_memory_mb = estimate_cost(spec, n)
     return summary
 
@@ -142,6 +144,8 @@ def run_pipeline(
 ) -> RunResult:
     """Run the spec end to end. ``resume`` reuses the checkpoints in ``run_dir``."""
     started = _now()
+    spec.check()  # refuses nonsense before anything is loaded or charged
+    check_before_run(ledger.path if ledger else None)  # a wiped or edited ledger refuses every run
     test_mode = spec.test_mode_seed is not None
     out_dir = Path(spec.output.folder) if spec.output.folder else None
     if out_dir and not test_mode:
@@ -153,6 +157,9 @@ def run_pipeline(
     method = _method(spec.method)
     summary = method.plan_summary(spec, delta, n)
     fingerprint = dataset_fingerprint(corpus)
+    for warning in corpus.report.warnings + summary.warnings + spec.warnings():
+        reporter.emit(ProgressEvent("plan", "warning", message=warning))  # before anything is charged
+    models = _load_models(spec, reporter)  # a model that fails to load leaves no run folder or ledger
     ledger = ledger or Ledger()
 
     if resume:
@@ -163,8 +170,8 @@ def run_pipeline(
         ledger.check_plan(fingerprint, summary.rho_total, delta)
         run_id = new_run_id()
         run_dir = Path(run_dir) if run_dir else data_dir() / "runs" / run_id
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "run.json").write_text(json.dumps({"run_id": run_id, "started_at": started, "spec": spec.to_dict()}))
+        private_folder(run_dir)
+        write_private(run_dir / "run.json", json.dumps({"run_id": run_id, "started_at": started, "spec": spec.to_dict()}))
     run_dir = Path(run_dir)
 
     def charge(stage: str, rho: float, description: str) -> None:
@@ -172,7 +179,6 @@ def run_pipeline(
         ledger.charge(fingerprint, run_id, stage, rho, delta, description)
         reporter.emit(ProgressEvent(stage, "charged", rho=rho, message=description))
 
-    models = _load_models(spec, reporter)
     ctx = MethodContext(
         llm=models.llm,
         embedder=models.embedder,
@@ -327,6 +333,8 @@ def _method(name: str):
 
 
 def _check_output_folder(out_dir: Path, overwrite: bool) -> None:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise PrivetError(f"The output folder {out_dir} is a file, not a folder.", "Choose a new or empty folder.")
     if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
         raise PrivetError(
             f"The output folder {out_dir} is not empty.",
@@ -335,12 +343,7 @@ def _check_output_folder(out_dir: Path, overwrite: bool) -> None:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    write_private(path, text)  # private (0600), atomic: the run folder is private workspace
 
 
 def _now() -> str:

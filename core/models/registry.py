@@ -47,7 +47,7 @@ def _llm_location(choice: ModelChoice) -> Path | None:
     if choice.source == "default":
         return sources.packaged_llm_path()
     if choice.source == "gguf":
-        return sources.require_file(choice.path, "GGUF")
+        return sources.require_gguf(choice.path)
     if choice.source == "hf":
         return sources.require_folder(choice.path, "config.json", "Hugging Face model")
     return None
