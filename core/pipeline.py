@@ -146,6 +146,8 @@ def run_pipeline(
     started = _now()
     spec.check()  # refuses nonsense before anything is loaded or charged
     check_before_run(ledger.path if ledger else None)  # a wiped or edited ledger refuses every run
+    if resume and (run_dir is None or not (Path(run_dir) / "run.json").exists()):  # before anything loads
+        raise PrivetError("There is no interrupted run to resume in that folder.", "Start a new run instead.")
     test_mode = spec.test_mode_seed is not None
     out_dir = Path(spec.output.folder) if spec.output.folder else None
     if out_dir and not test_mode:
@@ -157,7 +159,8 @@ def run_pipeline(
     method = _method(spec.method)
     summary = method.plan_summary(spec, delta, n)
     fingerprint = dataset_fingerprint(corpus)
-    for warning in corpus.report.warnings + summary.warnings + spec.warnings():
+    planner_warnings = [w for w in (delta_warning(delta, n),) if w and w not in summary.warnings]
+    for warning in corpus.report.warnings + summary.warnings + planner_warnings + spec.warnings():
         reporter.emit(ProgressEvent("plan", "warning", message=warning))  # before anything is charged
     models = _load_models(spec, reporter)  # a model that fails to load leaves no run folder or ledger
     ledger = ledger or Ledger()

@@ -344,6 +344,7 @@ def _run_case(case: Case, root: Path, monkeypatch) -> tuple[Outcome, dict, dict,
         code = privet(argv)
     after = _snapshot(home)
     text = (stderr.getvalue() + stdout.getvalue()).replace(str(root), "<tmp>")
+    text = re.sub(r"\d{4}-\d\d-\d\dT[0-9:.]+\+00:00", "<time>", text)
     return Outcome(code, _headline(text, case), text), before, after, site
 
 
@@ -353,10 +354,8 @@ def _headline(text: str, case: Case) -> str:
     if case.expect == "warned":
         lines = [line for line in lines if case.shows in line] or lines
         return lines[0] if lines else ""
-    picked = lines[:1]
-    if len(lines) > 1 and lines[1].startswith("- "):
-        picked.append(lines[1])
-    return " ".join(picked)
+    detail = [line for line in lines[1:5] if line.startswith("- ")]
+    return " ".join(lines[:1] + detail[:1])
 
 
 @pytest.fixture(scope="module")

@@ -110,7 +110,7 @@ def plain_summary(record: PrivacyRecord) -> list[str]:
     reveals = (
         f"So the corpus reveals little about any one {unit} beyond what could be learnt without it."
         if eps <= 20 else
-        f"With an epsilon this large that bound is too loose to say that the corpus reveals little about any one {unit}."
+        f"With an epsilon this large that bound is too loose to protect any one {unit}."
     )
     return [
         f"This synthetic corpus was made with differential privacy, with each {unit} as the unit of privacy.",

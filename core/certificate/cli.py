@@ -65,8 +65,17 @@ def _verify(args: argparse.Namespace) -> int:
 
         certificate = json.loads((Path(args.export_dir) / "certificate.json").read_text(encoding="utf-8"))
         head = certificate["certificate"].get("budget_history", {}).get("ledger_head", {})
-        with Ledger() as ledger:
-            report.problems.extend(ledger.check_head(head) + ledger.verify_chain())
+        from core.errors import LedgerError
+
+        try:
+            with Ledger() as ledger:
+                report.problems.extend(ledger.check_head(head) + ledger.verify_chain())
+        except LedgerError as exc:  # missing, wiped or junk: it cannot hold the row the certificate saw
+            report.problems.append(
+                f"this installation's ledger cannot hold the row {head.get('seq')} the certificate saw: "
+                "it was cut back or replaced"
+            )
+            report.problems.extend(line.strip("- ").strip() for line in exc.what.splitlines()[1:])
     print(report.summary())
     return 0 if report.ok else 1
 
