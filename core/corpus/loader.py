@@ -245,7 +245,8 @@ def _choose_columns(table: Table, source: Path, text: str, id_: str, person: str
                 f"The {role} column '{name}' is not in {source.name}, which has {_count_columns(table)}. "
                 f"{COLUMNS_NOT_SHOWN}",
                 f"Give the exact name of a column as its header row writes it as the {role} column "
-                "(the wizard's column pickers list them), or add a header row if the file has none.",
+                f"(`privet inspect {source.name} --columns` shows the header row; so do the wizard's column "
+                "pickers), or add a header row if the file has none.",
             )
         if name in table.duplicate_columns:
             raise CorpusError(
@@ -270,8 +271,8 @@ def _default_text_column(table: Table, source: Path) -> str:
     raise CorpusError(
         f"Which column of {source.name} holds the text? It has {_count_columns(table)} and none is named "
         f"'text'. {COLUMNS_NOT_SHOWN}",
-        "Choose the text column by its header name (--text-column NAME on the command line, or the "
-        "wizard's column picker).",
+        f"Choose the text column by its header name (--text-column NAME on the command line; "
+        f"`privet inspect {source.name} --columns` shows the header row), or use the wizard's column picker.",
     )
 
 
