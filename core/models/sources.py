@@ -131,13 +131,6 @@ def require_file(path_text: str, what: str) -> Path:
 GGUF_MAGIC = b"GGUF"
 
 
-def require_gguf(path_text: str) -> Path:
-    """A user's GGUF file that exists, starts with the GGUF signature and whose header reads cleanly."""
-    path = require_file(path_text, "GGUF")
-    check_gguf(path)
-    return path
-
-
 def check_gguf(path: Path) -> None:
     """Refuse a file that is not GGUF (junk, renamed) or whose metadata/tensor table is damaged or cut short."""
     try:
