@@ -15,7 +15,8 @@ def resources_dir() -> Path:
 def data_dir() -> Path:
     """Per-user data folder: ledger, installation key, converted-model cache.
 
-    ``PRIVET_HOME`` overrides it (tests point it at a temporary folder).
+    ``PRIVET_HOME`` overrides it (tests point it at a temporary folder). It is created, or
+    tightened, to mode 0700: it holds the ledger, keys and private run folders.
     """
     env = os.environ.get("PRIVET_HOME")
     if env:
@@ -23,11 +24,12 @@ def data_dir() -> Path:
     else:
         xdg = os.environ.get("XDG_DATA_HOME")
         base = (Path(xdg) if xdg else Path.home() / ".local" / "share") / "privet"
-    base.mkdir(parents=True, exist_ok=True)
-    return base
+    from core.private_files import private_folder
+
+    return private_folder(base)
 
 
 def cache_dir() -> Path:
-    path = data_dir() / "cache"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    from core.private_files import private_folder
+
+    return private_folder(data_dir() / "cache")

@@ -114,8 +114,9 @@ class PrivacyRecord:
 
     def save(self, run_dir: Path) -> Path:
         path = Path(run_dir) / RECORD_FILE
-        path.write_text(self.to_json() + "\n", encoding="utf-8")
-        return path
+        from core.private_files import write_private
+
+        return write_private(path, self.to_json() + "\n")
 
     @classmethod
     def load(cls, run_dir: Path) -> "PrivacyRecord":

@@ -128,6 +128,35 @@ def require_file(path_text: str, what: str) -> Path:
     return path
 
 
+GGUF_MAGIC = b"GGUF"
+
+
+def check_gguf(path: Path) -> None:
+    """Refuse a file that is not GGUF (junk, renamed) or whose metadata/tensor table is damaged or cut short."""
+    try:
+        with open(path, "rb") as handle:
+            magic = handle.read(4)
+    except OSError as exc:
+        raise ModelError(f"The GGUF file {path} cannot be read ({exc.strerror}).", "Check its permissions.") from None
+    if magic != GGUF_MAGIC:
+        raise ModelError(
+            f"{path} is not a GGUF model file (it does not start with the GGUF signature).",
+            "Choose a real .gguf model file; a renamed file or a web page saved by mistake is not one.",
+        )
+    try:
+        from gguf import GGUFReader
+    except ImportError:  # without the reader, loading reports any damage itself
+        return
+    try:
+        GGUFReader(str(path), "r")
+    except Exception as exc:  # any damage in the header, metadata or tensor table (model files hold no private data)
+        raise ModelError(
+            f"The GGUF file {path} is damaged or incomplete ({type(exc).__name__} while reading its header: "
+            "an interrupted download or copy?).",
+            "Copy or download the file again and compare its size and SHA-256 with the source.",
+        ) from None
+
+
 def require_folder(path_text: str, marker: str, what: str) -> Path:
     """A model folder the user named; it must exist and hold ``marker`` (e.g. config.json)."""
     if not path_text:
