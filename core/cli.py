@@ -12,6 +12,7 @@ import importlib
 import sys
 
 from core import __version__
+from core.bundle import version_text
 from core.errors import PrivetError
 
 COMMAND_MODULES = (
@@ -29,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="privet",
         description="Differentially private synthetic text corpora with a signed privacy certificate.",
     )
-    parser.add_argument("--version", action="version", version=f"privet {__version__}")
+    parser.add_argument("--version", action="version", version=version_text(__version__))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)

@@ -220,6 +220,7 @@ def build_certificate(
             "finished_at": record.finished_at,
             "privet_version": record.privet_version,
             "privet_commit": record.privet_commit,
+            "privet_bundle": record.privet_bundle,
         },
         "summary": plain_summary(record),
         "guarantee": {
