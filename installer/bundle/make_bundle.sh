@@ -56,7 +56,7 @@ cd "$out"
 rm -rf "$name" && mv privet "$name"
 if command -v zstd >/dev/null; then
   archive="$name.tar.zst"
-  tar -cf - "$name" | zstd -q -T2 -10 -o "$archive" -f
+  tar -cf - "$name" | zstd -q -T2 -3 -o "$archive" -f
 else
   archive="$name.tar.gz"
   echo "zstd not found: writing $archive instead" >&2
