@@ -13,6 +13,7 @@ import os
 import sys
 
 from core import __version__
+from core.bundle import version_text
 from core.errors import PrivetError
 
 INTERNAL_ERROR = 70  # EX_SOFTWARE: a bug; user errors exit 1
@@ -32,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="privet",
         description="Differentially private synthetic text corpora with a signed privacy certificate.",
     )
-    parser.add_argument("--version", action="version", version=f"privet {__version__}")
+    parser.add_argument("--version", action="version", version=version_text(__version__))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)

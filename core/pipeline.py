@@ -357,6 +357,7 @@ def run_pipeline(
         finished_at=_now(),
         privet_version=__version__,
         privet_commit=_git_commit(),
+        privet_bundle=_bundle_identity(),
         end_to_end_dp=summary.end_to_end_dp,
         scope_notes=notes,
         test_mode=test_mode,
@@ -503,7 +504,19 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+def _bundle_identity() -> dict[str, str]:
+    from core.bundle import bundle_info
+
+    info = bundle_info()
+    return {} if info is None else info.to_dict()
+
+
 def _git_commit() -> str:
+    from core.bundle import bundle_info
+
+    info = bundle_info()
+    if info is not None:  # frozen: no source tree to ask git; the commit the bundle was built from
+        return info.commit
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"],

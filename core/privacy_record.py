@@ -52,6 +52,7 @@ class PrivacyRecord:
     finished_at: str = ""
     privet_version: str = ""
     privet_commit: str = ""
+    privet_bundle: dict[str, str] = field(default_factory=dict)  # core.bundle.BundleInfo; {} from source
     end_to_end_dp: bool = True
     scope_notes: list[str] = field(default_factory=list)
     test_mode: bool = False

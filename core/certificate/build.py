@@ -253,6 +253,7 @@ def build_certificate(
             "run_date": record.started_at[:10],  # exact times stay in the private run folder
             "privet_version": record.privet_version,
             "privet_commit": record.privet_commit,
+            "privet_bundle": record.privet_bundle,
         },
         "summary": plain_summary(record),
         "guarantee": {
