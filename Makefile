@@ -9,7 +9,7 @@ LLAMA_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: setup run test demo-data gui clean bench screenshots
+.PHONY: setup run test lint demo-data gui clean bench screenshots
 
 setup: $(STAMP)
 
@@ -30,6 +30,16 @@ run: $(STAMP)
 
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q
+
+# Import contracts that hold today (pyproject.toml [tool.importlinter]). TODO(docs/refactor-plan.md, step 10):
+# run every contract (drop the --contract filters) and `python tools/import_graph.py --check` once the
+# issue-12 moves have landed.
+IMPORT_CONTRACTS ?= core-no-qt
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports $(addprefix --contract ,$(IMPORT_CONTRACTS))
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python bench/private_prediction.py

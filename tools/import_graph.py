@@ -132,9 +132,9 @@ def build_graph(root: Path = ROOT, packages: Iterable[str] = PACKAGES) -> list[E
                 if target != name:
                     edges.add(Edge(name, target, node.lineno, kind))
         for const in ast.walk(tree):
-            if isinstance(const, ast.Constant) and isinstance(const.value, str) and const.value in modules:
-                if const.value != name:
-                    edges.add(Edge(name, const.value, const.lineno, "string"))
+            is_name = isinstance(const, ast.Constant) and isinstance(const.value, str) and const.value in modules
+            if is_name and const.value != name:
+                edges.add(Edge(name, const.value, const.lineno, "string"))
     return sorted(edges, key=lambda e: (e.source, e.line, e.target))
 
 
@@ -293,7 +293,9 @@ def report(
     graph = _adjacency(edges, kinds)
     cycles = module_cycles(edges, include_typing, include_strings)
     top_only = strongly_connected(_adjacency(edges, ("top",)))
-    lines.append(f"Module cycles counting function-level imports: {len(cycles)} (top-level imports only: {len(top_only)}).")
+    lines.append(
+        f"Module cycles counting function-level imports: {len(cycles)} (top-level imports only: {len(top_only)})."
+    )
     for i, component in enumerate(cycles, 1):
         lines.append(f"\n[{i}] {len(component)} modules: {', '.join(component)}")
         lines.append("    e.g. " + " -> ".join(shortest_cycle(graph, component)))
