@@ -243,14 +243,16 @@ def move_symbols(src_mod: str, dst_mod: str, names: list[str], doc: str = "") ->
         dtext = dst.read_text(encoding="utf-8")
         dlines = _import_lines(dtext)
         _, last = _import_block(ast.parse(dtext), dlines)
-        dlines[last:last] = [imports]
-        new_dst = "".join(dlines).rstrip() + "\n\n\n" + moved_code
+        # Right after the imports: a moved class may be used at import time further down (defaults).
+        dlines[last:last] = [imports, "\n\n", moved_code, "\n"]
+        new_dst = re.sub(r"\n{4,}", "\n\n\n", "".join(dlines))
     else:
         if not dst.parent.joinpath("__init__.py").exists():
             ensure_package(dst.parent, f"{dst_mod.rpartition('.')[0]}.")
         header = f'"""{doc or dst_mod}"""\n\nfrom __future__ import annotations\n\n'
         new_dst = header + imports + "\n\n" + moved_code
     write(dst, new_dst)
+    _drop_imports_of(dst, dst_mod, None)  # the copied import block may import from dst itself
     subprocess.run(["git", "add", str(dst)], cwd=ROOT, check=True)
 
     if still_used:
@@ -264,14 +266,14 @@ def move_symbols(src_mod: str, dst_mod: str, names: list[str], doc: str = "") ->
     say(f"moved {', '.join(names)} from {src_mod} to {dst_mod}; rewrote imports in {n} files")
 
 
-def _drop_imports_of(path: Path, src_mod: str, names: set[str]) -> None:
-    """Remove ``names`` from every ``from src_mod import ...`` in ``path`` (the names now live there)."""
+def _drop_imports_of(path: Path, src_mod: str, names: set[str] | None) -> None:
+    """Remove ``names`` (all when None) from every ``from src_mod import ...`` in ``path``."""
     text = path.read_text(encoding="utf-8")
     lines = _import_lines(text)
     edits = []
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.ImportFrom) and node.module == src_mod and node.level == 0:
-            rest = [a for a in node.names if a.name not in names]
+            rest = [a for a in node.names if names is not None and a.name not in names]
             if len(rest) != len(node.names):
                 indent = re.match(r"\s*", lines[node.lineno - 1]).group(0)
                 stmt = f"{indent}from {src_mod} import {_aliases(rest)}\n" if rest else ""
@@ -356,8 +358,10 @@ def hoist(paths: list[Path], prefixes: tuple[str, ...] = ("core", "desktop", "re
         statements = sorted({ast.unparse(n) + "\n" for n in found})
         for node in sorted(found, key=lambda n: n.lineno, reverse=True):
             start, end = node.lineno, node.end_lineno or node.lineno
-            # A function body that held only the import keeps a `pass` (does not happen today).
             del lines[start - 1 : end]
+            # No blank line left at the top of a function body.
+            if start - 1 < len(lines) and not lines[start - 1].strip() and lines[start - 2].rstrip().endswith(":"):
+                del lines[start - 1]
         text2 = "".join(lines)
         tree2 = ast.parse(text2)
         lines2 = _import_lines(text2)
@@ -440,6 +444,13 @@ PATCHES: dict[str, list[tuple[str, str, str]]] = {
             "tools/build_vocab.py",
             "HERE = Path(__file__).resolve().parent\n",
             'HERE = Path(__file__).resolve().parents[1] / "resources" / "vocab"\n',
+        ),
+    ],
+    "demo-lint": [
+        (
+            "pyproject.toml",
+            '"resources/**/*.py" = ["T20"]\n',
+            '"resources/**/*.py" = ["T20"]\n"core/demo/*.py" = ["T20"]\n',
         ),
     ],
     "lint-rules-on": [
