@@ -108,7 +108,7 @@ if step 6; then  # the code cites docs/method.md instead of the external SPEC
 fi
 
 if step 9; then  # whole-tree import sort, pyupgrade and format; rules switched on
-  "$RUFF" check --fix --quiet --select I,UP,F401,B009,RUF022,RUF100,SIM905 . || true
+  "$RUFF" check --fix --quiet --select I,UP,F401,B009,RUF022,SIM905 . || true
   "$RUFF" format --quiet .
   R patch lint-rules-on
   "$RUFF" check .
