@@ -473,6 +473,11 @@ PATCHES: dict[str, list[tuple[str, str, str]]] = {
             "\t$(BIN)/mypy\n\t$(BIN)/python tools/import_graph.py --check > /dev/null\n",
         ),
         (".ci/run", "make test\n", "make lint\nmake test\n"),
+        (
+            "tests/test_import_graph.py",
+            '@pytest.mark.xfail(strict=True, reason="cycles removed by docs/refactor-plan.md steps 1-4 (issue 12)")\n',
+            "",
+        ),
     ],
 }
 
