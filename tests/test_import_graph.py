@@ -45,7 +45,10 @@ def test_modules_named_in_strings_are_edges_of_their_own_kind(tmp_path):
         },
     )
     edges = build_graph(root, packages=("core",))
-    assert {(e.source, e.target, e.kind) for e in edges} == {("core.a", "core.b", "string"), ("core.b", "core.a", "top")}
+    assert {(e.source, e.target, e.kind) for e in edges} == {
+        ("core.a", "core.b", "string"),
+        ("core.b", "core.a", "top"),
+    }
     assert module_cycles(edges) == []
     assert module_cycles(edges, include_strings=True) == [["core.a", "core.b"]]
 
