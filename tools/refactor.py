@@ -342,6 +342,19 @@ def _is_project_import(node: ast.stmt, prefixes: tuple[str, ...]) -> bool:
     return isinstance(node, ast.Import) and all(a.name.split(".")[0] in prefixes for a in node.names)
 
 
+def _project_imports_in(body: list[ast.stmt], prefixes: tuple[str, ...]) -> list[ast.stmt]:
+    """Project imports in a function body, also under if/for/while/with; never under try (optional imports)."""
+    out: list[ast.stmt] = []
+    for node in body:
+        if _is_project_import(node, prefixes):
+            out.append(node)
+        elif isinstance(node, (ast.If, ast.For, ast.While, ast.With)):
+            out += _project_imports_in(node.body, prefixes) + _project_imports_in(getattr(node, "orelse", []), prefixes)
+    if out and len(out) == len(body):  # the block held nothing else: it keeps a `pass`
+        setattr(out[-1], "_keep_pass", True)
+    return out
+
+
 def hoist(paths: list[Path], prefixes: tuple[str, ...] = ("core", "desktop", "resources")) -> None:
     """Move function-level imports of project modules to the module's top-level import block."""
     for path in paths:
@@ -352,12 +365,16 @@ def hoist(paths: list[Path], prefixes: tuple[str, ...] = ("core", "desktop", "re
         for func in ast.walk(tree):
             if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            found += [node for node in func.body if _is_project_import(node, prefixes)]
+            found += _project_imports_in(func.body, prefixes)
         if not found:
             continue
         statements = sorted({ast.unparse(n) + "\n" for n in found})
         for node in sorted(found, key=lambda n: n.lineno, reverse=True):
             start, end = node.lineno, node.end_lineno or node.lineno
+            if getattr(node, "_keep_pass", False):
+                indent = re.match(r"\s*", lines[start - 1]).group(0)
+                lines[start - 1 : end] = [f"{indent}pass\n"]
+                continue
             del lines[start - 1 : end]
             # No blank line left at the top of a function body.
             if start - 1 < len(lines) and not lines[start - 1].strip() and lines[start - 2].rstrip().endswith(":"):
