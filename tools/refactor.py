@@ -342,6 +342,9 @@ def _is_project_import(node: ast.stmt, prefixes: tuple[str, ...]) -> bool:
     return isinstance(node, ast.Import) and all(a.name.split(".")[0] in prefixes for a in node.names)
 
 
+_KEEP_PASS: set[int] = set()  # ids of import nodes that were alone in their block
+
+
 def _project_imports_in(body: list[ast.stmt], prefixes: tuple[str, ...]) -> list[ast.stmt]:
     """Project imports in a function body, also under if/for/while/with; never under try (optional imports)."""
     out: list[ast.stmt] = []
@@ -351,7 +354,7 @@ def _project_imports_in(body: list[ast.stmt], prefixes: tuple[str, ...]) -> list
         elif isinstance(node, (ast.If, ast.For, ast.While, ast.With)):
             out += _project_imports_in(node.body, prefixes) + _project_imports_in(getattr(node, "orelse", []), prefixes)
     if out and len(out) == len(body):  # the block held nothing else: it keeps a `pass`
-        setattr(out[-1], "_keep_pass", True)
+        _KEEP_PASS.add(id(out[-1]))
     return out
 
 
@@ -371,7 +374,7 @@ def hoist(paths: list[Path], prefixes: tuple[str, ...] = ("core", "desktop", "re
         statements = sorted({ast.unparse(n) + "\n" for n in found})
         for node in sorted(found, key=lambda n: n.lineno, reverse=True):
             start, end = node.lineno, node.end_lineno or node.lineno
-            if getattr(node, "_keep_pass", False):
+            if id(node) in _KEEP_PASS:
                 indent = re.match(r"\s*", lines[start - 1]).group(0)
                 lines[start - 1 : end] = [f"{indent}pass\n"]
                 continue
