@@ -1,4 +1,8 @@
-"""tools/import_graph.py finds the cycles that function-level imports hide (issue 12)."""
+"""tools/import_graph.py finds the cycles that function-level imports hide (issue 12).
+
+The small packages are called ``app`` so that tools/refactor.py, which rewrites ``core`` module
+names everywhere, leaves them alone.
+"""
 
 from __future__ import annotations
 
@@ -23,50 +27,50 @@ def test_a_cycle_through_a_function_level_import_is_found(tmp_path):
     root = _write(
         tmp_path,
         {
-            "core/__init__.py": "",
-            "core/a.py": "from core.b import thing\n",
-            "core/b.py": "thing = 1\n\ndef later():\n    from core.a import thing\n    return thing\n",
-            "core/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from core.a import thing\n",
+            "app/__init__.py": "",
+            "app/a.py": "from app.b import thing\n",
+            "app/b.py": "thing = 1\n\ndef later():\n    from app.a import thing\n    return thing\n",
+            "app/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from app.a import thing\n",
         },
     )
-    edges = build_graph(root, packages=("core",))
+    edges = build_graph(root, packages=("app",))
     kinds = {(e.source, e.target): e.kind for e in edges}
-    assert kinds == {("core.a", "core.b"): "top", ("core.b", "core.a"): "function", ("core.c", "core.a"): "typing"}
-    assert module_cycles(edges) == [["core.a", "core.b"]]
+    assert kinds == {("app.a", "app.b"): "top", ("app.b", "app.a"): "function", ("app.c", "app.a"): "typing"}
+    assert module_cycles(edges) == [["app.a", "app.b"]]
 
 
 def test_modules_named_in_strings_are_edges_of_their_own_kind(tmp_path):
     root = _write(
         tmp_path,
         {
-            "core/__init__.py": "",
-            "core/a.py": "import importlib\nmod = importlib.import_module('core.b')\n",
-            "core/b.py": "from core import a\n",
+            "app/__init__.py": "",
+            "app/a.py": "import importlib\nmod = importlib.import_module('app.b')\n",
+            "app/b.py": "from app import a\n",
         },
     )
-    edges = build_graph(root, packages=("core",))
+    edges = build_graph(root, packages=("app",))
     assert {(e.source, e.target, e.kind) for e in edges} == {
-        ("core.a", "core.b", "string"),
-        ("core.b", "core.a", "top"),
+        ("app.a", "app.b", "string"),
+        ("app.b", "app.a", "top"),
     }
     assert module_cycles(edges) == []
-    assert module_cycles(edges, include_strings=True) == [["core.a", "core.b"]]
+    assert module_cycles(edges, include_strings=True) == [["app.a", "app.b"]]
 
 
 def test_package_level_cycles_collapse_sub_packages(tmp_path):
     root = _write(
         tmp_path,
         {
-            "core/__init__.py": "",
-            "core/certificate/__init__.py": "",
-            "core/certificate/cli.py": "def run():\n    from core.export import export\n",
-            "core/certificate/build.py": "x = 1\n",
-            "core/export.py": "from core.certificate.build import x\n",
+            "app/__init__.py": "",
+            "app/sealing/__init__.py": "",
+            "app/sealing/cli.py": "def run():\n    from app.release import export\n",
+            "app/sealing/build.py": "x = 1\n",
+            "app/release.py": "from app.sealing.build import x\n",
         },
     )
-    edges = build_graph(root, packages=("core",))
+    edges = build_graph(root, packages=("app",))
     assert module_cycles(edges) == []
-    assert package_cycles(edges, root) == [["core.certificate", "core.export"]]
+    assert package_cycles(edges, root) == [["app.release", "app.sealing"]]
 
 
 @pytest.mark.xfail(strict=True, reason="cycles removed by docs/refactor-plan.md steps 1-4 (issue 12)")
