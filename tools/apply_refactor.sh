@@ -117,7 +117,8 @@ fi
 
 if step 10; then  # every import contract, the cycle check and make lint in CI
   R patch contracts-on
-  "$RUFF" check --fix --quiet --select F401 tests/test_import_graph.py
+  "$RUFF" check --fix --quiet --select F401,I tests/test_import_graph.py
+  "$RUFF" check .
   "$(dirname "$PY")/lint-imports"
   "$PY" tools/import_graph.py --check
   commit "CI runs make lint: every import contract and the function-level cycle check - issue 12 step 10"
