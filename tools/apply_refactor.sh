@@ -92,6 +92,7 @@ if step 5; then  # demo-data code out of resources/ (data only there)
   R move-module resources.vocab.build tools.build_vocab
   R patch demo-data-paths
   R patch demo-lint
+  R patch demo-seed-allowed
   git rm -q resources/demo/__init__.py
   tidy
   commit "Demo-data and word-list code out of resources/ (core/demo, tools/build_vocab.py) - issue 12 step 5"
