@@ -5,6 +5,7 @@ Statistical tests reject at p < 1e-4, like tests/test_mechanisms.py.
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 
@@ -23,9 +24,28 @@ from core.privacy.conversion import eps_to_rho
 from core.privacy.planner import aug_pe_stage, plan_aug_pe
 from core.progress import CallbackReporter
 from core.runspec import AugPESpec
-from tests.test_pipeline import CANARY, all_bytes_under, tiny_spec
+from core.models.base import ModelChoice
+from core.runspec import RunSpec
 
 P_REJECT = 1e-4
+CANARY = "Qorvath Mellendrix-5529"
+TINY = ModelChoice(source="tiny-random")
+
+
+def write_corpus(folder, n: int = 40):
+    path = folder / "notes.csv"
+    diseases = ["fever", "cough", "rash", "headache"]
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["id", "patient", "note"])
+        for i in range(n):
+            name = CANARY if i == 7 else f"Patient {i}"
+            w.writerow([f"n{i}", name, f"{name} came in with {diseases[i % 4]} and was treated with rest and water."])
+    return path
+
+
+def all_bytes_under(folder) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file())
 
 
 def unit_rows(rng: np.random.Generator, n: int, dim: int = 16) -> np.ndarray:
@@ -147,8 +167,13 @@ def test_public_sampling_keeps_to_the_top_p_nucleus_in_proportion():
 
 
 def aug_pe_spec(tmp_path, **settings):
-    spec = tiny_spec(tmp_path)
-    spec.method = "aug_pe"
+    spec = RunSpec(method="aug_pe")
+    spec.data.path = str(write_corpus(tmp_path))
+    spec.data.text_column = "note"
+    spec.data.id_column = "id"
+    spec.llm = TINY
+    spec.embedder = TINY
+    spec.output.folder = str(tmp_path / "release")
     spec.aug_pe = AugPESpec(**{"iterations": 3, "population": 6, "variations": 1, "max_new_tokens": 6,
                                "batch_size": 4, **settings})
     return spec
@@ -223,3 +248,17 @@ def test_bad_generation_settings_are_refused_before_anything_is_charged(tmp_path
     with pytest.raises(PrivetError):
         run_pipeline(spec)
     assert charges(Ledger()) == []
+
+
+def test_evaluation_sweeps_aug_pe_over_epsilon_at_the_scale_sizes():
+    from pathlib import Path
+
+    from core.evaluation.config import SCALE_CONFIGS, make_config
+    from core.evaluation.runs import plan_runs, run_spec
+
+    demo = make_config("clinic", "out", "demo", (4.0, 10.0), ("dp_synrag", "aug_pe", "dp_synth"))
+    assert plan_runs(demo) == [("dp_synrag", 4.0), ("dp_synrag", 10.0), ("aug_pe", 4.0), ("aug_pe", 10.0),
+                               ("dp_synth", 10.0)]
+    spec = run_spec(demo, Path("members.csv"), "aug_pe", 4.0)
+    assert spec.method == "aug_pe" and spec.aug_pe == SCALE_CONFIGS["demo"].aug_pe
+    assert spec.output.folder == ""
