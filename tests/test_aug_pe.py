@@ -174,7 +174,7 @@ def aug_pe_spec(tmp_path, **settings):
     spec.llm = TINY
     spec.embedder = TINY
     spec.output.folder = str(tmp_path / "release")
-    spec.aug_pe = AugPESpec(**{"iterations": 3, "population": 6, "variations": 1, "max_new_tokens": 6,
+    spec.aug_pe = AugPESpec(**{"iterations": 3, "population": 4, "variations": 1, "max_new_tokens": 4,
                                "batch_size": 4, **settings})
     return spec
 
@@ -216,7 +216,7 @@ def test_cancelled_run_resumes_without_redrawing_a_charged_iteration(tmp_path):
     spec.output.folder = ""
     state = {"cancel": False}
 
-    def on_event(event):
+    def on_event(event):  # cancel right after iteration 2 is charged: it draws, saves, then stops
         if event.kind == "charged" and event.stage == aug_pe_stage(2):
             state["cancel"] = True
 
@@ -236,7 +236,7 @@ def test_cancelled_run_resumes_without_redrawing_a_charged_iteration(tmp_path):
 
 
 def test_test_mode_run_is_reproducible(tmp_path):
-    spec = aug_pe_spec(tmp_path, iterations=2)
+    spec = aug_pe_spec(tmp_path, iterations=1)
     spec.test_mode_seed = 99
     first, second = run_pipeline(spec), run_pipeline(spec)
     assert first.export_dir is None

@@ -31,21 +31,29 @@ class Sampling:
     batch_size: int = 32
 
 
+NUCLEUS_CANDIDATES = 256  # tokens ranked first; the full vocabulary is sorted only when they hold < top_p
+
+
 def sample_next(logits: torch.Tensor, sampling: Sampling, generator: torch.Generator) -> torch.Tensor:
     """One token per row from softmax(logits / temperature), restricted to the top-p nucleus.
 
-    Sampled on the CPU in float64 with ``generator``; temperature 0 is greedy.
+    The nucleus is the smallest set of most likely tokens whose mass reaches top_p. Sampled on the
+    CPU with ``generator``; temperature 0 is greedy.
     """
-    x = logits.detach().to("cpu", torch.float64)
+    x = logits.detach().to("cpu", torch.float32)
     if sampling.temperature <= 0:
         return x.argmax(dim=-1)
-    probs = torch.softmax(x / sampling.temperature, dim=-1)
-    if sampling.top_p < 1.0:
-        sorted_p, order = probs.sort(dim=-1, descending=True)
-        before = sorted_p.cumsum(dim=-1) - sorted_p  # mass of the tokens ranked above each token
-        sorted_p = torch.where(before < sampling.top_p, sorted_p, torch.zeros_like(sorted_p))
-        probs = torch.zeros_like(probs).scatter(-1, order, sorted_p)
-    return torch.multinomial(probs, 1, generator=generator).squeeze(1)
+    log_p = torch.log_softmax(x / sampling.temperature, dim=-1)
+    if sampling.top_p >= 1.0:
+        return torch.multinomial(log_p.exp(), 1, generator=generator).squeeze(1)
+    ranked, order = log_p.topk(min(NUCLEUS_CANDIDATES, log_p.shape[-1]), dim=-1)
+    if bool((ranked.exp().sum(dim=-1) < sampling.top_p).any()):
+        ranked, order = log_p.sort(dim=-1, descending=True)
+    p = ranked.exp()
+    before = p.cumsum(dim=-1) - p  # mass of the tokens ranked above each token
+    p = torch.where(before < sampling.top_p, p, torch.zeros_like(p))
+    choice = torch.multinomial(p, 1, generator=generator)
+    return order.gather(-1, choice).squeeze(1)
 
 
 def write_texts(
