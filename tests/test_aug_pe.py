@@ -16,16 +16,20 @@ from scipy import stats
 
 from core.errors import Cancelled, PrivetError
 from core.ledger import Ledger
-from core.methods.aug_pe.histogram import nearest_neighbour_votes, release_votes, threshold_counts, winners
+from core.methods.aug_pe.histogram import (
+    nearest_neighbour_votes,
+    release_votes,
+    threshold_counts,
+    winners,
+)
 from core.methods.aug_pe.llm import Sampling, sample_next
 from core.methods.aug_pe.population import parents_per_iteration, select_parents
+from core.models.base import ModelChoice
 from core.pipeline import plan, run_pipeline
 from core.privacy.conversion import eps_to_rho
 from core.privacy.planner import aug_pe_stage, plan_aug_pe
 from core.progress import CallbackReporter
-from core.runspec import AugPESpec
-from core.models.base import ModelChoice
-from core.runspec import RunSpec
+from core.runspec import AugPESpec, RunSpec
 
 P_REJECT = 1e-4
 CANARY = "Qorvath Mellendrix-5529"
@@ -262,3 +266,15 @@ def test_evaluation_sweeps_aug_pe_over_epsilon_at_the_scale_sizes():
     spec = run_spec(demo, Path("members.csv"), "aug_pe", 4.0)
     assert spec.method == "aug_pe" and spec.aug_pe == SCALE_CONFIGS["demo"].aug_pe
     assert spec.output.folder == ""
+
+
+def test_privet_plan_shows_the_per_iteration_budget(tmp_path, capsys):
+    from core.cli import main as privet
+
+    spec = aug_pe_spec(tmp_path, iterations=2)
+    path = tmp_path / "spec.toml"
+    spec.save(path)
+    assert privet(["plan", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert aug_pe_stage(1) in out and aug_pe_stage(2) in out and "sigma" in out
+    assert CANARY not in out

@@ -12,11 +12,15 @@ from core.privacy.planner import AugPEPlan, plan_aug_pe
 from core.runspec import AugPESpec, RunSpec
 
 SCOPE_NOTES = (
-    "Aug-PE: the public language model writes every candidate text from public prompts (the task description, "
-    "then candidates it wrote itself); no private text is ever given to the model.",
-    "Each iteration, every unit casts one vote for its nearest candidate in embedding space; only the "
-    "Gaussian-noised vote histogram is released. Thresholding it, drawing the winners and writing their "
-    "variations are post-processing of released values and cost nothing extra.",
+    (
+        "Aug-PE: the public language model writes every candidate text from public prompts (the task "
+        "description, then candidates it wrote itself); no private text is ever given to the model."
+    ),
+    (
+        "Each iteration, every unit casts one vote for its nearest candidate in embedding space; only the "
+        "Gaussian-noised vote histogram is released. Thresholding it, drawing the winners and writing their "
+        "variations are post-processing of released values and cost nothing extra."
+    ),
 )
 
 

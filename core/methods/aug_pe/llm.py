@@ -13,8 +13,8 @@ entropy, or the seeded generator of the explicit test mode; never a fixed seed.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import torch
 

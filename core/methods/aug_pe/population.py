@@ -11,7 +11,7 @@ post-processing of the released histograms and cost no privacy budget.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch

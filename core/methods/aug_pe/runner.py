@@ -15,14 +15,19 @@ reloads every released histogram and never redraws a charged iteration.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 import torch
 
 from core.corpus import Unit
-from core.methods.aug_pe.histogram import nearest_neighbour_votes, release_votes, threshold_counts, winners
+from core.methods.aug_pe.histogram import (
+    nearest_neighbour_votes,
+    release_votes,
+    threshold_counts,
+    winners,
+)
 from core.methods.aug_pe.llm import Sampling
 from core.methods.aug_pe.population import (
     initial_population,
