@@ -134,7 +134,7 @@ SCALE_CONFIGS = {
         mia_per_class=30,
         mia_tokens=48,
         sweep_all_methods=False,
-        aug_pe=AugPESpec(iterations=3, population=48, variations=2, max_new_tokens=64, batch_size=48),
+        aug_pe=AugPESpec(iterations=2, population=32, variations=1, max_new_tokens=48, batch_size=32),
         dp_rag_queries=(1, 10, 100, 1000),
         dp_rag_questions=20,
         self_bleu_sample=50,
