@@ -9,7 +9,7 @@ LLAMA_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: setup run test demo-data gui clean bench screenshots
+.PHONY: setup run test demo-data gui clean bench screenshots gpu-check
 
 setup: $(STAMP)
 
@@ -33,6 +33,9 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/private_prediction.py
+
+gpu-check: $(STAMP)
+	PY=$(BIN)/python bench/gpu_check.sh
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python docs/make_screenshots.py

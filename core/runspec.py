@@ -77,6 +77,15 @@ class OutputSpec:
 
 
 @dataclass
+class ComputeSpec:
+    """Where private prediction runs (see core/compute): this process, or Ray workers."""
+
+    backend: str = "local"  # "local" (one process, no Ray) or "ray"
+    address: str = ""  # Ray: "" = start Ray on this machine, "auto" = the running cluster, "ray://host:10001"
+    workers: int = 0  # Ray: 0 = one worker per GPU; N = N workers (CPU workers when there is no GPU)
+
+
+@dataclass
 class RunSpec:
     method: str = "dp_synrag"  # "dp_synrag", "dp_synth", "rpsg"
     task: str = "Answer questions about the documents in this collection."
@@ -87,6 +96,7 @@ class RunSpec:
     dp_synrag: DPSynRAGSpec = field(default_factory=DPSynRAGSpec)
     rpsg: RPSGSpec = field(default_factory=RPSGSpec)
     output: OutputSpec = field(default_factory=OutputSpec)
+    compute: ComputeSpec = field(default_factory=ComputeSpec)
     test_mode_seed: int | None = None  # NON-PRIVATE test mode: fixed seed, export refused
 
     def to_dict(self) -> dict[str, Any]:

@@ -1,0 +1,71 @@
+"""The llama.cpp batched session: one sequence per row, same logits as decoding each row alone."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+import torch
+
+from core.models import llamacpp_backend
+from core.models.base import ModelChoice
+from core.models.registry import load_language_model
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python is not installed (see README)"
+)
+ATOL = 2e-2  # logits are O(10); batch shape changes llama.cpp's float summation order only
+
+
+@pytest.fixture(scope="module")
+def cpp():
+    return load_language_model(ModelChoice(source="default", backend="llamacpp", device="cpu"))
+
+
+def alone(cpp, ids: list[int]) -> torch.Tensor:
+    """Reference: the row evaluated by itself in the high-level Llama context (no batch, no sequences)."""
+    cpp.llm.reset()
+    cpp.llm.eval(list(ids))
+    return torch.from_numpy(cpp.last_logits())
+
+
+def check(session, cpp, rows: list[list[int]]) -> None:
+    logits = session.logits()
+    assert logits.shape == (len(rows), cpp.vocab_size) and logits.dtype == torch.float32
+    for i, row in enumerate(rows):
+        reference = alone(cpp, row)
+        torch.testing.assert_close(logits[i], reference, atol=ATOL, rtol=0)
+        assert int(logits[i].argmax()) == int(reference.argmax())
+
+
+@pytest.mark.parametrize("max_sequences", [256, 2])  # 2: three rows spread over two contexts ("shards")
+def test_batched_rows_equal_one_row_decoding_through_appends_and_keep(cpp, monkeypatch, max_sequences):
+    monkeypatch.setattr(llamacpp_backend, "MAX_SEQUENCES", max_sequences)
+    messages = ["Say hello.", "Describe a cough in one sentence, please.", "What is two plus two? Answer briefly."]
+    rows = [list(p) for p in cpp.chat_prompt_ids(messages)]
+    session = cpp.start_logits(rows)
+    assert session.n_rows == 3
+    check(session, cpp, rows)
+
+    tokens = session.logits().argmax(-1)
+    session.append(tokens)
+    rows = [row + [int(t)] for row, t in zip(rows, tokens)]
+    check(session, cpp, rows)
+
+    session.keep(torch.tensor([2, 0]))  # row 1 leaves (its sequence is removed), order changes
+    rows = [rows[2], rows[0]]
+    tokens = torch.tensor([11, 42])
+    session.append(tokens)
+    rows = [row + [int(t)] for row, t in zip(rows, tokens)]
+    check(session, cpp, rows)
+
+
+def test_session_rejects_a_wrong_token_count(cpp):
+    session = cpp.start_logits([list(cpp.chat_prompt_ids(["Hi."])[0])])
+    with pytest.raises(ValueError):
+        session.append(torch.tensor([1, 2]))
+
+
+def test_batched_generate_returns_one_text_per_message(cpp):
+    texts = cpp.generate(["Name a colour.", "Name a fruit.", "Name a city."], max_new_tokens=4, temperature=0.0)
+    assert len(texts) == 3 and all(isinstance(t, str) for t in texts)
