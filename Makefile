@@ -9,7 +9,7 @@ LLAMA_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: setup run test demo-data gui clean bench screenshots gpu-check
+.PHONY: setup setup-cluster run test demo-data gui clean bench screenshots gpu-check
 
 setup: $(STAMP)
 
@@ -24,6 +24,10 @@ $(STAMP): pyproject.toml installer/requirements.txt Makefile
 	$(BIN)/pip install -q -r installer/requirements.txt
 	$(BIN)/pip install -q --no-deps -e .
 	touch $(STAMP)
+
+# Optional: Ray for [compute] backend = "ray" (several GPUs / machines). ~240 MB, so not in `setup`.
+setup-cluster: $(STAMP)
+	$(BIN)/pip install -q ray==2.60.0
 
 run: $(STAMP)
 	$(BIN)/python -m desktop.launch_or_demo

@@ -1,6 +1,8 @@
 """Private prediction sharded over Ray workers (core/compute), on the CPU with the tiny model.
 
-The Ray tests share one local Ray (two CPU workers) per module: starting Ray costs seconds.
+The Ray tests share one local Ray (two CPU workers) per module. Starting Ray and two workers costs
+tens of seconds on a shared 2-core machine, so they are marked ``slow``; they are skipped (with the
+reason) where Ray is not installed (`make setup-cluster`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from core.pipeline import run_pipeline
 from core.privacy.mechanisms import TokenSampler
 from core.privacy.randomness import test_mode_torch_generator
 from core.runspec import ComputeSpec, RunSpec
-from tests.test_pipeline import tiny_spec
+from test_pipeline import tiny_spec
 
 TINY = ModelChoice(source="tiny-random", device="cpu")
 SEED = 4321
@@ -65,11 +67,10 @@ def test_keyed_test_mode_sampling_does_not_depend_on_batch_company():
 
 # --- with two local Ray workers -------------------------------------------------------------------
 
-ray = pytest.importorskip("ray", reason="Ray is not installed (pip install ray==2.60.0, the 'cluster' extra)")
-
 
 @pytest.fixture(scope="module")
 def local_ray():
+    ray = pytest.importorskip("ray", reason="Ray is not installed: `make setup-cluster` (ray==2.60.0, the 'cluster' extra)")
     from core.compute.ray_engine import start_ray
 
     started = start_ray("")
@@ -88,7 +89,9 @@ def groups_for(llm, n_groups: int = 6) -> list[PredictionGroup]:
     return groups
 
 
+@pytest.mark.slow
 def test_two_ray_workers_write_the_same_texts_and_survive_a_killed_worker(local_ray):
+    ray = local_ray
     from core.compute.ray_engine import RayPredictionEngine
 
     llm = load_language_model(TINY)
@@ -110,6 +113,7 @@ def test_two_ray_workers_write_the_same_texts_and_survive_a_killed_worker(local_
     assert {g: o.token_ids for g, o in sharded.items()} == {g: o.token_ids for g, o in single.items()}
 
 
+@pytest.mark.slow
 def test_pipeline_on_ray_matches_the_single_process_run_and_charges_once(tmp_path, local_ray):
     local = tiny_spec(tmp_path)
     local.test_mode_seed = SEED

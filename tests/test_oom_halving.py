@@ -69,7 +69,7 @@ def test_engine_halves_the_wave_on_out_of_memory_and_finishes_every_group():
 
 def test_a_single_group_that_does_not_fit_is_an_error_not_a_loop():
     llm = load_language_model(ModelChoice(source="tiny-random", device="cpu"))
-    prompts = llm.chat_prompt_ids(["a", "b", "c"], 16)
+    prompts = llm.chat_prompt_ids(["a", "b", "c"], 48)
     group = PredictionGroup(0, tuple(tuple(p) for p in prompts))
     engine = PrivatePredictionEngine(OomAbove(llm, limit=1), EngineConfig(3, 1.0, 1.0, max_rows=8), TokenSampler(1.0))
     with pytest.raises(torch.OutOfMemoryError):
