@@ -11,10 +11,10 @@ from core.models import llamacpp_backend
 from core.models.base import ModelChoice
 from core.models.registry import load_language_model
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python is not installed (see README)"
-)
-ATOL = 2e-2  # logits are O(10); batch shape changes llama.cpp's float summation order only
+)]
+ATOL = 1e-3  # logits are O(10); measured difference: 0.0 (the same kernels run for each row)
 
 
 @pytest.fixture(scope="module")
@@ -22,18 +22,22 @@ def cpp():
     return load_language_model(ModelChoice(source="default", backend="llamacpp", device="cpu"))
 
 
-def alone(cpp, ids: list[int]) -> torch.Tensor:
-    """Reference: the row evaluated by itself in the high-level Llama context (no batch, no sequences)."""
+def alone(cpp, prompt: list[int], appended: list[int]) -> torch.Tensor:
+    """Reference: one-row decoding in the high-level Llama context (no batch, no sequences): the prompt,
+    then each appended token on its own. (Re-evaluating prompt + tokens as one prefill is not a fair
+    reference: llama.cpp's prefill and one-token kernels differ by up to ~0.6 in a logit.)"""
     cpp.llm.reset()
-    cpp.llm.eval(list(ids))
+    cpp.llm.eval(list(prompt))
+    for token in appended:
+        cpp.llm.eval([token])
     return torch.from_numpy(cpp.last_logits())
 
 
-def check(session, cpp, rows: list[list[int]]) -> None:
+def check(session, cpp, rows: list[tuple[list[int], list[int]]]) -> None:
     logits = session.logits()
     assert logits.shape == (len(rows), cpp.vocab_size) and logits.dtype == torch.float32
-    for i, row in enumerate(rows):
-        reference = alone(cpp, row)
+    for i, (prompt, appended) in enumerate(rows):
+        reference = alone(cpp, prompt, appended)
         torch.testing.assert_close(logits[i], reference, atol=ATOL, rtol=0)
         assert int(logits[i].argmax()) == int(reference.argmax())
 
@@ -42,21 +46,22 @@ def check(session, cpp, rows: list[list[int]]) -> None:
 def test_batched_rows_equal_one_row_decoding_through_appends_and_keep(cpp, monkeypatch, max_sequences):
     monkeypatch.setattr(llamacpp_backend, "MAX_SEQUENCES", max_sequences)
     messages = ["Say hello.", "Describe a cough in one sentence, please.", "What is two plus two? Answer briefly."]
-    rows = [list(p) for p in cpp.chat_prompt_ids(messages)]
-    session = cpp.start_logits(rows)
+    prompts = [list(p) for p in cpp.chat_prompt_ids(messages)]
+    session = cpp.start_logits(prompts)
+    rows = [(p, []) for p in prompts]
     assert session.n_rows == 3
     check(session, cpp, rows)
 
     tokens = session.logits().argmax(-1)
     session.append(tokens)
-    rows = [row + [int(t)] for row, t in zip(rows, tokens)]
+    rows = [(p, a + [int(t)]) for (p, a), t in zip(rows, tokens)]
     check(session, cpp, rows)
 
     session.keep(torch.tensor([2, 0]))  # row 1 leaves (its sequence is removed), order changes
     rows = [rows[2], rows[0]]
     tokens = torch.tensor([11, 42])
     session.append(tokens)
-    rows = [row + [int(t)] for row, t in zip(rows, tokens)]
+    rows = [(p, a + [int(t)]) for (p, a), t in zip(rows, tokens)]
     check(session, cpp, rows)
 
 
