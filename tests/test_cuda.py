@@ -50,12 +50,18 @@ def test_engine_runs_on_cuda_in_test_mode(tiny_pair):
 def test_real_out_of_memory_halves_the_wave(tiny_pair):
     _, gpu = tiny_pair
     torch.cuda.empty_cache()
-    free, _total = torch.cuda.mem_get_info()
-    # Rows whose float32 logits alone ([rows, vocab]) exceed the free memory: the first wave must fail.
-    rows = int(free // (4 * gpu.vocab_size)) + 1024
-    prompt = tuple(gpu.chat_prompt_ids(["cough"], 16)[0])
-    groups = [PredictionGroup(g, (prompt,)) for g in range(rows)]
-    engine = PrivatePredictionEngine(gpu, EngineConfig(1, 1.0, 1.0, max_rows=rows), TokenSampler(1.0))
-    results = engine.run(groups)
+    _free, total = torch.cuda.mem_get_info()
+    cap_bytes = 2 * 2**30  # this process may use 2 GiB of the GPU during the test
+    torch.cuda.set_per_process_memory_fraction(cap_bytes / total)
+    try:
+        # More rows than their float32 logits ([rows, vocab]) alone can hold in the cap: the first wave fails.
+        rows = int(cap_bytes // (4 * gpu.vocab_size)) + 1024
+        prompt = tuple(gpu.chat_prompt_ids(["cough"], 16)[0])
+        groups = [PredictionGroup(g, (prompt,)) for g in range(rows)]
+        engine = PrivatePredictionEngine(gpu, EngineConfig(1, 1.0, 1.0, max_rows=rows), TokenSampler(1.0))
+        results = engine.run(groups)
+    finally:
+        torch.cuda.set_per_process_memory_fraction(1.0)
+        torch.cuda.empty_cache()
     assert engine.config.max_rows < rows
     assert len(results) == rows

@@ -36,7 +36,7 @@ MAX_ATTEMPTS = 3  # a wave whose worker died is handed out again at most this ma
 
 def import_ray():
     """The ``ray`` module, or a PrivetError saying how to install it."""
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # never phone home
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"  # never phone home (Ray reads this at init)
     try:
         import ray
     except ImportError as exc:
