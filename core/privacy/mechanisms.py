@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from core.errors import PrivetError
-from core.privacy.randomness import secure_rng, secure_torch_generator
+from core.privacy.randomness import secure_rng, secure_torch_generator, test_mode_keyed_uniform
 
 # --- sampler descriptions (for the certificate) -------------------------------------------------------
 
@@ -243,5 +243,5 @@ class TokenSampler:
                 raise PrivetError(f"A token-sampler key must be >= 0 (got {key}).", "This is a bug.")
             n = self._draws.get(key, 0)
             self._draws[key] = n + 1
-            values.append(np.random.default_rng([seed, key, n]).random())
+            values.append(test_mode_keyed_uniform(seed, key, n))
         return torch.tensor(values, dtype=torch.float64).unsqueeze(1)
