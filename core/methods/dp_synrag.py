@@ -69,6 +69,7 @@ class MethodContext:
     test_seed: int | None = None
     max_prompt_tokens: int = 256
     batch_rows: int = 256
+    engine_factory: Callable | None = None  # core.compute: private prediction elsewhere (e.g. Ray); None = here
     _test_rng: np.random.Generator | None = field(default=None, repr=False)
 
     def test_rng(self) -> np.random.Generator | None:
@@ -252,7 +253,7 @@ def private_prediction(
             f"{len(todo)} groups, each unit in <= L={spec.L}",
         )
         config = EngineConfig(spec.T, plan_c, spec.tau, ctx.batch_rows, spec.public_anchor)
-        engine = PrivatePredictionEngine(ctx.llm, config, ctx.token_sampler(spec.tau))
+        engine = (ctx.engine_factory or PrivatePredictionEngine)(ctx.llm, config, ctx.token_sampler(spec.tau))
 
         def finished(out) -> None:
             text = ctx.llm.decode(out.token_ids).strip()
