@@ -374,3 +374,35 @@ def test_quitting_during_a_run_asks_and_no_keeps_the_app_open(qtbot, tmp_path, m
     monkeypatch.setattr(window, "ask_to_quit", lambda: asked.append(window.quit_question()) or False)
     window.close()
     assert asked and "1 run(s) in progress" in asked[0] and window.isVisible()
+
+
+# --- item 14: the certificate an IRB reads ------------------------------------------------------------
+
+
+def test_certificate_has_a_parameter_table_prose_and_the_number_of_documents(tmp_path):
+    from core.certificate import build_certificate, load_signing_key, render_html
+    from tests.test_certificate import make_record
+
+    record = make_record(method_parameters={"K": 10, "R": 24, "c": 0.1788000238739732, "sigma_h": 12.345678,
+                                            "self_filter": False, "pii_names": ["Alma Fenwick"]})
+    out = tmp_path / "synthetic.jsonl"
+    out.write_text('{"id": "s1", "text": "one"}\n{"id": "s2", "text": "two"}\n\n', encoding="utf-8")
+    cert = build_certificate(record, [out], {"custodian": "A. Custodian"}, None, signing_key=load_signing_key())
+    assert cert["documents_released"] == 2
+    words = " ".join(cert["summary"])
+    assert "e^epsilon =" not in words and "22,000 times" in words and "2 synthetic documents" in words
+    html = render_html(cert)
+    assert "<th>parameter</th><th>value</th><th>meaning</th>" in html
+    assert "0.1788" in html and "0.1788000238739732" not in html and "noise added to each keyword count" in html
+    assert "c=0.1788" not in html and "Alma Fenwick" not in html
+    assert "Synthetic documents released: <b>2</b>" in html
+
+
+def test_verify_with_ledger_says_what_the_ledger_check_found():
+    from core.certificate.cli import ledger_check_words
+
+    ok = ledger_check_words({"seq": 7, "row_hash": "x"}, [], [], 9)
+    assert "still holds row 7" in ok and "intact (9 entries)" in ok
+    bad = ledger_check_words({"seq": 7}, ["the ledger has no row 7"], [], 3)
+    assert bad.startswith("Ledger check FAILED") and "no row 7" in bad
+    assert "no ledger row" in ledger_check_words({}, [], [], 0)
