@@ -176,6 +176,8 @@ class MainWindow(QMainWindow):
         wizard.relay.ended.connect(self.refresh)
         wizard.relay.event.connect(self._run_event)
         wizard.relay.cancelled.connect(lambda *_: self._report_stop(wizard))
+        wizard.kept_running.connect(lambda: self.statusBar().showMessage(
+            "The run goes on in the background; it is listed under Recent runs (Show opens its window)."))
         self.wizards.append(wizard)
         self.wizard = wizard
         return wizard

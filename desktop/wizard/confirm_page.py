@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget, QWizard
+from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWizard
 
 from core.errors import PrivetError
 from core.estimate import duration_words
@@ -20,8 +20,7 @@ MODEL_NAMES = {"default": "packaged SmolLM2-135M-Instruct", "hf": "Hugging Face 
 
 
 class ConfirmPage(Page):
-    def __init__(self, controller: WizardController, active: ActiveRuns | None = None,
-                 parent: QWidget | None = None) -> None:
+    def __init__(self, controller: WizardController, active: ActiveRuns | None = None) -> None:
         super().__init__(controller, "Confirm", "Check everything before the budget is spent.")
         self.active = active or ActiveRuns(self)
         self.setCommitPage(True)

@@ -8,10 +8,9 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox, QFileDialog, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QListWidget, QPlainTextEdit, QPushButton,
-    QSplitter, QVBoxLayout,
+    QSplitter, QVBoxLayout, QWidget,
 )
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QWidget
 
 from core.errors import PrivetError
 from desktop.controller import WizardController, verify_folder

@@ -100,7 +100,7 @@ class TaskPage(Page):
         self.self_filter.setChecked(spec.dp_synrag.self_filter)
         self.advanced.setVisible(not rpsg)
         self.cluster_size.setEnabled(spec.method == "dp_synrag")
-        self.self_filter.setEnabled(spec.method == "dp_synrag")
+        self.self_filter.setEnabled(spec.method in ("dp_synrag", "dp_synth"))
         self.count_note.setText("RPSG writes one rewrite per private document." if rpsg else
                                 "Fewer documents come out when few topics are well supported "
                                 "(topics with fewer than about 30 units are not reproduced).")
@@ -125,9 +125,9 @@ class TaskPage(Page):
         if spec.method != "rpsg":
             spec.dp_synrag.R = self.count.value()
             spec.dp_synrag.T = self.tokens.value()
+            spec.dp_synrag.self_filter = self.self_filter.isChecked()
         if spec.method == "dp_synrag":
             spec.dp_synrag.k = self.cluster_size.value()
-            spec.dp_synrag.self_filter = self.self_filter.isChecked()
         spec.output.formats = [name for name, box in self.formats.items() if box.isChecked()]
         spec.output.folder = self.folder.text().strip()
         spec.output.custodian = self.custodian.text().strip()

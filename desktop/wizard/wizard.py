@@ -58,7 +58,7 @@ class RunWizard(QWizard):
         self.budget_page = BudgetPage(self.controller)
         self.model_page = ModelPage(self.controller, gpus)
         self.task_page = TaskPage(self.controller, identity)
-        self.confirm_page = ConfirmPage(self.controller, self.active, self)
+        self.confirm_page = ConfirmPage(self.controller, self.active)
         self.run_page = RunPage(self.controller, self.relay, self.active)
         self.review_page = ReviewPage(self.controller, self.run_page)
         for page_id, page in enumerate((self.data_page, self.method_page, self.budget_page, self.model_page,
