@@ -25,13 +25,13 @@ from desktop.runner import TEST_HOOK_ENV
 from desktop.settings import DesktopSettings
 from desktop.wizard import RunWizard
 from desktop.wizard.wizard import BUDGET, CONFIRM, DATA, KEEP, METHOD, MODEL, RUN, STOP, TASK
-from tests.test_desktop_wizard import RUN_TIMEOUT_MS, tiny_controller, walk_to_confirm, write_notes
+from test_desktop_wizard import RUN_TIMEOUT_MS, tiny_controller, walk_to_confirm, write_notes
 
 
 @pytest.fixture
 def wizard(qtbot):
     wiz = RunWizard(tiny_controller(), gpus=[], grace_ms=3000)
-    qtbot.addWidget(wiz)
+    qtbot.addWidget(wiz, before_close_func=lambda w: w.relay.shutdown())  # no close question at teardown
     wiz.show()
     yield wiz
     wiz.relay.shutdown()
@@ -312,9 +312,9 @@ def test_closing_during_a_run_asks_keeps_it_running_then_stops_and_the_main_wind
         qtbot, tmp_path, monkeypatch):
     from desktop.main_window import MainWindow
 
-    monkeypatch.setenv(TEST_HOOK_ENV, "delay:0.3")  # slows the child so the close lands mid-run
+    monkeypatch.setenv(TEST_HOOK_ENV, "delay:0.1")  # slows the child so the close lands mid-run
     window = MainWindow(DesktopSettings())
-    qtbot.addWidget(window)
+    qtbot.addWidget(window, before_close_func=lambda w: [wz.relay.shutdown() for wz in w.wizards])
     wizard = window._open_wizard(tiny_controller())
     wizard.show()
     walk_to_confirm(wizard, tmp_path)
@@ -381,7 +381,7 @@ def test_quitting_during_a_run_asks_and_no_keeps_the_app_open(qtbot, tmp_path, m
 
 def test_certificate_has_a_parameter_table_prose_and_the_number_of_documents(tmp_path):
     from core.certificate import build_certificate, load_signing_key, render_html
-    from tests.test_certificate import make_record
+    from test_certificate import make_record
 
     record = make_record(method_parameters={"K": 10, "R": 24, "c": 0.1788000238739732, "sigma_h": 12.345678,
                                             "self_filter": False, "pii_names": ["Alma Fenwick"]})
