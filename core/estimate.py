@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 CPU_PREFILL_TOKENS_S = 700.0  # prompt tokens per second, packaged SmolLM2-135M, 2 CPU cores
 CPU_DECODE_ROW_TOKENS_S = 100.0  # generated row-tokens per second (bench/private_prediction.py: ~110)
@@ -43,7 +44,7 @@ class Estimate:
         return {"stages": [list(p) for p in self.stages], "basis": self.basis}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Estimate":
+    def from_dict(cls, data: dict[str, Any]) -> Estimate:
         return cls([(str(s), float(v)) for s, v in data.get("stages", [])], str(data.get("basis", "")))
 
 
@@ -81,7 +82,7 @@ def save_calibration(device: str, factor: float) -> None:
     except (OSError, ValueError):
         data = {}
     data[_device_kind(device)] = {"factor": factor,
-                                  "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+                                  "measured_at": datetime.now(UTC).isoformat(timespec="seconds")}
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
     tmp.replace(path)

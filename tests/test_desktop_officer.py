@@ -11,21 +11,39 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtWidgets import QApplication
+from test_desktop_wizard import (
+    RUN_TIMEOUT_MS,
+    tiny_controller,
+    walk_to_confirm,
+    write_notes,
+)
 
 from core.estimate import Estimate, EtaTracker, estimate
 from core.ledger import Ledger
 from core.privacy.budget import (
-    RECOMMENDED_EPSILON, RunSpend, charged_summary, cumulative_after, epsilon_of, run_spend,
+    RECOMMENDED_EPSILON,
+    RunSpend,
+    charged_summary,
+    cumulative_after,
+    epsilon_of,
+    run_spend,
 )
 from core.progress import STAGE_LABELS, ProgressEvent, stage_label
 from core.runspec import RunSpec
 from desktop.budget_bands import band_for
-from desktop.controller import WizardController
 from desktop.runner import TEST_HOOK_ENV
 from desktop.settings import DesktopSettings
 from desktop.wizard import RunWizard
-from desktop.wizard.wizard import BUDGET, CONFIRM, DATA, KEEP, METHOD, MODEL, RUN, STOP, TASK
-from test_desktop_wizard import RUN_TIMEOUT_MS, tiny_controller, walk_to_confirm, write_notes
+from desktop.wizard.wizard import (
+    BUDGET,
+    CONFIRM,
+    KEEP,
+    METHOD,
+    MODEL,
+    RUN,
+    STOP,
+    TASK,
+)
 
 
 @pytest.fixture
@@ -294,7 +312,7 @@ def test_open_folder_without_a_file_manager_shows_the_path_and_copies_it(wizard,
 
 
 def test_qt_dependency_check_names_the_exact_apt_command(monkeypatch, capsys):
-    import desktop.qt_deps as qt_deps
+    from desktop import qt_deps
 
     monkeypatch.setattr(qt_deps.sys, "platform", "linux")
     missing = qt_deps.missing_packages(loadable=lambda soname: "cursor" not in soname and "icccm" not in soname)
@@ -380,8 +398,9 @@ def test_quitting_during_a_run_asks_and_no_keeps_the_app_open(qtbot, tmp_path, m
 
 
 def test_certificate_has_a_parameter_table_prose_and_the_number_of_documents(tmp_path):
-    from core.certificate import build_certificate, load_signing_key, render_html
     from test_certificate import make_record
+
+    from core.certificate import build_certificate, load_signing_key, render_html
 
     record = make_record(method_parameters={"K": 10, "R": 24, "c": 0.1788000238739732, "sigma_h": 12.345678,
                                             "self_filter": False, "pii_names": ["Alma Fenwick"]})

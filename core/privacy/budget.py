@@ -56,7 +56,7 @@ def _dataset_delta(rows: list[dict[str, Any]], cap: tuple[float, float] | None, 
     return float(charges[-1]["delta"]) if charges else FALLBACK_DELTA
 
 
-def dataset_spend(ledger: "Ledger", fingerprint: str, delta: float | None = None) -> DatasetSpend:
+def dataset_spend(ledger: Ledger, fingerprint: str, delta: float | None = None) -> DatasetSpend:
     """Spent budget, cap and counts of one dataset (ε at ``delta`` when given)."""
     rows = ledger.entries(fingerprint)
     cap = ledger.cap(fingerprint)
@@ -77,7 +77,7 @@ def dataset_spend(ledger: "Ledger", fingerprint: str, delta: float | None = None
     )
 
 
-def all_datasets(ledger: "Ledger") -> list[DatasetSpend]:
+def all_datasets(ledger: Ledger) -> list[DatasetSpend]:
     return [dataset_spend(ledger, fp) for fp in ledger.datasets()]
 
 
@@ -96,7 +96,7 @@ class RunSpend:
         return self.rho > 0.0
 
 
-def run_spend(ledger: "Ledger", run_id: str, delta: float | None = None) -> RunSpend:
+def run_spend(ledger: Ledger, run_id: str, delta: float | None = None) -> RunSpend:
     """The charges of one run (any dataset); ε at ``delta`` or at the δ its charges recorded."""
     rows = [r for r in ledger.entries() if r["kind"] == "charge" and r["run_id"] == run_id]
     rho = sum(float(r["rho"]) for r in rows)
@@ -118,7 +118,7 @@ class CumulativeSpend:
         return self.cap_epsilon is None or self.after_epsilon <= self.cap_epsilon * (1 + 1e-9)
 
 
-def cumulative_after(ledger: "Ledger", fingerprint: str, planned_rho: float, delta: float) -> CumulativeSpend:
+def cumulative_after(ledger: Ledger, fingerprint: str, planned_rho: float, delta: float) -> CumulativeSpend:
     """What the dataset will have spent after a run of ``planned_rho`` (ρ adds up across runs)."""
     cap = ledger.cap(fingerprint)
     at = float(cap[1]) if cap else delta
