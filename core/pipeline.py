@@ -136,30 +136,13 @@ def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = No
 
 
 def estimate_cost(spec: RunSpec, n_units: int) -> tuple[float, float]:
-    """A rough time (s) and memory (MB) estimate from per-device throughput figures.
+    """A rough time (s) and memory (MB) estimate: time from ``core.estimate`` (work over this
+    computer's measured speed), memory from the wave size and the packaged model's KV cache."""
+    from core.estimate import estimate
 
-    The figures are the packaged SmolLM2 on 2 CPU cores (see README, "Benchmarks");
-    a GPU is taken as 40x faster. Only an order of magnitude for planning.
-    """
     p = spec.dp_synrag
     prompt = min(p.max_prompt_tokens, 200)
-    if spec.method == "rpsg":
-        r = spec.rpsg
-        gen_tokens = n_units * (r.m + r.n_variants + 1) * r.max_new_tokens
-        prefill = n_units * (r.m + r.n_variants + 2) * prompt
-        decode_rows = gen_tokens
-    elif spec.method == "aug_pe":  # public generation dominates: every candidate text the model writes
-        a = spec.aug_pe
-        texts = a.population + (a.iterations - 1) * (a.population // (1 + a.variations)) * a.variations
-        prefill, decode_rows = texts * (a.max_new_tokens + 60), texts * a.max_new_tokens
-    else:
-        rows = n_units * (p.L if spec.method == "dp_synrag" else 1)
-        prefill = rows * prompt + n_units * prompt
-        decode_rows = rows * p.T + n_units * (4 * p.K + 8)
-    prefill_rate, decode_rate = 1500.0, 250.0
-    if spec.llm.device.startswith("cuda"):
-        prefill_rate, decode_rate = prefill_rate * 40, decode_rate * 40
-    seconds = prefill / prefill_rate + decode_rows / decode_rate + n_units * 0.01
+    seconds = estimate(spec, n_units).total_s
     wave_rows = p.batch_rows or default_batch_rows(spec.llm.device)
     kv_mb = wave_rows * (prompt + p.T) * 30 * 2 * 192 * 4 / 1e6  # SmolLM2: 30 layers, K and V, 3 heads x 64
     return seconds, 1200.0 + kv_mb
@@ -288,7 +271,7 @@ def run_pipeline(
             ledger.check_plan(identity.key, still_planned, delta)
     else:
         ledger.check_plan(identity.key, summary.rho_total, delta)
-        run_id = new_run_id()
+        run_id = Path(run_dir).name if run_dir else new_run_id()  # one id: run folder, ledger, certificate
         run_dir = Path(run_dir) if run_dir else data_dir() / "runs" / run_id
         private_folder(run_dir)
         meta = {

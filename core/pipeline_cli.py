@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from core.progress import ProgressEvent
+from core.progress import ProgressEvent, stage_label
 from core.runspec import RunSpec
 
 
@@ -45,7 +45,7 @@ def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
     print("Stages:", file=out)
     for stage, rho in summary.stages:
         share = 100 * rho / summary.rho_total if summary.rho_total else 0.0
-        print(f"  {stage:<20} rho = {rho:.5f}  ({share:4.1f}%)", file=out)
+        print(f"  {stage_label(stage):<46} rho = {rho:.5f}  ({share:4.1f}%)", file=out)
     print("Derived parameters:", file=out)
     for key, value in summary.derived.items():
         print(f"  {key:<20} {value:.5g}", file=out)
@@ -107,15 +107,16 @@ class TerminalReporter:
             return
         if event.kind == "charged":
             self._spent += event.rho or 0.0
-            self._line(f"[budget] {event.stage}: charged rho={event.rho:.4f} (run total {self._spent:.4f})", end=True)
+            self._line(f"[budget] {stage_label(event.stage)}: charged rho={event.rho:.4f} (run total {self._spent:.4f})",
+                       end=True)
         elif event.kind in ("progress", "stage_start", "stage_end") and event.total:
             width = 28
             filled = int(width * event.done / event.total)
             eta = f" ETA {event.eta_s:5.0f}s" if event.eta_s else ""
-            text = f"{event.stage:<12} [{'#' * filled}{'.' * (width - filled)}] {event.done}/{event.total}{eta}"
+            text = f"{stage_label(event.stage)[:30]:<30} [{'#' * filled}{'.' * (width - filled)}] {event.done}/{event.total}{eta}"
             self._line(text, end=event.kind == "stage_end", decile=10 * event.done // event.total)
         elif event.kind == "stage_start" and event.message:
-            self._line(f"{event.stage:<12} {event.message}", end=True)
+            self._line(f"{stage_label(event.stage)[:30]:<30} {event.message}", end=True)
 
     def _line(self, text: str, end: bool, decile: int = -1) -> None:
         if self.stream.isatty():

@@ -14,6 +14,33 @@ from typing import Callable, Protocol
 from core.errors import Cancelled
 
 
+# Plain names of every stage a run reports, for the CLI's progress lines and the desktop app.
+# Keys are the stage constants of core.privacy.planner, core.methods.* and core.pipeline.
+STAGE_LABELS: dict[str, str] = {
+    "models": "loading the models",
+    "embedding": "reading the documents",
+    "keywords": "finding keywords in each document",
+    "histogram": "finding topics",
+    "retrieval": "choosing documents per topic",
+    "retrieval_mean": "choosing documents per topic (topic centres)",
+    "retrieval_threshold": "choosing documents per topic (how many)",
+    "private_prediction": "writing synthetic documents",
+    "self_filter": "checking the synthetic documents",
+    "export": "writing the release and its certificate",
+    "rpsg_mask": "masking personal details",
+    "rpsg_abstract": "summarising each document",
+    "rpsg_selection": "choosing one summary per document",
+    "rpsg_generate": "writing synthetic documents",
+    "rpsg_refine": "filtering the synthetic documents",
+    "run": "the run",
+}
+
+
+def stage_label(stage: str) -> str:
+    """The plain name of a stage (its key with spaces when no name is known)."""
+    return STAGE_LABELS.get(stage, stage.replace("_", " "))
+
+
 @dataclass(frozen=True)
 class ProgressEvent:
     """One update of one stage. ``kind`` is 'progress', 'stage_start', 'stage_end',

@@ -11,9 +11,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
-import math
-import secrets
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -87,6 +84,14 @@ METHODS = (
         "End-to-end differential privacy for every unit of the corpus.",
     ),
     MethodInfo(
+        "dp_synth",
+        "DP-Synth — synthetic documents from random batches",
+        "Writes each synthetic document from a random batch of private documents, one token at a time with "
+        "differentially private next-token prediction. Simpler than DP-SynRAG and without topics: use it for a "
+        "general-purpose synthetic corpus when no questions will be asked of it.",
+        "End-to-end differential privacy for every unit of the corpus.",
+    ),
+    MethodInfo(
         "rpsg",
         "RPSG — realistic one-to-one rewrites",
         "Rewrites each private document into a realistic new one from an abstract summary, keeping intent "
@@ -107,9 +112,19 @@ METHODS = (
 )
 
 
-METHOD_MODULES = {
-    "dp_synrag": "core.methods.dp_synrag", "rpsg": "core.methods.rpsg_adapter", "aug_pe": "core.methods.aug_pe",
-}
+METHOD_MODULES = {"dp_synrag": "core.methods.dp_synrag", "dp_synth": "core.methods.dp_synth",
+                  "rpsg": "core.methods.rpsg_adapter", "aug_pe": "core.methods.aug_pe"}
+METHOD_SHORT_NAMES = {"dp_synrag": "DP-SynRAG", "dp_synth": "DP-Synth", "rpsg": "RPSG", "aug_pe": "Aug-PE"}
+GENERIC_TASK = "Answer questions about the documents in {name}."
+
+
+def fresh_spec() -> RunSpec:
+    """A new run's spec: the core defaults with the recommended (moderate) ε."""
+    from core.privacy.budget import RECOMMENDED_EPSILON
+
+    spec = RunSpec()
+    spec.privacy.epsilon = RECOMMENDED_EPSILON
+    return spec
 
 
 @dataclass(frozen=True)
@@ -133,11 +148,19 @@ class VerifyOutcome:
 class WizardController:
     """Holds the run spec being edited and the loaded corpus (for its summary and the on-screen check)."""
 
-    spec: RunSpec = field(default_factory=RunSpec)
+    spec: RunSpec = field(default_factory=fresh_spec)
     summary: CorpusSummary | None = None
     _corpus: Any = None
+    _default_task: str = ""
 
     # --- data -------------------------------------------------------------------------------
+
+    @staticmethod
+    def suggest_columns(columns: list[str]) -> dict[str, str]:
+        """Likely text / id / person columns by their names (``core.corpus.columns``)."""
+        from core.corpus.columns import suggest_columns
+
+        return suggest_columns(columns)
 
     def columns(self, path: str) -> list[str]:
         """Column names of a table file ([] for a folder); raises ``CorpusError``."""
@@ -165,6 +188,8 @@ class WizardController:
             warnings=list(report.warnings),
             fingerprint=fingerprint_fn(corpus) if fingerprint_fn else "",
         )
+        if self.spec.task in (RunSpec().task, self._default_task) or not self.spec.task.strip():
+            self.spec.task = self._default_task = GENERIC_TASK.format(name=Path(str(path)).stem or "this collection")
         self.spec.data.path = str(path)
         self.spec.data.text_column = text_column
         self.spec.data.id_column = id_column
@@ -194,22 +219,49 @@ class WizardController:
         return require_module("core.pipeline", "The run planner").plan(self.spec)
 
     def effective_delta(self) -> float:
+        """The run's δ: the spec's, else ``core.privacy.planner.default_delta`` of the loaded corpus."""
         if self.spec.privacy.delta > 0:
             return self.spec.privacy.delta
         return require_module("core.privacy.planner", "The privacy planner").public_delta(self.spec.privacy.max_units)
+
+    def estimate(self) -> Any:
+        """``core.estimate.estimate`` for this spec and corpus (``None`` before data is loaded)."""
+        if self.summary is None:
+            return None
+        from core.estimate import estimate
+
+        return estimate(self.spec, self.summary.n_units)
+
+    def cumulative(self, planned_rho: float, delta: float) -> Any:
+        """``core.privacy.budget.cumulative_after``: the dataset's ε before and after this run."""
+        if self.summary is None or not self.summary.fingerprint:
+            return None
+        from core.ledger import Ledger
+        from core.privacy.budget import cumulative_after
+
+        with Ledger() as ledger:
+            return cumulative_after(ledger, self.summary.fingerprint, planned_rho, delta)
+
+    @staticmethod
+    def run_spend(run_id: str) -> Any:
+        """``core.privacy.budget.run_spend``: what the ledger charged to one run."""
+        from core.ledger import Ledger
+        from core.privacy.budget import run_spend
+
+        with Ledger() as ledger:
+            return run_spend(ledger, run_id)
 
     def ledger_status(self, delta: float | None = None) -> LedgerStatus | None:
         """Spent budget and cap of the loaded dataset; ``None`` without a dataset or a ledger."""
         ledger_mod = optional_module("core.ledger")
         if ledger_mod is None or self.summary is None or not self.summary.fingerprint:
             return None
-        ledger = ledger_mod.Ledger()
-        fp = self.summary.fingerprint
-        spent = float(ledger.spent_rho(fp))
-        cap_eps, cap_delta = _cap_pair(ledger.cap(fp))
-        n_charges = sum(1 for row in ledger.entries(fp) if row.get("kind", "charge") == "charge")
-        return LedgerStatus(spent, self.rho_to_eps(spent, delta or self.effective_delta()), cap_eps, cap_delta,
-                            n_charges)
+        from core.privacy.budget import dataset_spend
+
+        with ledger_mod.Ledger() as ledger:
+            spend = dataset_spend(ledger, self.summary.fingerprint, delta or self.effective_delta())
+        return LedgerStatus(spend.spent_rho, spend.spent_epsilon, spend.cap_epsilon, spend.cap_delta,
+                            spend.n_charges)
 
     def budget_problem(self, rho: float, delta: float) -> str:
         """Why this run would exceed the dataset's cap (empty when allowed)."""
@@ -229,12 +281,10 @@ class WizardController:
 
     @staticmethod
     def rho_to_eps(rho: float, delta: float) -> float:
-        if rho <= 0:
-            return 0.0
-        conv = optional_module("core.privacy.conversion")
-        if conv is None:
-            return rho + 2 * math.sqrt(rho * math.log(1 / delta))
-        return float(conv.rho_to_eps(rho, delta))
+        """``core.privacy.budget.epsilon_of`` (tight conversion; 0 when nothing was spent)."""
+        from core.privacy.budget import epsilon_of
+
+        return epsilon_of(rho, delta)
 
     # --- models and hardware -----------------------------------------------------------------
 
@@ -253,6 +303,16 @@ class WizardController:
         path = Path(path)
         self.spec.save(path)
         return path
+
+    @classmethod
+    def for_run(cls, run_dir: str | Path) -> "WizardController":
+        """A controller for resuming an interrupted run: its spec from run.json, its data reloaded."""
+        meta = json.loads((Path(run_dir) / "run.json").read_text(encoding="utf-8"))
+        controller = cls(spec=RunSpec.from_dict(meta["spec"]))
+        data = controller.spec.data
+        if data.path:
+            controller.load_data(data.path, data.text_column, data.id_column, data.person_column)
+        return controller
 
     def open_spec(self, path: str | Path) -> RunSpec:
         """Load a run spec; reload its data (if it names any) so the summary matches."""
@@ -275,10 +335,13 @@ class WizardController:
 
     @staticmethod
     def new_run_dir() -> Path:
-        """A fresh folder name under the data folder's ``runs/`` (created by the pipeline)."""
+        """A fresh folder under the data folder's ``runs/``, named by the run id the pipeline, ledger and
+        certificate use (``core.pipeline.new_run_id``)."""
+        from core.pipeline import new_run_id
+
         runs = data_dir() / "runs"
         runs.mkdir(parents=True, exist_ok=True)
-        return runs / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+        return runs / new_run_id()
 
     @staticmethod
     def read_synthetic(path: str | Path, limit: int = PREVIEW_LIMIT) -> list[str]:
@@ -291,6 +354,24 @@ class WizardController:
                 if len(texts) >= limit:
                     break
         return texts
+
+    @staticmethod
+    def guarantee_heading(run_dir: str | Path) -> str:
+        """One line stating the run's guarantee and ε, from its privacy record (empty when unreadable)."""
+        from core.privacy_record import PrivacyRecord
+
+        try:
+            record = PrivacyRecord.load(Path(run_dir))
+        except (OSError, ValueError, PrivetError):
+            return ""
+        unit = "person" if record.unit_kind == "person" else "document"
+        if not record.end_to_end_dp:
+            return (f"Made with {METHOD_SHORT_NAMES.get(record.method, record.method)}: NO end-to-end differential "
+                    f"privacy guarantee (only the choice of summary is private, ε = {record.epsilon_tight:.3g}). "
+                    "Treat it as de-identified text and review it before sharing.")
+        return (f"Differentially private at ε = {record.epsilon_tight:.3g}, δ = {record.delta:.2g}, with each {unit} "
+                f"as the unit: the corpus reveals little about any one {unit}. It is not a guarantee that no "
+                "sensitive wording appears; read it, and see the certificate's limits, before sharing.")
 
     def internal_check(self, synthetic_texts: list[str]) -> InternalCheck | None:
         """Private names found in the synthetic text; for the screen only, never exported."""
@@ -316,12 +397,3 @@ def verify_folder(folder: str | Path, public_key: str | Path | None = None) -> V
     ok = bool(getattr(result, "ok", result))
     problems = [str(p) for p in getattr(result, "problems", [])]
     return VerifyOutcome(ok, problems)
-
-
-def _cap_pair(cap: Any) -> tuple[float | None, float | None]:
-    """Read a ledger cap that may be ``None``, a pair, or an object with epsilon/delta."""
-    if cap is None:
-        return None, None
-    if isinstance(cap, (tuple, list)):
-        return float(cap[0]), float(cap[1])
-    return float(getattr(cap, "epsilon")), float(getattr(cap, "delta"))

@@ -1,8 +1,13 @@
-"""The main window: recent runs, the budget ledger per dataset, and the entry points."""
+"""The main window: recent runs (with Resume for interrupted ones and Show for running ones), the budget
+ledger per dataset, and the entry points. It updates live while runs are going, and asks before quitting
+during a run."""
 
 from __future__ import annotations
 
-from PySide6.QtGui import QAction, QKeySequence
+from pathlib import Path
+
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog, QGroupBox, QHBoxLayout, QHeaderView, QInputDialog, QLabel, QMainWindow, QMessageBox, QPushButton,
     QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
@@ -10,11 +15,14 @@ from PySide6.QtWidgets import (
 
 from core.errors import PrivetError
 from core.paths import data_dir
+from desktop.active_runs import ActiveRuns
 from desktop.controller import WizardController
 from desktop.dialogs import SettingsDialog, VerifyDialog
-from desktop.overview import DatasetBudget, ledger_overview, recent_runs
+from desktop.overview import DatasetBudget, RunInfo, ledger_overview, recent_runs
 from desktop.settings import DesktopSettings
 from desktop.wizard import RunWizard
+
+LIVE_REFRESH_MS = 3000
 
 
 def _table(headers: list[str]) -> QTableWidget:
@@ -33,6 +41,13 @@ class MainWindow(QMainWindow):
         self.settings = settings or DesktopSettings.load()
         self.settings.apply_to_environment()
         self.wizard: RunWizard | None = None
+        self.wizards: list[RunWizard] = []
+        self.active = ActiveRuns(self)
+        self.active.changed.connect(self.refresh)
+        self._runs: list[RunInfo] = []
+        self._live = QTimer(self)  # re-read the ledger and runs while a run is going
+        self._live.setInterval(LIVE_REFRESH_MS)
+        self._live.timeout.connect(self.refresh)
         self.setWindowTitle("Privet — private synthetic text")
 
         new_run = QPushButton("&New synthetic corpus…")
@@ -49,9 +64,9 @@ class MainWindow(QMainWindow):
             actions.addWidget(button)
         actions.addStretch(1)
 
-        self.runs = _table(["Started", "Method", "Data", "Status", "Folder"])
+        self.runs = _table(["Run", "Started", "Method", "Data", "Status", ""])
         self.runs.setToolTip("Runs on this computer (the run folders are private workspace, never shared)")
-        self.ledger = _table(["Dataset (fingerprint)", "Spent ε", "δ", "Cap ε", "Runs", "Releases"])
+        self.ledger = _table(["Dataset", "Fingerprint", "Spent ε", "at δ", "Cap ε", "Runs", "Releases"])
         self.ledger.setToolTip("Every run is charged to its dataset in the append-only ledger")
         set_cap = QPushButton("Set &cap for selected dataset…")
         set_cap.clicked.connect(self._set_cap)
@@ -87,19 +102,121 @@ class MainWindow(QMainWindow):
             file_menu.addAction(action)
 
     def refresh(self) -> None:
-        """Re-read the runs folder and the ledger."""
-        runs = recent_runs()
-        self.runs.setRowCount(len(runs))
-        for row, run in enumerate(runs):
-            for col, value in enumerate((run.started_at, run.method, run.data_path, run.status, str(run.run_dir))):
-                self.runs.setItem(row, col, QTableWidgetItem(value))
+        """Re-read the runs folder and the ledger (live while a run is going)."""
+        running = {Path(r.run_dir) for r in self.active.runs()}
+        self._runs = recent_runs()
+        self.runs.setRowCount(len(self._runs))
+        for row, run in enumerate(self._runs):
+            status = "running" if Path(run.run_dir) in running else run.status
+            for col, value in enumerate((run.run_id, run.started_at, run.method, run.data_path, status)):
+                item = QTableWidgetItem(value)
+                item.setToolTip(str(run.run_dir))
+                self.runs.setItem(row, col, item)
+            self.runs.setCellWidget(row, 5, self._run_action(run, status))
         self._budgets = ledger_overview()
         self.ledger.setRowCount(len(self._budgets))
         for row, b in enumerate(self._budgets):
-            cells = (b.fingerprint[:16] + "…", f"{b.spent_epsilon:.3g}", f"{b.delta:.2g}",
-                     "none" if b.cap_epsilon is None else f"{b.cap_epsilon:g}", str(b.n_runs), str(b.n_releases))
+            cells = (b.name or "(no name recorded)", b.fingerprint[:16] + "…", f"{b.spent_epsilon:.3g}",
+                     f"{b.delta:.2g}", "none" if b.cap_epsilon is None else f"{b.cap_epsilon:g}", str(b.n_runs),
+                     str(b.n_releases))
             for col, value in enumerate(cells):
-                self.ledger.setItem(row, col, QTableWidgetItem(value))
+                item = QTableWidgetItem(value)
+                item.setToolTip(b.fingerprint)
+                self.ledger.setItem(row, col, item)
+        if running and not self._live.isActive():
+            self._live.start()
+        elif not running:
+            self._live.stop()
+
+    def _run_action(self, run: RunInfo, status: str) -> QWidget | None:
+        if status == "running":
+            button = QPushButton("Show")
+            button.setToolTip("Show the window of this run")
+            button.clicked.connect(lambda checked=False, d=run.run_dir: self.show_run(d))
+            return button
+        if status == "interrupted":
+            button = QPushButton("Resume")
+            button.setToolTip("Continue this run from its last checkpoint; stages already charged are not charged again")
+            button.clicked.connect(lambda checked=False, d=run.run_dir: self._resume_clicked(d))
+            return button
+        return None
+
+    def runs_listed(self) -> list[RunInfo]:
+        return list(self._runs)
+
+    def show_run(self, run_dir: str | Path) -> RunWizard | None:
+        wizard = self.active.owner_of(Path(run_dir))
+        wizard = wizard.wizard() if wizard is not None else None
+        if wizard is not None:
+            wizard.show()
+            wizard.raise_()
+            wizard.activateWindow()
+        return wizard
+
+    def resume_run(self, run_dir: str | Path) -> RunWizard:
+        """Open a run window on an interrupted run and resume it through core's resume path."""
+        controller = WizardController.for_run(run_dir)
+        wizard = self._open_wizard(controller)
+        wizard.resume_run(run_dir)
+        wizard.show()
+        return wizard
+
+    def _resume_clicked(self, run_dir: Path) -> None:
+        try:
+            self.resume_run(run_dir)
+        except PrivetError as exc:
+            QMessageBox.warning(self, "Resume", exc.user_message())
+        except (OSError, ValueError, KeyError) as exc:
+            QMessageBox.warning(self, "Resume", f"The run folder {run_dir} cannot be resumed ({type(exc).__name__}). "
+                                "Start a new run instead.")
+
+    def _open_wizard(self, controller: WizardController) -> RunWizard:
+        wizard = RunWizard(controller, self, identity=self.settings.identity(), active=self.active)
+        wizard.finished.connect(lambda *_: self.refresh())
+        wizard.relay.ended.connect(self.refresh)
+        wizard.relay.event.connect(self._run_event)
+        wizard.relay.cancelled.connect(lambda *_: self._report_stop(wizard))
+        wizard.kept_running.connect(lambda: self.statusBar().showMessage(
+            "The run goes on in the background; it is listed under Recent runs (Show opens its window)."))
+        self.wizards.append(wizard)
+        self.wizard = wizard
+        return wizard
+
+    def _run_event(self, event: dict) -> None:
+        if event.get("kind") in ("charged", "stage_end"):
+            self.refresh()
+
+    def _report_stop(self, wizard: RunWizard) -> None:
+        if wizard.run_page.stop_report:
+            self.statusBar().showMessage(wizard.run_page.stop_report)
+
+    def running_wizards(self) -> list[RunWizard]:
+        return [w for w in self.wizards if w.relay.running]
+
+    def quit_question(self) -> str:
+        running = self.running_wizards()
+        facts = " ".join(f"Run {w.run_page.run_id}: {w.run_page.charged_now()}" for w in running)
+        return (f"{len(running)} run(s) in progress. Quitting Privet stops them.\n\n{facts}\n\n"
+                "A stopped run can be resumed later from this window.")
+
+    def ask_to_quit(self) -> bool:
+        """True: stop the runs and quit (tests replace this method)."""
+        answer = QMessageBox.question(self, "Runs in progress", self.quit_question(),
+                                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                      QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
+        if self.running_wizards():
+            if not self.ask_to_quit():
+                event.ignore()
+                return
+            for wizard in self.running_wizards():
+                wizard.run_page.stop_now()
+        self._live.stop()
+        for wizard in self.wizards:
+            wizard.relay.shutdown()
+        super().closeEvent(event)
 
     def budgets(self) -> list[DatasetBudget]:
         return list(self._budgets)
@@ -109,11 +226,9 @@ class MainWindow(QMainWindow):
         controller = WizardController()
         if spec_path:
             controller.open_spec(spec_path)
-        self.wizard = RunWizard(controller, self, identity=self.settings.identity())
-        self.wizard.finished.connect(lambda *_: self.refresh())
-        self.wizard.relay.ended.connect(self.refresh)
-        self.wizard.show()
-        return self.wizard
+        wizard = self._open_wizard(controller)
+        wizard.show()
+        return wizard
 
     def show_verify(self) -> VerifyDialog:
         dialog = VerifyDialog(self)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from core.errors import PrivetError
 from core.paths import data_dir
-from desktop.controller import WizardController, optional_module
+from desktop.controller import optional_module
 
 RECORD_FILE = "privacy_record.json"
 SYNTHETIC_FILE = "synthetic.jsonl"
@@ -27,6 +27,7 @@ class RunInfo:
 @dataclass(frozen=True)
 class DatasetBudget:
     fingerprint: str
+    name: str | None
     spent_rho: float
     spent_epsilon: float
     delta: float
@@ -60,22 +61,16 @@ def recent_runs(limit: int = 50) -> list[RunInfo]:
 
 
 def ledger_overview() -> list[DatasetBudget]:
-    """Spent budget per dataset fingerprint; ε is given at the δ of the dataset's latest charge."""
+    """Spent budget per dataset (``core.privacy.budget.all_datasets``: ε at the cap's δ, else the latest charge's)."""
     ledger_mod = optional_module("core.ledger")
     if ledger_mod is None:
         return []
+    from core.privacy.budget import all_datasets
+
     try:
-        ledger = ledger_mod.Ledger()
+        with ledger_mod.Ledger() as ledger:
+            spends = all_datasets(ledger)
     except PrivetError:  # a wiped or damaged ledger: every run is refused with the full message
         return []
-    out = []
-    for fp in ledger.datasets():
-        rows = ledger.entries(fp)
-        charges = [r for r in rows if r["kind"] == "charge"]
-        delta = float(charges[-1]["delta"]) if charges else 1e-5
-        spent = ledger.spent_rho(fp)
-        cap = ledger.cap(fp)
-        out.append(DatasetBudget(fp, spent, WizardController.rho_to_eps(spent, delta) if delta > 0 else 0.0, delta,
-                                 cap[0] if cap else None, len({r["run_id"] for r in charges}),
-                                 sum(1 for r in rows if r["kind"] == "release")))
-    return out
+    return [DatasetBudget(s.fingerprint, s.name, s.spent_rho, s.spent_epsilon, s.delta, s.cap_epsilon, s.n_runs,
+                          s.n_releases) for s in spends]

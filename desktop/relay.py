@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from desktop.runner import RunProcess
 
 POLL_MS = 50
-DEFAULT_GRACE_MS = 8000
+DEFAULT_GRACE_MS = 5000
 
 
 class RunRelay(QObject):
@@ -43,10 +43,15 @@ class RunRelay(QObject):
     def running(self) -> bool:
         return self._process is not None and not self._process.finished
 
-    def start(self, spec: dict[str, Any], run_dir: Path, resume: bool = False) -> None:
+    @property
+    def run_dir(self) -> Path | None:
+        return None if self._process is None else self._process.run_dir
+
+    def start(self, spec: dict[str, Any], run_dir: Path, resume: bool = False,
+              estimate: dict[str, Any] | None = None) -> None:
         if self.running:
             raise RuntimeError("a run is already in progress")
-        self._process = RunProcess(spec, Path(run_dir), resume)
+        self._process = RunProcess(spec, Path(run_dir), resume, estimate)
         self._process.start()
         self._timer.start()
 
@@ -61,6 +66,12 @@ class RunRelay(QObject):
         if self._process is not None:
             self._process.hard_stop()
             self._poll()
+
+    def shutdown(self) -> None:
+        """The application is quitting: stop the child if it still runs and release its queue."""
+        self._timer.stop()
+        if self._process is not None:
+            self._process.close()
 
     def _hard_stop_if_running(self) -> None:
         if self.running:

@@ -37,9 +37,14 @@ class QueueReporter:
     out: Any  # multiprocessing Queue
     cancel_event: Any  # multiprocessing Event
     delay_s: float = 0.0
+    tracker: Any = None  # core.estimate.EtaTracker: adds the run's overall time left to each event
 
     def emit(self, event: Any) -> None:
-        self.out.put({"type": "event", "event": event.to_dict()})
+        data = event.to_dict()
+        if self.tracker is not None:
+            self.tracker.update(data)
+            data["overall_eta_s"] = self.tracker.remaining_s()
+        self.out.put({"type": "event", "event": data})
         if self.delay_s:
             time.sleep(self.delay_s)
 
@@ -89,12 +94,18 @@ def child_main(request: dict[str, Any], out: Any, cancel_event: Any) -> None:
         from core.runspec import RunSpec
 
         spec = RunSpec.from_dict(request["spec"])
-        reporter = QueueReporter(out, cancel_event, delay)
+        tracker = None
+        if request.get("estimate"):
+            from core.estimate import Estimate, EtaTracker
+
+            tracker = EtaTracker(Estimate.from_dict(request["estimate"]))
+        reporter = QueueReporter(out, cancel_event, delay, tracker)
         try:
             result = run_pipeline(spec, reporter, run_dir=Path(request["run_dir"]), resume=request["resume"])
         except Cancelled as exc:
             out.put({"type": "cancelled", "message": exc.user_message()})
             return
+        _remember_speed(spec, tracker)
         out.put(
             {
                 "type": "result",
@@ -108,10 +119,23 @@ def child_main(request: dict[str, Any], out: Any, cancel_event: Any) -> None:
         out.put({"type": "error", "message": message, "resumable": resumable})
 
 
+def _remember_speed(spec: Any, tracker: Any) -> None:
+    """Save how fast this computer ran, for the next run's estimate (never fails the run)."""
+    factor = tracker.finished_factor() if tracker is not None else None
+    if factor is None:
+        return
+    try:
+        from core.estimate import save_calibration
+
+        save_calibration(spec.llm.device, factor)
+    except OSError:
+        pass
+
+
 def crash_message(exitcode: int | None, hard_stopped: bool) -> dict[str, Any]:
     """The terminal message for a child that died without saying why."""
     if hard_stopped:
-        return {"type": "cancelled", "message": "The run was stopped. Stages that had started stay charged in the ledger."}
+        return {"type": "cancelled", "message": "The run was stopped."}
     if exitcode is not None and exitcode < 0:
         why = f"was killed by the operating system (signal {-exitcode}); this usually means it ran out of memory"
     else:
@@ -131,6 +155,7 @@ class RunProcess:
     spec: dict[str, Any]
     run_dir: Path
     resume: bool = False
+    estimate: dict[str, Any] | None = None  # core.estimate.Estimate.to_dict(), for the overall time left
     _ctx: Any = field(default_factory=lambda: mp.get_context("spawn"))
     _process: Any = None
     _queue: Any = None
@@ -141,7 +166,7 @@ class RunProcess:
     def start(self) -> None:
         self._queue = self._ctx.Queue()
         self._cancel = self._ctx.Event()
-        request = {"spec": self.spec, "run_dir": str(self.run_dir), "resume": self.resume}
+        request = {"spec": self.spec, "run_dir": str(self.run_dir), "resume": self.resume, "estimate": self.estimate}
         self._process = self._ctx.Process(
             target=child_main, args=(request, self._queue, self._cancel), name="privet-run", daemon=True
         )
@@ -174,6 +199,17 @@ class RunProcess:
         if self._process.is_alive():
             self._process.kill()
             self._process.join(1.0)
+
+    def close(self) -> None:
+        """Release the queue and the cancel event (their semaphores) once the child has ended."""
+        if self.alive:
+            self.hard_stop()
+        if self._queue is not None:
+            self._queue.close()
+            self._queue.join_thread()
+        self._queue = None
+        self._cancel = None
+        self._finished = True
 
     def poll(self) -> list[dict[str, Any]]:
         """Messages received since the last call; ends with one terminal message when the run is over."""

@@ -1,17 +1,28 @@
 """Screenshots of every wizard page, the main window and its dialogs, taken offscreen from the real widgets.
 
-    QT_QPA_PLATFORM=offscreen python docs/make_screenshots.py [--model tiny|default] [--out docs/screenshots]
+    QT_QPA_PLATFORM=offscreen python docs/make_screenshots.py [--model default|tiny] [--out docs/screenshots]
+    QT_QPA_PLATFORM=offscreen python docs/make_screenshots.py --from-run PRIVET_HOME/runs/RUN_ID
 
-The wizard opens the demo run spec (the invented clinic corpus) and really runs it in a child
-process, as the application does. ``--model tiny`` (the default, about 4 minutes on 2 cores) uses the tiny
-random test models, so the preview texts are nonsense; ``--model default`` uses the packaged
-SmolLM2 and MiniLM (several minutes). Everything happens in a temporary Privet data folder.
+Three ways, all with the real widgets:
+
+* ``--model default`` (the default): the wizard opens the demo run spec (the invented clinic corpus) and
+  really runs it with the packaged SmolLM2 and MiniLM in a child process, as the application does
+  (the demo's time on 2 CPU cores; see README). Every page, including the live run, is real.
+* ``--from-run RUN_DIR``: pages from a run that already finished with the packaged model, e.g. one made by
+  ``PRIVET_HOME=/tmp/h privet run resources/demo/demo_run.toml``. Its Privet data folder (the run folder's
+  grandparent: ledger, runs) is copied to a temporary folder first and left untouched. Nothing is run, so
+  the live-run screenshot (07-run.png) is not taken; the finished run, review and export pages show the
+  real synthetic corpus.
+* ``--model tiny``: the tiny random test models (a quick check of the script; texts are nonsense).
+
+Everything is written in a temporary Privet data folder.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -24,7 +35,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 SIZE = (960, 760)
-RUN_TIMEOUT_S = 1800
+RUN_TIMEOUT_S = 3600
 
 
 def wait_until(app, condition, timeout_s: float) -> None:
@@ -46,11 +57,21 @@ def grab(widget, out: Path, name: str, app) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=("tiny", "default"), default="tiny")
+    parser.add_argument("--model", choices=("tiny", "default"), default="default")
+    parser.add_argument("--from-run", type=Path, default=None, metavar="RUN_DIR",
+                        help="a finished run folder (PRIVET_HOME/runs/RUN_ID) to show instead of running")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     home = tempfile.mkdtemp(prefix="privet-screens-")
+    run_dir = None
+    if args.from_run is not None:
+        source = args.from_run.resolve()
+        if not (source / "synthetic.jsonl").is_file() or not (source / "run.json").is_file():
+            print(f"{source} is not a finished run folder (run.json and synthetic.jsonl are needed)", file=sys.stderr)
+            return 2
+        shutil.copytree(source.parents[1], home, dirs_exist_ok=True)
+        run_dir = Path(home) / "runs" / source.name
     os.environ["PRIVET_HOME"] = home
     os.environ.setdefault("PRIVET_KEYRING", "memory")
 
@@ -58,16 +79,21 @@ def main() -> int:
 
     from core.models.base import ModelChoice
     from desktop.app import demo_spec_path
+    from desktop.controller import WizardController
     from desktop.main_window import MainWindow
     from desktop.settings import DesktopSettings
 
     app = QApplication.instance() or QApplication([])
     window = MainWindow(DesktopSettings(custodian="Demo custodian", organisation="Privet demo clinic"))
     window.resize(*SIZE)
-    wizard = window.new_run(demo_spec_path())
+    if run_dir is not None:
+        wizard = window._open_wizard(WizardController.for_run(run_dir))
+        wizard.show()
+    else:
+        wizard = window.new_run(demo_spec_path())
     wizard.resize(*SIZE)
     spec = wizard.controller.spec
-    if args.model == "tiny":
+    if args.model == "tiny" and run_dir is None:
         spec.llm = ModelChoice(source="tiny-random")
         spec.embedder = ModelChoice(source="tiny-random")
         spec.dp_synrag.T = 12
@@ -85,10 +111,15 @@ def main() -> int:
     wizard.next()
     wizard.confirm_page.understood.setChecked(True)
     grab(wizard, args.out, "06-confirm", app)
-    wizard.next()
     run = wizard.run_page
-    wait_until(app, lambda: len(run.charged) >= 2 or run.state != "running", RUN_TIMEOUT_S)
-    grab(wizard, args.out, "07-run", app)
+    if run_dir is not None:
+        n_synthetic = sum(1 for line in (run_dir / "synthetic.jsonl").open(encoding="utf-8") if line.strip())
+        run.show_finished(run_dir, n_synthetic)
+        wizard.next()
+    else:
+        wizard.next()
+        wait_until(app, lambda: len(run.charged) >= 2 or run.state != "running", RUN_TIMEOUT_S)
+        grab(wizard, args.out, "07-run", app)
     wait_until(app, lambda: run.state != "running", RUN_TIMEOUT_S)
     if run.state != "succeeded":
         print(f"the run ended: {run.state}: {run.message.text()}", file=sys.stderr)

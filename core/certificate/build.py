@@ -83,13 +83,6 @@ def _unit_words(record: PrivacyRecord) -> str:
     return "document"
 
 
-def _factor_words(eps: float) -> str:
-    """e^epsilon written out; a power of ten when it is too large to print (never "inf")."""
-    if eps < 50:
-        return f"{math.exp(eps):.4g}"
-    return f"about 10^{eps / math.log(10):.0f}"
-
-
 def _strength_words(eps: float) -> str:
     if eps > 20:  # core.runspec.WEAK_EPSILON
         return (
@@ -104,6 +97,21 @@ def _strength_words(eps: float) -> str:
         "By common guidance this is a weak worst-case guarantee: it still limits what can be learnt about "
         "any one unit, but much less tightly than epsilon of 1 or below would."
     )
+
+
+def _factor_words(eps: float) -> str:
+    """e^epsilon in words: 'at most about 55 times (e^epsilon)'; never "inf"."""
+    if eps >= 50:  # a power of ten: e^epsilon itself would not print
+        return f"at most about 10^{eps / math.log(10):.0f} times (far more than a million times)"
+    if eps >= 14:  # e^14 is about 1.2 million
+        return f"at most e^{eps:.3g} times (more than a million times)"
+    factor = math.exp(eps)
+    if factor < 10:
+        amount = f"{factor:.1f}"
+    else:
+        digits = len(str(int(factor))) - 2
+        amount = f"{round(factor, -digits):,.0f}"
+    return f"at most about {amount} times (e raised to the power epsilon)"
 
 
 def plain_summary(record: PrivacyRecord) -> list[str]:
@@ -127,11 +135,11 @@ def plain_summary(record: PrivacyRecord) -> list[str]:
         f"With an epsilon this large that bound is too loose to protect any one {unit}."
     )
     return [
-        f"This synthetic corpus was made with differential privacy, with each {unit} as the unit of privacy.",
-        f"Whether or not any single {unit} was in the private data, the chance of producing this output (or any "
-        f"other) changes by at most a factor of e^epsilon = {_factor_words(eps)} (epsilon = {eps:.3g}), except with a "
-        f"probability of at most delta = {delta:.3g}. {reveals} "
-        f"Smaller epsilon means stronger protection. {_strength_words(eps)}",
+        f"This synthetic corpus was made with differential privacy (epsilon = {eps:.3g}, delta = {delta:.2g}), with "
+        f"each {unit} as the unit of privacy.",
+        f"Whether or not any single {unit} was in the private data, any particular output is {_factor_words(eps)} "
+        f"as likely as it would have been without that {unit}, except with a probability of at most "
+        f"{delta:.2g}. {reveals} Smaller epsilon means stronger protection. {_strength_words(eps)}",
         "The guarantee covers everything derived from this release, including any number of questions answered "
         "from the synthetic corpus. It does not cover the limits listed under 'Scope and hazards'.",
     ]
@@ -239,6 +247,7 @@ def build_certificate(
         raise PrivetError(f"Unknown identity fields: {', '.join(unknown)}.", f"Use only {', '.join(IDENTITY_FIELDS)}.")
     key = signing_key or load_signing_key()
     stage_sum = sum(float(s.get("rho", 0.0)) for s in record.stages)
+    documents = _documents_released(outputs)
     return {
         "format": FORMAT,
         "certificate_id": str(uuid.uuid4()),
@@ -256,7 +265,8 @@ def build_certificate(
             "privet_commit": record.privet_commit,
             "privet_bundle": record.privet_bundle,
         },
-        "summary": plain_summary(record),
+        "summary": plain_summary(record) + ([f"This release contains {documents} synthetic documents."]
+                                            if documents is not None else []),
         "guarantee": {
             "end_to_end_dp": record.end_to_end_dp,
             "unit_of_privacy": record.unit_kind,
@@ -290,6 +300,7 @@ def build_certificate(
             "budgeted under it. The name is shown only when the custodian chose it.",
         },
         "outputs": [file_entry(Path(p)) for p in outputs],
+        "documents_released": documents,
         "renderings": [],
         "signing_key": {
             "algorithm": "Ed25519",
@@ -299,6 +310,15 @@ def build_certificate(
         "test_mode": record.test_mode,
         **_non_dp_section(non_dp_statistics),
     }
+
+
+def _documents_released(outputs: list[Path]) -> int | None:
+    """Number of synthetic documents in the exported synthetic.jsonl (one per non-empty line)."""
+    for path in outputs:
+        if Path(path).name == "synthetic.jsonl":
+            with open(path, encoding="utf-8") as handle:
+                return sum(1 for line in handle if line.strip())
+    return None
 
 
 def _non_dp_section(statistics: dict[str, Any] | None) -> dict[str, Any]:

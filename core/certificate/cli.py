@@ -58,6 +58,7 @@ def _verify(args: argparse.Namespace) -> int:
     from core.certificate.seal import verify_export
 
     report = verify_export(args.export_dir, public_key=args.public_key)
+    ledger_finding = ""
     if args.ledger and report.ok:
         import json
 
@@ -69,15 +70,35 @@ def _verify(args: argparse.Namespace) -> int:
 
         try:
             with Ledger() as ledger:
-                report.problems.extend(ledger.check_head(head) + ledger.verify_chain())
+                head_problems, chain_problems = ledger.check_head(head), ledger.verify_chain()
+                n_rows = len(ledger.entries())
+            report.problems.extend(head_problems + chain_problems)
+            ledger_finding = ledger_check_words(head, head_problems, chain_problems, n_rows)
         except LedgerError as exc:  # missing, wiped or junk: it cannot hold the row the certificate saw
             report.problems.append(
                 f"this installation's ledger cannot hold the row {head.get('seq')} the certificate saw: "
                 "it was cut back or replaced"
             )
             report.problems.extend(line.strip("- ").strip() for line in exc.what.splitlines()[1:])
+            ledger_finding = "Ledger check: FAILED, this installation's ledger cannot be read (see the problems above)."
+    elif args.ledger:
+        ledger_finding = "Ledger check: not done, because the folder itself did not verify."
     print(report.summary())
+    if ledger_finding:
+        print(ledger_finding)
     return 0 if report.ok else 1
+
+
+def ledger_check_words(head: dict, head_problems: list[str], chain_problems: list[str], n_rows: int) -> str:
+    """What ``privet verify --ledger`` found, in one or a few lines."""
+    seq = head.get("seq") if isinstance(head, dict) else None
+    if head_problems or chain_problems:
+        return "Ledger check FAILED:\n" + "\n".join(f"  - {p}" for p in head_problems + chain_problems)
+    if not isinstance(seq, int) or seq == 0:
+        seen = "The certificate recorded no ledger row (it was exported without a ledger), so only the ledger's own "
+        return f"Ledger check: {seen}hash chain was checked: intact ({n_rows} entries)."
+    return (f"Ledger check: this installation's ledger still holds row {seq}, the newest row the certificate saw, "
+            f"unchanged; its hash chain and append-only triggers are intact ({n_rows} entries).")
 
 
 def _resolve_dataset(ledger, prefix: str) -> str:
@@ -92,9 +113,9 @@ def _resolve_dataset(ledger, prefix: str) -> str:
 def _eps(rho: float, delta: float) -> str:
     if rho <= 0 or not (0 < delta < 1):
         return "0" if rho <= 0 else "-"
-    from core.privacy.conversion import rho_to_eps
+    from core.privacy.budget import epsilon_of
 
-    return f"{rho_to_eps(rho, delta, 'tight'):.4g}"
+    return f"{epsilon_of(rho, delta):.4g}"
 
 
 def _print_dataset(ledger, fp: str) -> None:

@@ -47,8 +47,56 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
     return f"<table width='100%' border='1' cellspacing='0' cellpadding='3'><tr>{head}</tr>{body}</table>"
 
 
+PARAMETER_MEANINGS = {
+    "K": "keywords taken from each private unit",
+    "R": "topics (clusters) at most; at most one synthetic document each",
+    "L": "topics a unit can belong to at most",
+    "k": "private units used to write each synthetic document",
+    "T": "tokens written per synthetic document",
+    "tau": "sampling temperature",
+    "hist_fraction": "share of the budget spent on finding topics",
+    "mu_fraction": "share of the budget spent on topic centres",
+    "theta_fraction": "share of the budget spent on choosing how many units per topic",
+    "min_cluster_size": "topics supported by fewer units are reported as weak",
+    "public_anchor": "public (non-private) text steers each token",
+    "self_filter": "the model drops synthetic documents it judges off-task (no budget)",
+    "max_prompt_tokens": "longest prompt, in tokens",
+    "batch_rows": "rows per batch of the model (0 = automatic; speed only)",
+    "memory_budget_mb": "memory allowed for a batch, MB (0 = automatic; speed only)",
+    "domain_lists": "public word lists added to the keyword vocabulary",
+    "rho_total": "privacy loss of the whole run, in zCDP",
+    "sigma_h": "noise added to each keyword count",
+    "sigma_mu": "noise added to each coordinate of a topic centre",
+    "eps_theta": "privacy parameter of choosing how many units per topic",
+    "c_over_tau": "per-token clipping bound over the temperature",
+    "c": "per-token clipping bound on the model's scores",
+    "m": "candidate summaries per private document",
+    "sigma": "noise added to the candidates' scores",
+    "similarity_threshold": "rewrites more similar than this to their source are dropped",
+    "nll_percentile": "least likely rewrites dropped (percentile)",
+    "temperature": "sampling temperature",
+    "max_new_tokens": "longest generated text, in tokens",
+    "n_variants": "rewrites made per summary",
+    "batch_size": "texts per batch of the model (speed only)",
+}
+HIDDEN_PARAMETERS = ("pii_patterns", "pii_names", "pii_places")  # the custodian's own lists: not shown
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, (list, tuple)):
+        return _e(", ".join(Path(str(v)).name for v in value)) or "none"
+    return _e(value)
+
+
 def _params(params: dict[str, Any]) -> str:
-    return ", ".join(f"{_e(k)}={_e(v)}" for k, v in sorted(params.items())) or "—"
+    """The method's parameters as a table: name, rounded value, meaning."""
+    rows = [[_e(k), _value(v), _e(PARAMETER_MEANINGS.get(k, ""))]
+            for k, v in params.items() if k not in HIDDEN_PARAMETERS]
+    return _table(["parameter", "value", "meaning"], rows) if rows else "<p>—</p>"
 
 
 def _guarantee(cert: dict[str, Any]) -> str:
@@ -103,7 +151,6 @@ def _identity(cert: dict[str, Any]) -> str:
         ("Organisation", _e(i["organisation"] or "—")),
         ("IRB protocol", _e(i["irb_protocol"] or "—")),
         ("Method", _e(i["method_name"])),
-        ("Method parameters", _params(i["method_parameters"])),
         ("Run", f"{_e(i['run_id'])} (started on {_e(i.get('run_date', ''))})"),
         ("Device", _e(i["device"] or "—")),
         ("Privet", f"{_e(i['privet_version'])} (commit {_e(i['privet_commit'] or 'unknown')})"),
@@ -117,7 +164,8 @@ def _identity(cert: dict[str, Any]) -> str:
          f"<span class='hash'>{_e(m.get('sha256', ''))}</span>"]
         for m in i["models"]
     ]
-    return _rows(pairs) + "<p><b>Models</b></p>" + _table(["model", "backend", "size (bytes)", "SHA-256 of weights"], models)
+    return (_rows(pairs) + "<p><b>Method parameters</b></p>" + _params(i["method_parameters"])
+            + "<p><b>Models</b></p>" + _table(["model", "backend", "size (bytes)", "SHA-256 of weights"], models))
 
 
 def _outputs(cert: dict[str, Any]) -> str:
@@ -128,8 +176,10 @@ def _outputs(cert: dict[str, Any]) -> str:
     fp = cert["dataset_fingerprint"]
     ident = cert.get("dataset_identity") or {}
     key = cert["signing_key"]
+    released = cert.get("documents_released")
     return (
-        _table(["file", "size (bytes)", "SHA-256"], rows)
+        (f"<p>Synthetic documents released: <b>{_e(released)}</b></p>" if released is not None else "")
+        + _table(["file", "size (bytes)", "SHA-256"], rows)
         + f"<p>Dataset fingerprint: <span class='hash'>{_e(fp['value'])}</span><br>"
         + f"<span class='small'>{_e(fp['kind'])}</span></p>"
         + (f"<p>Dataset identity: {_e(ident.get('name') or 'not named')} "

@@ -11,6 +11,8 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import PrivetError
+from core.privacy.budget import EPSILON_TRADE_OFF
+from core.progress import stage_label
 from desktop.budget_bands import band_for, delta_warning
 from desktop.controller import WizardController
 from desktop.widgets.collapsible import Collapsible
@@ -22,10 +24,13 @@ SLIDER_STEPS = 200
 AUTO_DELTA = "automatic (1/(10·n))"
 DELTA_CHOICES = (AUTO_DELTA, "1e-5", "1e-6", "1e-7")
 DERIVED_LABELS = {
+    "rho_total": "ρ — the whole run in zero-concentrated DP",
     "sigma_h": "σ_h — noise on the keyword histogram",
     "sigma_mu": "σ_μ — noise on each cluster centre",
     "eps_theta": "ε_θ — retrieval threshold selection",
     "c_over_tau": "c/τ — per-token clipping over temperature",
+    "c": "c — per-token logit clipping bound",
+    "sigma": "σ — noise on the candidate scores",
 }
 
 
@@ -43,7 +48,7 @@ def eps_to_slider(epsilon: float) -> int:
 class BudgetPage(Page):
     def __init__(self, controller: WizardController) -> None:
         super().__init__(controller, "Privacy budget",
-                         "How much the synthetic corpus may reveal about any one unit. Smaller ε is safer.")
+                         "How much the synthetic corpus may reveal about any one unit. " + EPSILON_TRADE_OFF)
         self.plan_result: Any = None
         self._plan_error = ""
 
@@ -88,8 +93,14 @@ class BudgetPage(Page):
         self.warnings.setStyleSheet("color: #8d6e00;")
 
         advanced_body = QWidget()
-        self.derived = QFormLayout(advanced_body)
-        self.derived.addRow("&Conversion:", self.conversion)
+        advanced_layout = QVBoxLayout(advanced_body)
+        advanced_layout.setContentsMargins(0, 0, 0, 0)
+        conversion_form = QFormLayout()
+        conversion_form.addRow("&Conversion:", self.conversion)
+        advanced_layout.addLayout(conversion_form)
+        self.derived_box = QWidget()
+        self.derived = QFormLayout(self.derived_box)
+        advanced_layout.addWidget(self.derived_box)
         self.advanced = Collapsible("Advanced", advanced_body)
 
         split_box = QGroupBox("How the budget is split between stages")
@@ -126,6 +137,9 @@ class BudgetPage(Page):
         self.conversion.setCurrentIndex(max(0, self.conversion.findData(privacy.conversion)))
         self.unit.setText(f"<b>Unit of privacy:</b> {self.controller.unit_description()}. The guarantee "
                           "covers adding or removing any one such unit.")
+        self.refresh_plan()
+
+    def store(self) -> None:
         self.refresh_plan()
 
     def blocking_message(self) -> str:
@@ -195,24 +209,31 @@ class BudgetPage(Page):
                           f"(ε = {epsilon:g})</span> — {band.guidance}")
         self.band.setProperty("band", band.name)
 
+    def derived_rows(self) -> list[str]:
+        """The labels of the Advanced panel's derived-parameter rows (each parameter once)."""
+        return [self.derived.itemAt(r, QFormLayout.ItemRole.LabelRole).widget().text()
+                for r in range(self.derived.rowCount())]
+
     def _show_plan(self, plan: Any) -> None:
-        while self.derived.rowCount() > 1:
-            self.derived.removeRow(1)
+        while self.derived.rowCount() > 0:
+            self.derived.removeRow(0)
         if plan is None:
             self.split.set_segments([])
             self.split_caption.setText("")
             self.warnings.setText("")
             return
-        self.split.set_segments([(name, rho) for name, rho in plan.stages])
+        self.split.set_segments([(stage_label(name), rho) for name, rho in plan.stages])
         self.split_caption.setText(
-            f"Total ρ = {plan.rho_total:.4g} (zCDP), recorded as ε = {plan.epsilon:g} at δ = {plan.delta:.2g}.")
+            f"This run: ε = {plan.epsilon:g} at δ = {plan.delta:.2g}, shared between the steps above "
+            "(ρ and the noise levels are under Advanced).")
         n = self.controller.summary.n_units if self.controller.summary else 0
         warnings = list(plan.warnings)
         dw = delta_warning(self.controller.spec.privacy.delta, n)
         if dw:
             warnings.append(dw)
         self.warnings.setText("\n".join(f"⚠ {w}" for w in warnings))
-        for key, value in plan.derived.items():
+        shown = {"rho_total": plan.rho_total, **plan.derived}
+        for key, value in shown.items():
             self.derived.addRow(DERIVED_LABELS.get(key, key) + ":", QLabel(f"{value:.4g}"))
 
     def _show_ledger(self) -> None:
@@ -225,7 +246,7 @@ class BudgetPage(Page):
         cap = (f"cap ε = {status.cap_epsilon:g} at δ = {status.cap_delta:.2g}" if status.cap_epsilon is not None
                else "no cap set (a cap can be set in the main window)")
         self.ledger.setText(f"<b>Budget already spent on this dataset:</b> ε = {status.spent_epsilon:.3g} "
-                            f"(ρ = {status.spent_rho:.4g}) in {status.n_entries} charge(s); {cap}.")
+                            f"in {status.n_entries} charge(s); {cap}.")
         if plan is not None:
             problem = self.controller.budget_problem(plan.rho_total, plan.delta)
             if problem:

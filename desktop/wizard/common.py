@@ -46,6 +46,17 @@ class Page(QWizardPage):
             self.message.clear()
         return not problem
 
+    def store(self) -> None:
+        """Write what the user typed on this page into the spec. Subclasses override."""
+
+    def validatePage(self) -> bool:  # noqa: N802 - Qt API
+        self.store()
+        return True
+
+    def cleanupPage(self) -> None:  # noqa: N802 - Qt API
+        """Back keeps what was typed: store it instead of Qt's reset of the page's fields."""
+        self.store()
+
     def refresh(self) -> None:
         """Re-evaluate completeness (and the message)."""
         self.completeChanged.emit()

@@ -1,13 +1,18 @@
-"""Step 6: the commit page — a summary of everything and the ε that the ledger will record."""
+"""Step 6: the commit page — a summary of everything, the ε this run spends and what the dataset will
+have spent after it (from ``core.privacy.budget``), and the time estimate (from ``core.estimate``)."""
 
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
 from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWizard
 
 from core.errors import PrivetError
-from desktop.controller import WizardController
+from core.estimate import duration_words
+from desktop.active_runs import ActiveRuns
+from desktop.controller import METHOD_SHORT_NAMES, WizardController
+from desktop.widgets.collapsible import Collapsible
 from desktop.wizard.common import Page
 
 MODEL_NAMES = {"default": "packaged SmolLM2-135M-Instruct", "hf": "Hugging Face folder", "gguf": "GGUF file",
@@ -15,26 +20,37 @@ MODEL_NAMES = {"default": "packaged SmolLM2-135M-Instruct", "hf": "Hugging Face 
 
 
 class ConfirmPage(Page):
-    def __init__(self, controller: WizardController) -> None:
+    def __init__(self, controller: WizardController, active: ActiveRuns | None = None) -> None:
         super().__init__(controller, "Confirm", "Check everything before the budget is spent.")
+        self.active = active or ActiveRuns(self)
         self.setCommitPage(True)
         self.setButtonText(QWizard.WizardButton.CommitButton, "&Start run")
         self.summary = QLabel()
         self.summary.setWordWrap(True)
+        self.summary.setObjectName("confirm_summary")
         self.recorded = QLabel()
         self.recorded.setWordWrap(True)
         self.recorded.setObjectName("recorded")
         self.recorded.setStyleSheet("font-size: 14px; font-weight: bold; color: #b71c1c;")
+        self.cumulative = QLabel()
+        self.cumulative.setWordWrap(True)
+        self.cumulative.setObjectName("cumulative")
+        self.rho = QLabel()
+        self.rho.setWordWrap(True)
+        self.advanced = Collapsible("Advanced", self.rho)
         self.understood = QCheckBox("I &understand that once the run starts, this budget is spent, even if the "
                                     "run is cancelled or fails.")
         self.understood.toggled.connect(lambda *_: self.completeChanged.emit())
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addWidget(self.recorded)
+        layout.addWidget(self.cumulative)
+        layout.addWidget(self.advanced)
         layout.addWidget(self.understood)
         layout.addStretch(1)
         layout.addWidget(self.message)
-        self.plan_result = None
+        self.plan_result: Any = None
+        self.active.changed.connect(lambda: self.completeChanged.emit())
 
     def initializePage(self) -> None:  # noqa: N802 - Qt API
         self.understood.setChecked(False)
@@ -46,31 +62,61 @@ class ConfirmPage(Page):
             self.set_message(exc.user_message())
         plan = self.plan_result
         summary = self.controller.summary
+        estimate = self.controller.estimate()
+        out = spec.output
         rows = [
             ("Data", f"{escape(spec.data.path)}"
                      + (f" — {summary.n_units} units ({summary.unit_kind}s)" if summary else "")),
-            ("Method", "DP-SynRAG" if spec.method == "dp_synrag" else spec.method.upper()),
-            ("Privacy", f"ε = {spec.privacy.epsilon:g}, δ = "
-                        f"{plan.delta:.2g}" if plan else f"ε = {spec.privacy.epsilon:g}"),
+            ("Method", METHOD_SHORT_NAMES.get(spec.method, spec.method)),
+            ("Privacy", f"ε = {spec.privacy.epsilon:g}, δ = {plan.delta:.2g}" if plan
+             else f"ε = {spec.privacy.epsilon:g}"),
             ("Unit of privacy", escape(self.controller.unit_description())),
             ("Model", MODEL_NAMES.get(spec.llm.source, spec.llm.source)
                       + (f" ({escape(spec.llm.path)})" if spec.llm.path else "") + f", device {spec.llm.device}"),
             ("Task", escape(spec.task)),
-            ("Synthetic documents", "one per private document" if spec.method == "rpsg" else f"up to {spec.dp_synrag.R}"),
-            ("Formats", ", ".join(spec.output.formats)),
-            ("Custodian", escape(spec.output.custodian or "(not given)")),
+            ("Synthetic documents", "one per private document" if spec.method == "rpsg"
+             else f"up to {spec.dp_synrag.R}"),
+            ("Formats", ", ".join(out.formats)),
+            ("Export folder", escape(out.folder or "(chosen when exporting)")),
+            ("Custodian", escape(out.custodian or "(not given)")),
+            ("Organisation", escape(out.organisation or "(not given)")),
+            ("IRB protocol", escape(out.irb_protocol or "(not given)")),
+            ("Time", (f"{duration_words(estimate.total_s)} (based on {escape(estimate.basis)})"
+                      if estimate is not None else "no estimate")),
         ]
         self.summary.setText("<table>" + "".join(
             f"<tr><td><b>{k}:</b>&nbsp;</td><td>{v}</td></tr>" for k, v in rows) + "</table>")
+        self.recorded.setText("")
+        self.cumulative.setText("")
+        self.rho.setText("")
         if plan is not None:
-            self.recorded.setText(
-                f"The ledger will record ε = {plan.epsilon:g} at δ = {plan.delta:.2g} (ρ = {plan.rho_total:.4g}) "
-                "for this dataset. Once started, the budget is spent.")
+            self.recorded.setText(f"This run spends ε = {plan.epsilon:g} at δ = {plan.delta:.2g} of this dataset's "
+                                  "budget. Once started, the budget is spent.")
+            self.cumulative.setText(self._cumulative_text(plan))
+            self.rho.setText(f"In the ledger's own unit: ρ = {plan.rho_total:.4g} (zero-concentrated DP). "
+                             "ρ adds up exactly across runs; ε is its conversion at δ.")
         self.completeChanged.emit()
+
+    def _cumulative_text(self, plan: Any) -> str:
+        after = self.controller.cumulative(plan.rho_total, plan.delta)
+        if after is None:
+            return ""
+        cap = (f" of its cap ε = {after.cap_epsilon:g}" if after.cap_epsilon is not None
+               else " (no cap is set for this dataset)")
+        text = (f"After this run, this dataset will have spent ε ≈ {after.after_epsilon:.3g}{cap} "
+                f"(so far ε ≈ {after.before_epsilon:.3g}; totals at δ = {after.delta:.2g}).")
+        if not after.within_cap:
+            text += " This is more than the cap: the run will be refused."
+        return text
 
     def blocking_message(self) -> str:
         if self.plan_result is None:
             return self.message.text() or "The run could not be planned; go back and check the settings."
+        summary = self.controller.summary
+        own_run = self.wizard().run_page if self.wizard() is not None else None
+        busy = self.active.busy_message(summary.fingerprint, own_run) if summary and summary.fingerprint else ""
+        if busy:
+            return busy
         if not self.understood.isChecked():
             return "Tick the box to confirm that the budget will be spent."
         return ""

@@ -116,6 +116,7 @@ class DataPage(Page):
             return False
         self._load_error = ""
         self._show_summary(summary)
+        self._show_size_warnings()
         self.set_message("", error=False)
         self.completeChanged.emit()
         return True
@@ -140,13 +141,17 @@ class DataPage(Page):
         self._fill_columns(text, id_, person)
 
     def _path_changed(self) -> None:
-        self._fill_columns()
+        """A new path: keep the column choices that still exist there and forget the old summary."""
+        if self.controller.summary is not None and self.controller.spec.data.path != self.path.text().strip():
+            self._show_summary(None)
+        self._fill_columns(self._column(self.text_column), self._column(self.id_column),
+                           self._column(self.person_column), suggest=True)
 
     def _fill_columns_if_needed(self) -> None:
         if self.text_column.count() == 0:
-            self._fill_columns()
+            self._fill_columns(suggest=True)
 
-    def _fill_columns(self, text: str = "", id_: str = "", person: str = "") -> None:
+    def _fill_columns(self, text: str = "", id_: str = "", person: str = "", suggest: bool = False) -> None:
         path = self.path.text().strip()
         columns: list[str] = []
         if path and Path(path).expanduser().is_file():
@@ -154,6 +159,12 @@ class DataPage(Page):
                 columns = self.controller.columns(path)
             except PrivetError as exc:
                 self.set_message(exc.user_message())
+        if suggest and columns:
+            had_columns = self.text_column.count() > 1  # the user saw columns before: keep an explicit "(none)"
+            guess = self.controller.suggest_columns(columns)
+            text = text if text in columns else guess["text"]
+            id_ = id_ if id_ in columns or (had_columns and not id_) else guess["id"]
+            person = person if person in columns or (had_columns and not person) else guess["person"]
         for combo, chosen, with_none in ((self.text_column, text, False), (self.id_column, id_, True),
                                          (self.person_column, person, True)):
             combo.blockSignals(True)
@@ -182,6 +193,17 @@ class DataPage(Page):
     def _inputs_changed(self) -> None:
         self._load_error = ""
         self.completeChanged.emit()
+
+    def _show_size_warnings(self) -> None:
+        """The planner's warnings for this corpus size (e.g. too few units for any topic to survive the noise)."""
+        try:
+            plan = self.controller.plan()
+        except PrivetError:
+            return
+        extra = [w for w in plan.warnings if w not in self.warnings.text()]
+        if extra:
+            text = self.warnings.text()
+            self.warnings.setText((text + "\n" if text else "") + "\n".join(f"⚠ {w}" for w in extra))
 
     def _show_summary(self, summary: CorpusSummary | None) -> None:
         if summary is None:

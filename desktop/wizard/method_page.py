@@ -53,6 +53,5 @@ class MethodPage(Page):
     def blocking_message(self) -> str:
         return "" if self.selected() else "Choose a method."
 
-    def validatePage(self) -> bool:  # noqa: N802 - Qt API
-        self.controller.spec.method = self.selected()
-        return True
+    def store(self) -> None:
+        self.controller.spec.method = self.selected() or self.controller.spec.method

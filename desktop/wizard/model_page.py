@@ -6,11 +6,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtWidgets import (
-    QButtonGroup, QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPushButton,
-    QRadioButton, QVBoxLayout,
+    QAbstractItemView, QButtonGroup, QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel,
+    QLineEdit, QPushButton, QRadioButton, QTableWidget, QTableWidgetItem, QVBoxLayout,
 )
 
 from core.errors import PrivetError
+from core.estimate import duration_words
 from desktop.controller import WizardController
 from desktop.hardware import GpuInfo, detect_gpus
 from desktop.wizard.common import Page
@@ -28,6 +29,7 @@ class ModelPage(Page):
         super().__init__(controller, "Model and hardware",
                          "The language model runs on this computer; nothing is sent anywhere.")
         self.gpus = detect_gpus() if gpus is None else gpus
+        self.models: list[dict] = []
         self.group = QButtonGroup(self)
         self.sources: dict[str, QRadioButton] = {}
         box = QGroupBox("Language model")
@@ -49,8 +51,17 @@ class ModelPage(Page):
         path_row.addWidget(self.model_path, 1)
         path_row.addWidget(browse)
         box_layout.addLayout(path_row)
-        self.local_models = QLabel()
-        self.local_models.setWordWrap(True)
+        self.local_models = QTableWidget(0, len(MODEL_COLUMNS))
+        self.local_models.setHorizontalHeaderLabels([title for title, _ in MODEL_COLUMNS])
+        self.local_models.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.local_models.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.local_models.verticalHeader().setVisible(False)
+        self.local_models.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.local_models.horizontalHeader().setStretchLastSection(True)
+        self.local_models.setMaximumHeight(130)
+        self.local_models.setToolTip("Models already on this computer. Select one to use it.")
+        self.local_models.cellDoubleClicked.connect(self._use_listed_model)
+        box_layout.addWidget(QLabel("Models already on this computer:"))
         box_layout.addWidget(self.local_models)
 
         self.device = QComboBox()
@@ -85,9 +96,11 @@ class ModelPage(Page):
         self.model_path.setText(llm.path)
         index = self.device.findData(llm.device)
         self.device.setCurrentIndex(index if index >= 0 else 0)
-        models = self.controller.local_models()
-        self.local_models.setText(
-            "Models already on this computer: " + ", ".join(str(getattr(m, "name", m)) for m in models) if models else "")
+        self.models = [m for m in self.controller.local_models() if isinstance(m, dict)]
+        self.local_models.setRowCount(len(self.models))
+        for row, model in enumerate(self.models):
+            for col, (_, render) in enumerate(MODEL_COLUMNS):
+                self.local_models.setItem(row, col, QTableWidgetItem(render(model)))
         self.update_estimate()
 
     def source(self) -> str:
@@ -107,9 +120,8 @@ class ModelPage(Page):
             return "Choose an existing .gguf file."
         return ""
 
-    def validatePage(self) -> bool:  # noqa: N802 - Qt API
+    def store(self) -> None:
         self._write_spec()
-        return True
 
     def _write_spec(self) -> None:
         spec = self.controller.spec
@@ -135,10 +147,21 @@ class ModelPage(Page):
             return
         parts = []
         if plan.estimate_seconds is not None:
-            parts.append(f"about {_duration(plan.estimate_seconds)}")
+            parts.append(duration_words(plan.estimate_seconds))
         if plan.estimate_memory_mb is not None:
             parts.append(f"about {plan.estimate_memory_mb / 1024:.1f} GiB of memory")
         self.estimate.setText(", ".join(parts) + f" for {plan.n_units} units." if parts else "No estimate available.")
+
+    def _use_listed_model(self, row: int, _column: int = 0) -> None:
+        """Double-click on a listed language model: use it."""
+        model = self.models[row] if 0 <= row < len(self.models) else None
+        if model is None or model.get("kind") != "llm":
+            return
+        if model.get("packaged"):
+            self.sources["default"].setChecked(True)
+            return
+        path = str(model.get("path", ""))
+        self.select_source("gguf" if path.lower().endswith(".gguf") else "hf", path)
 
     def _browse(self) -> None:
         if self.source() == "gguf":
@@ -149,9 +172,16 @@ class ModelPage(Page):
             self.model_path.setText(path)
 
 
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} seconds"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} minutes"
-    return f"{seconds / 3600:.1f} hours"
+def _size(model: dict) -> str:
+    size = model.get("size")
+    if not isinstance(size, (int, float)) or size <= 0:
+        return "—"
+    return f"{size / 1e9:.1f} GB" if size >= 1e9 else f"{size / 1e6:.0f} MB"
+
+
+MODEL_COLUMNS = (
+    ("Name", lambda m: str(m.get("name", ""))),
+    ("Kind", lambda m: {"llm": "language model", "embedder": "embedder"}.get(str(m.get("kind")), str(m.get("kind", "")))),
+    ("Size", _size),
+    ("Where", lambda m: ("packaged with Privet — " if m.get("packaged") else "") + str(m.get("path", ""))),
+)

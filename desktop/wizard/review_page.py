@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QUrl
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox, QFileDialog, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QListWidget, QPlainTextEdit, QPushButton,
-    QSplitter, QVBoxLayout,
+    QSplitter, QVBoxLayout, QWidget,
 )
 from PySide6.QtCore import Qt
 
@@ -22,7 +22,8 @@ LIST_LABEL_CHARS = 90
 
 class ReviewPage(Page):
     def __init__(self, controller: WizardController, run_page: RunPage) -> None:
-        super().__init__(controller, "Review and export", "The synthetic corpus is safe to read and to share.")
+        super().__init__(controller, "Review and export", "Read the synthetic corpus, then export it with its "
+                         "signed certificate.")
         self.run_page = run_page
         self.texts: list[str] = []
         self.exported: Path | None = None
@@ -66,13 +67,31 @@ class ReviewPage(Page):
         self.export_result = QLabel()
         self.export_result.setWordWrap(True)
         self.export_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.exported_path = QLineEdit()
+        self.exported_path.setReadOnly(True)
+        self.exported_path.setToolTip("Where the release was written; copy it to open it yourself")
+        self.copy_button = QPushButton("Cop&y path")
+        self.copy_button.clicked.connect(self.copy_path)
+        path_row = QHBoxLayout()
+        path_row.addWidget(QLabel("Release folder:"))
+        path_row.addWidget(self.exported_path, 1)
+        path_row.addWidget(self.copy_button)
+        self.path_row = QWidget()
+        self.path_row.setLayout(path_row)
+        self.path_row.setVisible(False)
+        self.guarantee = QLabel()
+        self.guarantee.setWordWrap(True)
+        self.guarantee.setObjectName("guarantee")
+        self.guarantee.setStyleSheet("font-weight: bold;")
 
         layout = QVBoxLayout(self)
+        layout.addWidget(self.guarantee)
         layout.addWidget(self.count)
         layout.addWidget(splitter, 1)
         layout.addWidget(check_box)
         layout.addLayout(row)
         layout.addWidget(self.export_result)
+        layout.addWidget(self.path_row)
         layout.addWidget(self.message)
 
     def initializePage(self) -> None:  # noqa: N802 - Qt API
@@ -84,6 +103,7 @@ class ReviewPage(Page):
             label = text.replace("\n", " ")
             self.documents.addItem(f"{i + 1}. {label[:LIST_LABEL_CHARS]}{'…' if len(label) > LIST_LABEL_CHARS else ''}")
         self.count.setText(f"{len(self.texts)} synthetic documents.")
+        self.guarantee.setText(self.controller.guarantee_heading(result["run_dir"]) if result.get("run_dir") else "")
         if self.texts:
             self.documents.setCurrentRow(0)
         self._show_check()
@@ -109,6 +129,8 @@ class ReviewPage(Page):
         verdict = ("the certificate verifies" if outcome.ok else
                    "but verification found problems: " + "; ".join(outcome.problems))
         self.export_result.setText(f"Exported to <b>{out}</b> — {verdict}.")
+        self.exported_path.setText(str(out))
+        self.path_row.setVisible(True)
         self.set_message("", error=False)
         return out
 
@@ -133,6 +155,20 @@ class ReviewPage(Page):
         if path:
             self.out_dir.setText(str(Path(path) / Path(self.out_dir.text()).name))
 
+    def copy_path(self) -> None:
+        QGuiApplication.clipboard().setText(self.exported_path.text())
+        self.set_message("The folder's path is on the clipboard.", error=False)
+
+    def open_folder(self, opener=QDesktopServices.openUrl) -> bool:
+        """Open the release folder in the file manager; without one, say so and point at the path to copy."""
+        if not self.exported:
+            return False
+        opened = bool(opener(QUrl.fromLocalFile(str(self.exported))))
+        if not opened:
+            self.path_row.setVisible(True)
+            self.set_message("No file manager could be opened on this computer. The release is in the folder "
+                             f"shown above ({self.exported}); use Copy path to paste it elsewhere.", error=False)
+        return opened
+
     def _open_folder(self) -> None:
-        if self.exported:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.exported)))
+        self.open_folder()

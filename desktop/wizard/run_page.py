@@ -1,7 +1,9 @@
-"""Step 7: the run — per-stage progress, the budget meter, live preview, log, cancel and resume.
+"""Step 7: the run — per-stage progress, overall time left, the budget meter in ε, live preview, log,
+cancel and resume.
 
-The pipeline runs in a child process (``desktop.relay.RunRelay``); this page only shows
-its events.
+The pipeline runs in a child process (``desktop.relay.RunRelay``); this page only shows its events.
+Every budget figure comes from ``core`` (the plan, the ledger via ``core.privacy.budget``); every
+time figure from ``core.estimate`` (computed in the child during the run).
 """
 
 from __future__ import annotations
@@ -9,12 +11,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import (
-    QGridLayout, QGroupBox, QHBoxLayout, QLabel, QListWidget, QMessageBox, QPlainTextEdit, QProgressBar, QPushButton,
-    QSplitter, QVBoxLayout,
-)
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QGridLayout, QGroupBox, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QMessageBox, QPlainTextEdit,
+    QProgressBar, QPushButton, QSplitter, QVBoxLayout,
+)
 
+from core.estimate import duration_words
+from core.privacy.budget import charged_summary
+from core.progress import STAGE_LABELS, stage_label
+from desktop.active_runs import ActiveRuns
 from desktop.controller import WizardController
 from desktop.relay import RunRelay
 from desktop.widgets.stacked_bar import StackedBar
@@ -24,42 +30,53 @@ MAX_PREVIEWS = 200
 
 
 class RunPage(Page):
-    def __init__(self, controller: WizardController, relay: RunRelay) -> None:
+    def __init__(self, controller: WizardController, relay: RunRelay, active: ActiveRuns | None = None) -> None:
         super().__init__(controller, "Run", "The run happens in a separate process; you can cancel it at any time.")
         self.relay = relay
+        self.active = active or ActiveRuns(self)
         self.run_dir: Path | None = None
         self.result: dict[str, Any] | None = None
         self.state = "idle"  # idle / running / succeeded / cancelled / failed
         self.planned_rho = 0.0
+        self.planned_epsilon = 0.0
+        self.planned_delta = 0.0
         self.charged: list[tuple[str, float]] = []
         self.error_box: QMessageBox | None = None
         self.failure = ""
+        self.stop_report = ""
+        self._resume_dir: Path | None = None
         self._bars: dict[str, tuple[QProgressBar, QLabel]] = {}
+        self._n_previews = 0
 
         self.stages = QGridLayout()
         stage_box = QGroupBox("Stages")
         stage_box.setLayout(self.stages)
+        self.overall = QLabel()
+        self.overall.setObjectName("overall_eta")
         self.meter = StackedBar()
         self.meter.setToolTip("Budget charged so far; each stage is charged when it starts.")
         self.meter_label = QLabel()
-        meter_box = QGroupBox("Budget meter")
+        self.meter_label.setWordWrap(True)
+        meter_box = QGroupBox("Privacy budget spent by this run")
         meter_layout = QVBoxLayout(meter_box)
         meter_layout.addWidget(self.meter)
         meter_layout.addWidget(self.meter_label)
         self.preview = QListWidget()
         self.preview.setWordWrap(True)
-        self.preview.setToolTip("Synthetic documents as they are finished (never private text)")
+        self.preview.setAlternatingRowColors(True)
+        self.preview.setSpacing(4)
+        self.preview.setToolTip("Synthetic documents as they are finished (never private text); newest at the bottom")
         self.log = QPlainTextEdit()
         self.log.setReadOnly(True)
         self.log.setMaximumBlockCount(2000)
         splitter = QSplitter(Qt.Orientation.Horizontal)
-        for title, widget in (("Live preview (synthetic)", self.preview), ("Log", self.log)):
+        for title, widget in (("Live preview (synthetic documents)", self.preview), ("Log", self.log)):
             box = QGroupBox(title)
             QVBoxLayout(box).addWidget(widget)
             splitter.addWidget(box)
 
-        self.cancel_button = QPushButton("&Cancel run")
-        self.cancel_button.setToolTip("Stop the run. Stages that have started stay charged.")
+        self.cancel_button = QPushButton("&Cancel run…")
+        self.cancel_button.setToolTip("Stop the run. Budget already charged stays charged.")
         self.cancel_button.clicked.connect(self.cancel)
         self.resume_button = QPushButton("&Resume run")
         self.resume_button.setToolTip("Continue from the last checkpoint; charged stages are not charged again.")
@@ -72,6 +89,7 @@ class RunPage(Page):
 
         layout = QVBoxLayout(self)
         layout.addWidget(stage_box)
+        layout.addWidget(self.overall)
         layout.addWidget(meter_box)
         layout.addWidget(splitter, 1)
         layout.addLayout(buttons)
@@ -81,17 +99,22 @@ class RunPage(Page):
         relay.succeeded.connect(self.on_succeeded)
         relay.cancelled.connect(self.on_cancelled)
         relay.failed.connect(self.on_failed)
+        relay.ended.connect(lambda: self.active.release(self))
 
     # --- Qt wizard hooks ---------------------------------------------------------------------
 
     def initializePage(self) -> None:  # noqa: N802 - Qt API
         if self.state == "idle":
-            self.start()
+            if self._resume_dir is not None:
+                self.run_dir = self._resume_dir
+                self.start(resume=True)
+            else:
+                self.start()
 
     def blocking_message(self) -> str:
         return {
             "running": "The run is in progress.",
-            "cancelled": "The run was cancelled. Stages that had started stay charged in the ledger.",
+            "cancelled": self.stop_report or "The run was cancelled.",
             "failed": self.failure,
             "idle": "The run has not started.",
         }.get(self.state, "")
@@ -103,32 +126,96 @@ class RunPage(Page):
 
     # --- run control ---------------------------------------------------------------------------
 
+    def prepare_resume(self, run_dir: Path) -> None:
+        """Make the page resume ``run_dir`` when it is shown (used by the main window's Resume)."""
+        self._resume_dir = Path(run_dir)
+
+    def show_finished(self, run_dir: Path, n_synthetic: int) -> None:
+        """Show a run that finished earlier (e.g. for screenshots of a real run): nothing is started."""
+        self.run_dir = Path(run_dir)
+        self.result = {"run_dir": str(run_dir), "synthetic_path": str(Path(run_dir) / "synthetic.jsonl"),
+                       "n_synthetic": n_synthetic}
+        try:
+            plan = self.controller.plan()
+            self.planned_rho, self.planned_epsilon, self.planned_delta = plan.rho_total, plan.epsilon, plan.delta
+        except Exception:  # noqa: BLE001 - the meter then scales to what was charged
+            pass
+        self.charged = self._charged_from_ledger()
+        self._update_meter()
+        self.on_succeeded(self.result)
+
+    @property
+    def run_id(self) -> str:
+        return self.run_dir.name if self.run_dir is not None else ""
+
     def start(self, resume: bool = False) -> None:
+        estimate = None
         try:
             plan = self.controller.plan()
             self.planned_rho = float(plan.rho_total)
+            self.planned_epsilon = float(plan.epsilon)
+            self.planned_delta = float(plan.delta)
+            estimate = self.controller.estimate()
         except Exception:  # noqa: BLE001 - the meter then scales to what is charged
             self.planned_rho = 0.0
         if not resume or self.run_dir is None:
             self.run_dir = self.controller.new_run_dir()
-            self.charged = []
-            self._update_meter()
+        fingerprint = self.controller.summary.fingerprint if self.controller.summary else ""
+        problem = self.active.claim(fingerprint, self.run_dir, self) if fingerprint else ""
+        if problem:
+            self.state = "failed"
+            self.failure = problem
+            self.cancel_button.setEnabled(False)
+            self.completeChanged.emit()
+            return
+        self.charged = self._charged_from_ledger() if resume else []
+        self._update_meter()
         self.state = "running"
+        self.stop_report = ""
         self.resume_button.setVisible(False)
         self.cancel_button.setEnabled(True)
         self.set_message("Running…", error=False)
-        self._log(f"{'Resuming' if resume else 'Starting'} run in {self.run_dir}")
-        self.relay.start(self.controller.run_spec_dict(), self.run_dir, resume=resume)
+        if estimate is not None:
+            self.overall.setText(f"<b>Whole run:</b> {duration_words(estimate.total_s)} left "
+                                 f"(estimate based on {estimate.basis}).")
+        self._log(f"{'Resuming' if resume else 'Starting'} run {self.run_id} in {self.run_dir}")
+        self.relay.start(self.controller.run_spec_dict(), self.run_dir, resume=resume,
+                         estimate=estimate.to_dict() if estimate is not None else None)
         self.completeChanged.emit()
 
+    def confirm_cancel(self) -> bool:
+        """Ask before stopping; says what has been charged so far (from the ledger)."""
+        answer = QMessageBox.question(
+            self, "Stop the run?",
+            "Stop this run?\n\n" + self.charged_now() + "\nA stopped run can be resumed later without "
+            "charging the budget again for stages that already ran.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
+
     def cancel(self) -> None:
+        if not self.relay.running or not self.confirm_cancel():
+            return
+        self._log("Stopping… (the run stops at its next check; it is stopped by force after a few seconds)")
+        self.set_message("Stopping the run…", error=False)
+        self.cancel_button.setEnabled(False)
+        self.relay.cancel()
+
+    def stop_now(self) -> None:
+        """Stop at once (closing the window): the child is terminated; charges stay in the ledger."""
         if self.relay.running:
-            self._log("Cancelling… (the run stops at its next check; it is stopped by force if it does not)")
-            self.cancel_button.setEnabled(False)
-            self.relay.cancel()
+            self.relay.hard_stop()
 
     def resume(self) -> None:
         self.start(resume=True)
+
+    def charged_now(self) -> str:
+        """What the ledger has charged to this run so far, in words."""
+        if self.run_dir is None:
+            return "Nothing has been charged to the privacy budget yet."
+        spend = self.controller.run_spend(self.run_id)
+        if not spend.charged:
+            return "Nothing has been charged to the privacy budget yet: stopping now costs nothing."
+        return charged_summary(spend, STAGE_LABELS)
 
     # --- events -----------------------------------------------------------------------------------
 
@@ -141,22 +228,26 @@ class RunPage(Page):
             bar.setValue(total if kind == "stage_end" else int(event["done"]))
             eta.setText("done" if kind == "stage_end" else _eta_text(event.get("eta_s")))
             if kind == "stage_start":
-                self._log(f"Stage started: {stage}" + (f" — {event['message']}" if event.get("message") else ""))
+                self._log(f"Started: {stage_label(stage)}" + (f" — {event['message']}" if event.get("message") else ""))
         elif kind == "charged":
             self.charged.append((stage, float(event.get("rho") or 0.0)))
             self._update_meter()
-            self._log(f"Budget charged for {stage}: ρ = {event.get('rho') or 0:.4g}")
+            self._log(f"Budget charged for {stage_label(stage)} (the ledger records it before any noise is drawn).")
         elif kind == "preview":
-            if self.preview.count() < MAX_PREVIEWS:
-                self.preview.addItem(event["message"])
+            self._add_preview(str(event["message"]))
         elif kind in ("log", "done"):
             if event.get("message"):
                 self._log(event["message"])
+        overall = event.get("overall_eta_s")
+        if overall is not None and self.state == "running":
+            self.overall.setText(f"<b>Whole run:</b> {duration_words(float(overall))} left "
+                                 "(refined as stages finish).")
 
     def on_succeeded(self, result: dict[str, Any]) -> None:
         self.result = result
         self.state = "succeeded"
         self.cancel_button.setEnabled(False)
+        self.overall.setText("<b>Whole run:</b> finished.")
         self.set_message(f"Finished: {result['n_synthetic']} synthetic documents. Press Next to review and export.",
                          error=False)
         self._log("Run finished.")
@@ -166,7 +257,14 @@ class RunPage(Page):
         self.state = "cancelled"
         self.cancel_button.setEnabled(False)
         self.resume_button.setVisible(self._resumable())
+        self.charged = self._charged_from_ledger()
+        self._update_meter()
+        spend = self.controller.run_spend(self.run_id) if self.run_dir is not None else None
+        self.stop_report = "The run was stopped. " + (charged_summary(spend, STAGE_LABELS) if spend is not None else "")
+        if self._resumable():
+            self.stop_report += " You can resume it here or from the main window."
         self._log(message)
+        self._log(self.stop_report)
         self.completeChanged.emit()
 
     def on_failed(self, message: str, resumable: bool) -> None:
@@ -178,7 +276,7 @@ class RunPage(Page):
         self.completeChanged.emit()
         self.error_box = QMessageBox(QMessageBox.Icon.Critical, "The run failed", message,
                                      QMessageBox.StandardButton.Ok, self)
-        self.error_box.setInformativeText("Privet is still running. Budget already charged stays charged."
+        self.error_box.setInformativeText("Privet is still running. " + self.charged_now()
                                           + (" You can resume the run." if self.resume_button.isVisibleTo(self)
                                              else ""))
         self.error_box.open()
@@ -189,6 +287,9 @@ class RunPage(Page):
         """A run can resume when the pipeline had started its run folder (checkpoints live there)."""
         return self.run_dir is not None and (self.run_dir / "run.json").is_file()
 
+    def _charged_from_ledger(self) -> list[tuple[str, float]]:
+        return list(self.controller.run_spend(self.run_id).stages) if self.run_dir is not None else []
+
     def stage_names(self) -> list[str]:
         return list(self._bars)
 
@@ -198,18 +299,32 @@ class RunPage(Page):
             bar = QProgressBar()
             bar.setFormat("%v / %m")
             eta = QLabel()
-            self.stages.addWidget(QLabel(stage), row, 0)
+            label = QLabel(stage_label(stage).capitalize())
+            label.setToolTip(stage)
+            self.stages.addWidget(label, row, 0)
             self.stages.addWidget(bar, row, 1)
             self.stages.addWidget(eta, row, 2)
             self._bars[stage] = (bar, eta)
         return self._bars[stage]
 
+    def _add_preview(self, text: str) -> None:
+        if self.preview.count() >= MAX_PREVIEWS:
+            self.preview.takeItem(0)
+        self._n_previews += 1
+        item = QListWidgetItem(f"Synthetic document {self._n_previews}\n{text}")
+        self.preview.addItem(item)
+        self.preview.scrollToBottom()
+
     def _update_meter(self) -> None:
         spent = sum(r for _, r in self.charged)
         total = max(self.planned_rho, spent)
-        self.meter.set_segments(self.charged, total=total or None)
-        self.meter_label.setText(f"Charged ρ = {spent:.4g} of {self.planned_rho:.4g} planned "
-                                 f"(ε = {self.controller.spec.privacy.epsilon:g} in total).")
+        self.meter.set_segments([(stage_label(s), r) for s, r in self.charged], total=total or None)
+        delta = self.planned_delta or self.controller.effective_delta()
+        spent_eps = self.controller.rho_to_eps(spent, delta)
+        self.meter_label.setText(
+            f"Charged so far: ε = {spent_eps:.3g} of ε = {self.planned_epsilon:g} planned for this run "
+            f"(at δ = {delta:.2g}). <span style='color:#757575'>Advanced: ρ = {spent:.4g} of "
+            f"{self.planned_rho:.4g} (zCDP).</span>")
 
     def _log(self, line: str) -> None:
         self.log.appendPlainText(line)
@@ -218,7 +333,4 @@ class RunPage(Page):
 def _eta_text(eta: float | None) -> str:
     if eta is None:
         return ""
-    if eta < 60:
-        return f"about {eta:.0f} s left"
-    return f"about {eta / 60:.0f} min left"
-
+    return duration_words(eta) + " left"

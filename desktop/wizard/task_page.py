@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import (
     QCheckBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSpinBox,
-    QVBoxLayout,
+    QVBoxLayout, QWidget,
 )
 
 from desktop.controller import WizardController
+from desktop.widgets.collapsible import Collapsible
 from desktop.wizard.common import Page
 
 FORMATS = ("jsonl", "csv")
@@ -59,8 +60,29 @@ class TaskPage(Page):
         for widget in (self.task, self.count, self.custodian, self.organisation, self.irb):
             form.labelForField(widget).setBuddy(widget)
         form.labelForField(folder_row).setBuddy(self.folder)
+
+        self.tokens = QSpinBox()
+        self.tokens.setRange(1, 2000)
+        self.tokens.setToolTip("T: tokens written per synthetic document. More tokens: longer documents, and the "
+                               "same ε is spread over more tokens (each is noisier).")
+        self.cluster_size = QSpinBox()
+        self.cluster_size.setRange(1, 100_000)
+        self.cluster_size.setToolTip("k: how many private documents are used to write each synthetic document. "
+                                     "More: less noise per document, fewer distinct topics.")
+        self.self_filter = QCheckBox("&Self-filter: the model keeps only documents it judges useful for the task")
+        self.self_filter.setToolTip("Post-processing of the synthetic text; costs no budget. Needs a capable model.")
+        advanced_body = QWidget()
+        advanced = QFormLayout(advanced_body)
+        advanced.addRow("&Tokens per document (T):", self.tokens)
+        advanced.addRow("Documents per &topic (k):", self.cluster_size)
+        advanced.addRow("", self.self_filter)
+        for widget in (self.tokens, self.cluster_size):
+            advanced.labelForField(widget).setBuddy(widget)
+        self.advanced = Collapsible("Advanced", advanced_body)
+
         layout = QVBoxLayout(self)
         layout.addLayout(form)
+        layout.addWidget(self.advanced)
         layout.addStretch(1)
         layout.addWidget(self.message)
         self.task.textChanged.connect(self.completeChanged.emit)
@@ -73,6 +95,12 @@ class TaskPage(Page):
         rpsg = spec.method == "rpsg"
         self.count.setValue(spec.dp_synrag.R)
         self.count.setEnabled(not rpsg)
+        self.tokens.setValue(spec.dp_synrag.T)
+        self.cluster_size.setValue(spec.dp_synrag.k)
+        self.self_filter.setChecked(spec.dp_synrag.self_filter)
+        self.advanced.setVisible(not rpsg)
+        self.cluster_size.setEnabled(spec.method == "dp_synrag")
+        self.self_filter.setEnabled(spec.method in ("dp_synrag", "dp_synth"))
         self.count_note.setText("RPSG writes one rewrite per private document." if rpsg else
                                 "Fewer documents come out when few topics are well supported "
                                 "(topics with fewer than about 30 units are not reproduced).")
@@ -91,17 +119,20 @@ class TaskPage(Page):
             return "Choose at least one output format."
         return ""
 
-    def validatePage(self) -> bool:  # noqa: N802 - Qt API
+    def store(self) -> None:
         spec = self.controller.spec
         spec.task = self.task.toPlainText().strip()
         if spec.method != "rpsg":
             spec.dp_synrag.R = self.count.value()
+            spec.dp_synrag.T = self.tokens.value()
+            spec.dp_synrag.self_filter = self.self_filter.isChecked()
+        if spec.method == "dp_synrag":
+            spec.dp_synrag.k = self.cluster_size.value()
         spec.output.formats = [name for name, box in self.formats.items() if box.isChecked()]
-        spec.output.folder = self.folder.text().strip() or spec.output.folder
+        spec.output.folder = self.folder.text().strip()
         spec.output.custodian = self.custodian.text().strip()
         spec.output.organisation = self.organisation.text().strip()
         spec.output.irb_protocol = self.irb.text().strip()
-        return True
 
     def _browse(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Choose where to export")
