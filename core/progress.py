@@ -32,12 +32,16 @@ STAGE_LABELS: dict[str, str] = {
     "rpsg_selection": "choosing one summary per document",
     "rpsg_generate": "writing synthetic documents",
     "rpsg_refine": "filtering the synthetic documents",
+    "aug_pe_generation": "writing candidate texts",
     "run": "the run",
 }
 
 
 def stage_label(stage: str) -> str:
     """The plain name of a stage (its key with spaces when no name is known)."""
+    head, _, round_no = stage.rpartition("_")
+    if head == "aug_pe_histogram" and round_no.isdigit():
+        return f"voting on candidate texts, round {round_no}"
     return STAGE_LABELS.get(stage, stage.replace("_", " "))
 
 

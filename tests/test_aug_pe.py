@@ -270,11 +270,13 @@ def test_evaluation_sweeps_aug_pe_over_epsilon_at_the_scale_sizes():
 
 def test_privet_plan_shows_the_per_iteration_budget(tmp_path, capsys):
     from core.cli import main as privet
+    from core.progress import stage_label
 
     spec = aug_pe_spec(tmp_path, iterations=2)
     path = tmp_path / "spec.toml"
     spec.save(path)
     assert privet(["plan", str(path)]) == 0
     out = capsys.readouterr().out
-    assert aug_pe_stage(1) in out and aug_pe_stage(2) in out and "sigma" in out
+    assert "voting on candidate texts, round 1" in out and "round 2" in out and "sigma" in out
+    assert stage_label(aug_pe_stage(2)) == "voting on candidate texts, round 2"
     assert CANARY not in out
