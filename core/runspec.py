@@ -44,12 +44,27 @@ class DPSynRAGSpec:
     mu_fraction: float = 0.0
     theta_fraction: float = 0.0
     min_cluster_size: int = 10  # below: reported as low-signal
-    public_anchor: bool = False  # InvisibleInk-style public-logit anchoring
+    topic_words: str = "specific"  # W from the noisy histogram: "specific" (significant, rare in English) | "frequent"
+    clip: str = "dclip"  # "dclip" (clamped differences to a public row) | "spec" (SPEC §2.4 clip)
+    public_prompt: str = "keyword"  # public row: "keyword" (released w_r + task) | "empty" | "none"
+    public_weight: float = 1.0  # lambda, weight of the public base (a public constant)
+    top_k_plus: int = 0  # 0 = sample over the whole vocabulary; k = over V_k+ from public logits
     self_filter: bool = True
+    self_filter_mode: str = "score"  # "score" (teacher-forced YES vs NO, publicly calibrated) | "answer"
     max_prompt_tokens: int = 256
     batch_rows: int = 0  # rows per wave of the private-prediction engine; 0 = from the memory budget
     memory_budget_mb: int = 0  # 0 = automatic
     domain_lists: list[str] = field(default_factory=list)  # extra PUBLIC word lists for the vocabulary
+
+    @property
+    def public_row(self) -> str:
+        """How each group's public row is written: "none", "empty" or "keyword"."""
+        return self.public_prompt
+
+    @property
+    def public_anchor(self) -> bool:
+        """Whether the groups carry a public row at all."""
+        return self.public_prompt != "none"
 
 
 @dataclass
@@ -103,7 +118,7 @@ class RunSpec:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RunSpec":
-        return _build(cls, data, "")
+        return _build(cls, _upgrade(data), "")
 
     @classmethod
     def load(cls, path: str | Path) -> "RunSpec":
@@ -129,6 +144,19 @@ class RunSpec:
             if choice.path and not Path(choice.path).is_absolute():
                 setattr(spec, choice_name, replace(choice, path=str(base / choice.path)))
         return spec
+
+
+def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
+    """Read round-1 run specs: ``[dp_synrag] public_anchor = true|false`` meant the SPEC clip
+    with (true) or without (false) a public row holding the empty-document prompt."""
+    section = data.get("dp_synrag")
+    if not isinstance(section, dict) or "public_anchor" not in section:
+        return data
+    section = dict(section)
+    anchor = section.pop("public_anchor")
+    section.setdefault("public_prompt", "empty" if anchor else "none")
+    section.setdefault("clip", "spec")
+    return {**data, "dp_synrag": section}
 
 
 def _build(cls: type, data: dict[str, Any], where: str) -> Any:

@@ -30,7 +30,13 @@ import numpy as np
 
 from core.checkpoints import Checkpoints
 from core.corpus import Unit
-from core.methods.private_prediction import EngineConfig, PredictionGroup, PrivatePredictionEngine
+from core.methods.private_prediction import (
+    EngineConfig,
+    PredictionGroup,
+    PrivatePredictionEngine,
+    top_k_plus_margin,
+)
+from core.methods.self_filter import run_self_filter
 from core.models.base import Embedder, LanguageModel
 from core.privacy.mechanisms import TokenSampler, gaussian_noise, threshold_exponential_mechanism
 from core.privacy.planner import STAGE_HISTOGRAM, STAGE_MEAN, STAGE_THRESHOLD, STAGE_TOKENS, DPSynRAGPlan
@@ -38,7 +44,7 @@ from core.privacy.randomness import secure_rng, test_mode_rng, test_mode_torch_g
 from core.progress import ProgressEvent, Reporter, StageProgress
 from core.prompts import render
 from core.runspec import DPSynRAGSpec
-from core.vocabulary import Vocabulary, postprocess_keywords
+from core.vocabulary import Vocabulary, english_zipf, postprocess_keywords
 
 Charge = Callable[[str, float, str], None]
 """charge(stage, rho, description): records the spend in the ledger before the stage draws."""
@@ -139,6 +145,33 @@ def top_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int) -> list[str]:
     return [vocab.words[i] for i in order]
 
 
+def significance_threshold(sigma_h: float, vocab_size: int, margin_sigmas: float = 1.5) -> float:
+    """A noisy count that pure noise rarely reaches anywhere in V: the typical maximum of |V|
+    draws of N(0, sigma_h^2), sigma_h * sqrt(2 ln |V|), plus ``margin_sigmas`` * sigma_h.
+    Public: it depends on sigma_h and |V| only."""
+    return sigma_h * (math.sqrt(2.0 * math.log(max(vocab_size, 2))) + margin_sigmas)
+
+
+def topic_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int, sigma_h: float, mode: str = "specific") -> list[str]:
+    """W, the cluster words, chosen from the released histogram by post-processing only.
+
+    ``"frequent"`` (SPEC §2.2 as written): the R largest noisy counts. ``"specific"``: among the
+    words whose noisy count clears :func:`significance_threshold` (so the word is supported by
+    real units, not noise), the R most *specific* ones by their public English frequency
+    (:func:`core.vocabulary.english_zipf`): a disease or product name makes a topic, "weeks" or
+    "patient" do not. Either way W is returned most frequent first, the order SPEC §2.2 visits
+    from the end (rarest first). Fewer than R words may clear the threshold; then W is shorter.
+    """
+    if mode == "frequent":
+        return top_words(noisy_hist, vocab, R)
+    if mode != "specific":
+        raise ValueError(f"unknown topic word mode {mode!r}")
+    significant = np.flatnonzero(noisy_hist >= significance_threshold(sigma_h, len(vocab))).tolist()
+    significant.sort(key=lambda i: (english_zipf(vocab.words[i]), -noisy_hist[i]))
+    chosen = sorted(significant[:R], key=lambda i: -noisy_hist[i])
+    return [vocab.words[i] for i in chosen]
+
+
 # -- Step 2: soft clustering ---------------------------------------------------------------
 
 
@@ -213,8 +246,16 @@ def select_members(
 
 
 def build_groups(
-    selected: Sequence[Sequence[int]], units: Sequence[Unit], ctx: MethodContext, anchor: bool
+    selected: Sequence[Sequence[int]],
+    units: Sequence[Unit],
+    ctx: MethodContext,
+    public_messages: Sequence[str] | None = None,
 ) -> list[PredictionGroup]:
+    """One prediction group per cluster: a rephrase prompt per member, plus the public row.
+
+    ``public_messages[r]`` is group r's public message (built by :func:`public_message` from
+    released or public text only), or None for no public row.
+    """
     llm = ctx.llm
     prompt_cache: dict[int, tuple[int, ...]] = {}
 
@@ -224,11 +265,49 @@ def build_groups(
             prompt_cache[u] = tuple(llm.chat_prompt_ids([message], ctx.max_prompt_tokens)[0])
         return prompt_cache[u]
 
-    public = tuple(llm.chat_prompt_ids([render("rephrase", document="")])[0]) if anchor else ()
+    publics: list[tuple[int, ...]] = [()] * len(selected)
+    if public_messages is not None:
+        distinct = sorted(set(public_messages))
+        ids = dict(zip(distinct, llm.chat_prompt_ids(distinct, ctx.max_prompt_tokens)))
+        publics = [tuple(ids[m]) for m in public_messages]
     return [
-        PredictionGroup(gid=r, prompt_ids=tuple(prompt_of(u) for u in members), public_prompt_ids=public)
+        PredictionGroup(gid=r, prompt_ids=tuple(prompt_of(u) for u in members), public_prompt_ids=publics[r])
         for r, members in enumerate(selected)
     ]
+
+
+def public_message(mode: str, task: str, keyword: str = "") -> str | None:
+    """The public row's message (docs/method.md §2.4): no private text, ever.
+
+    ``"empty"``: the rephrase instruction around an empty document. ``"keyword"``: the same
+    instruction around a public *stand-in* document built from the cluster's released keyword
+    w_r and the public task description, so that the public row mirrors the private rows'
+    prompt and differs from them only where the documents do. ``"none"``: no public row.
+    """
+    if mode == "none":
+        return None
+    if mode == "empty" or not keyword:
+        return render("rephrase", document="")
+    if mode == "keyword":
+        return render("rephrase", document=render("public_document", keyword=keyword, task=task))
+    raise ValueError(f"unknown public prompt mode {mode!r}")
+
+
+def engine_config(spec: DPSynRAGSpec, c: float, batch_rows: int) -> EngineConfig:
+    """The private-prediction engine's settings from the run spec (DClip, public row, Top-k+)."""
+    anchored = spec.public_row != "none"
+    margin = top_k_plus_margin(c, spec.public_weight, spec.tau, spec.k) if spec.top_k_plus else 0.0
+    return EngineConfig(
+        max_new_tokens=spec.T,
+        clip=c,
+        tau=spec.tau,
+        max_rows=batch_rows,
+        public_anchor=anchored,
+        clip_mode=spec.clip,
+        public_weight=spec.public_weight,
+        top_k_plus=spec.top_k_plus,
+        top_k_margin=margin,
+    )
 
 
 def private_prediction(
@@ -243,14 +322,17 @@ def private_prediction(
     todo = [g for g in groups if str(g.gid) not in done]
     progress = StageProgress(ctx.reporter, stage, len(groups)).start("Writing synthetic documents")
     progress.done = len(groups) - len(todo)
-    if todo:
+    # Charged when the stage starts, even with no group to write (the plan, the ledger and the
+    # certificate then agree); on a resume only if some group must be written again.
+    if todo or not ctx.checkpoints.has(stage):
         ctx.charge(
             stage,
             spec.L * spec.T * (plan_c / spec.tau) ** 2 / 2,
             f"Private prediction: {spec.T} tokens per group, c/tau={plan_c / spec.tau:.4g}, "
             f"{len(todo)} groups, each unit in <= L={spec.L}",
         )
-        config = EngineConfig(spec.T, plan_c, spec.tau, ctx.batch_rows, spec.public_anchor)
+        ctx.checkpoints.save(stage, done)  # after the charge: a checkpoint means "charged"
+        config = engine_config(spec, plan_c, ctx.batch_rows)
         engine = PrivatePredictionEngine(ctx.llm, config, ctx.token_sampler(spec.tau))
 
         def finished(out) -> None:
@@ -267,22 +349,9 @@ def private_prediction(
 # -- Step 5: self-filter -------------------------------------------------------------------
 
 
-def self_filter(texts: dict[int, str], task: str, ctx: MethodContext) -> dict[int, str]:
-    """Keep texts the LLM judges useful for the public task (post-processing: free)."""
-    items = [(gid, t) for gid, t in sorted(texts.items()) if t.strip()]
-    progress = StageProgress(ctx.reporter, "self_filter", len(items)).start("Self-filter")
-    kept: dict[int, str] = {}
-    batch = 16
-    for start in range(0, len(items), batch):
-        chunk = items[start : start + batch]
-        prompts = [render("self_filter", task=task, text=t) for _, t in chunk]
-        answers = ctx.llm.generate(prompts, max_new_tokens=3, temperature=0.0)
-        for (gid, text), answer in zip(chunk, answers):
-            if "yes" in answer.lower():
-                kept[gid] = text
-        progress.advance(len(chunk))
-    progress.finish()
-    return kept
+def self_filter(texts: dict[int, str], task: str, ctx: MethodContext, mode: str = "score") -> dict[int, str]:
+    """Keep texts judged useful for the public task (post-processing: free; see self_filter.py)."""
+    return run_self_filter(texts, task, ctx.llm, ctx.embedder, ctx.reporter, mode).kept
 
 
 # -- Algorithm 1 ---------------------------------------------------------------------------
@@ -303,7 +372,7 @@ def run_dp_synrag(
     else:
         noisy_hist = release_histogram(keywords, vocab, plan, ctx)
         cp.save("histogram", noisy_hist.tolist())
-    W = top_words(noisy_hist, vocab, spec.R)
+    W = topic_words(noisy_hist, vocab, spec.R, plan.sigma_h, spec.topic_words)
     clusters = soft_clusters(keywords, W, spec.L)
 
     progress = StageProgress(ctx.reporter, "embedding", len(units)).start("Embedding documents")
@@ -320,9 +389,10 @@ def run_dp_synrag(
         select_members(members, embeddings, rel["mu"], rel["theta"]) for members, rel in zip(clusters, released)
     ]
 
-    groups = build_groups(selected, units, ctx, spec.public_anchor)
+    messages = [public_message(spec.public_row, ctx.task, w) for w in W] if spec.public_row != "none" else None
+    groups = build_groups(selected, units, ctx, messages)
     texts = private_prediction(groups, plan.c, spec, ctx)
-    kept = self_filter(texts, ctx.task, ctx) if spec.self_filter else {g: t for g, t in texts.items() if t.strip()}
+    kept = self_filter(texts, ctx.task, ctx, spec.self_filter_mode) if spec.self_filter else {g: t for g, t in texts.items() if t.strip()}
 
     documents = [SyntheticDoc(id=f"syn-{gid:04d}", text=text, group=gid) for gid, text in sorted(kept.items())]
     diagnostics = {
