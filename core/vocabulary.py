@@ -177,3 +177,21 @@ def english_zipf(entry: str) -> float:
     from wordfreq import zipf_frequency  # loads wordfreq's data on first use (about a second)
 
     return float(zipf_frequency(entry, "en"))
+
+
+def specific_entries(text: str, vocab: Vocabulary, K: int) -> list[str]:
+    """A unit's keywords without a language model: the K entries of V that occur in ``text``
+    and are rarest in general English (public word frequencies), ties in order of appearance.
+
+    Like the LLM's answer after :func:`postprocess_keywords`, the result is at most K distinct
+    entries of the fixed public V computed from this unit alone, so the histogram's sensitivity
+    (√K) and the clustering argument are unchanged.
+    """
+    if K < 1:
+        raise ValueError(f"K must be at least 1, got {K}")
+    found: list[str] = []
+    for entry in _longest_matches(split_words(text), vocab):
+        if entry not in found:
+            found.append(entry)
+    ranked = sorted(range(len(found)), key=lambda i: (english_zipf(found[i]), i))
+    return [found[i] for i in ranked[:K]]

@@ -44,7 +44,7 @@ from core.privacy.randomness import secure_rng, test_mode_rng, test_mode_torch_g
 from core.progress import ProgressEvent, Reporter, StageProgress
 from core.prompts import render
 from core.runspec import DPSynRAGSpec
-from core.vocabulary import Vocabulary, english_zipf, postprocess_keywords
+from core.vocabulary import Vocabulary, english_zipf, postprocess_keywords, specific_entries
 
 Charge = Callable[[str, float, str], None]
 """charge(stage, rho, description): records the spend in the ledger before the stage draws."""
@@ -106,16 +106,31 @@ class DPSynRAGResult:
 
 
 def extract_keywords(
-    units: Sequence[Unit], llm: LanguageModel, vocab: Vocabulary, K: int, ctx: MethodContext
+    units: Sequence[Unit], llm: LanguageModel, vocab: Vocabulary, K: int, ctx: MethodContext, extractor: str = "llm"
 ) -> list[list[str]]:
-    """Per-unit keyword sets (greedy decoding, so a resumed run recomputes the same sets)."""
-    progress = StageProgress(ctx.reporter, "keywords", len(units)).start("Extracting keywords")
+    """Per-unit keyword sets: at most K entries of the public V, each from its own unit only.
+
+    ``"llm"`` (the paper): the LLM lists K keywords (greedy decoding, so a resumed run recomputes
+    the same sets), post-processed against V. ``"vocabulary"``: the K entries of V in the unit's
+    text that are rarest in general English (:func:`core.vocabulary.specific_entries`); no model
+    call, and robust with small models, which tend to echo the document instead of listing
+    keywords.
+    """
+    progress = StageProgress(ctx.reporter, "keywords", len(units)).start("Finding each document's keywords")
     keywords: list[list[str]] = []
-    batch = 32  # decoding is memory-bound: wider batches cost little more per step
+    if extractor == "vocabulary":
+        for unit in units:
+            keywords.append(specific_entries(unit.text, vocab, K))
+            progress.advance(1)
+        progress.finish()
+        return keywords
+    if extractor != "llm":
+        raise ValueError(f"unknown keyword extractor {extractor!r}")
+    batch = 16  # decoding is memory-bound: wider batches cost little more per step
     for start in range(0, len(units), batch):
         chunk = units[start : start + batch]
         prompts = [render("keywords", K=K, document=_truncate(u.text)) for u in chunk]
-        answers = llm.generate(prompts, max_new_tokens=3 * K + 4, temperature=0.0)
+        answers = llm.generate(prompts, max_new_tokens=6 * K + 4, temperature=0.0)
         keywords.extend(postprocess_keywords(a, vocab, K) for a in answers)
         progress.advance(len(chunk))
     progress.finish()
@@ -250,11 +265,14 @@ def build_groups(
     units: Sequence[Unit],
     ctx: MethodContext,
     public_messages: Sequence[str] | None = None,
+    answer_starts: Sequence[str] | None = None,
 ) -> list[PredictionGroup]:
     """One prediction group per cluster: a rephrase prompt per member, plus the public row.
 
     ``public_messages[r]`` is group r's public message (built by :func:`public_message` from
-    released or public text only), or None for no public row.
+    released or public text only), or None for no public row. ``answer_starts[r]`` is a public
+    text every row of group r (private and public alike) already has as the start of its answer
+    (:func:`answer_start`); the synthetic text begins with it.
     """
     llm = ctx.llm
     prompt_cache: dict[int, tuple[int, ...]] = {}
@@ -270,10 +288,27 @@ def build_groups(
         distinct = sorted(set(public_messages))
         ids = dict(zip(distinct, llm.chat_prompt_ids(distinct, ctx.max_prompt_tokens)))
         publics = [tuple(ids[m]) for m in public_messages]
+    starts: list[tuple[int, ...]] = [()] * len(selected)
+    if answer_starts is not None:
+        starts = [tuple(llm.chat.tokenizer.encode(a, add_special_tokens=False)) if a else () for a in answer_starts]
     return [
-        PredictionGroup(gid=r, prompt_ids=tuple(prompt_of(u) for u in members), public_prompt_ids=publics[r])
+        PredictionGroup(
+            gid=r,
+            prompt_ids=tuple(prompt_of(u) + starts[r] for u in members),
+            public_prompt_ids=publics[r] + starts[r] if publics[r] else (),
+            start_ids=starts[r],
+        )
         for r, members in enumerate(selected)
     ]
+
+
+def answer_start(mode: str, keyword: str) -> str:
+    """The public start of cluster r's synthetic text: its released keyword w_r, or nothing."""
+    if mode == "none" or not keyword:
+        return ""
+    if mode == "keyword":
+        return render("answer_start", keyword=keyword).rstrip("\n")
+    raise ValueError(f"unknown answer start mode {mode!r}")
 
 
 def public_message(mode: str, task: str, keyword: str = "") -> str | None:
@@ -335,8 +370,10 @@ def private_prediction(
         config = engine_config(spec, plan_c, ctx.batch_rows)
         engine = PrivatePredictionEngine(ctx.llm, config, ctx.token_sampler(spec.tau))
 
+        starts = {g.gid: list(g.start_ids) for g in groups}
+
         def finished(out) -> None:
-            text = ctx.llm.decode(out.token_ids).strip()
+            text = ctx.llm.decode(starts.get(out.gid, []) + out.token_ids).strip()
             done[str(out.gid)] = text
             ctx.checkpoints.save(stage, done)
             ctx.reporter.emit(ProgressEvent(stage, "preview", message=text))
@@ -365,7 +402,7 @@ def run_dp_synrag(
     ctx: MethodContext,
 ) -> DPSynRAGResult:
     cp = ctx.checkpoints
-    keywords = extract_keywords(units, ctx.llm, vocab, spec.K, ctx)
+    keywords = extract_keywords(units, ctx.llm, vocab, spec.K, ctx, spec.keywords)
 
     if cp.has("histogram"):
         noisy_hist = np.asarray(cp.load("histogram"))
@@ -375,22 +412,25 @@ def run_dp_synrag(
     W = topic_words(noisy_hist, vocab, spec.R, plan.sigma_h, spec.topic_words)
     clusters = soft_clusters(keywords, W, spec.L)
 
-    progress = StageProgress(ctx.reporter, "embedding", len(units)).start("Embedding documents")
-    embeddings = ctx.embedder.embed([u.text for u in units])
-    progress.advance(len(units))
-    progress.finish()
-
-    if cp.has("retrieval"):
-        released = cp.load("retrieval")
+    if not plan.refine:  # no refinement: each cluster writes with all its members
+        selected = [list(members) for members in clusters]
     else:
-        released = release_retrieval(clusters, embeddings, plan, spec, ctx)
-        cp.save("retrieval", released)
-    selected = [
-        select_members(members, embeddings, rel["mu"], rel["theta"]) for members, rel in zip(clusters, released)
-    ]
+        progress = StageProgress(ctx.reporter, "embedding", len(units)).start("Embedding documents")
+        embeddings = ctx.embedder.embed([u.text for u in units])
+        progress.advance(len(units))
+        progress.finish()
+        if cp.has("retrieval"):
+            released = cp.load("retrieval")
+        else:
+            released = release_retrieval(clusters, embeddings, plan, spec, ctx)
+            cp.save("retrieval", released)
+        selected = [
+            select_members(members, embeddings, rel["mu"], rel["theta"]) for members, rel in zip(clusters, released)
+        ]
 
     messages = [public_message(spec.public_row, ctx.task, w) for w in W] if spec.public_row != "none" else None
-    groups = build_groups(selected, units, ctx, messages)
+    starts = [answer_start(spec.answer_start, w) for w in W]
+    groups = build_groups(selected, units, ctx, messages, starts)
     texts = private_prediction(groups, plan.c, spec, ctx)
     kept = self_filter(texts, ctx.task, ctx, spec.self_filter_mode) if spec.self_filter else {g: t for g, t in texts.items() if t.strip()}
 

@@ -60,6 +60,7 @@ class PredictionGroup:
     gid: int
     prompt_ids: tuple[tuple[int, ...], ...]
     public_prompt_ids: tuple[int, ...] = ()
+    start_ids: tuple[int, ...] = ()  # a public answer start already at the end of every row's prompt
 
 
 CLIP_MODES = ("spec", "dclip")

@@ -72,14 +72,10 @@ class DPSynRAGMethod:
         p = spec.dp_synrag
         plan = self._plan(spec, delta)
         stages = list(plan.per_stage().items())
-        derived = {
-            "rho_total": plan.rho_total,
-            "sigma_h": plan.sigma_h,
-            "sigma_mu": plan.sigma_mu,
-            "eps_theta": plan.eps_theta,
-            "c_over_tau": plan.c_over_tau,
-            "c": plan.c,
-        }
+        derived = {"rho_total": plan.rho_total, "sigma_h": plan.sigma_h}
+        if plan.refine:
+            derived.update(sigma_mu=plan.sigma_mu, eps_theta=plan.eps_theta)
+        derived.update(c_over_tau=plan.c_over_tau, c=plan.c)
         warnings = list(dp_synrag_guidance(p, spec, delta, n_units).warnings)
         if p.k > n_units:
             warnings.append(
