@@ -106,7 +106,8 @@ def export_release(run_dir: Path, out_dir: Path, identity: dict[str, str], overw
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    ledger.release(record.dataset_fingerprint, record.run_id, record.epsilon_tight, record.delta, str(out_dir))
+    ledger.release(record.dataset_id or record.dataset_fingerprint, record.run_id, record.epsilon_tight, record.delta,
+                   str(out_dir), fingerprint=record.dataset_fingerprint)
     return out_dir
 
 

@@ -13,6 +13,14 @@ chain with SQLite's AUTOINCREMENT counter, and every certificate records the led
 
 Caps are settings: the table ``caps`` holds the current cap per dataset and may be overwritten, and
 each change is also appended to the chain (kind ``"cap"``) so that the history of caps is kept.
+
+Datasets are budgeted by *identity* (core/corpus/identity.py): the column ``dataset_fp`` of new rows
+holds the identity's budget key, and the table ``views`` maps the fingerprint of every loaded view of
+the data (another id column, person column, truncation, a dropped row) to that key, so all views share
+one budget. Every method that takes a dataset accepts the identity key or the fingerprint of any view
+registered under it (rows of older ledgers, keyed by a fingerprint, count towards its identity).
+The cap is enforced in the same SQLite transaction as the charge (``BEGIN IMMEDIATE``): two runs that
+both passed ``check_plan`` cannot both charge past the cap, and ``charge`` itself refuses to exceed it.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import hashlib
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import rfc8785
 import sqlite_utils
@@ -64,6 +72,19 @@ CREATE TABLE IF NOT EXISTS caps (
 );
 """
 _TRIGGERS = ("charges_no_update", "charges_no_delete")
+_IDENTITY_SCHEMA = """
+CREATE TABLE IF NOT EXISTS datasets (
+    dataset_id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS views (
+    fingerprint TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL,
+    source TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+"""
 
 
 def row_hash(prev_hash: str, row: dict[str, Any]) -> str:
@@ -104,6 +125,7 @@ class Ledger:
             # Only a new ledger gets its schema here: triggers missing from an existing ledger are
             # evidence of tampering that ``verify_chain`` reports, not something to paper over.
             conn.executescript(_SCHEMA)
+        conn.executescript(_IDENTITY_SCHEMA)  # settings tables (not part of the chain); added to older ledgers
 
     def __enter__(self) -> "Ledger":
         return self
@@ -116,7 +138,8 @@ class Ledger:
 
     # ----------------------------------------------------------------- writing
     def _append(self, kind: str, dataset_fp: str, run_id: str = "", stage: str = "", rho: float = 0.0,
-                delta: float = 0.0, epsilon: float = 0.0, description: str = "", export_path: str = "") -> None:
+                delta: float = 0.0, epsilon: float = 0.0, description: str = "", export_path: str = "",
+                guard: Callable[[], None] | None = None) -> None:
         if kind not in KINDS:
             raise ValueError(f"unknown ledger row kind {kind!r}")
         if not dataset_fp:
@@ -126,6 +149,8 @@ class Ledger:
         conn = self.db.conn
         conn.execute("BEGIN IMMEDIATE")  # serialise writers: read the head and append atomically
         try:
+            if guard is not None:
+                guard()  # e.g. the cap check of a charge, inside the same transaction
             last = conn.execute("SELECT row_hash FROM charges ORDER BY seq DESC LIMIT 1").fetchone()
             seq_row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'charges'").fetchone()
             row = {
@@ -150,14 +175,29 @@ class Ledger:
             conn.execute("ROLLBACK")
             raise
 
-    def charge(self, dataset_fp: str, run_id: str, stage: str, rho: float, delta: float, description: str) -> None:
-        """Charge ``rho`` for one stage; call it *before* the stage draws any noise."""
-        self._append("charge", dataset_fp, run_id=run_id, stage=stage, rho=rho, delta=delta, description=description)
+    def charge(self, dataset_fp: str, run_id: str, stage: str, rho: float, delta: float, description: str,
+               reserve: float = 0.0) -> None:
+        """Charge ``rho`` for one stage; call it *before* the stage draws any noise.
 
-    def release(self, dataset_fp: str, run_id: str, epsilon: float, delta: float, export_path: str) -> None:
-        """Record that a run's output was exported (spends nothing: the stages were charged already)."""
-        self._append("release", dataset_fp, run_id=run_id, stage="export", epsilon=epsilon, delta=delta,
-                     description="synthetic corpus and certificate exported", export_path=str(export_path))
+        Refused with ``BudgetError`` (nothing written) if the dataset's spend plus ``max(rho, reserve)``
+        would exceed its cap; ``reserve`` is what the run still plans to charge, this charge included.
+        The check and the charge are one transaction.
+        """
+        key = self.dataset_key(dataset_fp)
+        need = max(float(rho), float(reserve))
+        self._append("charge", key, run_id=run_id, stage=stage, rho=rho, delta=delta, description=description,
+                     guard=lambda: self._refuse_over_cap(key, need))
+
+    def release(self, dataset_fp: str, run_id: str, epsilon: float, delta: float, export_path: str,
+                fingerprint: str = "") -> None:
+        """Record that a run's output was exported (spends nothing: the stages were charged already).
+
+        ``fingerprint`` is the exported view's dataset fingerprint; it is kept in the row's description.
+        """
+        note = f" (data fingerprint {fingerprint})" if fingerprint else ""
+        self._append("release", self.dataset_key(dataset_fp), run_id=run_id, stage="export", epsilon=epsilon,
+                     delta=delta, description="synthetic corpus and certificate exported" + note,
+                     export_path=str(export_path))
 
     def set_cap(self, dataset_fp: str, epsilon: float, delta: float) -> None:
         """Set (or change) the custodian's total budget for one dataset; the change is logged in the chain."""
@@ -166,6 +206,7 @@ class Ledger:
                 f"A cap of epsilon={epsilon}, delta={delta} is not valid.",
                 "Give epsilon > 0 and 0 < delta < 1.",
             )
+        dataset_fp = self.dataset_key(dataset_fp)
         self._append("cap", dataset_fp, stage="cap", epsilon=epsilon, delta=delta,
                      description=f"budget cap set to epsilon={epsilon:g} at delta={delta:g}")
         self.db["caps"].upsert(
@@ -173,33 +214,95 @@ class Ledger:
             pk="dataset_fp",
         )
 
+    # ----------------------------------------------------------------- dataset identities
+    def register_view(self, dataset_id: str, name: str, fingerprint: str, source: str) -> list[str]:
+        """Budget the view ``fingerprint`` (loaded from ``source``) under the identity ``dataset_id`` (named ``name``).
+
+        Returns warnings for the custodian's screen. Refuses (``PrivetError``) a fingerprint that is already
+        budgeted under another identity: the same data cannot get a fresh budget under a new name.
+        """
+        conn = self.db.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            bound = conn.execute("SELECT dataset_id FROM views WHERE fingerprint = ?", [fingerprint]).fetchone()
+            if bound and bound[0] != dataset_id:
+                other = self.dataset_name(bound[0]) or bound[0][:16]
+                raise PrivetError(
+                    f"Exactly this data is already budgeted under the dataset name '{other}', not '{name}'.",
+                    f"Set [data] dataset_name = \"{other}\" in the run spec (the wizard's dataset name) so that it "
+                    "is charged to the budget it already has; the same data cannot get a fresh budget under a new name.",
+                )
+            others = conn.execute(
+                "SELECT DISTINCT dataset_id FROM views WHERE source = ? AND dataset_id != ?", [source, dataset_id]
+            ).fetchall()
+            warnings = [
+                f"The file or folder {source} was loaded before under the dataset name "
+                f"'{self.dataset_name(row[0]) or row[0][:16]}'; it is now budgeted separately as '{name}'. If it holds "
+                "the same people or documents, use the earlier name so that both share one budget."
+                for row in others
+            ]
+            conn.execute("INSERT OR IGNORE INTO datasets (dataset_id, name, created_at) VALUES (?, ?, ?)",
+                         [dataset_id, name, _now()])
+            conn.execute("INSERT OR IGNORE INTO views (fingerprint, dataset_id, source, created_at) VALUES (?, ?, ?, ?)",
+                         [fingerprint, dataset_id, source, _now()])
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return warnings
+
+    def dataset_key(self, dataset: str) -> str:
+        """The budget key of ``dataset``: an identity key, or the fingerprint of a view registered under one."""
+        row = self.db.execute("SELECT dataset_id FROM views WHERE fingerprint = ?", [dataset]).fetchone()
+        return row[0] if row else dataset
+
+    def dataset_name(self, dataset: str) -> str | None:
+        """The name a dataset (identity key or view fingerprint) is budgeted under; ``None`` if unknown."""
+        row = self.db.execute("SELECT name FROM datasets WHERE dataset_id = ?", [self.dataset_key(dataset)]).fetchone()
+        return row[0] if row else None
+
+    def _keys(self, dataset: str) -> list[str]:
+        """The identity key and the fingerprints of its views (rows of older ledgers are keyed by these)."""
+        key = self.dataset_key(dataset)
+        views = [r[0] for r in self.db.execute("SELECT fingerprint FROM views WHERE dataset_id = ?", [key])]
+        return [key, *views]
+
     # ----------------------------------------------------------------- reading
     def entries(self, dataset_fp: str | None = None) -> list[dict[str, Any]]:
-        """All rows (oldest first), or those of one dataset."""
+        """All rows (oldest first), or those of one dataset (identity key or view fingerprint)."""
         if dataset_fp is None:
             return list(self.db["charges"].rows_where(order_by="seq"))
-        return list(self.db["charges"].rows_where("dataset_fp = ?", [dataset_fp], order_by="seq"))
+        keys = self._keys(dataset_fp)
+        return list(self.db["charges"].rows_where(f"dataset_fp IN ({', '.join('?' * len(keys))})", keys, order_by="seq"))
 
     def datasets(self) -> list[str]:
         rows = self.db.execute("SELECT DISTINCT dataset_fp FROM charges ORDER BY dataset_fp").fetchall()
-        return [r[0] for r in rows]
+        return sorted({self.dataset_key(r[0]) for r in rows})
 
     def spent_rho(self, dataset_fp: str, exclude_run: str | None = None) -> float:
         """Total rho charged on a dataset (optionally leaving out one run)."""
-        sql = "SELECT COALESCE(SUM(rho), 0.0) FROM charges WHERE kind = 'charge' AND dataset_fp = ?"
-        params: list[Any] = [dataset_fp]
+        keys = self._keys(dataset_fp)
+        sql = f"SELECT COALESCE(SUM(rho), 0.0) FROM charges WHERE kind = 'charge' AND dataset_fp IN ({', '.join('?' * len(keys))})"
+        params: list[Any] = list(keys)
         if exclude_run is not None:
             sql += " AND run_id != ?"
             params.append(exclude_run)
         return float(self.db.execute(sql, params).fetchone()[0])
 
     def run_rho(self, dataset_fp: str, run_id: str) -> float:
-        sql = "SELECT COALESCE(SUM(rho), 0.0) FROM charges WHERE kind = 'charge' AND dataset_fp = ? AND run_id = ?"
-        return float(self.db.execute(sql, [dataset_fp, run_id]).fetchone()[0])
+        keys = self._keys(dataset_fp)
+        sql = (f"SELECT COALESCE(SUM(rho), 0.0) FROM charges WHERE kind = 'charge' "
+               f"AND dataset_fp IN ({', '.join('?' * len(keys))}) AND run_id = ?")
+        return float(self.db.execute(sql, [*keys, run_id]).fetchone()[0])
 
     def cap(self, dataset_fp: str) -> tuple[float, float] | None:
-        row = self.db.execute("SELECT epsilon, delta FROM caps WHERE dataset_fp = ?", [dataset_fp]).fetchone()
-        return (float(row[0]), float(row[1])) if row else None
+        """The dataset's cap (epsilon, delta): its identity's, else the strictest set on one of its views."""
+        keys = self._keys(dataset_fp)
+        rows = {r[0]: (float(r[1]), float(r[2])) for r in self.db.execute(
+            f"SELECT dataset_fp, epsilon, delta FROM caps WHERE dataset_fp IN ({', '.join('?' * len(keys))})", keys)}
+        if keys[0] in rows or not rows:
+            return rows.get(keys[0])
+        return min(rows.values(), key=lambda c: _conversion().eps_to_rho(c[0], c[1], "tight"))
 
     def head(self) -> dict[str, Any]:
         """The newest row's sequence number and hash (certificates record it)."""
@@ -214,18 +317,21 @@ class Ledger:
         certificate reports) does not enter the decision: the whole history on the dataset satisfies
         (cap epsilon, cap delta)-DP whenever the summed rho stays within the cap's rho.
         """
+        self._refuse_over_cap(dataset_fp, planned_rho)
+
+    def _refuse_over_cap(self, dataset_fp: str, needed_rho: float) -> None:
         limit = self.cap(dataset_fp)
         if limit is None:
             return
         cap_eps, cap_delta = limit
         cap_rho = _conversion().eps_to_rho(cap_eps, cap_delta, "tight")
         spent = self.spent_rho(dataset_fp)
-        if spent + planned_rho > cap_rho * (1 + 1e-12):
+        if spent + needed_rho > cap_rho * (1 + 1e-12):
             left = max(cap_rho - spent, 0.0)
             raise BudgetError(
-                f"This run needs rho={planned_rho:.4g} but only rho={left:.4g} of the cap "
+                f"This run needs rho={needed_rho:.4g} but only rho={left:.4g} of the cap "
                 f"(epsilon={cap_eps:g} at delta={cap_delta:g}, i.e. rho={cap_rho:.4g}) is left for this dataset; "
-                f"earlier runs already spent rho={spent:.4g}. Nothing was charged.",
+                f"runs so far spent rho={spent:.4g}. Nothing was charged.",
                 "Lower epsilon for this run, or (if the custodian agrees) raise the cap with "
                 "`privet ledger DATASET --set-cap EPS --delta D`.",
             )

@@ -8,6 +8,9 @@ exports the release (corpus + signed certificate) to the output folder.
 
 The run folder (``data_dir()/runs/<run_id>``) keeps checkpoints of released DP outputs so
 ``resume`` never redraws a charged stage; it is private workspace and is never exported.
+Checkpoints are kept per method (``checkpoints/<method>/``), and ``run.json`` records the run's
+canonical spec, method, dataset fingerprint and dataset identity: a resume under anything that
+changes what is drawn or what it costs is refused (see ``check_resumable``).
 """
 
 from __future__ import annotations
@@ -22,21 +25,30 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+import rfc8785
+
 from core import __version__
 from core.checkpoints import Checkpoints
-from core.corpus import Corpus, dataset_fingerprint, load_corpus
+from core.corpus import Corpus, DatasetIdentity, dataset_fingerprint, dataset_identity, load_corpus
 from core.errors import PrivetError
 from core.ledger import Ledger
 from core.methods.dp_synrag import MethodContext, SyntheticDoc
 from core.paths import data_dir
 from core.privacy.conversion import rho_to_eps
-from core.privacy.planner import default_delta, delta_warning
+from core.privacy.planner import delta_warnings, public_delta
 from core.privacy_record import PrivacyRecord
 from core.progress import NULL_REPORTER, ProgressEvent, Reporter, StageProgress
 from core.runspec import RunSpec
 
 SYNTHETIC_JSONL = "synthetic.jsonl"
 SYNTHETIC_CSV = "synthetic.csv"
+RUN_FILE = "run.json"
+# Spec fields a resume may change. They say where the release goes and who signs it, where the data
+# file lies (its content is checked by fingerprint), and how much memory and which device are used;
+# none of them changes what a stage draws or what it costs. Any other difference refuses the resume.
+RESUMABLE_CHANGES = (
+    "output", "data.path", "llm.device", "embedder.device", "dp_synrag.batch_rows", "dp_synrag.memory_budget_mb",
+)
 
 
 @dataclass
@@ -54,6 +66,7 @@ class PlanSummary:
     estimate_seconds: float | None = None
     estimate_memory_mb: float | None = None
     end_to_end_dp: bool = True
+    dataset_name: str = ""  # the name the data are budgeted under in the ledger (on screen)
 
     @property
     def epsilon_loose(self) -> float:
@@ -82,20 +95,39 @@ def load_spec_corpus(spec: RunSpec) -> Corpus:
     return load_corpus(d.path, d.text_column, d.id_column, d.person_column, d.max_unit_chars)
 
 
-def resolve_delta(spec: RunSpec, n_units: int) -> float:
-    return spec.privacy.delta if spec.privacy.delta > 0 else default_delta(n_units)
+def resolve_delta(spec: RunSpec) -> float:
+    """The run's δ: the spec's, else the public default (1e-6, or 1/(10·N) for a stated bound N). Never from n."""
+    return spec.privacy.delta if spec.privacy.delta > 0 else public_delta(spec.privacy.max_units)
 
 
-def plan(spec: RunSpec, corpus: Corpus | None = None) -> PlanSummary:
-    """The budget split and derived parameters for this spec on this corpus."""
+def register_dataset(spec: RunSpec, fingerprint: str, ledger: Ledger) -> tuple[DatasetIdentity, list[str]]:
+    """The identity the data are budgeted under; this view is recorded under it. Returns load warnings."""
+    identity = dataset_identity(spec.data.dataset_name, spec.data.path)
+    source = str(Path(spec.data.path).resolve())
+    return identity, ledger.register_view(identity.key, identity.name, fingerprint, source)
+
+
+def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = None) -> PlanSummary:
+    """The budget split and derived parameters for this spec on this corpus (charges nothing).
+
+    The loaded view is registered under its dataset identity in the ledger, so that the ledger
+    shows the budget all views of the data share.
+    """
     corpus = corpus or load_spec_corpus(spec)
     n = len(corpus.units)
-    delta = resolve_delta(spec, n)
+    delta = resolve_delta(spec)
     method = _method(spec.method)
     summary = method.plan_summary(spec, delta, n)
-    warning = delta_warning(delta, n)
-    if warning:
-        summary.warnings.append(warning)
+    summary.warnings.extend(delta_warnings(delta, spec.privacy.max_units, n))
+    own_ledger = ledger is None
+    ledger = ledger or Ledger()
+    try:
+        identity, warnings = register_dataset(spec, dataset_fingerprint(corpus), ledger)
+    finally:
+        if own_ledger:
+            ledger.close()
+    summary.dataset_name = identity.name
+    summary.warnings.extend(warnings)
     summary.estimate_seconds, summary.estimate_memory_mb = estimate_cost(spec, n)
     return summary
 
@@ -130,7 +162,76 @@ def estimate_cost(spec: RunSpec, n_units: int) -> tuple[float, float]:
 
 
 def new_run_id() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+    """The date and a random part: the run id is exported, so it holds no time of day."""
+    return datetime.now(timezone.utc).strftime("%Y%m%d") + "-" + secrets.token_hex(4)
+
+
+def canonical_spec(spec: RunSpec) -> str:
+    """The whole run spec as canonical JSON (RFC 8785), as ``run.json`` records it."""
+    return rfc8785.dumps(spec.to_dict()).decode("utf-8")
+
+
+def spec_differences(before: str, after: str) -> list[str]:
+    """Names (not values) of the settings that differ between two canonical specs, less ``RESUMABLE_CHANGES``."""
+    old, new = _flatten(json.loads(before)), _flatten(json.loads(after))
+    missing = object()
+    return sorted(
+        name for name in set(old) | set(new)
+        if old.get(name, missing) != new.get(name, missing)
+        and not any(name == allowed or name.startswith(allowed + ".") for allowed in RESUMABLE_CHANGES)
+    )
+
+
+def check_resumable(meta: dict, spec: RunSpec, fingerprint: str, identity: DatasetIdentity) -> None:
+    """Refuse to resume a run under a spec, data or dataset identity other than the ones it started with.
+
+    The checkpoints hold DP outputs drawn under the original settings; reusing them under new ones
+    would release outputs whose cost the certificate does not state.
+    """
+    fix = ("Start a new run with these settings (what the interrupted run was charged stays charged), "
+           "or resume with the run spec and data the run started with.")
+    if "spec_canonical" not in meta:
+        raise PrivetError(
+            "This run folder was made by an earlier version of Privet that did not record the run's settings, "
+            "so it cannot be checked that resuming would draw under the same settings.",
+            "Start a new run (what the interrupted run was charged stays charged).",
+        )
+    problems = []
+    changed = spec_differences(meta["spec_canonical"], canonical_spec(spec))
+    if changed:
+        problems.append("these settings differ from the ones it started with: " + ", ".join(changed))
+    if meta.get("dataset_fingerprint") != fingerprint:
+        problems.append("the data loaded now are not the data it started with")
+    if meta.get("dataset_id") != identity.key:
+        problems.append("the data are now budgeted under another dataset name")
+    if problems:
+        raise PrivetError("This run cannot be resumed: " + "; ".join(problems) + ".", fix)
+
+
+def reconcile_stages(planned: list[dict], charges: list[dict]) -> list[dict]:
+    """The record's stages: the plan's, plus one entry per ledger charge of the run that the plan lacks.
+
+    A charge the plan lacks is a stage drawn again after a resume (its first, unfinished draw stays
+    charged). With these entries the record's total equals what the ledger charged for the run.
+    """
+    unmatched = [s["stage"] for s in planned]
+    extras = []
+    for row in charges:
+        if row["stage"] in unmatched:
+            unmatched.remove(row["stage"])
+            continue
+        base = next((s for s in planned if s["stage"] == row["stage"]), {})
+        per_group = base.get("rho", 0.0) / base["parallel"] if base.get("parallel") else 0.0
+        extras.append({
+            "stage": f"{row['stage']} (redrawn after resume)",
+            "mechanism": base.get("mechanism", "charged"),
+            "rho": float(row["rho"]),
+            "count": base.get("count", 1),
+            "parallel": round(row["rho"] / per_group) if per_group > 0 else None,
+            "parameters": dict(base.get("parameters", {})),
+            "description": "Drawn again after the run was interrupted and resumed: " + row["description"],
+        })
+    return list(planned) + extras
 
 
 def run_pipeline(
@@ -140,7 +241,11 @@ def run_pipeline(
     resume: bool = False,
     ledger: Ledger | None = None,
 ) -> RunResult:
-    """Run the spec end to end. ``resume`` reuses the checkpoints in ``run_dir``."""
+    """Run the spec end to end. ``resume`` reuses the checkpoints in ``run_dir``.
+
+    A resume is refused unless the spec (but for ``RESUMABLE_CHANGES``), the data and the dataset
+    identity are those the run started with, and the cap is checked again before anything is drawn.
+    """
     started = _now()
     test_mode = spec.test_mode_seed is not None
     out_dir = Path(spec.output.folder) if spec.output.folder else None
@@ -149,27 +254,48 @@ def run_pipeline(
 
     corpus = load_spec_corpus(spec)
     n = len(corpus.units)
-    delta = resolve_delta(spec, n)
+    delta = resolve_delta(spec)
     method = _method(spec.method)
     summary = method.plan_summary(spec, delta, n)
     fingerprint = dataset_fingerprint(corpus)
     ledger = ledger or Ledger()
+    identity, _warnings = register_dataset(spec, fingerprint, ledger)  # the warnings were shown by plan()
 
     if resume:
-        if run_dir is None or not (Path(run_dir) / "run.json").exists():
+        if run_dir is None or not (Path(run_dir) / RUN_FILE).exists():
             raise PrivetError("There is no interrupted run to resume in that folder.", "Start a new run instead.")
-        run_id = json.loads((Path(run_dir) / "run.json").read_text())["run_id"]
+        meta = json.loads((Path(run_dir) / RUN_FILE).read_text(encoding="utf-8"))
+        check_resumable(meta, spec, fingerprint, identity)
+        run_id = meta["run_id"]
+        started = meta.get("started_at", started)
+        still_planned = summary.rho_total - ledger.run_rho(identity.key, run_id)
+        if still_planned > 0:  # the cap is checked again (it may have been lowered); every charge checks it too
+            ledger.check_plan(identity.key, still_planned, delta)
     else:
-        ledger.check_plan(fingerprint, summary.rho_total, delta)
+        ledger.check_plan(identity.key, summary.rho_total, delta)
         run_id = new_run_id()
         run_dir = Path(run_dir) if run_dir else data_dir() / "runs" / run_id
         run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "run.json").write_text(json.dumps({"run_id": run_id, "started_at": started, "spec": spec.to_dict()}))
+        meta = {
+            "run_id": run_id,
+            "started_at": started,  # exact time: private run folder only
+            "method": spec.method,
+            "spec": spec.to_dict(),
+            "spec_canonical": canonical_spec(spec),
+            "dataset_fingerprint": fingerprint,
+            "dataset_id": identity.key,
+        }
+        _atomic_write(run_dir / RUN_FILE, json.dumps(meta))
     run_dir = Path(run_dir)
 
     def charge(stage: str, rho: float, description: str) -> None:
-        """Written to the ledger *before* the stage draws any noise."""
-        ledger.charge(fingerprint, run_id, stage, rho, delta, description)
+        """Written to the ledger *before* the stage draws any noise; refused past the cap.
+
+        The cap check reserves what the run still plans to charge, so a run is stopped at its first
+        stage rather than midway when another run has spent the budget meanwhile.
+        """
+        reserve = max(summary.rho_total - ledger.run_rho(identity.key, run_id), rho)
+        ledger.charge(identity.key, run_id, stage, rho, delta, description, reserve=reserve)
         reporter.emit(ProgressEvent(stage, "charged", rho=rho, message=description))
 
     models = _load_models(spec, reporter)
@@ -179,7 +305,7 @@ def run_pipeline(
         task=spec.task,
         charge=charge,
         reporter=reporter,
-        checkpoints=Checkpoints(run_dir / "checkpoints"),
+        checkpoints=Checkpoints(run_dir / "checkpoints" / spec.method),  # never shared between methods
         test_seed=spec.test_mode_seed,
         max_prompt_tokens=spec.dp_synrag.max_prompt_tokens,
         batch_rows=wave_rows(spec, models.llm),
@@ -187,7 +313,18 @@ def run_pipeline(
     documents, diagnostics, notes = method.run(corpus, spec, delta, ctx)
 
     synthetic_path = write_synthetic(run_dir, documents)
-    stages = method.record_stages(spec, delta)
+    charges = [r for r in ledger.entries(identity.key) if r["kind"] == "charge" and r["run_id"] == run_id]
+    planned = method.record_stages(spec, delta)
+    stages = reconcile_stages(planned, charges)
+    extra_rho = sum(s["rho"] for s in stages[len(planned):])
+    rho_total = summary.rho_total + extra_rho
+    if extra_rho > 0:
+        notes = list(notes) + [
+            "This run was interrupted and resumed. Outputs that DP stages had finished were reused, not drawn "
+            "again; the parts that had not finished were drawn again and charged again (listed as 'redrawn after "
+            "resume'). The total above includes both charges, so it is conservative. Private prediction charges "
+            "a redraw min(L, groups redrawn) times one group's cost: a unit is in at most L groups."
+        ]
     record = PrivacyRecord(
         run_id=run_id,
         method=spec.method,
@@ -195,13 +332,15 @@ def run_pipeline(
         unit_kind=corpus.unit_kind,
         person_column=spec.data.person_column,
         dataset_fingerprint=fingerprint,
+        dataset_id=identity.key,
+        dataset_name=identity.name if identity.chosen else "",
         epsilon_target=spec.privacy.epsilon,
         delta=delta,
         conversion="tight",
-        rho_total=summary.rho_total,
+        rho_total=rho_total,
         stages=stages,
-        epsilon_tight=rho_to_eps(summary.rho_total, delta, "tight"),
-        epsilon_loose=summary.epsilon_loose,
+        epsilon_tight=rho_to_eps(rho_total, delta, "tight"),
+        epsilon_loose=rho_to_eps(rho_total, delta, "loose"),
         samplers=method.samplers(),
         models=models.fingerprints,
         device=models.llm.device,
@@ -315,9 +454,20 @@ def _load_models(spec: RunSpec, reporter: Reporter) -> LoadedModels:
     progress.finish()
     fingerprints = [
         {"role": "language model", **model_fingerprint(spec.llm)},
-        {"role": "embedder", **model_fingerprint(spec.embedder)},
+        {"role": "embedder", **model_fingerprint(spec.embedder, "embedder")},
     ]
     return LoadedModels(llm, embedder, fingerprints)
+
+
+def _flatten(data: dict, prefix: str = "") -> dict:
+    flat = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            flat.update(_flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
 
 
 def _method(name: str):

@@ -29,10 +29,14 @@ def register(subparsers) -> None:
 def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from core.pipeline import plan
 
+    from core.privacy.planner import delta_rule
+
     out = out or sys.stdout
-    summary = plan(RunSpec.load(args.spec))
+    spec = RunSpec.load(args.spec)
+    summary = plan(spec)
     print(f"Method: {summary.method}", file=out)
     print(f"Target: epsilon = {summary.epsilon:g} at delta = {summary.delta:.3g}", file=out)
+    print(f"Delta rule: {delta_rule(spec.privacy.delta, spec.privacy.max_units)}", file=out)
     print(f"Total budget: rho = {summary.rho_total:.4f} zCDP "
           f"(loose conversion would give epsilon = {summary.epsilon_loose:.3f})", file=out)
     print("Stages:", file=out)
@@ -43,6 +47,7 @@ def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
     for key, value in summary.derived.items():
         print(f"  {key:<20} {value:.5g}", file=out)
     print(f"Units: {summary.n_units} (shown here only; never exported)", file=out)
+    print(f"Budgeted as dataset: {summary.dataset_name} (every view of these data shares this budget)", file=out)
     if summary.estimate_seconds is not None:
         print(f"Estimate: about {summary.estimate_seconds / 60:.0f} min, {summary.estimate_memory_mb:.0f} MB", file=out)
     for warning in summary.warnings:

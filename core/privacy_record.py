@@ -35,7 +35,9 @@ class PrivacyRecord:
     method_parameters: dict[str, Any] = field(default_factory=dict)
     unit_kind: str = "document"
     person_column: str = ""
-    dataset_fingerprint: str = ""
+    dataset_fingerprint: str = ""  # the exact view that was released
+    dataset_id: str = ""  # the identity's budget key in the ledger (keyed hash of the dataset name)
+    dataset_name: str = ""  # only when the custodian chose the name (a default file name is not recorded)
     epsilon_target: float = 0.0
     delta: float = 0.0
     conversion: str = "tight"
@@ -46,7 +48,7 @@ class PrivacyRecord:
     samplers: list[str] = field(default_factory=list)
     models: list[dict[str, Any]] = field(default_factory=list)
     device: str = ""
-    started_at: str = ""
+    started_at: str = ""  # exact times stay in the run folder; the certificate exports the date only
     finished_at: str = ""
     privet_version: str = ""
     privet_commit: str = ""

@@ -23,12 +23,16 @@ class DataSpec:
     id_column: str = ""
     person_column: str = ""  # when set, the privacy unit is the person
     max_unit_chars: int = 4000
+    # The name this data is budgeted under in the ledger (every view of it shares one budget).
+    # Empty = the file or folder name, which stays on this machine; a name given here is exported.
+    dataset_name: str = ""
 
 
 @dataclass
 class PrivacySpec:
     epsilon: float = 10.0
-    delta: float = 0.0  # 0 = the default 1/(10 n)
+    delta: float = 0.0  # 0 = the public default: 1e-6, or 1/(10 N) when max_units states N
+    max_units: int = 0  # a PUBLIC upper bound N on the number of units (0 = not stated); never the loaded count
     conversion: str = "tight"  # "tight" (Canonne-Kamath-Steinke) or "loose" (seed)
 
 

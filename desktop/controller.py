@@ -185,8 +185,7 @@ class WizardController:
     def effective_delta(self) -> float:
         if self.spec.privacy.delta > 0:
             return self.spec.privacy.delta
-        n = self.summary.n_units if self.summary else 0
-        return 1.0 / (10 * n) if n else 1e-5
+        return require_module("core.privacy.planner", "The privacy planner").public_delta(self.spec.privacy.max_units)
 
     def ledger_status(self, delta: float | None = None) -> LedgerStatus | None:
         """Spent budget and cap of the loaded dataset; ``None`` without a dataset or a ledger."""

@@ -157,13 +157,13 @@ def test_cancelled_run_stays_charged_and_resume_reuses_released_outputs(tmp_path
     ledger = Ledger()
     stages_before = [e["stage"] for e in ledger.entries() if e.get("kind", "charge") == "charge"]
     assert "private_prediction" in stages_before  # charged at stage start, stays charged
-    hist_before = json.loads((run_dir / "checkpoints" / "histogram.json").read_text())
+    hist_before = json.loads((run_dir / "checkpoints" / "dp_synrag" / "histogram.json").read_text())
 
     result = run_pipeline(spec, run_dir=run_dir, resume=True)
     stages_after = [e["stage"] for e in ledger.entries() if e.get("kind", "charge") == "charge"]
     new = stages_after[len(stages_before):]
     assert new == ["private_prediction"]  # histogram and retrieval were not redrawn
-    assert json.loads((run_dir / "checkpoints" / "histogram.json").read_text()) == hist_before
+    assert json.loads((run_dir / "checkpoints" / "dp_synrag" / "histogram.json").read_text()) == hist_before
     assert result.n_synthetic > 0
 
 

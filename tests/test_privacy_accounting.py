@@ -14,11 +14,12 @@ from core.privacy.planner import (
     STAGE_MEAN,
     STAGE_THRESHOLD,
     STAGE_TOKENS,
-    default_delta,
     default_fractions,
-    delta_warning,
+    delta_warnings,
     plan_dp_synrag,
     plan_rpsg,
+    prediction_charge,
+    public_delta,
 )
 from core.runspec import DPSynRAGSpec
 
@@ -261,26 +262,69 @@ def test_planner_refuses_unknown_conversion():
 # --- δ ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "n, expected", [(1, 0.1), (7, 0.01), (10, 0.01), (11, 0.001), (1000, 1e-4), (1001, 1e-5), (250_000, 1e-7)]
-)
-def test_default_delta(n, expected):
-    delta = default_delta(n)
-    assert delta == pytest.approx(expected, rel=1e-12)
-    assert delta <= 1 / (10 * n) * (1 + 1e-12)
+@pytest.mark.parametrize("max_units, expected", [(0, 1e-6), (1, 0.1), (1000, 1e-4), (1001, 1 / 10010), (250_000, 4e-7)])
+def test_default_delta_comes_from_public_numbers_only(max_units, expected):
+    assert public_delta(max_units) == pytest.approx(expected, rel=1e-12)
 
 
-def test_default_delta_reveals_only_the_order_of_magnitude():
-    assert len({default_delta(n) for n in range(101, 1001)}) == 1
+def test_default_delta_does_not_follow_the_loaded_data(tmp_path):
+    """Issue 11 item 3: the default δ used to jump at every power of ten of the private n (100 → 1e-3, 101 → 1e-4)."""
+    from core.pipeline import resolve_delta
+    from core.runspec import RunSpec
 
+    spec = RunSpec()
+    assert resolve_delta(spec) == 1e-6
+    spec.privacy.max_units = 5000  # the custodian's public bound N
+    assert resolve_delta(spec) == pytest.approx(1 / 50_000)
+    spec.privacy.delta = 1e-7
+    assert resolve_delta(spec) == 1e-7
+    import core.privacy.planner as planner
 
-def test_delta_warning():
-    assert delta_warning(1e-3, 999) is None
-    message = delta_warning(1e-3, 1000)
-    assert message is not None and "1/n" in message
-    assert delta_warning(0.5, 10) is not None
+    assert not hasattr(planner, "default_delta")  # the n-dependent rule is gone
     with pytest.raises(PrivetError):
-        default_delta(0)
+        public_delta(-1)
+
+
+def test_plan_delta_is_the_same_for_100_and_101_units(tmp_path):
+    from core.pipeline import plan
+    from core.runspec import RunSpec
+
+    deltas = []
+    for n in (100, 101):
+        path = tmp_path / f"d{n}" / "notes.csv"
+        path.parent.mkdir()
+        path.write_text("note\n" + "".join(f"document number {i}\n" for i in range(n)), encoding="utf-8")
+        spec = RunSpec()
+        spec.data.path, spec.data.text_column = str(path), "note"
+        deltas.append(plan(spec).delta)
+    assert deltas[0] == deltas[1] == 1e-6
+
+
+def test_delta_rule_is_stated_in_plain_words():
+    from core.privacy.planner import delta_rule
+
+    assert "1e-06" in delta_rule(0.0) and "never computed from the data" in delta_rule(0.0)
+    assert "N = 5000" in delta_rule(0.0, 5000) and "2e-05" in delta_rule(0.0, 5000)
+    assert delta_rule(1e-7, 5000).startswith("δ = 1e-07, as set")
+
+
+def test_delta_warnings():
+    assert delta_warnings(1e-6, 0) == []
+    assert delta_warnings(1e-4, 1000) == []
+    message = delta_warnings(1e-3, 1000)
+    assert len(message) == 1 and "1/N" in message[0]
+    too_many = delta_warnings(1e-6, 1000, n_units=1200)
+    assert len(too_many) == 1 and "more than the stated upper bound" in too_many[0]
+    assert delta_warnings(0.5, 0, n_units=10)  # no bound stated: still warned on screen when δ ≥ 1/n
+
+
+def test_prediction_charge_on_resume_counts_only_redrawn_groups():
+    per_group = 0.4
+    assert prediction_charge(per_group, 5, 500, resumed=False) == pytest.approx(2.0)  # the plan: L groups
+    assert prediction_charge(per_group, 5, 3, resumed=False) == pytest.approx(2.0)
+    assert prediction_charge(per_group, 5, 3, resumed=True) == pytest.approx(1.2)  # min(L, 3) redrawn
+    assert prediction_charge(per_group, 5, 40, resumed=True) == pytest.approx(2.0)
+    assert prediction_charge(per_group, 1, 40, resumed=True) == pytest.approx(0.4)  # disjoint batches
 
 
 # --- RPSG --------------------------------------------------------------------------------------

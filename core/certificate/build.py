@@ -29,6 +29,19 @@ METHOD_NAMES = {
     "dp_synth": "DP-Synth: differentially private generation over random batches of units",
     "rpsg": "RPSG: realistic one-to-one rewrites with a differentially private choice of abstraction",
 }
+NEIGHBOURING = {
+    "rpsg": "replace one unit by another, with every unit's set of candidate abstractions held fixed (the formal "
+    "step is only the choice among the candidates; bounded differential privacy)",
+}
+DEFAULT_NEIGHBOURING = "add or remove one unit (unbounded differential privacy)"
+BATCH_EFFECTS = (
+    "Batch effects in floating-point arithmetic are not covered: the language model processes several units "
+    "together (keyword extraction in fixed chunks of documents, private prediction in waves of rows that shrink "
+    "as texts finish), and padding and batch shape change each row's floating-point results very slightly "
+    "(an audit measured about 4e-5 in a logit on a CPU in 32-bit arithmetic; 16-bit arithmetic on a GPU may "
+    "differ more). So one unit's presence can move another unit's keywords or logits by a tiny amount, whereas the "
+    "analysis assumes that each unit's contribution depends on that unit alone."
+)
 NON_DP_LABEL = (
     "NOT differentially private: computed directly on the private data and included only because the "
     "custodian explicitly asked for it. These figures are not covered by the guarantee above."
@@ -135,8 +148,12 @@ def scope_and_hazards(record: PrivacyRecord) -> list[str]:
         )
     notes.append(
         "Repeated releases add up: every run on the same dataset spends budget; the budget history below lists "
-        "what this installation's ledger recorded. Releases made elsewhere are not included."
+        "what this installation's ledger recorded for every view of the data budgeted under the same dataset "
+        "name. Releases made elsewhere are not included, nor runs on a copy of the data saved under another "
+        "file name and loaded without the same dataset name (an exact copy is recognised, a modified one is not)."
     )
+    if record.end_to_end_dp:
+        notes.append(BATCH_EFFECTS)
     floating = [s for s in record.samplers if sampler_kind(s) != "exact"]
     if floating:
         notes.append(
@@ -155,18 +172,18 @@ def _budget_history(record: PrivacyRecord, ledger: "Ledger | None") -> dict[str,
             "ledger_consulted": False,
             "note": "The budget ledger was not consulted: earlier spending on this dataset is not shown.",
         }
-    fp = record.dataset_fingerprint
+    key = record.dataset_id or record.dataset_fingerprint
     per_run: dict[str, float] = {}
     releases = 0
-    for row in ledger.entries(fp):
+    for row in ledger.entries(key):
         if row["kind"] == "charge" and row["run_id"] != record.run_id:
             per_run[row["run_id"]] = per_run.get(row["run_id"], 0.0) + row["rho"]
         elif row["kind"] == "release" and row["run_id"] != record.run_id:
             releases += 1
     other_rho = sum(per_run.values())
-    cumulative = other_rho + record.rho_total
-    charged = ledger.run_rho(fp, record.run_id)
-    cap = ledger.cap(fp)
+    cumulative = ledger.spent_rho(key)  # what the ledger holds, this run's actual charges included
+    charged = ledger.run_rho(key, record.run_id)
+    cap = ledger.cap(key)
     return {
         "ledger_consulted": True,
         "other_runs": [{"run_id": run, "rho": rho} for run, rho in per_run.items()],
@@ -178,9 +195,10 @@ def _budget_history(record: PrivacyRecord, ledger: "Ledger | None") -> dict[str,
         "cumulative_epsilon_tight": _rho_to_eps(cumulative, record.delta),
         "cap": {"epsilon": cap[0], "delta": cap[1]} if cap else None,
         "ledger_head": ledger.head(),
-        "note": "Budget spent on this dataset (same fingerprint) by other runs in this installation's ledger, "
-        "including runs that were cancelled or failed after being charged. Cumulative epsilon is at this "
-        "release's delta.",
+        "note": "Budget spent on this dataset (every view of it budgeted under the same dataset identity) by other "
+        "runs in this installation's ledger, including runs that were cancelled or failed after being charged. "
+        "Cumulative figures are read from the ledger, this run's charges included. Cumulative epsilon is at "
+        "this release's delta.",
     }
 
 
@@ -207,7 +225,7 @@ def build_certificate(
     return {
         "format": FORMAT,
         "certificate_id": str(uuid.uuid4()),
-        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created_on": datetime.now(timezone.utc).date().isoformat(),  # the date only: run time grows with the data
         "identity": {
             **{name: str(identity.get(name, "")) for name in IDENTITY_FIELDS},
             "run_id": record.run_id,
@@ -216,8 +234,7 @@ def build_certificate(
             "method_parameters": record.method_parameters,
             "models": record.models,
             "device": record.device,
-            "started_at": record.started_at,
-            "finished_at": record.finished_at,
+            "run_date": record.started_at[:10],  # exact times stay in the private run folder
             "privet_version": record.privet_version,
             "privet_commit": record.privet_commit,
         },
@@ -227,7 +244,7 @@ def build_certificate(
             "unit_of_privacy": record.unit_kind,
             "unit_description": _unit_words(record),
             "person_column": record.person_column,
-            "neighbouring_relation": "add or remove one unit (unbounded differential privacy)",
+            "neighbouring_relation": NEIGHBOURING.get(record.method, DEFAULT_NEIGHBOURING),
             "definition": "rho-zCDP, converted to (epsilon, delta)-differential privacy",
             "rho_total": record.rho_total,
             "rho_sum_of_stages": stage_sum,
@@ -246,6 +263,13 @@ def build_certificate(
             "value": record.dataset_fingerprint,
             "kind": "HMAC-SHA256 of the corpus under this installation's secret key (not a plain hash of the "
             "data: it cannot be recomputed or matched without that key)",
+        },
+        "dataset_identity": {
+            "value": record.dataset_id or record.dataset_fingerprint,
+            "name": record.dataset_name or None,
+            "kind": "The key this dataset's budget is kept under: HMAC-SHA256 of the dataset name under this "
+            "installation's secret key. Every view of the data (other columns, truncation, rows left out) is "
+            "budgeted under it. The name is shown only when the custodian chose it.",
         },
         "outputs": [file_entry(Path(p)) for p in outputs],
         "renderings": [],

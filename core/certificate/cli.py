@@ -86,7 +86,8 @@ def _eps(rho: float, delta: float) -> str:
 
 def _print_dataset(ledger, fp: str) -> None:
     cap = ledger.cap(fp)
-    print(f"Dataset {fp}")
+    name = ledger.dataset_name(fp)
+    print(f"Dataset {fp}" + (f" ({name})" if name else ""))
     print(f"  cap: epsilon={cap[0]:g} at delta={cap[1]:g}" if cap else "  cap: none")
     print(f"  {'#':>4}  {'when (UTC)':<19}  {'kind':<7}  {'run':<14}  {'stage':<16}  {'rho':>10}  {'cum. rho':>10}  {'cum. eps':>9}")
     total = 0.0

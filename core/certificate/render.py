@@ -98,13 +98,13 @@ def _identity(cert: dict[str, Any]) -> str:
     i = cert["identity"]
     pairs = [
         ("Certificate id", _e(cert["certificate_id"])),
-        ("Created (UTC)", _e(cert["created_at"])),
+        ("Created on (UTC date)", _e(cert.get("created_on", ""))),
         ("Custodian", _e(i["custodian"] or "—")),
         ("Organisation", _e(i["organisation"] or "—")),
         ("IRB protocol", _e(i["irb_protocol"] or "—")),
         ("Method", _e(i["method_name"])),
         ("Method parameters", _params(i["method_parameters"])),
-        ("Run", f"{_e(i['run_id'])} ({_e(i['started_at'])} to {_e(i['finished_at'])})"),
+        ("Run", f"{_e(i['run_id'])} (started on {_e(i.get('run_date', ''))})"),
         ("Device", _e(i["device"] or "—")),
         ("Privet", f"{_e(i['privet_version'])} (commit {_e(i['privet_commit'] or 'unknown')})"),
     ]
@@ -122,11 +122,15 @@ def _outputs(cert: dict[str, Any]) -> str:
         for o in cert["outputs"]
     ]
     fp = cert["dataset_fingerprint"]
+    ident = cert.get("dataset_identity") or {}
     key = cert["signing_key"]
     return (
         _table(["file", "size (bytes)", "SHA-256"], rows)
         + f"<p>Dataset fingerprint: <span class='hash'>{_e(fp['value'])}</span><br>"
         + f"<span class='small'>{_e(fp['kind'])}</span></p>"
+        + (f"<p>Dataset identity: {_e(ident.get('name') or 'not named')} "
+           f"<span class='hash'>{_e(ident.get('value', ''))}</span><br>"
+           f"<span class='small'>{_e(ident.get('kind', ''))}</span></p>" if ident else "")
         + f"<p>Signed with {_e(key['algorithm'])} key <span class='hash'>{_e(key['public_key_fingerprint'])}</span>; "
         + f"key kept in: {_e(key['storage'])}. Check with <code>privet verify FOLDER --public-key public_key.pem</code>.</p>"
     )

@@ -183,9 +183,9 @@ def dp_rag_curve(data: EvaluationData, corpora: list, models: Models, config: Ev
     questions = [q.question for q in data.benign[:n]]
     golds = [q.answers for q in data.benign[:n]]
     retrieved = private_index.retrieve(benign_emb[:n], scale.top_k)
-    from core.privacy.planner import default_delta
+    from core.evaluation.runs import evaluation_delta
 
-    delta = default_delta(len(data.members))
+    delta = evaluation_delta(len(data.members))
     eps = config.max_epsilon
     rho_total = eps_to_rho(eps, delta)
     points = []

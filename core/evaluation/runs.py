@@ -102,6 +102,20 @@ class GreedyCache:
         return [self._cache[(m, max_new_tokens)] for m in user_messages]
 
 
+def evaluation_delta(n_members: int) -> float:
+    """δ of an evaluation run: 1/(10·N), N = the benchmark's size rounded up to a power of ten.
+
+    Unlike a custodian's data, an evaluation's member set is public (the evaluator built it), so
+    its size may serve as the stated public bound N (``core.privacy.planner.public_delta``).
+    """
+    from core.privacy.planner import public_delta
+
+    bound = 1
+    while bound < n_members:
+        bound *= 10
+    return public_delta(bound)
+
+
 def generate(
     config: EvaluationConfig, members_csv: Path, method: str, epsilon: float, work_dir: Path, llm, embedder,
     reporter: Reporter = NULL_REPORTER,
@@ -115,13 +129,13 @@ def generate(
     from core.corpus import dataset_fingerprint
     from core.methods import registry
     from core.methods.dp_synrag import MethodContext
-    from core.pipeline import default_batch_rows, load_spec_corpus, new_run_id, resolve_delta
+    from core.pipeline import default_batch_rows, load_spec_corpus, new_run_id
 
     label = label_of(method, epsilon)
     run_dir = work_dir / "runs" / label.replace(" ", "_").replace("ε=", "eps")
     spec = run_spec(config, members_csv, method, epsilon)
     corpus = load_spec_corpus(spec)
-    delta = resolve_delta(spec, len(corpus.units))
+    delta = spec.privacy.delta if spec.privacy.delta > 0 else evaluation_delta(len(corpus.units))
     adapter = registry.get(spec.method)
     summary = adapter.plan_summary(spec, delta, len(corpus.units))
     ledger = Ledger(work_dir / "ledger.db")

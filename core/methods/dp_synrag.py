@@ -40,6 +40,7 @@ from core.methods.self_filter import run_self_filter
 from core.models.base import Embedder, LanguageModel
 from core.privacy.mechanisms import TokenSampler, gaussian_noise, threshold_exponential_mechanism
 from core.privacy.planner import STAGE_HISTOGRAM, STAGE_MEAN, STAGE_THRESHOLD, STAGE_TOKENS, DPSynRAGPlan
+from core.privacy.planner import prediction_charge  # resume: charge only the redrawn groups (issue 11)
 from core.privacy.randomness import secure_rng, test_mode_rng, test_mode_torch_generator
 from core.progress import ProgressEvent, Reporter, StageProgress
 from core.prompts import render
@@ -362,7 +363,7 @@ def private_prediction(
     if todo or not ctx.checkpoints.has(stage):
         ctx.charge(
             stage,
-            spec.L * spec.T * (plan_c / spec.tau) ** 2 / 2,
+            prediction_charge(spec.T * (plan_c / spec.tau) ** 2 / 2, spec.L, len(todo), resumed=bool(done)),
             f"Private prediction: {spec.T} tokens per group, c/tau={plan_c / spec.tau:.4g}, "
             f"{len(todo)} groups, each unit in <= L={spec.L}",
         )

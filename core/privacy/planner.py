@@ -59,7 +59,10 @@ def _check_privacy_target(epsilon: float, delta: float, conversion: str) -> None
     if not (epsilon > 0.0) or math.isinf(epsilon):
         raise _reject(f"The privacy budget ε must be a finite number > 0 (got {epsilon}).", "Choose ε, e.g. 1, 4 or 10.")
     if not (0.0 < delta < 1.0):
-        raise _reject(f"δ must lie strictly between 0 and 1 (got {delta}).", "Use the default δ (below 1/(10·n)).")
+        raise _reject(
+            f"δ must lie strictly between 0 and 1 (got {delta}).",
+            "Leave δ at 0 for the public default (1e-6, or 1/(10·N) for a stated upper bound N on the units).",
+        )
 
 
 def default_fractions(conversion: str = "tight") -> tuple[float, float, float]:
@@ -218,25 +221,72 @@ def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion:
 
 # --- δ -------------------------------------------------------------------------------------------
 
-
-def default_delta(n_units: int) -> float:
-    """10^-(⌈log10 n⌉ + 1): at most 1/(10·n), and it reveals only the order of magnitude of n."""
-    if int(n_units) != n_units or n_units < 1:
-        raise _reject(f"The corpus has {n_units} units.", "Load a corpus with at least one document.")
-    digits = 0
-    while 10**digits < n_units:  # exact integer ⌈log10 n⌉
-        digits += 1
-    return 10.0 ** -(digits + 1)
+DEFAULT_DELTA = 1e-6
 
 
-def delta_warning(delta: float, n_units: int) -> str | None:
-    """A warning for the custodian when δ ≥ 1/n (a mechanism could then publish a whole unit)."""
-    if n_units >= 1 and delta >= 1.0 / n_units:
-        return (
-            f"δ = {delta:g} is at least 1/n = 1/{n_units}: with this δ a mechanism may reveal one unit "
-            f"outright and still meet the guarantee. Use δ ≤ 1/(10·n), e.g. {default_delta(n_units):g}."
+def public_delta(max_units: int = 0) -> float:
+    """The default δ, from public numbers only (SPEC §1): 1/(10·N) for a stated public bound N, else 1e-6.
+
+    ``max_units`` is the custodian's public upper bound N on the number of units (0 = not stated). δ is
+    never computed from the loaded data: a δ that follows n would reveal n's order of magnitude.
+    """
+    if int(max_units) != max_units or max_units < 0:
+        raise _reject(
+            f"The stated upper bound on the number of units must be a whole number ≥ 0 (got {max_units}).",
+            "Set [privacy] max_units to a public upper bound on the number of units, or to 0.",
         )
-    return None
+    return 1.0 / (10.0 * max_units) if max_units else DEFAULT_DELTA
+
+
+def delta_rule(delta: float, max_units: int = 0) -> str:
+    """How the run's δ was chosen, in plain words for the custodian (δ = 0 in the spec: the default)."""
+    if delta > 0:
+        return f"δ = {delta:g}, as set in the run spec."
+    if max_units:
+        return (f"δ = {public_delta(max_units):g} = 1/(10·N), N = {max_units}: the stated public upper bound on the "
+                "number of units. It is never computed from the data.")
+    return (f"δ = {DEFAULT_DELTA:g}, the fixed default (no upper bound on the number of units was stated). "
+            "It is never computed from the data.")
+
+
+def delta_warnings(delta: float, max_units: int = 0, n_units: int | None = None) -> list[str]:
+    """Warnings for the custodian's screen: δ ≥ 1/N, and (on screen only) a loaded n above the stated N.
+
+    ``n_units`` is the private count of the loaded data: warnings that use it are for the custodian's
+    screen and never enter a record or a certificate.
+    """
+    warnings = []
+    if max_units and delta >= 1.0 / max_units:
+        warnings.append(
+            f"δ = {delta:g} is at least 1/N = 1/{max_units} (N = the stated upper bound on the number of units): "
+            f"with this δ a mechanism may reveal one unit outright and still meet the guarantee. "
+            f"Use δ ≤ 1/(10·N) = {public_delta(max_units):g} (leave δ at 0 for that default)."
+        )
+    if n_units is not None and max_units and n_units > max_units:
+        warnings.append(
+            f"The loaded data has {n_units} units, more than the stated upper bound N = {max_units} "
+            "(shown here only; never exported). Raise [privacy] max_units to a true public bound."
+        )
+    elif n_units and not max_units and delta >= 1.0 / n_units:
+        warnings.append(
+            f"δ = {delta:g} is at least 1/n for the {n_units} units loaded (shown here only; never exported): "
+            "a mechanism may reveal one unit outright and still meet the guarantee. Choose a smaller δ."
+        )
+    return warnings
+
+
+# --- resume ----------------------------------------------------------------------------------------
+
+
+def prediction_charge(per_group_rho: float, L: int, n_redrawn: int, resumed: bool) -> float:
+    """ρ to charge when private prediction (re)draws ``n_redrawn`` groups; ``per_group_rho`` is one group's cost.
+
+    A fresh run charges the plan's L · per-group cost. A resumed run redraws only the groups that did
+    not finish (their first, unfinished draw was charged and is thrown away). Groups overlap — a unit
+    lies in at most L of them — so the redrawn groups cost min(L, number redrawn) · per-group cost by
+    overlapping parallel composition. For disjoint groups (DP-Synth, L = 1) that is one group's cost.
+    """
+    return (min(int(L), int(n_redrawn)) if resumed else int(L)) * per_group_rho
 
 
 # --- RPSG (SPEC §3) --------------------------------------------------------------------------------
