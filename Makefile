@@ -8,8 +8,10 @@ LLAMA_VERSION := 0.3.36
 # Portable CPU build: the default (native) build segfaults on CPUs with AMX. See README.
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 TORCH_SPEC ?= torch==2.13.0
+# make bundle GPU=1: the CUDA bundle (the environment must hold CUDA torch and a CUDA llama.cpp; installer/README.md)
+GPU ?= 0
 
-.PHONY: setup run test demo-data gui clean bench screenshots
+.PHONY: setup run test demo-data gui clean bench screenshots bundle smoke-check
 
 setup: $(STAMP)
 
@@ -37,5 +39,14 @@ bench: $(STAMP)
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python docs/make_screenshots.py
 
+# The self-contained desktop bundle + archive in dist/ (installer/README.md). Build tools only, not run time.
+bundle: $(STAMP)
+	$(BIN)/pip install -q -r installer/requirements-build.txt
+	GPU=$(GPU) PYTHON=$(BIN)/python installer/bundle/make_bundle.sh dist
+
+# Unpack the archive in a clean folder and run it without Python or network (needs Xvfb, xdotool, ImageMagick).
+smoke-check:
+	installer/smoke_check.sh $$(ls dist/privet-*-linux-x86_64*.tar.* | grep -v sha256 | head -1)
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build dist *.egg-info

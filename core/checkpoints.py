@@ -8,10 +8,11 @@ folder, which is never exported. Every write is atomic (temporary file, then ren
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from core.private_files import private_folder, write_private
 
 
 @dataclass(frozen=True)
@@ -19,7 +20,7 @@ class Checkpoints:
     folder: Path
 
     def __post_init__(self) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
+        private_folder(self.folder)
 
     def path(self, name: str) -> Path:
         return self.folder / f"{name}.json"
@@ -31,10 +32,4 @@ class Checkpoints:
         return json.loads(self.path(name).read_text(encoding="utf-8"))
 
     def save(self, name: str, value: Any) -> None:
-        target = self.path(name)
-        tmp = target.with_suffix(".json.tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(value, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        write_private(self.path(name), json.dumps(value))

@@ -30,6 +30,10 @@ class BudgetError(PrivetError):
     """A run would exceed a privacy budget cap or is otherwise not allowed."""
 
 
+class LedgerError(BudgetError):
+    """The privacy-budget ledger is damaged or was tampered with: nothing may be charged."""
+
+
 class Cancelled(PrivetError):
     """The user cancelled the run (budget already charged stays charged)."""
 

@@ -94,6 +94,7 @@ def export_release(run_dir: Path, out_dir: Path, identity: dict[str, str], overw
         from core.ledger import Ledger
 
         ledger = Ledger()
+    ledger.require_intact()  # a wiped or edited ledger would make the certificate's budget history false
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = out_dir.parent / f".{out_dir.name}.export-{uuid.uuid4().hex}"
     staging.mkdir()

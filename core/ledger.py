@@ -9,7 +9,10 @@ All three kinds of row live in the table ``charges``:
   made after dropping the triggers breaks the chain and ``verify_chain()`` names the row.
 
 Removing the newest rows cannot be seen from the chain alone; ``verify_chain()`` also compares the
-chain with SQLite's AUTOINCREMENT counter, and every certificate records the ledger head it saw.
+chain with SQLite's AUTOINCREMENT counter and with the ledger's *witness* (``core.ledger_witness``:
+the head kept outside the database, authenticated with the installation key, updated at every
+append), and every certificate records the ledger head it saw. A wiped, deleted, cut-back or junk
+ledger is refused (``LedgerError``); ``check_before_run()`` runs these checks without creating files.
 
 Caps are settings: the table ``caps`` holds the current cap per dataset and may be overwritten, and
 each change is also appended to the chain (kind ``"cap"``) so that the history of caps is kept.
@@ -34,7 +37,9 @@ from typing import Any, Callable
 import rfc8785
 import sqlite_utils
 
+from core import ledger_witness as witness
 from core.errors import BudgetError, PrivetError
+from core.private_files import private_file, private_folder, touch_private
 
 GENESIS_HASH = "0" * 64
 KINDS = ("charge", "release", "cap")
@@ -118,14 +123,30 @@ class Ledger:
 
             path = data_dir() / "ledger.db"
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(self.path), isolation_level=None, timeout=30.0)
+        private_folder(self.path.parent)
+        fresh = _is_missing(self.path)
+        if fresh:  # a new ledger, unless its witness says there was one (deleted or wiped)
+            problems = witness.missing_ledger_problems(self.path)
+            if problems:
+                raise witness.refusal(problems)
+            touch_private(self.path)  # 0600 before SQLite writes anything (its journals copy the mode)
+        try:
+            conn = sqlite3.connect(str(self.path), isolation_level=None, timeout=30.0)
+        except sqlite3.DatabaseError as exc:
+            raise witness.refusal([f"the ledger file {self.path} cannot be opened ({exc})"]) from None
         self.db = sqlite_utils.Database(conn)
-        if not self.db["charges"].exists():
-            # Only a new ledger gets its schema here: triggers missing from an existing ledger are
-            # evidence of tampering that ``verify_chain`` reports, not something to paper over.
-            conn.executescript(_SCHEMA)
-        conn.executescript(_IDENTITY_SCHEMA)  # settings tables (not part of the chain); added to older ledgers
+        try:
+            if not self.db["charges"].exists():
+                # Only a new ledger gets its schema here: triggers missing from an existing ledger are
+                # evidence of tampering that ``verify_chain`` reports, not something to paper over.
+                conn.executescript(_SCHEMA)
+                if fresh:
+                    witness.record_head(self.path, self._head_now, self._row_hash_at)
+            conn.executescript(_IDENTITY_SCHEMA)  # settings tables (not part of the chain); added to older ledgers
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise witness.refusal([f"the ledger file {self.path.name} is not a readable database ({exc})"]) from None
+        private_file(self.path)
 
     def __enter__(self) -> "Ledger":
         return self
@@ -174,6 +195,8 @@ class Ledger:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+        # After the commit, so the witness never runs ahead of the ledger.
+        witness.record_head(self.path, self._head_now, self._row_hash_at)
 
     def charge(self, dataset_fp: str, run_id: str, stage: str, rho: float, delta: float, description: str,
                reserve: float = 0.0) -> None:
@@ -337,6 +360,30 @@ class Ledger:
             )
 
     # ----------------------------------------------------------------- integrity
+    def _head_now(self) -> witness.Witness:
+        rows = self.db.conn.execute("SELECT COUNT(*) FROM charges").fetchone()[0]
+        head = self.head()
+        return witness.Witness(rows=rows, head_seq=head["seq"], head_hash=head["row_hash"])
+
+    def _row_hash_at(self, seq: int) -> str | None:
+        row = self.db.conn.execute("SELECT row_hash FROM charges WHERE seq = ?", [seq]).fetchone()
+        return row[0] if row else None
+
+    def require_intact(self) -> None:
+        """Raise ``LedgerError`` (what was found, what to do) unless ``verify_chain()`` is clean."""
+        problems = self.verify_chain()
+        if problems:
+            raise witness.refusal(problems)
+
+    def rewitness(self) -> witness.Witness:
+        """Record the current head as the witness, for a ledger whose only problem is a missing witness
+        (an installation upgraded from a Privet version without one). Refused otherwise."""
+        problems = self.verify_chain()
+        if any("witness file" not in p or "is missing" not in p for p in problems):
+            raise witness.refusal(problems)
+        witness.record_head(self.path, self._head_now, self._row_hash_at)
+        return self._head_now()
+
     def check_head(self, head: dict[str, Any]) -> list[str]:
         """Problems if this ledger no longer holds the row a certificate saw as its newest.
 
@@ -354,7 +401,15 @@ class Ledger:
         return []
 
     def verify_chain(self) -> list[str]:
-        """Problems found in the ledger (empty list: intact)."""
+        """Problems found in the ledger: hash chain, triggers, caps and witness (empty list: intact)."""
+        try:
+            problems = self._chain_problems()
+            rows = self.db.conn.execute("SELECT COUNT(*) FROM charges").fetchone()[0]
+            return problems + witness.witness_problems(self.path, rows, self._row_hash_at)
+        except sqlite3.DatabaseError as exc:
+            return [f"the ledger file {self.path.name} is damaged and cannot be read ({exc})"]
+
+    def _chain_problems(self) -> list[str]:
         problems: list[str] = []
         conn = self.db.conn
         present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
@@ -384,3 +439,27 @@ class Ledger:
         if current != last_caps:
             problems.append("the current caps differ from the last cap recorded in the chain (caps table edited)")
         return problems
+
+
+def _is_missing(path: Path) -> bool:
+    return not path.exists() or (path.is_file() and path.stat().st_size == 0)
+
+
+def check_before_run(path: Path | None = None) -> None:
+    """Refuse (``LedgerError``) unless the installation's ledger passes every check; creates nothing.
+
+    A run calls this before it loads anything: a missing ledger is fine on a fresh installation,
+    but not when its witness says it had entries.
+    """
+    if path is None:
+        from core.paths import data_dir
+
+        path = data_dir() / "ledger.db"
+    path = Path(path)
+    if _is_missing(path):
+        problems = witness.missing_ledger_problems(path)
+        if problems:
+            raise witness.refusal(problems)
+        return
+    with Ledger(path) as ledger:
+        ledger.require_intact()

@@ -1,21 +1,54 @@
-"""Where Privet keeps its files: packaged resources and the per-user data folder."""
+"""Where Privet keeps its files: packaged resources, packaged models and the per-user data folder.
+
+Every lookup of a shipped file goes through this module, so the source tree, an installed wheel and
+the self-contained bundle (PyInstaller one-folder build, see ``installer/README.md``) behave the same.
+In the bundle, ``sys.frozen`` is set and ``sys._MEIPASS`` is the bundle's internal folder, laid out as::
+
+    _MEIPASS/resources/        the resources package (prompts, vocabularies, demo data, icons, templates)
+    _MEIPASS/models/<package>/  the packaged model files, copied out of their pip packages
+    _MEIPASS/bundle.json        the bundle's version, commit and content hash (core.bundle)
+"""
 
 from __future__ import annotations
 
 import os
+import sys
 from importlib import resources as _res
 from pathlib import Path
 
+BUNDLE_MODELS = "models"
+
+
+def bundle_dir() -> Path | None:
+    """The bundle's internal folder when running frozen (PyInstaller), else ``None``."""
+    if not getattr(sys, "frozen", False):
+        return None
+    meipass = getattr(sys, "_MEIPASS", None)
+    return Path(meipass) if meipass else Path(sys.executable).resolve().parent
+
 
 def resources_dir() -> Path:
-    """The shipped ``resources/`` folder (prompts, word lists, demo data, templates)."""
+    """The shipped ``resources/`` folder (prompts, word lists, demo data, icons, templates)."""
+    bundle = bundle_dir()
+    if bundle is not None:
+        return bundle / "resources"
     return Path(str(_res.files("resources")))
+
+
+def packaged_model_dir(package: str) -> Path | None:
+    """In the bundle: the folder holding the files of a packaged model's pip package, else ``None``.
+
+    From source, packaged models are located through their installed pip packages (core.models.sources).
+    """
+    bundle = bundle_dir()
+    return None if bundle is None else bundle / BUNDLE_MODELS / package
 
 
 def data_dir() -> Path:
     """Per-user data folder: ledger, installation key, converted-model cache.
 
-    ``PRIVET_HOME`` overrides it (tests point it at a temporary folder).
+    ``PRIVET_HOME`` overrides it (tests point it at a temporary folder). It is created, or
+    tightened, to mode 0700: it holds the ledger, keys and private run folders.
     """
     env = os.environ.get("PRIVET_HOME")
     if env:
@@ -23,11 +56,12 @@ def data_dir() -> Path:
     else:
         xdg = os.environ.get("XDG_DATA_HOME")
         base = (Path(xdg) if xdg else Path.home() / ".local" / "share") / "privet"
-    base.mkdir(parents=True, exist_ok=True)
-    return base
+    from core.private_files import private_folder
+
+    return private_folder(base)
 
 
 def cache_dir() -> Path:
-    path = data_dir() / "cache"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    from core.private_files import private_folder
+
+    return private_folder(data_dir() / "cache")

@@ -18,7 +18,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import secrets
 import subprocess
 from dataclasses import dataclass, field
@@ -31,9 +30,10 @@ from core import __version__
 from core.checkpoints import Checkpoints
 from core.corpus import Corpus, DatasetIdentity, dataset_fingerprint, dataset_identity, load_corpus
 from core.errors import PrivetError
-from core.ledger import Ledger
+from core.ledger import Ledger, check_before_run
 from core.methods.dp_synrag import MethodContext, SyntheticDoc
 from core.paths import data_dir
+from core.private_files import private_folder, write_private
 from core.privacy.conversion import rho_to_eps
 from core.privacy.planner import delta_warnings, public_delta
 from core.privacy_record import PrivacyRecord
@@ -113,6 +113,7 @@ def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = No
     The loaded view is registered under its dataset identity in the ledger, so that the ledger
     shows the budget all views of the data share.
     """
+    spec.check()  # refuses nonsense before anything is loaded
     corpus = corpus or load_spec_corpus(spec)
     n = len(corpus.units)
     delta = resolve_delta(spec)
@@ -128,6 +129,7 @@ def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = No
             ledger.close()
     summary.dataset_name = identity.name
     summary.warnings.extend(warnings)
+    summary.warnings.extend(spec.warnings())
     summary.estimate_seconds, summary.estimate_memory_mb = estimate_cost(spec, n)
     return summary
 
@@ -247,6 +249,10 @@ def run_pipeline(
     identity are those the run started with, and the cap is checked again before anything is drawn.
     """
     started = _now()
+    spec.check()  # refuses nonsense before anything is loaded or charged
+    check_before_run(ledger.path if ledger else None)  # a wiped or edited ledger refuses every run
+    if resume and (run_dir is None or not (Path(run_dir) / "run.json").exists()):  # before anything loads
+        raise PrivetError("There is no interrupted run to resume in that folder.", "Start a new run instead.")
     test_mode = spec.test_mode_seed is not None
     out_dir = Path(spec.output.folder) if spec.output.folder else None
     if out_dir and not test_mode:
@@ -258,12 +264,16 @@ def run_pipeline(
     method = _method(spec.method)
     summary = method.plan_summary(spec, delta, n)
     fingerprint = dataset_fingerprint(corpus)
+    planner_warnings = [w for w in delta_warnings(delta, spec.privacy.max_units, n) if w not in summary.warnings]
+    for warning in corpus.report.warnings + summary.warnings + planner_warnings + spec.warnings():
+        reporter.emit(ProgressEvent("plan", "warning", message=warning))  # before anything is charged
+    models = _load_models(spec, reporter)  # a model that fails to load leaves no run folder or ledger
     ledger = ledger or Ledger()
-    identity, _warnings = register_dataset(spec, fingerprint, ledger)  # the warnings were shown by plan()
+    identity, identity_warnings = register_dataset(spec, fingerprint, ledger)
+    for warning in identity_warnings:
+        reporter.emit(ProgressEvent("plan", "warning", message=warning))
 
     if resume:
-        if run_dir is None or not (Path(run_dir) / RUN_FILE).exists():
-            raise PrivetError("There is no interrupted run to resume in that folder.", "Start a new run instead.")
         meta = json.loads((Path(run_dir) / RUN_FILE).read_text(encoding="utf-8"))
         check_resumable(meta, spec, fingerprint, identity)
         run_id = meta["run_id"]
@@ -275,7 +285,7 @@ def run_pipeline(
         ledger.check_plan(identity.key, summary.rho_total, delta)
         run_id = new_run_id()
         run_dir = Path(run_dir) if run_dir else data_dir() / "runs" / run_id
-        run_dir.mkdir(parents=True, exist_ok=True)
+        private_folder(run_dir)
         meta = {
             "run_id": run_id,
             "started_at": started,  # exact time: private run folder only
@@ -285,7 +295,7 @@ def run_pipeline(
             "dataset_fingerprint": fingerprint,
             "dataset_id": identity.key,
         }
-        _atomic_write(run_dir / RUN_FILE, json.dumps(meta))
+        write_private(run_dir / RUN_FILE, json.dumps(meta))
     run_dir = Path(run_dir)
 
     def charge(stage: str, rho: float, description: str) -> None:
@@ -298,7 +308,6 @@ def run_pipeline(
         ledger.charge(identity.key, run_id, stage, rho, delta, description, reserve=reserve)
         reporter.emit(ProgressEvent(stage, "charged", rho=rho, message=description))
 
-    models = _load_models(spec, reporter)
     ctx = MethodContext(
         llm=models.llm,
         embedder=models.embedder,
@@ -348,6 +357,7 @@ def run_pipeline(
         finished_at=_now(),
         privet_version=__version__,
         privet_commit=_git_commit(),
+        privet_bundle=_bundle_identity(),
         end_to_end_dp=summary.end_to_end_dp,
         scope_notes=notes,
         test_mode=test_mode,
@@ -477,6 +487,8 @@ def _method(name: str):
 
 
 def _check_output_folder(out_dir: Path, overwrite: bool) -> None:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise PrivetError(f"The output folder {out_dir} is a file, not a folder.", "Choose a new or empty folder.")
     if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
         raise PrivetError(
             f"The output folder {out_dir} is not empty.",
@@ -485,19 +497,26 @@ def _check_output_folder(out_dir: Path, overwrite: bool) -> None:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    write_private(path, text)  # private (0600), atomic: the run folder is private workspace
 
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+def _bundle_identity() -> dict[str, str]:
+    from core.bundle import bundle_info
+
+    info = bundle_info()
+    return {} if info is None else info.to_dict()
+
+
 def _git_commit() -> str:
+    from core.bundle import bundle_info
+
+    info = bundle_info()
+    if info is not None:  # frozen: no source tree to ask git; the commit the bundle was built from
+        return info.commit
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"],

@@ -27,13 +27,16 @@ def register(subparsers) -> None:
 
 
 def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    from core.pipeline import plan
+    from core.pipeline import load_spec_corpus, plan
 
     from core.privacy.planner import delta_rule
 
     out = out or sys.stdout
     spec = RunSpec.load(args.spec)
-    summary = plan(spec)
+    corpus = load_spec_corpus(spec)
+    summary = plan(spec, corpus)
+    for warning in corpus.report.warnings:
+        print(f"Load warning: {warning}", file=out)
     print(f"Method: {summary.method}", file=out)
     print(f"Target: epsilon = {summary.epsilon:g} at delta = {summary.delta:.3g}", file=out)
     print(f"Delta rule: {delta_rule(spec.privacy.delta, spec.privacy.max_units)}", file=out)
@@ -97,6 +100,9 @@ class TerminalReporter:
         return False
 
     def emit(self, event: ProgressEvent) -> None:
+        if event.kind == "warning":  # load and plan warnings: shown even with --quiet, before any charge
+            self._line(f"Warning: {event.message}", end=True)
+            return
         if self.quiet:
             return
         if event.kind == "charged":

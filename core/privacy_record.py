@@ -52,6 +52,7 @@ class PrivacyRecord:
     finished_at: str = ""
     privet_version: str = ""
     privet_commit: str = ""
+    privet_bundle: dict[str, str] = field(default_factory=dict)  # core.bundle.BundleInfo; {} from source
     end_to_end_dp: bool = True
     scope_notes: list[str] = field(default_factory=list)
     test_mode: bool = False
@@ -114,8 +115,9 @@ class PrivacyRecord:
 
     def save(self, run_dir: Path) -> Path:
         path = Path(run_dir) / RECORD_FILE
-        path.write_text(self.to_json() + "\n", encoding="utf-8")
-        return path
+        from core.private_files import write_private
+
+        return write_private(path, self.to_json() + "\n")
 
     @classmethod
     def load(cls, run_dir: Path) -> "PrivacyRecord":

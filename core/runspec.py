@@ -1,19 +1,182 @@
 """The run spec: everything a run needs, as a TOML file.
 
 ``privet run spec.toml`` and the desktop wizard run exactly the same spec.
+
+Every setting is validated when a spec is loaded (``from_dict``/``load``) and again before a plan
+or a run (``RunSpec.check()``), before anything is loaded or charged: each spec dataclass carries
+``RULES`` (a ``Rule`` per field: type and range, in plain words). A field without a rule is still
+type-checked against its default (a number stays a number, a flag a flag). To add a setting: add
+the field and, if it has a range, its rule beside it. The desktop wizard uses the same
+``RunSpec.problems()`` / ``RunSpec.warnings()``.
 """
 
 from __future__ import annotations
 
+import math
+import re
 import tomllib
 from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import tomli_w
 
 from core.errors import PrivetError
 from core.models.base import ModelChoice
+
+# Above this epsilon the run goes ahead with a loud warning; above the hard limit it is refused.
+WEAK_EPSILON = 20.0
+MAX_EPSILON = 100.0
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What one setting may hold, and what it means (for messages).
+
+    ``kind``: "whole" (an integer), "number" (int or float, finite), "text", "flag" (true/false),
+    "texts" (a list of text), "mapping" (text -> list of text). ``low``/``high`` bound numbers
+    (``open_low``/``open_high``: the bound itself is excluded); ``zero_default``: 0 also allowed,
+    meaning "the default"; ``choices``: allowed values of a text (or of each item of texts);
+    ``optional``: may be missing (None).
+    """
+
+    kind: str
+    meaning: str = ""
+    low: float | None = None
+    high: float | None = None
+    open_low: bool = False
+    open_high: bool = False
+    zero_default: bool = False
+    choices: tuple[str, ...] = ()
+    optional: bool = False
+
+    def range_words(self) -> str:
+        parts = []
+        if self.low is not None:
+            parts.append(f"{'>' if self.open_low else '≥'} {self.low:g}")
+        if self.high is not None:
+            parts.append(f"{'<' if self.open_high else '≤'} {self.high:g}")
+        words = " and ".join(parts)
+        if self.zero_default:
+            words += " (or 0 for the default)"
+        return words
+
+
+def whole(meaning: str, low: int | None = 1, high: int | None = None, zero_default: bool = False) -> Rule:
+    return Rule("whole", meaning, low=low, high=high, zero_default=zero_default)
+
+
+def number(meaning: str, low: float | None = None, high: float | None = None, open_low: bool = False,
+           open_high: bool = False, zero_default: bool = False) -> Rule:
+    return Rule("number", meaning, low=low, high=high, open_low=open_low, open_high=open_high,
+                zero_default=zero_default)
+
+
+def text(meaning: str = "", choices: tuple[str, ...] = ()) -> Rule:
+    return Rule("text", meaning, choices=choices)
+
+
+def flag(meaning: str = "") -> Rule:
+    return Rule("flag", meaning)
+
+
+def texts(meaning: str = "", choices: tuple[str, ...] = ()) -> Rule:
+    return Rule("texts", meaning, choices=choices)
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"true/false ({str(value).lower()})"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "a table"
+    return type(value).__name__
+
+
+def check_value(rule: Rule, value: Any) -> tuple[Any, str]:
+    """``(normalised value, "")`` when ``value`` obeys ``rule``, else ``(value, what is wrong)``."""
+    if value is None:
+        return (None, "") if rule.optional else (value, "is missing")
+    if rule.kind in ("whole", "number"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return value, f"must be a number, not {_type_name(value)} (write it without quotes)"
+        if rule.kind == "whole":
+            if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+                return value, f"must be a whole number (got {value!r})"
+            value = int(value)
+        else:
+            if not math.isfinite(value):
+                return value, f"must be a finite number (got {value!r})"
+            value = float(value)
+        if rule.zero_default and value == 0:
+            return value, ""
+        too_low = rule.low is not None and (value <= rule.low if rule.open_low else value < rule.low)
+        too_high = rule.high is not None and (value >= rule.high if rule.open_high else value > rule.high)
+        if too_low or too_high:
+            return value, f"= {value!r} is out of range: it must be {rule.range_words()}"
+        return value, ""
+    if rule.kind == "flag":
+        if not isinstance(value, bool):
+            return value, f"must be true or false, not {_type_name(value)}"
+        return value, ""
+    if rule.kind == "text":
+        if not isinstance(value, str):
+            return value, f"must be text in quotes, not {_type_name(value)}"
+        if rule.choices and value not in rule.choices:
+            return value, f"= {value!r} is not one of: {', '.join(rule.choices)}"
+        return value, ""
+    if rule.kind == "texts":
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            return value, f"must be a list of texts in quotes, not {_type_name(value)}"
+        bad = [v for v in value if rule.choices and v not in rule.choices]
+        if bad:
+            return value, f"holds {bad!r}; allowed: {', '.join(rule.choices)}"
+        return list(value), ""
+    if rule.kind == "mapping":
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, list) and all(isinstance(x, str) for x in v) for k, v in value.items()
+        ):
+            return value, 'must be a table of lists of texts, e.g. ID = ["MRN-[0-9]+"]'
+        for kind, patterns in value.items():
+            for pattern in patterns:
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    return value, f"has a pattern for {kind!r} that is not a valid regular expression ({exc.msg})"
+        return {k: list(v) for k, v in value.items()}, ""
+    raise ValueError(f"unknown rule kind {rule.kind!r}")
+
+
+def _inferred_rule(default: Any) -> Rule | None:
+    """The type rule of a field without an explicit one, from its default value."""
+    if isinstance(default, bool):
+        return flag()
+    if isinstance(default, int):
+        return Rule("whole")
+    if isinstance(default, float):
+        return Rule("number")
+    if isinstance(default, str):
+        return text()
+    if isinstance(default, list):
+        return texts()
+    return None
+
+
+def rules_of(cls: type) -> dict[str, Rule]:
+    """Every field's rule: explicit ``RULES`` first, else inferred from the default value."""
+    explicit = MODEL_RULES if cls is ModelChoice else getattr(cls, "RULES", {})
+    defaults = cls()
+    out = {}
+    for f in fields(cls):
+        rule = explicit.get(f.name) or _inferred_rule(getattr(defaults, f.name))
+        if rule is not None:
+            out[f.name] = rule
+    return out
 
 
 @dataclass
@@ -27,6 +190,11 @@ class DataSpec:
     # Empty = the file or folder name, which stays on this machine; a name given here is exported.
     dataset_name: str = ""
 
+    RULES: ClassVar[dict[str, Rule]] = {
+        "path": text("the corpus folder or table file"),
+        "max_unit_chars": whole("the longest privacy unit, in characters", low=1),
+    }
+
 
 @dataclass
 class PrivacySpec:
@@ -34,6 +202,12 @@ class PrivacySpec:
     delta: float = 0.0  # 0 = the public default: 1e-6, or 1/(10 N) when max_units states N
     max_units: int = 0  # a PUBLIC upper bound N on the number of units (0 = not stated); never the loaded count
     conversion: str = "tight"  # "tight" (Canonne-Kamath-Steinke) or "loose" (seed)
+
+    RULES: ClassVar[dict[str, Rule]] = {
+        "epsilon": number("the privacy budget ε", low=0, high=MAX_EPSILON, open_low=True),
+        "delta": number("δ", low=0, high=1, open_low=True, open_high=True, zero_default=True),
+        "conversion": text("the zCDP conversion", choices=("tight", "loose")),
+    }
 
 
 @dataclass
@@ -63,6 +237,33 @@ class DPSynRAGSpec:
     memory_budget_mb: int = 0  # 0 = automatic
     domain_lists: list[str] = field(default_factory=list)  # extra PUBLIC word lists for the vocabulary
 
+    RULES: ClassVar[dict[str, Rule]] = {
+        "K": whole("keywords per unit"),
+        "R": whole("the number of clusters"),
+        "L": whole("clusters per unit"),
+        "k": whole("retrieved units per cluster"),
+        "T": whole("tokens per synthetic document"),
+        "tau": number("the sampling temperature τ", low=0, open_low=True),
+        "hist_fraction": number("the histogram's share of the budget", low=0, high=1, open_low=True,
+                                open_high=True, zero_default=True),
+        "mu_fraction": number("the cluster means' share of the budget", low=0, high=1, open_low=True,
+                              open_high=True, zero_default=True),
+        "theta_fraction": number("the thresholds' share of the budget", low=0, high=1, open_low=True,
+                                 open_high=True, zero_default=True),
+        "min_cluster_size": whole("the smallest cluster reported as useful", low=0),
+        "max_prompt_tokens": whole("the longest prompt, in tokens", low=16),
+        "batch_rows": whole("rows per wave", low=0),
+        "memory_budget_mb": whole("the memory budget in MB", low=0),
+        "keywords": text("how keywords are found", choices=("vocabulary", "llm")),
+        "topic_words": text("how cluster words are chosen", choices=("specific", "frequent")),
+        "clip": text("the clip", choices=("dclip", "spec")),
+        "public_prompt": text("the public row", choices=("keyword", "empty", "none")),
+        "answer_start": text("the start of each answer", choices=("keyword", "none")),
+        "public_weight": number("the public base's weight λ", low=0, open_low=True),
+        "top_k_plus": whole("candidate tokens (0 = all)", low=0),
+        "self_filter_mode": text("the self-filter", choices=("similarity", "score", "answer")),
+    }
+
     @property
     def public_row(self) -> str:
         """How each group's public row is written: "none", "empty" or "keyword"."""
@@ -87,6 +288,17 @@ class RPSGSpec:
     pii_names: list[str] = field(default_factory=list)  # the custodian's own names to mask
     pii_places: list[str] = field(default_factory=list)
 
+    RULES: ClassVar[dict[str, Rule]] = {
+        "m": whole("candidate abstractions per seed"),
+        "similarity_threshold": number("the similarity threshold", low=0, high=1, open_low=True),
+        "nll_percentile": number("the NLL percentile", low=0, high=100),
+        "temperature": number("the generation temperature", low=0, open_low=True),
+        "max_new_tokens": whole("tokens per generation"),
+        "n_variants": whole("variants per seed"),
+        "batch_size": whole("the batch size"),
+        "pii_patterns": Rule("mapping", "extra PII patterns"),
+    }
+
 
 @dataclass
 class OutputSpec:
@@ -96,6 +308,10 @@ class OutputSpec:
     custodian: str = ""
     organisation: str = ""
     irb_protocol: str = ""
+
+    RULES: ClassVar[dict[str, Rule]] = {
+        "formats": texts("the export formats", choices=("jsonl", "csv")),
+    }
 
 
 @dataclass
@@ -111,6 +327,48 @@ class RunSpec:
     output: OutputSpec = field(default_factory=OutputSpec)
     test_mode_seed: int | None = None  # NON-PRIVATE test mode: fixed seed, export refused
 
+    RULES: ClassVar[dict[str, Rule]] = {
+        "method": text("the method"),
+        "task": text("the task description"),
+        "test_mode_seed": Rule("whole", "the test-mode seed", low=0, optional=True),
+    }
+
+    # ----------------------------------------------------------------- validation
+    def problems(self) -> list[str]:
+        """Every setting that is out of type or range, as ``[section] name ...`` lines (empty: valid)."""
+        found = _problems_of(self, "")
+        if not found:
+            found += _method_problems(self.method)
+        p = self.dp_synrag
+        if not found and p.public_prompt == "none" and (p.clip == "dclip" or p.top_k_plus):
+            found.append(
+                "[dp_synrag] clip = \"dclip\" and top_k_plus need a public row, but public_prompt = \"none\" "
+                "(use public_prompt = \"keyword\", or clip = \"spec\" with top_k_plus = 0)"
+            )
+        return found
+
+    def check(self) -> None:
+        """Raise ``PrivetError`` listing every invalid setting; nothing has been loaded or charged yet."""
+        found = self.problems()
+        if found:
+            raise PrivetError(
+                "The run spec has invalid settings, so nothing was loaded or charged:\n"
+                + "\n".join(f"  - {p}" for p in found),
+                "Correct these settings in the run spec (or on the wizard's pages) and start again.",
+            )
+
+    def warnings(self) -> list[str]:
+        """Settings that are valid but unwise, shown before anything is charged."""
+        eps = self.privacy.epsilon
+        out = []
+        if isinstance(eps, (int, float)) and eps > WEAK_EPSILON:
+            out.append(
+                f"ε = {eps:g} is far above common guidance (ε ≤ 10): at this ε the guarantee gives weak "
+                "protection (each person's or document's presence may change the output's probabilities by "
+                f"a factor up to e^{eps:g}). Use ε ≤ 10 unless the custodian has accepted this."
+            )
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         if d["test_mode_seed"] is None:
@@ -125,7 +383,9 @@ class RunSpec:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RunSpec":
-        return _build(cls, _upgrade(data), "")
+        spec = _build(cls, _upgrade(data), "")
+        spec.check()
+        return spec
 
     @classmethod
     def load(cls, path: str | Path) -> "RunSpec":
@@ -156,7 +416,7 @@ class RunSpec:
 def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
     """Read round-1 run specs: ``[dp_synrag] public_anchor = true|false`` meant the SPEC clip
     with (true) or without (false) a public row holding the empty-document prompt."""
-    section = data.get("dp_synrag")
+    section = data.get("dp_synrag") if isinstance(data, dict) else None
     if not isinstance(section, dict) or "public_anchor" not in section:
         return data
     section = dict(section)
@@ -166,7 +426,53 @@ def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "dp_synrag": section}
 
 
-def _build(cls: type, data: dict[str, Any], where: str) -> Any:
+MODEL_RULES: dict[str, Rule] = {
+    "source": text("the model source", choices=("default", "hf", "gguf", "tiny-random")),
+    "path": text("the model path"),
+    "backend": text("the model backend", choices=("auto", "transformers", "llamacpp")),
+    "device": text("the device"),
+}
+
+
+def _label(where: str, name: str) -> str:
+    return f"[{where}] {name}" if where else name
+
+
+def _problems_of(obj: Any, where: str) -> list[str]:
+    """Rule violations of one spec section (recursing into sub-sections)."""
+    found = []
+    rules = rules_of(type(obj))
+    for f in fields(obj):
+        value = getattr(obj, f.name)
+        if is_dataclass(value):
+            found += _problems_of(value, f.name)
+            continue
+        rule = rules.get(f.name)
+        if rule is None:
+            continue
+        _, problem = check_value(rule, value)
+        if problem:
+            meaning = f" ({rule.meaning})" if rule.meaning else ""
+            found.append(f"{_label(where, f.name)}{meaning} {problem}")
+    return found
+
+
+def _method_problems(method: str) -> list[str]:
+    from core.methods import registry
+
+    try:
+        registry.get(method)
+    except PrivetError as exc:
+        return [f"method: {exc.what} {exc.fix}"]
+    return []
+
+
+def _build(cls: type, data: Any, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise PrivetError(
+            f"[{where or 'top level'}] of the run spec must be a table of settings, not {_type_name(data)}.",
+            f"Write it as a [{where}] section with name = value lines.",
+        )
     known = {f.name: f for f in fields(cls)}
     unknown = set(data) - set(known)
     if unknown:
@@ -176,10 +482,15 @@ def _build(cls: type, data: dict[str, Any], where: str) -> Any:
         )
     kwargs = {}
     defaults = cls()
+    rules = rules_of(cls)
     for name, value in data.items():
         current = getattr(defaults, name)
-        if is_dataclass(current) and isinstance(value, dict):
+        if is_dataclass(current):
             kwargs[name] = _build(type(current), value, name)
-        else:
-            kwargs[name] = value
+            continue
+        rule = rules.get(name)
+        if rule is not None:
+            normalised, problem = check_value(rule, value)
+            value = value if problem else normalised  # RunSpec.check() reports every problem at once
+        kwargs[name] = value
     return cls(**kwargs)

@@ -6,6 +6,7 @@ import argparse
 import multiprocessing
 import sys
 
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from core.errors import PrivetError
@@ -31,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Privet")
+    app.setWindowIcon(QIcon(str(resources_dir() / "icons" / "privet.png")))
     window = MainWindow()
     window.show()
     spec = demo_spec_path() if args.demo else args.spec

@@ -298,10 +298,10 @@ class WizardController:
         return Path(export_mod.export_release(Path(run_dir), Path(out_dir), self.identity(), overwrite=overwrite))
 
 
-def verify_folder(folder: str | Path) -> VerifyOutcome:
-    """``core.certificate.verify_export`` as a plain outcome (ok, problems)."""
+def verify_folder(folder: str | Path, public_key: str | Path | None = None) -> VerifyOutcome:
+    """``core.certificate.verify_export`` as a plain outcome (ok, problems); origin needs ``public_key``."""
     cert = require_module("core.certificate", "Certificate verification")
-    result = cert.verify_export(Path(folder))
+    result = cert.verify_export(Path(folder), public_key=Path(public_key) if public_key else None)
     ok = bool(getattr(result, "ok", result))
     problems = [str(p) for p in getattr(result, "problems", [])]
     return VerifyOutcome(ok, problems)

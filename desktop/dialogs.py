@@ -13,7 +13,7 @@ from desktop.settings import DesktopSettings
 
 
 class VerifyDialog(QDialog):
-    """Pick an export folder and check its signed certificate and file hashes."""
+    """Pick an export folder and the custodian's public key; check the signature, origin and file hashes."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -23,6 +23,11 @@ class VerifyDialog(QDialog):
         self.folder.setToolTip("The folder that was exported and shared")
         browse = QPushButton("&Browse…")
         browse.clicked.connect(self._browse)
+        self.public_key = QLineEdit()
+        self.public_key.setPlaceholderText("The custodian's public key (.pem), obtained from them directly")
+        self.public_key.setToolTip("Only this key proves who signed: the key inside the folder can be replaced")
+        browse_key = QPushButton("Choose &key…")
+        browse_key.clicked.connect(self._browse_key)
         self.verify_button = QPushButton("&Verify")
         self.verify_button.setDefault(True)
         self.verify_button.clicked.connect(self.verify)
@@ -34,8 +39,13 @@ class VerifyDialog(QDialog):
         row.addWidget(self.verify_button)
         close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         close.rejected.connect(self.reject)
+        key_row = QHBoxLayout()
+        key_row.addWidget(QLabel("Custodian's public key:"))
+        key_row.addWidget(self.public_key, 1)
+        key_row.addWidget(browse_key)
         layout = QVBoxLayout(self)
         layout.addLayout(row)
+        layout.addLayout(key_row)
         layout.addWidget(self.result)
         layout.addWidget(close)
         self.resize(620, 200)
@@ -46,17 +56,26 @@ class VerifyDialog(QDialog):
             self.result.setText("Choose an export folder first.")
             return False
         try:
-            outcome = verify_folder(folder)
+            outcome = verify_folder(folder, self.public_key.text().strip() or None)
         except PrivetError as exc:
             self.result.setText(exc.user_message())
             return False
-        if outcome.ok:
-            self.result.setText("<span style='color:#2e7d32'><b>✔ Verified.</b></span> The certificate's signature "
-                                "is valid and every file matches its recorded hash.")
+        if outcome.ok and self.public_key.text().strip():
+            self.result.setText("<span style='color:#2e7d32'><b>✔ Verified.</b></span> Signed by the custodian's "
+                                "public key you chose, and every file matches its recorded hash.")
+        elif outcome.ok:
+            self.result.setText("<span style='color:#e65100'><b>Files intact, origin NOT proven.</b></span> The "
+                                "files match a certificate signed by the key inside the folder, which anyone can "
+                                "replace. Choose the custodian's public key to prove who signed.")
         else:
             self.result.setText("<span style='color:#b71c1c'><b>✘ Not verified.</b></span><br>"
                                 + "<br>".join(outcome.problems))
         return outcome.ok
+
+    def _browse_key(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Choose the custodian's public key", "", "PEM key (*.pem)")
+        if path:
+            self.public_key.setText(path)
 
     def _browse(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Choose an export folder")
@@ -87,6 +106,11 @@ class SettingsDialog(QDialog):
         self.models_folder.setToolTip("Where you keep local Hugging Face folders and GGUF files")
         browse = QPushButton("&Browse…")
         browse.clicked.connect(self._browse)
+        self.public_key = QLineEdit()
+        self.public_key.setPlaceholderText("The custodian's public key (.pem), obtained from them directly")
+        self.public_key.setToolTip("Only this key proves who signed: the key inside the folder can be replaced")
+        browse_key = QPushButton("Choose &key…")
+        browse_key.clicked.connect(self._browse_key)
         folder_row = QHBoxLayout()
         folder_row.addWidget(self.models_folder, 1)
         folder_row.addWidget(browse)
@@ -121,6 +145,11 @@ class SettingsDialog(QDialog):
         self.settings.save()
         self.settings.apply_to_environment()
         super().accept()
+
+    def _browse_key(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Choose the custodian's public key", "", "PEM key (*.pem)")
+        if path:
+            self.public_key.setText(path)
 
     def _browse(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Choose the models folder", self.models_folder.text())

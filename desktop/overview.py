@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.errors import PrivetError
 from core.paths import data_dir
 from desktop.controller import WizardController, optional_module
 
@@ -63,7 +64,10 @@ def ledger_overview() -> list[DatasetBudget]:
     ledger_mod = optional_module("core.ledger")
     if ledger_mod is None:
         return []
-    ledger = ledger_mod.Ledger()
+    try:
+        ledger = ledger_mod.Ledger()
+    except PrivetError:  # a wiped or damaged ledger: every run is refused with the full message
+        return []
     out = []
     for fp in ledger.datasets():
         rows = ledger.entries(fp)

@@ -82,7 +82,19 @@ def _unit_words(record: PrivacyRecord) -> str:
     return "document"
 
 
+def _factor_words(eps: float) -> str:
+    """e^epsilon written out; a power of ten when it is too large to print (never "inf")."""
+    if eps < 50:
+        return f"{math.exp(eps):.4g}"
+    return f"about 10^{eps / math.log(10):.0f}"
+
+
 def _strength_words(eps: float) -> str:
+    if eps > 20:  # core.runspec.WEAK_EPSILON
+        return (
+            "This epsilon is far above common guidance: the guarantee is so weak that it gives no meaningful "
+            "protection to any one unit. Do not rely on it."
+        )
     if eps <= 1:
         return "By common guidance this is a strong guarantee."
     if eps <= 5:
@@ -108,13 +120,17 @@ def plain_summary(record: PrivacyRecord) -> list[str]:
             "Judge the risk of this release by the empirical privacy audit (membership-inference test, "
             "replay of personal identifiers), not by epsilon.",
         ]
-    factor = math.exp(eps) if eps < 700 else float("inf")
+    reveals = (
+        f"So the corpus reveals little about any one {unit} beyond what could be learnt without it."
+        if eps <= 20 else
+        f"With an epsilon this large that bound is too loose to protect any one {unit}."
+    )
     return [
         f"This synthetic corpus was made with differential privacy, with each {unit} as the unit of privacy.",
         f"Whether or not any single {unit} was in the private data, the chance of producing this output (or any "
-        f"other) changes by at most a factor of e^epsilon = {factor:.4g} (epsilon = {eps:.3g}), except with a "
-        f"probability of at most delta = {delta:.3g}. So the corpus reveals little about any one {unit} beyond "
-        f"what could be learnt without it. Smaller epsilon means stronger protection. {_strength_words(eps)}",
+        f"other) changes by at most a factor of e^epsilon = {_factor_words(eps)} (epsilon = {eps:.3g}), except with a "
+        f"probability of at most delta = {delta:.3g}. {reveals} "
+        f"Smaller epsilon means stronger protection. {_strength_words(eps)}",
         "The guarantee covers everything derived from this release, including any number of questions answered "
         "from the synthetic corpus. It does not cover the limits listed under 'Scope and hazards'.",
     ]
@@ -237,6 +253,7 @@ def build_certificate(
             "run_date": record.started_at[:10],  # exact times stay in the private run folder
             "privet_version": record.privet_version,
             "privet_commit": record.privet_commit,
+            "privet_bundle": record.privet_bundle,
         },
         "summary": plain_summary(record),
         "guarantee": {

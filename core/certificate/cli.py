@@ -27,7 +27,11 @@ def register(subparsers) -> None:
 
     p = subparsers.add_parser("ledger", help="list the privacy budget spent per dataset; check or set caps")
     p.add_argument("dataset", nargs="?", default=None, help="dataset fingerprint (or a unique prefix of it)")
-    p.add_argument("--check", action="store_true", help="check the ledger's hash chain for tampering")
+    p.add_argument("--check", action="store_true",
+                   help="check the ledger's hash chain and its witness for tampering (wiped, cut back, edited)")
+    p.add_argument("--rewitness", action="store_true",
+                   help="record the current ledger head as its witness (only for a ledger written by a Privet "
+                        "version without a witness; refused if anything else is wrong)")
     p.add_argument("--set-cap", type=float, default=None, metavar="EPS", help="set the dataset's total epsilon cap")
     p.add_argument("--delta", type=float, default=None, help="delta of the cap (with --set-cap)")
     p.set_defaults(func=_ledger)
@@ -61,8 +65,17 @@ def _verify(args: argparse.Namespace) -> int:
 
         certificate = json.loads((Path(args.export_dir) / "certificate.json").read_text(encoding="utf-8"))
         head = certificate["certificate"].get("budget_history", {}).get("ledger_head", {})
-        with Ledger() as ledger:
-            report.problems.extend(ledger.check_head(head) + ledger.verify_chain())
+        from core.errors import LedgerError
+
+        try:
+            with Ledger() as ledger:
+                report.problems.extend(ledger.check_head(head) + ledger.verify_chain())
+        except LedgerError as exc:  # missing, wiped or junk: it cannot hold the row the certificate saw
+            report.problems.append(
+                f"this installation's ledger cannot hold the row {head.get('seq')} the certificate saw: "
+                "it was cut back or replaced"
+            )
+            report.problems.extend(line.strip("- ").strip() for line in exc.what.splitlines()[1:])
     print(report.summary())
     return 0 if report.ok else 1
 
@@ -102,15 +115,29 @@ def _print_dataset(ledger, fp: str) -> None:
 
 
 def _ledger(args: argparse.Namespace) -> int:
-    from core.ledger import Ledger
+    from core.errors import LedgerError
+    from core.ledger import Ledger, check_before_run
 
-    ledger = Ledger()
     if args.check:
-        problems = ledger.verify_chain()
-        if problems:
-            print("The ledger has been tampered with:\n" + "\n".join(f"  - {p}" for p in problems))
+        try:
+            check_before_run()  # creates nothing: a missing ledger stays missing
+        except LedgerError as exc:
+            print("The ledger has been tampered with or damaged.\n" + exc.user_message())
             return 1
-        print(f"Ledger intact: {len(ledger.entries())} entries, hash chain and append-only triggers in place.")
+        from core.paths import data_dir
+
+        if not (data_dir() / "ledger.db").exists():
+            print("Ledger intact: no entries yet (nothing has been charged on this installation).")
+            return 0
+        with Ledger() as ledger:
+            n = len(ledger.entries())
+        print(f"Ledger intact: {n} entries; hash chain, append-only triggers and witness in place.")
+        return 0
+    ledger = Ledger()
+    if args.rewitness:
+        head = ledger.rewitness()
+        print(f"Witness recorded: {head.rows} entries, newest entry {head.head_seq}. From now on, a ledger "
+              "with fewer entries is refused as tampered.")
         return 0
     if args.set_cap is not None:
         if not args.dataset or args.delta is None:

@@ -108,6 +108,10 @@ def _identity(cert: dict[str, Any]) -> str:
         ("Device", _e(i["device"] or "—")),
         ("Privet", f"{_e(i['privet_version'])} (commit {_e(i['privet_commit'] or 'unknown')})"),
     ]
+    bundle = i.get("privet_bundle") or {}
+    if bundle:
+        pairs.append(("Privet bundle", f"{_e(bundle.get('platform', ''))}, built {_e(bundle.get('built_at', ''))}, "
+                      f"content SHA-256 <span class='hash'>{_e(bundle.get('content_sha256', ''))}</span>"))
     models = [
         [_e(m.get("name", "")), _e(m.get("backend", "")), _bytes(m.get("size")),
          f"<span class='hash'>{_e(m.get('sha256', ''))}</span>"]

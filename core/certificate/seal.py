@@ -67,6 +67,14 @@ def write_document(document: dict[str, Any], path: Path) -> None:
     path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+ORIGIN_NOT_PROVEN = (
+    "Origin NOT proven: no public key was given, so this only shows that the files match a certificate "
+    "signed by the key shipped inside the folder, and anyone can re-sign an edited release with their own "
+    "key. To prove the release comes from the data custodian, verify it with the custodian's public key, "
+    "obtained from them directly: privet verify FOLDER --public-key CUSTODIAN_public_key.pem"
+)
+
+
 @dataclass
 class VerificationReport:
     """Outcome of ``verify_export``: ``problems`` names each failure; empty means verified."""
@@ -76,6 +84,7 @@ class VerificationReport:
     fingerprint: str = ""
     key_source: str = ""
     files_checked: int = 0
+    origin_checked: bool = False  # True only when checked against a public key given by the verifier
 
     @property
     def ok(self) -> bool:
@@ -83,10 +92,13 @@ class VerificationReport:
 
     def summary(self) -> str:
         if self.ok:
-            return (
+            text = (
                 f"Verified: {self.folder} — signature valid ({self.key_source}, key {self.fingerprint}); "
                 f"{self.files_checked} files match their SHA-256; nothing unlisted."
             )
+            if self.origin_checked:
+                return text + "\nOrigin proven: signed by the public key you gave."
+            return text + "\n" + ORIGIN_NOT_PROVEN
         return f"NOT verified: {self.folder}\n" + "\n".join(f"  - {p}" for p in self.problems)
 
 
@@ -120,6 +132,7 @@ def _check_signature(document: dict[str, Any], public_key_file: Path | None, rep
             raise PrivetError(f"The public key file {public_key_file} does not exist.", "Give the path of a PEM file.")
         key = load_public_key_pem(Path(public_key_file).read_bytes())
         report.key_source = f"public key from {public_key_file}"
+        report.origin_checked = True
         if public_key_fingerprint(key) != signature.get("public_key_fingerprint"):
             report.problems.append(
                 f"the certificate was signed by key {signature.get('public_key_fingerprint')}, "

@@ -35,11 +35,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=f"bound every unit to N characters (default {DEFAULT_MAX_UNIT_CHARS})",
     )
     parser.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
+    parser.add_argument(
+        "--columns",
+        action="store_true",
+        help="only list the column names of a table file's header row (in a file without a header row, "
+        "that first row is a private record: do not share the output)",
+    )
     parser.set_defaults(func=run_inspect)
 
 
 def run_inspect(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
+    if getattr(args, "columns", False):
+        from core.corpus.loader import list_columns
+
+        names = list_columns(args.path)
+        out.write("Header row (first line of the file; if the file has no header row this is a private "
+                  "record, do not share it):\n" + "".join(f"  {i}. {name}\n" for i, name in enumerate(names, 1)))
+        return 0
     corpus = load_corpus(
         args.path,
         text_column=args.text_column,

@@ -36,9 +36,25 @@ def decode_bytes(data: bytes) -> Decoded:
         if decoded.ok and "\x00" in decoded.text:
             return Decoded(problem="binary", detail="contains NUL characters")
         return decoded
+    if _looks_like_bomless_utf16(data):
+        return Decoded(
+            problem="undecodable", detail="it looks like UTF-16 saved without the byte-order mark Privet needs to read it"
+        )
     if b"\x00" in data:
         return Decoded(problem="binary", detail="contains NUL bytes")
     return _strict(data, "utf-8")
+
+
+def _looks_like_bomless_utf16(data: bytes) -> bool:
+    """Mostly-ASCII UTF-16 (LE or BE) without a BOM: NUL in (nearly) every other byte, none between."""
+    sample = data[:4096]
+    if len(sample) < 4:
+        return False
+    even, odd = sample[0::2], sample[1::2]
+    for zeros, chars in ((odd, even), (even, odd)):
+        if zeros.count(0) >= 0.9 * len(zeros) and chars.count(0) <= 0.05 * len(chars):
+            return True
+    return False
 
 
 def _strict(data: bytes, encoding: str) -> Decoded:

@@ -29,6 +29,8 @@ from core.errors import CorpusError
 DOCUMENT_SUFFIXES = (".txt", ".md")
 DEFAULT_MAX_UNIT_CHARS = 4000
 DEFAULT_MAX_FILE_BYTES = 200_000_000
+# Column names are not echoed in messages: in a file without a header row they are a private record.
+COLUMNS_NOT_SHOWN = "(Column names are not repeated here: in a file without a header row they would be private text.)"
 UNIT_SEPARATOR = "\n\n"
 
 
@@ -113,6 +115,12 @@ def _existing(path: str | Path) -> Path:
         raise CorpusError("No corpus path was given.", "Choose a folder of .txt/.md files or a table file.")
     source = Path(path).expanduser()
     if not source.exists():
+        if source.is_symlink():
+            raise CorpusError(
+                f"{source} is a link that leads nowhere: its target is missing, or the link points back to "
+                "itself (a loop).",
+                "Point at the real folder or file instead of the link.",
+            )
         raise CorpusError(f"{source} does not exist.", "Check the path (and that the drive is connected).")
     if not (source.is_dir() or source.is_file()):
         raise CorpusError(f"{source} is neither a folder nor a regular file.", "Choose a folder or a file.")
@@ -234,9 +242,11 @@ def _choose_columns(table: Table, source: Path, text: str, id_: str, person: str
             continue
         if name not in table.columns:
             raise CorpusError(
-                f"The {role} column '{name}' is not in {source.name}. "
-                f"Available columns: {', '.join(table.columns) or '(none)'}.",
-                f"Choose one of the available columns as the {role} column.",
+                f"The {role} column '{name}' is not in {source.name}, which has {_count_columns(table)}. "
+                f"{COLUMNS_NOT_SHOWN}",
+                f"Give the exact name of a column as its header row writes it as the {role} column "
+                f"(`privet inspect {source.name} --columns` shows the header row; so do the wizard's column "
+                "pickers), or add a header row if the file has none.",
             )
         if name in table.duplicate_columns:
             raise CorpusError(
@@ -259,9 +269,16 @@ def _default_text_column(table: Table, source: Path) -> str:
     if len(table.columns) == 1:
         return table.columns[0]
     raise CorpusError(
-        f"Which column of {source.name} holds the text? Available columns: {', '.join(table.columns)}.",
-        "Choose the text column (--text-column on the command line).",
+        f"Which column of {source.name} holds the text? It has {_count_columns(table)} and none is named "
+        f"'text'. {COLUMNS_NOT_SHOWN}",
+        f"Choose the text column by its header name (--text-column NAME on the command line; "
+        f"`privet inspect {source.name} --columns` shows the header row), or use the wizard's column picker.",
     )
+
+
+def _count_columns(table: Table) -> str:
+    n = len(table.columns)
+    return f"{n} column{'s' if n != 1 else ''}"
 
 
 # --- rows to documents ------------------------------------------------------------------------

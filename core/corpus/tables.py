@@ -60,10 +60,11 @@ def _parse_delimited(text: str, path: Path, delimiter: str) -> Table:
     try:
         for number, record in enumerate(reader, start=1):
             records.append((number, record))
-    except csv.Error as exc:
+    except csv.Error:
+        # The csv module's own message is not repeated: messages name rows, never contents.
         raise CorpusError(
             f"{path.name} is not a well-formed {path.suffix.lstrip('.').upper()} file "
-            f"(row {len(records) + 1}: {exc}).",
+            f"(row {len(records) + 1}: unbalanced quotes, a NUL character or a broken line).",
             "Check that quotes are balanced and every row uses the same delimiter, then try again.",
         ) from None
     records = [(n, r) for n, r in records if any(cell.strip() for cell in r)]

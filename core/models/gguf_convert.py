@@ -58,7 +58,7 @@ def _convert_model(gguf: Path, sha256: str, out: Path) -> None:
             quantised = AutoModelForCausalLM.from_pretrained(
                 str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32, local_files_only=True
             )
-        except (OSError, ValueError, KeyError, RuntimeError) as exc:
+        except (OSError, ValueError, KeyError, RuntimeError, OverflowError) as exc:
             raise ModelError(
                 f"transformers could not read the GGUF file {gguf}: {exc}",
                 'Use the llama.cpp backend for this file (backend = "llamacpp").',

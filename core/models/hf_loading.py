@@ -47,7 +47,7 @@ def load_tokenizer(folder: Path, gguf_file: str | None = None):
         try:
             kwargs = {"gguf_file": gguf_file} if gguf_file else {}
             return AutoTokenizer.from_pretrained(str(folder), local_files_only=True, **kwargs)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, OverflowError) as exc:
             raise ModelError(
                 f"Could not load the tokenizer from {folder / gguf_file if gguf_file else folder}: {exc}",
                 "Check that the folder is a complete Hugging Face model (tokenizer files included).",

@@ -94,6 +94,8 @@ def load_language_model(choice: ModelChoice) -> LanguageModel:
     _check_choice(choice)
     backend = _llm_backend(choice)
     location = _llm_location(choice)
+    if choice.source == "gguf" and location is not None:
+        sources.check_gguf(location)  # junk, truncated or damaged: say so before a backend chokes on it
     name = _model_name(choice, location)
     if backend == "llamacpp":
         from core.models.gguf_convert import gguf_tokenizer_folder

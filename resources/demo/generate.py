@@ -30,8 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
+from core.paths import resources_dir
+
 DEMO_SEED = 20251007
-HERE = Path(__file__).resolve().parent
+HERE = resources_dir() / "demo"  # the shipped demo corpora (core.paths locates resources)
 
 # ----------------------------------------------------------------------------- clinic vocabulary
 

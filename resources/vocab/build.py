@@ -20,13 +20,15 @@ import argparse
 import re
 from pathlib import Path
 
+from core.paths import resources_dir
+
 N_WORDS = 30_000
 MIN_LENGTH = 3
 # Enough candidates that N_WORDS survive the filters (about 6% of wordfreq's top list is dropped).
 _CANDIDATES = 60_000
 _ALPHA = re.compile(r"[a-z]+")
 
-HERE = Path(__file__).resolve().parent
+HERE = resources_dir() / "vocab"  # the shipped word lists (core.paths locates resources)
 
 
 def stop_words() -> list[str]:

@@ -1,0 +1,186 @@
+"""The ledger witness: the ledger's head kept outside ``ledger.db``, so a wiped ledger is noticed.
+
+The hash chain in ``ledger.db`` shows edits, but not a ledger that was emptied, deleted, replaced
+by a fresh one, or cut back at the end (rows deleted and SQLite's counter reset). The witness is a
+second file beside the ledger (``ledger.witness``, mode 0600) holding the number of rows, the
+newest row's sequence number and its chain hash, authenticated with an HMAC-SHA256 under the
+installation secret (``core.installation``). It is rewritten after every append, and only ever
+forwards: a witness never moves back to a shorter ledger.
+
+``witness_problems`` compares a ledger with its witness. A ledger shorter than its witness, a
+ledger that no longer holds the witnessed head row, a missing ledger whose witness says it had
+rows, a witness that does not authenticate, or a ledger with rows but no witness are all reported
+as tampering. A ledger *longer* than its witness is normal (a process stopped between writing a
+row and its witness); the chain check vouches for the extra rows.
+
+Limit (said plainly in docs/reliability.md): deleting BOTH the ledger and its witness looks
+exactly like a fresh installation. Keep backups of the data folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Iterator
+
+from core.errors import LedgerError
+from core.private_files import touch_private, write_private
+
+WITNESS_SUFFIX = ".witness"
+VERSION = 1
+_LABEL = b"privet-ledger-witness-v1\x00"
+
+TAMPER_FIX = (
+    "Do not run anything until this is resolved: restore the data folder (ledger.db and ledger.witness "
+    "together) from your backup, or contact your Privet administrator. Only if this installation was "
+    "upgraded from a Privet version without a witness and the witness is the only problem: record the "
+    "current ledger head with `privet ledger --rewitness`."
+)
+
+
+@dataclass(frozen=True)
+class Witness:
+    """What the witness vouches for: the ledger had at least ``rows`` rows, the newest being
+    ``head_seq`` with chain hash ``head_hash``."""
+
+    rows: int
+    head_seq: int
+    head_hash: str
+    updated_at: str = ""
+
+
+def witness_path(ledger_path: Path) -> Path:
+    return Path(ledger_path).with_suffix(WITNESS_SUFFIX)
+
+
+def _mac(payload: dict) -> str:
+    from core.installation import installation_secret
+
+    body = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    return hmac.new(installation_secret(), _LABEL + body, hashlib.sha256).hexdigest()
+
+
+def read_witness(ledger_path: Path) -> tuple[Witness | None, str]:
+    """The witness of ``ledger_path`` and "" when it authenticates; ``(None, problem)`` when damaged;
+    ``(None, "")`` when there is no witness file."""
+    path = witness_path(ledger_path)
+    if not path.exists():
+        return None, ""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        payload = {k: data[k] for k in ("version", "rows", "head_seq", "head_hash", "updated_at")}
+        mac = data["mac"]
+        witness = Witness(int(payload["rows"]), int(payload["head_seq"]), str(payload["head_hash"]),
+                          str(payload["updated_at"]))
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return None, f"the ledger's witness file {path.name} is damaged (it cannot be read)"
+    if not isinstance(mac, str) or not hmac.compare_digest(mac, _mac(payload)):
+        return None, (
+            f"the ledger's witness file {path.name} does not authenticate under this installation's key "
+            "(it was edited, or copied from another installation, or the installation key was replaced)"
+        )
+    return witness, ""
+
+
+@contextlib.contextmanager
+def _locked(ledger_path: Path) -> Iterator[None]:
+    """Serialise witness updates between processes (POSIX advisory lock; none elsewhere)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: SQLite still serialises the appends themselves
+        yield
+        return
+    lock = touch_private(witness_path(ledger_path).with_suffix(".witness-lock"))
+    with open(lock, "rb") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def record_head(ledger_path: Path, read_head: Callable[[], Witness],
+                row_hash_at: Callable[[int], str | None]) -> None:
+    """Write the ledger's current head as its witness (after an append has committed).
+
+    ``read_head`` reads the head from the database *inside* the lock, so concurrent appenders
+    write witnesses in order. The witness only moves forward: it is not replaced when it is damaged,
+    vouches for more rows, or names a head row the ledger no longer holds (evidence kept for the check).
+    """
+    with _locked(ledger_path):
+        head = read_head()
+        old, problem = read_witness(ledger_path)
+        if problem:
+            return
+        if old is not None and (old.rows > head.rows or (
+                old.head_seq > 0 and row_hash_at(old.head_seq) != old.head_hash)):
+            return
+        payload = {
+            "version": VERSION,
+            "rows": head.rows,
+            "head_seq": head.head_seq,
+            "head_hash": head.head_hash,
+            "updated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
+        write_private(witness_path(ledger_path), json.dumps({**payload, "mac": _mac(payload)}, indent=2) + "\n")
+
+
+def witness_problems(ledger_path: Path, rows: int, row_hash_at: Callable[[int], str | None]) -> list[str]:
+    """Tampering a ledger of ``rows`` rows shows against its witness (empty list: consistent)."""
+    witness, problem = read_witness(ledger_path)
+    if problem:
+        return [problem]
+    if witness is None:
+        if rows > 0:
+            return [
+                f"the ledger has {rows} entries but its witness file {witness_path(ledger_path).name} is missing "
+                "(it was deleted, or this ledger was written by a Privet version without a witness)"
+            ]
+        return []
+    problems = []
+    if rows < witness.rows:
+        problems.append(
+            f"the ledger holds {rows} entries but its witness recorded {witness.rows} "
+            f"(last updated {witness.updated_at or 'unknown'}): entries were removed, or the ledger was "
+            "emptied, deleted or replaced"
+        )
+    if witness.head_seq > 0 and rows >= witness.rows:
+        actual = row_hash_at(witness.head_seq)
+        if actual != witness.head_hash:
+            problems.append(
+                f"ledger entry {witness.head_seq}, which the witness recorded as the newest, "
+                + ("is gone" if actual is None else "differs from the witnessed one")
+                + ": the ledger was rewritten or replaced"
+            )
+    return problems
+
+
+def missing_ledger_problems(ledger_path: Path) -> list[str]:
+    """For a ledger file that does not exist (or is empty): tampering if its witness says it had rows."""
+    witness, problem = read_witness(ledger_path)
+    if problem:
+        return [problem]
+    if witness is not None and witness.rows > 0:
+        return [
+            f"the ledger {Path(ledger_path).name} is missing or empty, but its witness recorded "
+            f"{witness.rows} entries (last updated {witness.updated_at or 'unknown'}): it was deleted or wiped"
+        ]
+    return []
+
+
+def refusal(problems: list[str]) -> LedgerError:
+    """The one refusal every check raises: what was found, and what to do."""
+    listed = "\n".join(f"  - {p}" for p in problems)
+    return LedgerError(
+        "The privacy-budget ledger failed its integrity check, so nothing can be charged or run:\n" + listed,
+        TAMPER_FIX,
+    )
+
+
+def witness_dict(witness: Witness) -> dict:
+    return asdict(witness)

@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# Smoke check of the self-contained bundle on this machine, as a workstation without Python would run it.
+#
+#   installer/smoke_check.sh ARCHIVE [WORK_DIR]
+#
+# ARCHIVE is privet-<version>-linux-x86_64.tar.zst (or .tar.gz) from `make bundle`. The check:
+#  1. verifies the archive's SHA-256 file (when present) and unpacks it into a clean folder;
+#  2. verifies every file against the bundle's manifest (INSTALL.txt step 3);
+#  3. runs the bundle with an empty environment, no Python on PATH, a fresh HOME and no network
+#     (env -i, a PATH that holds /usr/bin and /bin minus python*, unshare -n):
+#     privet --version, privet models, privet run on a tiny spec (demo clinic notes, small R/T/K),
+#     privet verify on the certificate it exported;
+#  4. starts the GUI under Xvfb (still no network), times it to the main window and saves a
+#     screenshot: once with the bundle's files evicted from the page cache ("cold") and once more
+#     right after ("warm").
+# Needs for the check only (not at run time): Xvfb, xdotool, ImageMagick (import), util-linux (unshare;
+# as a normal user it uses `unshare -rn`), python3 for the page-cache eviction (skipped without it).
+# Exit status 0 = every step passed. The transcript goes to stdout; WORK_DIR keeps the files.
+set -uo pipefail
+archive=$(readlink -f "${1:?usage: smoke_check.sh ARCHIVE [WORK_DIR]}")
+work=${2:-$(mktemp -d /tmp/privet-smoke.XXXXXX)}
+mkdir -p "$work" && work=$(cd "$work" && pwd)
+failures=0
+say() { printf '%s\n' "$*"; }
+step() { say ""; say "== $*"; }
+check() {  # check NAME CMD...: run, show the output, count a failure
+  local name=$1; shift
+  local t0=$(date +%s.%N)
+  "$@"; local rc=$?
+  local t1=$(date +%s.%N)
+  say "-- $name: exit $rc, $(printf '%.1f' "$(echo "$t1 - $t0" | bc)") s"
+  [ $rc -eq 0 ] || failures=$((failures + 1))
+  return $rc
+}
+
+say "Privet bundle smoke check, $(date -u +%Y-%m-%dT%H:%M:%SZ), on $(uname -srm), $(nproc) CPU cores"
+say "archive: $archive ($(du -h "$archive" | cut -f1))"
+say "work folder: $work"
+
+step "1. archive checksum and unpack into a clean folder"
+if [ -f "$archive.sha256" ]; then
+  cd "$(dirname "$archive")" && check "sha256sum -c" sha256sum -c "$(basename "$archive").sha256"
+  cd "$work"
+fi
+rm -rf "$work/unpacked" && mkdir -p "$work/unpacked"
+check "unpack" tar -xf "$archive" -C "$work/unpacked"
+bundle=$(find "$work/unpacked" -mindepth 1 -maxdepth 1 -type d | head -1)
+say "bundle folder: $bundle ($(du -sh "$bundle" | cut -f1), $(find "$bundle" -type f | wc -l) files)"
+
+step "2. every file against the bundle's manifest"
+cd "$bundle/_internal" && check "sha256sum -c bundle-files.sha256" sha256sum -c --quiet bundle-files.sha256
+cd "$work"
+say "content SHA-256 (sha256 of the manifest): $(sha256sum "$bundle/_internal/bundle-files.sha256" | cut -d' ' -f1)"
+
+step "3. command line: empty environment, no Python on PATH, no network"
+# A PATH with everything of /usr/bin and /bin except python*, so nothing can fall back on a system Python.
+sysbin="$work/sysbin"; rm -rf "$sysbin"; mkdir -p "$sysbin"
+for f in /usr/bin/* /bin/*; do
+  case $(basename "$f") in python*|pydoc*|pip*) continue ;; esac
+  [ -e "$sysbin/$(basename "$f")" ] || ln -s "$f" "$sysbin/$(basename "$f")"
+done
+home="$work/home"; rm -rf "$home"; mkdir -p "$home"
+netns=(unshare -n); [ "$(id -u)" -eq 0 ] || netns=(unshare -rn)
+sandbox() { env -i PATH="$sysbin" HOME="$home" LANG=C.UTF-8 "$@"; }
+say "python on the sandbox PATH: $(sandbox sh -c 'command -v python3 python || echo none')"
+say "network in the sandbox: $(sandbox "${netns[@]}" sh -c 'cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d " " | tr "\n" " "') (loopback only, down)"
+cd "$bundle"
+check "privet --version" sandbox "${netns[@]}" ./privet --version
+check "privet models" sandbox "${netns[@]}" ./privet models
+
+# A tiny run: 60 of the demo clinic notes (public, invented), DP-SynRAG with small R, T, K, k, llama.cpp.
+demo="$bundle/_internal/resources/demo"
+head -n 61 "$demo/clinic/notes.csv" > "$work/tiny_notes.csv"
+cat > "$work/tiny_run.toml" <<TOML
+# Smoke check: DP-SynRAG on 60 demo notes with a tiny setting (seconds, not a useful corpus).
+method = "dp_synrag"
+task = "Answer patients' questions about which disease matches their symptoms."
+
+[data]
+path = "tiny_notes.csv"
+text_column = "note"
+id_column = "id"
+person_column = "patient"
+
+[privacy]
+epsilon = 10.0
+
+[llm]
+source = "default"
+backend = "llamacpp"
+device = "cpu"
+
+[embedder]
+source = "default"
+
+[dp_synrag]
+K = 4
+R = 3
+L = 2
+k = 5
+T = 6
+min_cluster_size = 2
+public_anchor = true
+self_filter = false
+max_prompt_tokens = 128
+domain_lists = ["$demo/../vocab/medical_demo_domain.txt"]
+
+[output]
+custodian = "Smoke check"
+organisation = "Privet bundle smoke check (public demo data)"
+irb_protocol = "SMOKE-0001"
+TOML
+check "privet run (tiny spec)" sandbox "${netns[@]}" ./privet run "$work/tiny_run.toml" --output "$work/release" --quiet
+say "release: $(ls "$work/release" 2>/dev/null | tr '\n' ' ')"
+cert="$work/release/certificate.json"
+if [ -f "$cert" ]; then
+  check "privet verify" sandbox "${netns[@]}" ./privet verify "$work/release"
+  say "certificate software section:"
+  grep -A 7 '"privet_bundle"' "$cert" | head -8
+  grep -q "$(sha256sum "$bundle/_internal/bundle-files.sha256" | cut -d' ' -f1)" "$cert" \
+    && say "-- certificate records this bundle's content SHA-256: yes" \
+    || { say "-- certificate records this bundle's content SHA-256: NO"; failures=$((failures + 1)); }
+else
+  say "-- no certificate found in $work/release"; failures=$((failures + 1))
+fi
+
+step "4. desktop application under Xvfb (no network), time to the main window"
+# Start-up time = from launching ./privet gui to the main window ("Privet — private synthetic text")
+# being mapped on the X server (xdotool search --onlyvisible, polled every 50 ms).
+# cold: the bundle's files evicted from the page cache first (posix_fadvise DONTNEED on every file);
+# warm: the next start, files cached.
+display=:97
+Xvfb $display -screen 0 1280x800x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
+xvfb=$!
+sleep 1
+evict() {
+  command -v python3 >/dev/null || { say "(python3 missing on the checking machine: cannot evict, 'cold' is not cold)"; return; }
+  sync
+  python3 - "$bundle" <<'PY'
+import os, sys
+for root, _, files in os.walk(sys.argv[1]):
+    for name in files:
+        try:
+            fd = os.open(os.path.join(root, name), os.O_RDONLY)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            os.close(fd)
+        except OSError:
+            pass
+PY
+}
+gui_start() {  # gui_start LABEL
+  local label=$1 t0 t1 pid found=0
+  t0=$(date +%s.%N)
+  sandbox DISPLAY=$display "${netns[@]}" ./privet gui >"$work/gui-$label.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 1200); do  # up to 60 s
+    if DISPLAY=$display xdotool search --onlyvisible --name "Privet" >/dev/null 2>&1; then found=1; break; fi
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.05
+  done
+  t1=$(date +%s.%N)
+  if [ $found = 1 ]; then
+    say "-- GUI $label start: main window shown after $(printf '%.2f' "$(echo "$t1 - $t0" | bc)") s"
+    sleep 2
+    DISPLAY=$display import -window root "$work/gui-$label.png" && say "   screenshot: $work/gui-$label.png"
+  else
+    say "-- GUI $label start: NO main window within 60 s (log: $work/gui-$label.log)"; failures=$((failures + 1))
+    tail -5 "$work/gui-$label.log"
+  fi
+  kill $pid 2>/dev/null; wait $pid 2>/dev/null
+}
+evict
+gui_start cold
+gui_start warm
+kill $xvfb 2>/dev/null; wait $xvfb 2>/dev/null
+
+say ""
+if [ $failures -eq 0 ]; then say "SMOKE CHECK PASSED"; else say "SMOKE CHECK FAILED: $failures step(s)"; fi
+exit $((failures > 0))

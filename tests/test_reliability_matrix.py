@@ -1,0 +1,421 @@
+"""Every bad input we know of, run through the real command line: refused with a message, never a
+traceback, and leaving no release, no charge and no run folder behind.
+
+The table in docs/reliability.md is generated from this file:
+
+    PRIVET_UPDATE_DOCS=1 python -m pytest -q tests/test_reliability_matrix.py
+
+Without ``PRIVET_UPDATE_DOCS`` the test checks that the document lists every case with the exit code
+measured now (messages may be reworded without regenerating it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import hashlib
+import io
+import os
+import re
+import sqlite3
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from core.cli import INTERNAL_ERROR
+from core.cli import main as privet
+
+CANARY = "Zqxvortimer Blandquist-7731"
+DOC = Path(__file__).resolve().parent.parent / "docs" / "reliability.md"
+BEGIN, END = "<!-- BEGIN GENERATED TABLE -->", "<!-- END GENERATED TABLE -->"
+
+
+# --- the fixture every case starts from ------------------------------------------------------------
+
+
+@dataclass
+class Site:
+    """A fresh data folder, a small private CSV, a valid spec and an output folder, per case."""
+
+    root: Path
+    home: Path
+    corpus: Path
+    out: Path
+
+    def spec(self, extra: str = "", **sections: dict) -> Path:
+        """A valid tiny-model run spec, with TOML lines replaced or added per section."""
+        base = {
+            "": {"method": '"dp_synrag"'},
+            "data": {"path": _q(self.corpus), "text_column": '"note"', "id_column": '"id"'},
+            "privacy": {"epsilon": "4.0", "delta": "0.0"},
+            "llm": {"source": '"tiny-random"'},
+            "embedder": {"source": '"tiny-random"'},
+            "dp_synrag": {"K": "4", "R": "5", "L": "2", "k": "5", "T": "6", "self_filter": "false",
+                          "max_prompt_tokens": "64"},
+            "output": {"folder": _q(self.out)},
+        }
+        for section, values in sections.items():
+            if values is None:  # leave the section out
+                base.pop(section, None)
+            else:
+                base.setdefault(section, {}).update(values)
+        lines = [f"{k} = {v}" for k, v in base.pop("").items()] + [extra]
+        for section, values in base.items():
+            lines.append(f"[{section}]")
+            lines += [f"{k} = {v}" for k, v in values.items() if v is not None]
+        path = self.root / "spec.toml"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return path
+
+    def run(self, extra: str = "", **sections: dict) -> list[str]:
+        return ["run", str(self.spec(extra, **sections)), "--quiet"]
+
+    def data_file(self, name: str, payload: bytes) -> Path:
+        path = self.root / name
+        path.write_bytes(payload)
+        return path
+
+    def run_on(self, data: Path, **data_settings: str) -> list[str]:
+        return self.run(data={"path": _q(data), **data_settings})
+
+
+def _q(value: object) -> str:
+    return '"' + str(value).replace("\\", "\\\\") + '"'
+
+
+def _write_corpus(path: Path, n: int = 40) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["id", "patient", "note"])
+        for i in range(n):
+            name = CANARY if i == 7 else f"Patient {i}"
+            writer.writerow([f"n{i}", name, f"{name} came in with fever and was treated with rest."])
+
+
+def _ledger_with_rows(site: Site, n: int = 4) -> Path:
+    from core.ledger import Ledger
+
+    with Ledger() as ledger:
+        for i in range(n):
+            ledger.charge("a1" * 32, f"run{i}", "histogram", 0.1, 1e-3, "earlier run")
+    return site.home / "ledger.db"
+
+
+def _raw_sql(path: Path, *statements: str) -> None:
+    """Edit the ledger as an attacker with file access would: drop the triggers, edit, recreate them."""
+    conn = sqlite3.connect(path)
+    triggers = [r[0] for r in conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger'")]
+    conn.execute("DROP TRIGGER charges_no_update")
+    conn.execute("DROP TRIGGER charges_no_delete")
+    for statement in statements:
+        conn.execute(statement)
+    for sql in triggers:
+        conn.execute(sql)
+    conn.commit()
+    conn.close()
+
+
+def _gguf_header(n_tensors: int, n_kv: int, body: bytes = b"") -> bytes:
+    return b"GGUF" + struct.pack("<IQQ", 3, n_tensors, n_kv) + body
+
+
+def _packaged_gguf_prefix(size: int) -> bytes:
+    from core.models.sources import packaged_llm_path
+
+    with open(packaged_llm_path(), "rb") as handle:
+        return handle.read(size)
+
+
+# --- the cases -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str  # the bad input, in words
+    make: Callable[[Site], list[str]]  # prepares the site, returns the privet arguments
+    expect: str = "refused"  # "refused", or "warned" (plan only: exit 0 and the warning shown)
+    shows: str = ""  # a fragment the message must contain
+
+
+def _spec_case(name: str, shows: str, extra: str = "", **sections: dict) -> Case:
+    return Case(name, lambda s: s.run(extra, **sections), shows=shows)
+
+
+CASES: list[Case] = [
+    # run-spec values (refused when the spec is loaded: nothing loaded, nothing charged)
+    _spec_case("R = 0 (no clusters)", "[dp_synrag] R", dp_synrag={"R": "0"}),
+    _spec_case("R = -1", "[dp_synrag] R", dp_synrag={"R": "-1"}),
+    _spec_case('R = "4" (a string)', "must be a number", dp_synrag={"R": '"4"'}),
+    _spec_case("R = 4.5 (not whole)", "whole number", dp_synrag={"R": "4.5"}),
+    _spec_case("k = 0 (empty clusters)", "[dp_synrag] k", dp_synrag={"k": "0"}),
+    _spec_case("K = 0 (no keywords)", "[dp_synrag] K", dp_synrag={"K": "0"}),
+    _spec_case("L = 0", "[dp_synrag] L", dp_synrag={"L": "0"}),
+    _spec_case("T = 0 (no tokens)", "[dp_synrag] T", dp_synrag={"T": "0"}),
+    _spec_case("tau = 0", "[dp_synrag] tau", dp_synrag={"tau": "0.0"}),
+    _spec_case("tau = -1", "[dp_synrag] tau", dp_synrag={"tau": "-1.0"}),
+    _spec_case("hist_fraction = 1.5", "hist_fraction", dp_synrag={"hist_fraction": "1.5"}),
+    _spec_case('self_filter = "yes"', "true or false", dp_synrag={"self_filter": '"yes"'}),
+    _spec_case("max_prompt_tokens = 0", "max_prompt_tokens", dp_synrag={"max_prompt_tokens": "0"}),
+    _spec_case("delta < 0", "[privacy] delta", privacy={"delta": "-0.1"}),
+    _spec_case("delta = 1.5", "[privacy] delta", privacy={"delta": "1.5"}),
+    _spec_case("epsilon = true", "must be a number", privacy={"epsilon": "true"}),
+    _spec_case('epsilon = "4" (a string)', "must be a number", privacy={"epsilon": '"4"'}),
+    _spec_case("epsilon = 0", "[privacy] epsilon", privacy={"epsilon": "0.0"}),
+    _spec_case("epsilon = -1", "[privacy] epsilon", privacy={"epsilon": "-1.0"}),
+    _spec_case("epsilon = nan", "finite", privacy={"epsilon": "nan"}),
+    _spec_case("epsilon = inf", "finite", privacy={"epsilon": "inf"}),
+    _spec_case("epsilon = 1e9", "[privacy] epsilon", privacy={"epsilon": "1e9"}),
+    _spec_case('conversion = "medium"', "[privacy] conversion", privacy={"conversion": '"medium"'}),
+    _spec_case("data.path = 5 (a number)", "[data] path", data={"path": "5"}),
+    _spec_case("max_unit_chars = 0", "[data] max_unit_chars", data={"max_unit_chars": "0"}),
+    Case("[privacy] given as a number (privacy = 5)", lambda s: s.run("privacy = 5", privacy=None),
+         shows="must be a table"),
+    _spec_case("an unknown setting", "Unknown setting", dp_synrag={"clusters": "5"}),
+    _spec_case('method = "magic"', "Unknown method", extra="", **{"": {"method": '"magic"'}}),
+    _spec_case('llm source = "internet"', "[llm] source", llm={"source": '"internet"'}),
+    _spec_case('output formats = ["pdf"]', "[output] formats", output={"formats": '["pdf"]'}),
+    _spec_case("test_mode_seed = -1", "test_mode_seed", **{"": {"method": '"dp_synrag"', "test_mode_seed": "-1"}}),
+    _spec_case("RPSG similarity_threshold = 2", "similarity_threshold", rpsg={"similarity_threshold": "2.0"}),
+    Case("spec file is not valid TOML", lambda s: ["run", str(s.data_file("bad.toml", b"epsilon = = 4\n"))],
+         shows="not valid TOML"),
+    Case("spec file does not exist", lambda s: ["run", str(s.root / "missing.toml")], shows="does not exist"),
+    # the private data
+    Case("data path does not exist", lambda s: s.run_on(s.root / "nowhere.csv"), shows="does not exist"),
+    Case("empty folder", lambda s: s.run(data={"path": _q(_mkdir(s.root / "empty")), "text_column": None,
+                                               "id_column": None}), shows="is empty"),
+    Case("binary file as CSV", lambda s: s.run_on(s.data_file("b.csv", b"\x00\x01\x02" * 100)), shows="binary"),
+    Case("Latin-1 CSV", lambda s: s.run_on(s.data_file("l.csv", f"id,note\n1,caf\xe9 {CANARY}\n".encode("latin-1"))),
+         shows="not UTF-8"),
+    Case("UTF-16 CSV without a byte-order mark",
+         lambda s: s.run_on(s.data_file("u.csv", f"id,note\n1,{CANARY}\n2,b\n".encode("utf-16-le"))),
+         shows="UTF-16"),
+    Case("CSV without a header row (text column not found)",
+         lambda s: s.run_on(s.data_file("h.csv", f"n1,{CANARY},came in with fever\nn2,Bob,cough\n".encode()),
+                            text_column='"note"', id_column='""'), shows="is not in"),
+    Case("CSV without a header row (no text column chosen)",
+         lambda s: s.run_on(s.data_file("h2.csv", f"n1,{CANARY},came in with fever\nn2,Bob,cough\n".encode()),
+                            text_column='""', id_column='""'), shows="Which column"),
+    Case("duplicate ids", lambda s: s.run_on(s.data_file("d.csv", b"id,note\n1,a\n1,b\n2,c\n")), shows="duplicate"),
+    Case("symlink loop as data path", lambda s: s.run_on(_loop(s.root / "loop.csv")), shows="leads nowhere"),
+    Case("a single document", lambda s: s.run_on(s.data_file("one.csv", b"id,note\n1,only one\n")),
+         shows="Only one privacy unit"),
+    Case("header only, no rows", lambda s: s.run_on(s.data_file("e.csv", b"id,note\n")), shows="No document"),
+    Case("unbalanced quotes", lambda s: s.run_on(s.data_file("q.csv", f'id,note\n1,"{CANARY}\n2,x'.encode())),
+         shows="not a well-formed"),
+    Case("JSONL with no JSON objects", lambda s: s.run_on(s.data_file("j.jsonl", b"[1]\nnot json\n"), id_column='""'),
+         shows="no JSON objects"),
+    # where the release goes
+    Case("--output pointing at a file",
+         lambda s: s.run() + ["--output", str(s.data_file("a_file.txt", b"x"))], shows="is a file"),
+    Case("output folder not empty", lambda s: s.run(output={"folder": _q(_nonempty(s.root / "full"))}),
+         shows="not empty"),
+    Case("--resume on a folder that holds no run", lambda s: s.run() + ["--resume", str(_mkdir(s.root / "r"))],
+         shows="resume"),
+    # models
+    Case("GGUF path does not exist", lambda s: s.run(llm={"source": '"gguf"', "path": _q(s.root / "none.gguf")}),
+         shows="does not exist"),
+    Case("junk file named .gguf", lambda s: s.run(llm={"source": '"gguf"', "path": _q(
+        s.data_file("junk.gguf", b"<html>not a model</html>" * 40))}), shows="not a GGUF"),
+    Case("GGUF with damaged metadata", lambda s: s.run(llm={"source": '"gguf"', "path": _q(
+        s.data_file("meta.gguf", _gguf_header(2**62, 2**62, b"\xff" * 64)))}), shows="damaged or incomplete"),
+    Case("truncated GGUF (first 1 MB of the packaged model)", lambda s: s.run(llm={"source": '"gguf"', "path": _q(
+        s.data_file("cut.gguf", _packaged_gguf_prefix(1 << 20)))}), shows="damaged or incomplete"),
+    Case("Hugging Face folder without config.json",
+         lambda s: s.run(llm={"source": '"hf"', "path": _q(_mkdir(s.root / "hf"))}), shows="no config.json"),
+    # the ledger
+    Case("ledger wiped (: > ledger.db)", lambda s: (_ledger_with_rows(s).write_bytes(b""), s.run())[1],
+         shows="integrity check"),
+    Case("ledger deleted", lambda s: (_ledger_with_rows(s).unlink(), s.run())[1], shows="integrity check"),
+    Case("last ledger rows deleted and sqlite_sequence reset",
+         lambda s: (_raw_sql(_ledger_with_rows(s), "DELETE FROM charges WHERE seq > 2",
+                             "UPDATE sqlite_sequence SET seq = 2 WHERE name = 'charges'"), s.run())[1],
+         shows="witness recorded"),
+    Case("a ledger row deleted (triggers dropped and recreated)",
+         lambda s: (_raw_sql(_ledger_with_rows(s), "DELETE FROM charges WHERE seq = 2"), s.run())[1],
+         shows="integrity check"),
+    Case("a ledger row edited (triggers dropped and recreated)",
+         lambda s: (_raw_sql(_ledger_with_rows(s), "UPDATE charges SET rho = 0 WHERE seq = 3"), s.run())[1],
+         shows="changed"),
+    Case("append-only trigger dropped", lambda s: (_raw_sql_drop(_ledger_with_rows(s)), s.run())[1],
+         shows="trigger"),
+    Case("junk ledger.db", lambda s: (_ledger_with_rows(s).write_bytes(b"junk" * 1000), s.run())[1],
+         shows="integrity check"),
+    Case("half-truncated ledger.db", lambda s: (_truncate_half(_ledger_with_rows(s, 200)), s.run())[1],
+         shows="integrity check"),
+    Case("ledger witness edited", lambda s: (_edit_witness(_ledger_with_rows(s)), s.run())[1],
+         shows="does not authenticate"),
+    Case("ledger witness deleted", lambda s: (_ledger_with_rows(s).with_suffix(".witness").unlink(), s.run())[1],
+         shows="witness file"),
+    Case("installation key replaced (witness no longer authenticates)",
+         lambda s: (_ledger_with_rows(s), (s.home / "installation.key").write_bytes(os.urandom(32)), s.run())[2],
+         shows="does not authenticate"),
+    Case("run over the dataset's budget cap", lambda s: _capped(s), shows="Nothing was charged"),
+    Case("ledger --check on a wiped ledger", lambda s: (_ledger_with_rows(s).write_bytes(b""), ["ledger", "--check"])[1],
+         shows="witness recorded"),
+    # accepted, but with a loud warning before anything could be charged (privet plan charges nothing)
+    Case("epsilon = 50 (weak protection)", lambda s: ["plan", str(s.spec(privacy={"epsilon": "50.0"}))],
+         expect="warned", shows="weak"),
+    Case("delta = 0.5 with 40 units", lambda s: ["plan", str(s.spec(privacy={"delta": "0.5"}))],
+         expect="warned", shows="1/n"),
+    Case("rows dropped for a blank person", lambda s: ["plan", str(s.spec(data={"path": _q(s.data_file(
+        "p.csv", b"id,who,note\n" + b"".join(f"{i},{'' if i % 4 == 0 else f'P{i}'},note {i}\n".encode()
+                                             for i in range(40)))), "person_column": '"who"'}))],
+         expect="warned", shows="without a person"),
+]
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _nonempty(path: Path) -> Path:
+    _mkdir(path)
+    (path / "old.txt").write_text("x")
+    return path
+
+
+def _loop(path: Path) -> Path:
+    path.symlink_to(path.name)
+    return path
+
+
+def _truncate_half(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def _edit_witness(ledger: Path) -> None:
+    witness = ledger.with_suffix(".witness")
+    witness.write_text(re.sub(r'"rows": \d+', '"rows": 1', witness.read_text()))
+
+
+def _raw_sql_drop(path: Path) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TRIGGER charges_no_delete")
+    conn.commit()
+    conn.close()
+
+
+def _capped(site: Site) -> list[str]:
+    from core.corpus import dataset_fingerprint, load_corpus
+    from core.ledger import Ledger
+
+    fp = dataset_fingerprint(load_corpus(site.corpus, "note", "id"))
+    with Ledger() as ledger:
+        ledger.set_cap(fp, 0.5, 1e-3)
+    return site.run()
+
+
+# --- running them --------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    code: int
+    message: str
+    output: str
+
+
+def _snapshot(home: Path) -> dict[str, str]:
+    """Hash of every file in the data folder except the converted-model cache."""
+    out = {}
+    for path in sorted(home.rglob("*")):
+        if path.is_file() and "cache" not in path.relative_to(home).parts:
+            out[path.relative_to(home).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def _run_case(case: Case, root: Path, monkeypatch) -> tuple[Outcome, dict, dict, Site]:
+    home = root / "home"
+    monkeypatch.setenv("PRIVET_HOME", str(home))
+    site = Site(root=root, home=home, corpus=root / "notes.csv", out=root / "release")
+    _write_corpus(site.corpus)
+    from core.installation import installation_secret
+
+    installation_secret()  # installation state, not a run's leftover: created before the snapshot
+    argv = case.make(site)
+    before = _snapshot(_mkdir(home))
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = privet(argv)
+    after = _snapshot(home)
+    text = (stderr.getvalue() + stdout.getvalue()).replace(str(root), "<tmp>")
+    text = re.sub(r"\d{4}-\d\d-\d\dT[0-9:.]+\+00:00", "<time>", text)
+    return Outcome(code, _headline(text, case), text), before, after, site
+
+
+def _headline(text: str, case: Case) -> str:
+    """The message line(s) a user reads first: the refusal, or the warning asked for."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if case.expect == "warned":
+        lines = [line for line in lines if case.shows in line] or lines
+        return lines[0] if lines else ""
+    detail = [line for line in lines[1:5] if line.startswith("- ")]
+    return " ".join(lines[:1] + detail[:1])
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory, request):
+    """Run every case once (module scope: the table test and the property tests share them)."""
+    results = {}
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("PRIVET_KEYRING", "memory")
+        for i, case in enumerate(CASES):
+            root = tmp_path_factory.mktemp(f"case{i:02d}")
+            results[case.name] = _run_case(case, root, monkeypatch)
+    return results
+
+
+def test_there_are_at_least_forty_bad_inputs():
+    assert len([c for c in CASES if c.expect == "refused"]) >= 40
+    assert len({c.name for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_each_bad_input_is_refused_cleanly_and_leaves_nothing(case, outcomes):
+    outcome, before, after, site = outcomes[case.name]
+    assert outcome.code != INTERNAL_ERROR and "Traceback" not in outcome.output, outcome.output
+    assert case.shows in outcome.output, outcome.output
+    assert CANARY not in outcome.output  # no private text in any message
+    if case.expect == "warned":
+        assert outcome.code == 0
+    else:
+        assert outcome.code != 0
+    # no release, no run folder, and the data folder (ledger included) exactly as before: no charge
+    assert not site.out.exists() or not any(site.out.iterdir())
+    assert not (site.home / "runs").exists() or not any((site.home / "runs").iterdir())
+    assert after == before
+
+
+def _table(outcomes) -> str:
+    rows = ["| # | bad input | command | exit | message (first line) |", "|---|---|---|---|---|"]
+    for i, case in enumerate(CASES, start=1):
+        outcome = outcomes[case.name][0]
+        command = "privet plan" if case.expect == "warned" else "privet " + (
+            "ledger --check" if "ledger --check" in case.name else "run")
+        message = outcome.message.replace("|", "\\|").replace("privet: ", "")
+        if len(message) > 260:
+            message = message[:257] + "…"
+        rows.append(f"| {i} | {case.name.replace('|', '/')} | {command} | {outcome.code} | {message} |")
+    return "\n".join(rows)
+
+
+def test_docs_reliability_table_lists_every_case(outcomes):
+    table = _table(outcomes)
+    text = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
+    if os.environ.get("PRIVET_UPDATE_DOCS"):
+        head, _, rest = text.partition(BEGIN)
+        _, _, tail = rest.partition(END)
+        DOC.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}", encoding="utf-8")
+        text = DOC.read_text(encoding="utf-8")
+    assert BEGIN in text, "regenerate: PRIVET_UPDATE_DOCS=1 python -m pytest -q tests/test_reliability_matrix.py"
+    for i, case in enumerate(CASES, start=1):
+        code = outcomes[case.name][0].code
+        assert re.search(rf"^\| {i} \| {re.escape(case.name.replace('|', '/'))} \| [^|]+ \| {code} \|", text, re.M), (
+            f"docs/reliability.md is out of date for case {case.name!r}; regenerate it with "
+            "PRIVET_UPDATE_DOCS=1 python -m pytest -q tests/test_reliability_matrix.py"
+        )
