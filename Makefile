@@ -11,7 +11,7 @@ TORCH_SPEC ?= torch==2.13.0
 # make bundle GPU=1: the CUDA bundle (the environment must hold CUDA torch and a CUDA llama.cpp; installer/README.md)
 GPU ?= 0
 
-.PHONY: setup run test demo-data gui clean bench screenshots bundle smoke-check
+.PHONY: setup run test lint demo-data gui clean bench screenshots bundle smoke-check
 
 setup: $(STAMP)
 
@@ -32,6 +32,16 @@ run: $(STAMP)
 
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q
+
+# Import contracts that hold today (pyproject.toml [tool.importlinter]). TODO(docs/refactor-plan.md, step 10):
+# run every contract (drop the --contract filters) and `python tools/import_graph.py --check` once the
+# issue-12 moves have landed.
+IMPORT_CONTRACTS ?= core-no-qt
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports $(addprefix --contract ,$(IMPORT_CONTRACTS))
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python bench/private_prediction.py

@@ -44,12 +44,12 @@ def _check_delta(delta: float) -> None:
         raise PrivetError(f"δ must lie strictly between 0 and 1 (got {delta}).", "Choose e.g. δ = 1/(10·n).")
 
 
-def _tight_objective(x: np.ndarray | float, rho: float, log_delta: float) -> np.ndarray | float:
+def _tight_objective(x: np.ndarray | float, rho: float, log_delta: float) -> np.ndarray:
     """ρα + log((α−1)/α) − (log δ + log α)/(α−1) with α = 1 + e^x, computed without overflow."""
     x = np.asarray(x, dtype=np.float64)
     log_alpha = np.logaddexp(0.0, x)  # log(1 + e^x)
     alpha_minus_1 = np.exp(x)
-    return rho * (1.0 + alpha_minus_1) + (x - log_alpha) - (log_delta + log_alpha) * np.exp(-x)
+    return np.asarray(rho * (1.0 + alpha_minus_1) + (x - log_alpha) - (log_delta + log_alpha) * np.exp(-x))
 
 
 def _tight_eps(rho: float, delta: float) -> float:

@@ -1,0 +1,1 @@
+"""Developer tools (not installed): import graph, refactor helpers, the vocabulary builder."""
