@@ -222,13 +222,13 @@ class DPSynRAGSpec:
     mu_fraction: float = 0.0
     theta_fraction: float = 0.0
     min_cluster_size: int = 10  # below: reported as low-signal
-    refine: bool = True  # step 3 (noisy centre + threshold); False: S_r = C_r, its budget goes to the tokens
+    refine: bool = False  # step 3 (noisy centre + threshold); False: S_r = C_r, its budget goes to the tokens
     keywords: str = "vocabulary"  # per-unit keywords: "vocabulary" (rarest entries of V in the text) | "llm"
     topic_words: str = "specific"  # W from the noisy histogram: "specific" (significant, rare in English) | "frequent"
     clip: str = "dclip"  # "dclip" (clamped differences to a public row) | "spec" (SPEC §2.4 clip)
     public_prompt: str = "keyword"  # public row: "keyword" (released w_r + task) | "empty" | "none"
     answer_start: str = "keyword"  # every row's answer starts with the released keyword ("keyword") or not ("none")
-    public_weight: float = 1.0  # lambda, weight of the public base (a public constant)
+    public_weight: float = 2.0  # lambda, weight of the public base (a public constant)
     top_k_plus: int = 0  # 0 = sample over the whole vocabulary; k = over V_k+ from public logits
     self_filter: bool = True
     self_filter_mode: str = "score"  # "score" (teacher-forced YES vs NO, publicly calibrated) | "answer"

@@ -139,7 +139,7 @@ class DPSynRAGPlan:
         return acc
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        d = {k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in asdict(self).items()}
         d["token_epsilon"] = self.token_epsilon
         d["per_stage"] = self.per_stage()
         return d
