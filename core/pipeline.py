@@ -147,6 +147,10 @@ def estimate_cost(spec: RunSpec, n_units: int) -> tuple[float, float]:
         gen_tokens = n_units * (r.m + r.n_variants + 1) * r.max_new_tokens
         prefill = n_units * (r.m + r.n_variants + 2) * prompt
         decode_rows = gen_tokens
+    elif spec.method == "aug_pe":  # public generation dominates: every candidate text the model writes
+        a = spec.aug_pe
+        texts = a.population + (a.iterations - 1) * (a.population // (1 + a.variations)) * a.variations
+        prefill, decode_rows = texts * (a.max_new_tokens + 60), texts * a.max_new_tokens
     else:
         rows = n_units * (p.L if spec.method == "dp_synrag" else 1)
         prefill = rows * prompt + n_units * prompt

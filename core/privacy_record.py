@@ -19,7 +19,7 @@ from typing import Any
 
 from core.errors import PrivetError
 
-METHODS = ("dp_synrag", "dp_synth", "rpsg")
+METHODS = ("dp_synrag", "dp_synth", "rpsg", "aug_pe")
 UNIT_KINDS = ("document", "person")
 CONVERSIONS = ("tight",)
 STAGE_KEYS = ("stage", "mechanism", "rho", "count", "parallel", "parameters", "description")

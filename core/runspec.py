@@ -315,8 +315,22 @@ class OutputSpec:
 
 
 @dataclass
+class AugPESpec:
+    """Aug-PE (private evolution, Xie et al. 2024): public model writes, private units vote."""
+
+    iterations: int = 4  # DP vote histograms (the budget is split equally over them)
+    population: int = 128  # candidate texts each histogram votes on
+    variations: int = 2  # variations the public model writes of each selected winner
+    threshold: float = 0.0  # H in votes: noisy counts below it are set to 0; 0 = 2 sigma of the plan
+    max_new_tokens: int = 96  # length of each candidate text in tokens
+    temperature: float = 1.0  # public generation only (no private text in the prompt)
+    top_p: float = 0.95
+    batch_size: int = 32  # texts written together over one KV cache
+
+
+@dataclass
 class RunSpec:
-    method: str = "dp_synrag"  # "dp_synrag", "dp_synth", "rpsg"
+    method: str = "dp_synrag"  # "dp_synrag", "dp_synth", "rpsg", "aug_pe"
     task: str = "Answer questions about the documents in this collection."
     data: DataSpec = field(default_factory=DataSpec)
     privacy: PrivacySpec = field(default_factory=PrivacySpec)
@@ -324,6 +338,7 @@ class RunSpec:
     embedder: ModelChoice = field(default_factory=ModelChoice)
     dp_synrag: DPSynRAGSpec = field(default_factory=DPSynRAGSpec)
     rpsg: RPSGSpec = field(default_factory=RPSGSpec)
+    aug_pe: AugPESpec = field(default_factory=AugPESpec)
     output: OutputSpec = field(default_factory=OutputSpec)
     test_mode_seed: int | None = None  # NON-PRIVATE test mode: fixed seed, export refused
 

@@ -95,10 +95,21 @@ METHODS = (
         "process. It relies on filters and an empirical audit, so treat its output as de-identified, not "
         "as differentially private.",
     ),
+    MethodInfo(
+        "aug_pe",
+        "Aug-PE — private evolution of a public model's texts",
+        "A public model writes candidate texts from your task description alone; the private documents only "
+        "vote, privately, for the candidates closest to them, and the winners are rewritten and voted on again. "
+        "Choose it when you do not want the model to read private text at all, or when only an API-style model "
+        "(text in, text out) is available; expect less specific content than DP-SynRAG.",
+        "End-to-end differential privacy for every unit of the corpus.",
+    ),
 )
 
 
-METHOD_MODULES = {"dp_synrag": "core.methods.dp_synrag", "rpsg": "core.methods.rpsg_adapter"}
+METHOD_MODULES = {
+    "dp_synrag": "core.methods.dp_synrag", "rpsg": "core.methods.rpsg_adapter", "aug_pe": "core.methods.aug_pe",
+}
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ METHOD_NAMES = {
     "dp_synrag": "DP-SynRAG: a differentially private synthetic corpus generated from topic clusters",
     "dp_synth": "DP-Synth: differentially private generation over random batches of units",
     "rpsg": "RPSG: realistic one-to-one rewrites with a differentially private choice of abstraction",
+    "aug_pe": "Aug-PE: a public model's texts selected and evolved by differentially private nearest-neighbour votes",
 }
 NEIGHBOURING = {
     "rpsg": "replace one unit by another, with every unit's set of candidate abstractions held fixed (the formal "

@@ -23,7 +23,7 @@ def register(subparsers) -> None:
                    help="tiny: test models (seconds); demo: packaged models on CPU (~30 min); seed: full settings (GPU)")
     p.add_argument("--epsilons", default="1,4,10", help="comma-separated ε values (default 1,4,10)")
     p.add_argument("--methods", default="dp_synrag,dp_synth,dp_synrag_l1",
-                   help="comma-separated: dp_synrag, dp_synth, dp_synrag_l1, rpsg")
+                   help="comma-separated: dp_synrag, dp_synth, dp_synrag_l1, rpsg, aug_pe")
     p.add_argument("--questions", type=int, default=None, help="benign questions scored (default: by scale)")
     p.add_argument("--llm-backend", default=None, choices=("auto", "transformers", "llamacpp"))
     p.add_argument("--ablation", action="store_true",

@@ -14,9 +14,9 @@ from pathlib import Path
 from core.errors import PrivetError
 from core.models.base import ModelChoice
 from core.paths import resources_dir
-from core.runspec import DPSynRAGSpec
+from core.runspec import AugPESpec, DPSynRAGSpec
 
-METHODS = ("dp_synrag", "dp_synth", "dp_synrag_l1", "rpsg")
+METHODS = ("dp_synrag", "dp_synth", "dp_synrag_l1", "rpsg", "aug_pe")
 DATASETS = ("clinic", "movielens")
 SCALES = ("tiny", "demo", "seed")
 
@@ -91,6 +91,7 @@ class ScaleConfig:
     canaries: int = 3
     context_docs: int = 3  # synthetic neighbours in the context of the membership "target" model
     mia_tokens: int = 64  # tokens of each candidate record scored by the NLL attacks
+    aug_pe: AugPESpec = field(default_factory=AugPESpec)
 
 
 def _dp(**kw) -> DPSynRAGSpec:
@@ -113,6 +114,7 @@ SCALE_CONFIGS = {
         mia_per_class=4,
         mia_tokens=8,
         sweep_all_methods=True,
+        aug_pe=AugPESpec(iterations=2, population=6, variations=1, max_new_tokens=4, batch_size=6),
         dp_rag_queries=(1, 10),
         dp_rag_questions=3,
         self_bleu_sample=10,
@@ -132,6 +134,7 @@ SCALE_CONFIGS = {
         mia_per_class=30,
         mia_tokens=48,
         sweep_all_methods=False,
+        aug_pe=AugPESpec(iterations=2, population=32, variations=1, max_new_tokens=48, batch_size=32),
         dp_rag_queries=(1, 10, 100, 1000),
         dp_rag_questions=20,
         self_bleu_sample=50,
@@ -148,6 +151,7 @@ SCALE_CONFIGS = {
         answer_tokens=24,
         mia_per_class=200,
         sweep_all_methods=True,
+        aug_pe=AugPESpec(iterations=10, population=500, variations=2, max_new_tokens=128, batch_size=128),
         dp_rag_queries=(1, 10, 100, 1000, 10000),
         dp_rag_questions=100,
         self_bleu_sample=200,

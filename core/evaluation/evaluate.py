@@ -74,7 +74,8 @@ def run_evaluation(config: EvaluationConfig, reporter: Reporter = NULL_REPORTER,
         "split": {"members": len(data.members), "non_members": len(data.non_members), "canaries": len(data.canaries),
                   "benign_questions": len(data.benign), "attack_questions": len(data.attack)},
         "settings": {"top_k": scale.top_k, "answer_tokens": scale.answer_tokens, "mia_per_class": scale.mia_per_class,
-                     "dp_synrag": {k: v for k, v in scale.dp_synrag.__dict__.items() if k != "domain_lists"}},
+                     "dp_synrag": {k: v for k, v in scale.dp_synrag.__dict__.items() if k != "domain_lists"},
+                     **({"aug_pe": dict(scale.aug_pe.__dict__)} if "aug_pe" in config.methods else {})},
         "runs": [c.summary() for c in corpora],
     }
     evaluate_corpora(result, data, corpora, models, config, reporter)

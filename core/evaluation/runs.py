@@ -62,6 +62,7 @@ def run_spec(config: EvaluationConfig, members_csv: Path, method: str, epsilon: 
         llm=scale.llm,
         embedder=scale.embedder,
         dp_synrag=dp,
+        aug_pe=scale.aug_pe,
         output=OutputSpec(folder=""),
     )
 
@@ -160,10 +161,10 @@ def generate(
 
 
 def plan_runs(config: EvaluationConfig) -> list[tuple[str, float]]:
-    """(method, epsilon) pairs: DP-SynRAG over every epsilon; baselines too unless the scale limits them."""
+    """(method, epsilon) pairs: DP-SynRAG and Aug-PE over every epsilon; other baselines too unless the scale limits them."""
     pairs = []
     for method in config.methods:
-        sweep = method == "dp_synrag" or config.scale.sweep_all_methods
+        sweep = method in ("dp_synrag", "aug_pe") or config.scale.sweep_all_methods
         for eps in (config.epsilons if sweep else (config.max_epsilon,)):
             pairs.append((method, eps))
     return pairs

@@ -169,10 +169,13 @@ def generation_notes(p) -> list[str]:
 
 
 def get(name: str) -> Method:
+    from core.methods.aug_pe import AugPEMethod
     from core.methods.dp_synth import DPSynthMethod
     from core.methods.rpsg_adapter import RPSGMethod
 
-    methods: dict[str, type] = {"dp_synrag": DPSynRAGMethod, "dp_synth": DPSynthMethod, "rpsg": RPSGMethod}
+    methods: dict[str, type] = {
+        "dp_synrag": DPSynRAGMethod, "dp_synth": DPSynthMethod, "rpsg": RPSGMethod, "aug_pe": AugPEMethod,
+    }
     if name not in methods:
         raise PrivetError(f"Unknown method {name!r}.", f"Choose one of: {', '.join(sorted(methods))}.")
     return methods[name]()

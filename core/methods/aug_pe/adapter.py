@@ -1,0 +1,97 @@
+"""Aug-PE behind the pipeline's method interface (``core.methods.registry``)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict
+
+from core.corpus import Corpus
+from core.errors import PrivetError
+from core.methods.dp_synrag import MethodContext
+from core.privacy.planner import AugPEPlan, plan_aug_pe
+from core.runspec import AugPESpec, RunSpec
+
+SCOPE_NOTES = (
+    (
+        "Aug-PE: the public language model writes every candidate text from public prompts (the task "
+        "description, then candidates it wrote itself); no private text is ever given to the model."
+    ),
+    (
+        "Each iteration, every unit casts one vote for its nearest candidate in embedding space; only the "
+        "Gaussian-noised vote histogram is released. Thresholding it, drawing the winners and writing their "
+        "variations are post-processing of released values and cost nothing extra."
+    ),
+)
+
+
+def check_generation(spec: AugPESpec) -> None:
+    """The public-sampling settings (they do not affect privacy, but must make sense)."""
+    if int(spec.max_new_tokens) != spec.max_new_tokens or spec.max_new_tokens < 1:
+        raise PrivetError(f"aug_pe.max_new_tokens must be a whole number ≥ 1 (got {spec.max_new_tokens}).",
+                          "Use e.g. 96.")
+    if not (spec.temperature >= 0.0) or math.isinf(spec.temperature):
+        raise PrivetError(f"aug_pe.temperature must be ≥ 0 (got {spec.temperature}).", "Use e.g. 1.0.")
+    if not (0.0 < spec.top_p <= 1.0):
+        raise PrivetError(f"aug_pe.top_p must lie in (0, 1] (got {spec.top_p}).", "Use e.g. 0.95, or 1 for no nucleus.")
+    if int(spec.batch_size) != spec.batch_size or spec.batch_size < 1:
+        raise PrivetError(f"aug_pe.batch_size must be a whole number ≥ 1 (got {spec.batch_size}).", "Use e.g. 32.")
+
+
+class AugPEMethod:
+    name = "aug_pe"
+
+    def _plan(self, spec: RunSpec, delta: float) -> AugPEPlan:
+        check_generation(spec.aug_pe)
+        return plan_aug_pe(spec.aug_pe, spec.privacy.epsilon, delta, spec.privacy.conversion)
+
+    def plan_summary(self, spec: RunSpec, delta: float, n_units: int):
+        from core.pipeline import PlanSummary
+
+        plan = self._plan(spec, delta)
+        warnings = []
+        if n_units / spec.aug_pe.population < plan.threshold:
+            warnings.append(
+                f"With {spec.aug_pe.population} candidates each gets on average fewer votes than the threshold "
+                f"H={plan.threshold:.3g}, so few candidates will be kept. Use a smaller population, fewer "
+                "iterations or a larger ε."
+            )
+        return PlanSummary(
+            method=self.name,
+            epsilon=spec.privacy.epsilon,
+            delta=delta,
+            rho_total=plan.rho_total,
+            stages=list(plan.accountant().per_stage().items()),
+            derived=self._derived(plan),
+            warnings=warnings,
+            n_units=n_units,
+        )
+
+    @staticmethod
+    def _derived(plan: AugPEPlan) -> dict[str, float]:
+        return {
+            "rho_total": plan.rho_total,
+            "rho_per_iteration": plan.rho_per_iteration,
+            "sigma": plan.sigma,
+            "threshold": plan.threshold,
+        }
+
+    def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext):
+        from core.methods.aug_pe.runner import run_aug_pe
+        from core.methods.registry import COMMON_NOTES
+
+        result = run_aug_pe(corpus.units, spec.aug_pe, self._plan(spec, delta), ctx)
+        return result.documents, result.private_diagnostics, list(COMMON_NOTES) + list(SCOPE_NOTES)
+
+    def record_stages(self, spec: RunSpec, delta: float) -> list[dict]:
+        from core.methods.registry import _stages_from_events
+
+        return _stages_from_events(self._plan(spec, delta).accountant().events)
+
+    def parameters(self, spec: RunSpec, summary) -> dict:
+        return {**asdict(spec.aug_pe), **{k: float(v) for k, v in summary.derived.items()}}
+
+    def samplers(self) -> list[str]:
+        from core.methods.registry import _sampler_descriptions
+        from core.privacy.mechanisms import GAUSSIAN_OPENDP
+
+        return _sampler_descriptions(GAUSSIAN_OPENDP)
