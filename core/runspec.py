@@ -231,7 +231,7 @@ class DPSynRAGSpec:
     public_weight: float = 2.0  # lambda, weight of the public base (a public constant)
     top_k_plus: int = 0  # 0 = sample over the whole vocabulary; k = over V_k+ from public logits
     self_filter: bool = True
-    self_filter_mode: str = "score"  # "score" (teacher-forced YES vs NO, publicly calibrated) | "answer"
+    self_filter_mode: str = "similarity"  # "similarity" (embedder, task) | "score" (teacher-forced YES vs NO) | "answer"
     max_prompt_tokens: int = 256
     batch_rows: int = 0  # rows per wave of the private-prediction engine; 0 = from the memory budget
     memory_budget_mb: int = 0  # 0 = automatic
