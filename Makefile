@@ -11,7 +11,7 @@ TORCH_SPEC ?= torch==2.13.0
 # make bundle GPU=1: the CUDA bundle (the environment must hold CUDA torch and a CUDA llama.cpp; installer/README.md)
 GPU ?= 0
 
-.PHONY: setup run test lint demo-data gui clean bench screenshots bundle smoke-check
+.PHONY: setup setup-cluster run test lint demo-data gui clean bench screenshots bundle smoke-check gpu-check
 
 setup: $(STAMP)
 
@@ -26,6 +26,10 @@ $(STAMP): pyproject.toml installer/requirements.txt Makefile
 	$(BIN)/pip install -q -r installer/requirements.txt
 	$(BIN)/pip install -q --no-deps -e .
 	touch $(STAMP)
+
+# Optional: Ray for [compute] backend = "ray" (several GPUs / machines). ~240 MB, so not in `setup`.
+setup-cluster: $(STAMP)
+	$(BIN)/pip install -q ray==2.60.0
 
 run: $(STAMP)
 	$(BIN)/python -m desktop.launch_or_demo
@@ -45,6 +49,9 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/private_prediction.py
+
+gpu-check: $(STAMP)
+	PY=$(BIN)/python bench/gpu_check.sh
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python docs/make_screenshots.py

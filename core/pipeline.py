@@ -28,6 +28,7 @@ import rfc8785
 
 from core import __version__
 from core.checkpoints import Checkpoints
+from core.compute.factory import engine_factory
 from core.corpus import Corpus, DatasetIdentity, dataset_fingerprint, dataset_identity, load_corpus
 from core.errors import PrivetError
 from core.ledger import Ledger, check_before_run
@@ -322,6 +323,7 @@ def run_pipeline(
         test_seed=spec.test_mode_seed,
         max_prompt_tokens=spec.dp_synrag.max_prompt_tokens,
         batch_rows=wave_rows(spec, models.llm),
+        engine_factory=engine_factory(spec.compute, spec.llm, spec.test_mode_seed),
     )
     documents, diagnostics, notes = method.run(corpus, spec, delta, ctx)
 

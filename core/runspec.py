@@ -329,6 +329,15 @@ class AugPESpec:
 
 
 @dataclass
+class ComputeSpec:
+    """Where private prediction runs (see core/compute): this process, or Ray workers."""
+
+    backend: str = "local"  # "local" (one process, no Ray) or "ray"
+    address: str = ""  # Ray: "" = start Ray on this machine, "auto" = the running cluster, "ray://host:10001"
+    workers: int = 0  # Ray: 0 = one worker per GPU; N = N workers (CPU workers when there is no GPU)
+
+
+@dataclass
 class RunSpec:
     method: str = "dp_synrag"  # "dp_synrag", "dp_synth", "rpsg", "aug_pe"
     task: str = "Answer questions about the documents in this collection."
@@ -340,6 +349,7 @@ class RunSpec:
     rpsg: RPSGSpec = field(default_factory=RPSGSpec)
     aug_pe: AugPESpec = field(default_factory=AugPESpec)
     output: OutputSpec = field(default_factory=OutputSpec)
+    compute: ComputeSpec = field(default_factory=ComputeSpec)
     test_mode_seed: int | None = None  # NON-PRIVATE test mode: fixed seed, export refused
 
     RULES: ClassVar[dict[str, Rule]] = {

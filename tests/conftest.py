@@ -30,3 +30,17 @@ def shared_model_cache(tmp_path_factory):
     cache = os.environ.get("PRIVET_MODEL_CACHE") or str(tmp_path_factory.mktemp("model_cache"))
     os.environ["PRIVET_MODEL_CACHE"] = cache
     return cache
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``cuda`` need an NVIDIA GPU: skipped (with the reason) where torch sees none."""
+    cuda_items = [item for item in items if "cuda" in item.keywords]
+    if not cuda_items:
+        return
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs CUDA (run `make gpu-check` on a machine with an NVIDIA GPU)")
+    for item in cuda_items:
+        item.add_marker(skip)

@@ -285,7 +285,7 @@ def test_backends_agree_on_prompt_ids_and_greedy_token():
     first_hf = hf.start_logits(prompts).logits().argmax(-1)
     session = cpp.start_logits(prompts)
     assert torch.equal(session.logits().argmax(-1), first_hf)
-    # The llama.cpp session restores each row's own cache: after an append and a keep, a row's
+    # The llama.cpp session keeps each row in its own sequence: after an append and a keep, a row's
     # logits equal a fresh evaluation of that row alone (prompt, then the appended token).
     session.append(first_hf)
     session.keep(torch.tensor([1]))

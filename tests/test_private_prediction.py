@@ -58,7 +58,7 @@ class RecordingSampler:
     def __init__(self, stop_after: dict[int, int] | None = None):
         self.calls: list[torch.Tensor] = []
 
-    def sample(self, z):
+    def sample(self, z, keys=None):
         self.calls.append(z.clone())
         return torch.argmax(z[:, 1:], dim=1) + 1  # never EOS
 
@@ -116,7 +116,7 @@ class EosSampler:
         self.step = 0
         self.widths = []
 
-    def sample(self, z):
+    def sample(self, z, keys=None):
         self.widths.append(z.shape[0])
         tokens = torch.ones(z.shape[0], dtype=torch.long)
         if self.step == 2:
@@ -154,7 +154,7 @@ def test_pack_waves_respects_row_budget_and_keeps_every_group():
 
 
 class CountingSampler(RecordingSampler):
-    def sample(self, z):
+    def sample(self, z, keys=None):
         self.calls.append(z.clone())
         return torch.full((z.shape[0],), 1, dtype=torch.long)
 

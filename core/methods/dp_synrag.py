@@ -75,6 +75,7 @@ class MethodContext:
     test_seed: int | None = None
     max_prompt_tokens: int = 256
     batch_rows: int = 256
+    engine_factory: Callable | None = None  # core.compute: private prediction elsewhere (e.g. Ray); None = here
     _test_rng: np.random.Generator | None = field(default=None, repr=False)
 
     def test_rng(self) -> np.random.Generator | None:
@@ -369,7 +370,7 @@ def private_prediction(
         )
         ctx.checkpoints.save(stage, done)  # after the charge: a checkpoint means "charged"
         config = engine_config(spec, plan_c, ctx.batch_rows)
-        engine = PrivatePredictionEngine(ctx.llm, config, ctx.token_sampler(spec.tau))
+        engine = (ctx.engine_factory or PrivatePredictionEngine)(ctx.llm, config, ctx.token_sampler(spec.tau))
 
         starts = {g.gid: list(g.start_ids) for g in groups}
 

@@ -179,7 +179,7 @@ class PrivatePredictionEngine:
             if progress:
                 progress.check_cancel()
             z = self._aggregate(session, groups_of_rows, active, anchor)
-            tokens = self.sampler.sample(z)  # [len(active)], softmax(z / tau) over the whole vocabulary
+            tokens = self.sampler.sample(z, keys=[wave[gi].gid for gi in active])  # softmax(z / tau), whole vocabulary
             token_list = tokens.tolist()
             finished: set[int] = set()
             for pos, gi in enumerate(active):

@@ -3,19 +3,22 @@
 Prompts are tokenised with the Hugging Face tokenizer rebuilt from the same GGUF (see
 chat.py), so prompt ids are identical to the transformers backend's for the same file.
 
-``start_logits`` is correct but **slower than the transformers backend**: llama-cpp-python's
-high-level API holds one sequence per context, so the rows are evaluated one after another.
-Each row's KV cache is saved after its step (``llama_state_seq_get_data``, a few kB per token)
-and restored before its next step, so a step costs one single-token decode per row rather than a
-re-evaluation of the row's prefix. The private-prediction engine prefers the transformers
-backend, which decodes all rows in one batched forward pass.
+``start_logits`` decodes all rows of a batch together, through llama-cpp-python's low-level API:
+every row is its own llama.cpp *sequence* (one ``seq_id`` per row) in one multi-sequence
+``llama_batch``; the prompts are prefilled in chunks of at most ``n_batch`` tokens, each row asking
+for the logits of its last token only; every step then decodes one token per row in a single
+``llama_decode`` call and reads one logits row per sequence. Rows that leave (``keep``) have their
+cache freed with the bundled version's sequence-removal call (``llama_memory_seq_rm`` in 0.3.36;
+the older ``llama_kv_self_seq_rm`` / ``llama_kv_cache_seq_rm`` are used when that is what the
+installed version offers). llama.cpp holds at most 256 sequences per context, so a batch of more
+rows is spread over several contexts ("shards") that share the loaded weights.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
-import secrets
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -24,8 +27,14 @@ import torch
 
 from core.errors import ModelError
 from core.models.chat import ChatTokenizer
+from core.models.transformers_backend import sample_next
+from core.privacy.randomness import secure_torch_generator
 
 N_CTX = 2048
+MAX_SEQUENCES = 256  # llama.cpp's LLAMA_MAX_SEQ: sequences one context can hold
+ROW_HEADROOM = 256  # tokens a row may append after its prompt (start_logits' default max_new_tokens)
+N_BATCH = 512  # tokens per llama_decode call during prefill
+KV_UNIFIED = False  # False: one cache stream per row (rows share no prefix)
 
 
 def import_llama_cpp():
@@ -47,34 +56,132 @@ def llama_supports_gpu() -> bool:
         return False
 
 
-class _RowState:
-    """A saved KV cache of one row (sequence 0) and its token count."""
+class SequenceMemory:
+    """The bundled llama.cpp's calls to clear a context and to drop one sequence from it.
 
-    def __init__(self, data: bytes, n_tokens: int) -> None:
-        self.data = data
-        self.n_tokens = n_tokens
+    llama.cpp renamed these twice (``llama_kv_cache_*`` → ``llama_kv_self_*`` → ``llama_memory_*``);
+    this picks whichever the installed llama-cpp-python exposes.
+    """
+
+    def __init__(self, lib, ctx) -> None:
+        if hasattr(lib, "llama_memory_seq_rm") and hasattr(lib, "llama_get_memory"):
+            mem = lib.llama_get_memory(ctx)
+            self.remove = lambda seq: lib.llama_memory_seq_rm(mem, seq, -1, -1)
+            self.clear = lambda: lib.llama_memory_clear(mem, True)
+        elif hasattr(lib, "llama_kv_self_seq_rm"):
+            self.remove = lambda seq: lib.llama_kv_self_seq_rm(ctx, seq, -1, -1)
+            self.clear = lambda: lib.llama_kv_self_clear(ctx)
+        elif hasattr(lib, "llama_kv_cache_seq_rm"):
+            self.remove = lambda seq: lib.llama_kv_cache_seq_rm(ctx, seq, -1, -1)
+            self.clear = lambda: lib.llama_kv_cache_clear(ctx)
+        else:
+            raise ModelError(
+                "This llama-cpp-python has no call to remove a sequence from the cache.",
+                "Install llama-cpp-python 0.3.36 (see README), or use the transformers backend.",
+            )
+
+
+class BatchContext:
+    """One llama.cpp context for up to ``n_seq`` rows of ``n_ctx_seq`` tokens each, and its batch buffer."""
+
+    def __init__(self, lib, model_ptr, base_params, n_seq: int, n_ctx_seq: int, n_threads: int) -> None:
+        self._lib = lib
+        params = type(base_params).from_buffer_copy(base_params)  # the high-level context's settings
+        params.n_seq_max = n_seq
+        params.n_ctx = n_seq * n_ctx_seq
+        params.n_batch = max(N_BATCH, n_seq)
+        params.n_ubatch = max(N_BATCH, n_seq)
+        params.n_threads = n_threads
+        params.n_threads_batch = n_threads
+        params.kv_unified = KV_UNIFIED
+        params.no_perf = True
+        self.ctx = lib.llama_init_from_model(model_ptr, params)
+        if not self.ctx:
+            raise ModelError(
+                f"llama.cpp could not make a context for {n_seq} rows of {n_ctx_seq} tokens (out of memory?).",
+                "Lower batch_rows or the prompt length in the run spec.",
+            )
+        self.n_seq = n_seq
+        self.n_ctx_seq = int(lib.llama_n_ctx(self.ctx)) // n_seq
+        self.n_batch = int(params.n_batch)
+        self.memory = SequenceMemory(lib, self.ctx)
+        self.batch = lib.llama_batch_init(self.n_batch, 0, 1)
+
+    def fits(self, n_seq: int, n_ctx_seq: int) -> bool:
+        return n_seq <= self.n_seq and n_ctx_seq <= self.n_ctx_seq
+
+    def decode(self, entries: Sequence[tuple[int, int, int, bool]]) -> None:
+        """One ``llama_decode`` over (token, position, seq_id, wants_logits) entries (≤ n_batch)."""
+        batch = self.batch
+        for i, (token, pos, seq, out) in enumerate(entries):
+            batch.token[i] = token
+            batch.pos[i] = pos
+            batch.n_seq_id[i] = 1
+            batch.seq_id[i][0] = seq
+            batch.logits[i] = 1 if out else 0
+        batch.n_tokens = len(entries)
+        status = self._lib.llama_decode(self.ctx, batch)
+        if status != 0:
+            raise ModelError(
+                f"llama.cpp could not decode a batch of {len(entries)} tokens (status {status}).",
+                "A row may exceed its context: lower the prompt or output length, or use the transformers backend.",
+            )
+
+    def logits_row(self, batch_index: int, vocab_size: int) -> np.ndarray:
+        pointer = self._lib.llama_get_logits_ith(self.ctx, batch_index)
+        return np.ctypeslib.as_array(pointer, shape=(vocab_size,)).astype(np.float32, copy=True)
+
+    def free(self) -> None:
+        if self.ctx:
+            self._lib.llama_batch_free(self.batch)
+            self._lib.llama_free(self.ctx)
+            self.ctx = None
+
+
+@dataclass
+class _Row:
+    shard: int  # index of the BatchContext holding the row
+    seq: int  # the row's sequence id in that context
+    n_tokens: int  # tokens in the row's cache (= the position of its next token)
 
 
 class LlamaCppLogitsSession:
-    """N rows decoded one after another on a single llama.cpp context (see module docstring)."""
+    """N rows decoded together: one llama.cpp sequence per row, one ``llama_decode`` per step and shard."""
 
-    def __init__(self, backend: "LlamaCppLanguageModel", prompt_ids: Sequence[Sequence[int]]) -> None:
+    def __init__(
+        self, backend: "LlamaCppLanguageModel", prompt_ids: Sequence[Sequence[int]], max_new_tokens: int = ROW_HEADROOM
+    ) -> None:
         if not prompt_ids or any(len(r) == 0 for r in prompt_ids):
             raise ValueError("every prompt must have at least one token")
+        longest = max(len(p) for p in prompt_ids)
+        backend.check_length(longest)
         self._backend = backend
-        self._states: list[_RowState] = []
-        rows = []
-        for prompt in prompt_ids:
-            backend.check_length(len(prompt))
-            backend.llm.reset()
-            backend.llm.eval(list(prompt))
-            rows.append(backend.last_logits())
-            self._states.append(backend.save_row())
-        self._logits = torch.from_numpy(np.stack(rows))
+        self._vocab = backend.vocab_size
+        n_shards = -(-len(prompt_ids) // MAX_SEQUENCES)
+        per_shard = -(-len(prompt_ids) // n_shards)
+        self._shards = backend.batch_contexts(n_shards, per_shard, longest + max(1, max_new_tokens))
+        self._rows = [_Row(i // per_shard, i % per_shard, 0) for i in range(len(prompt_ids))]
+        logits: list[np.ndarray | None] = [None] * len(prompt_ids)
+        for s, shard in enumerate(self._shards):
+            members = [i for i, row in enumerate(self._rows) if row.shard == s]
+            entries = [
+                (int(tok), pos, self._rows[i].seq, pos == len(prompt_ids[i]) - 1, i)
+                for i in members
+                for pos, tok in enumerate(prompt_ids[i])
+            ]
+            for start in range(0, len(entries), shard.n_batch):
+                chunk = entries[start : start + shard.n_batch]
+                shard.decode([e[:4] for e in chunk])
+                for j, e in enumerate(chunk):
+                    if e[3]:
+                        logits[e[4]] = shard.logits_row(j, self._vocab)
+            for i in members:
+                self._rows[i].n_tokens = len(prompt_ids[i])
+        self._logits = torch.from_numpy(np.stack(logits))
 
     @property
     def n_rows(self) -> int:
-        return len(self._states)
+        return len(self._rows)
 
     def logits(self) -> torch.Tensor:
         return self._logits
@@ -82,20 +189,32 @@ class LlamaCppLogitsSession:
     def append(self, tokens: torch.Tensor) -> None:
         if tokens.shape != (self.n_rows,):
             raise ValueError(f"expected {self.n_rows} tokens, got shape {tuple(tokens.shape)}")
-        backend = self._backend
-        rows = []
-        for i, token in enumerate(tokens.tolist()):
-            backend.check_length(self._states[i].n_tokens + 1)
-            backend.load_row(self._states[i])
-            backend.llm.eval([int(token)])
-            rows.append(backend.last_logits())
-            self._states[i] = backend.save_row()
-        if rows:
-            self._logits = torch.from_numpy(np.stack(rows))
+        if self.n_rows == 0:
+            return
+        token_list = tokens.tolist()
+        logits: list[np.ndarray | None] = [None] * self.n_rows
+        for s, shard in enumerate(self._shards):
+            members = [i for i, row in enumerate(self._rows) if row.shard == s]
+            if not members:
+                continue
+            if max(self._rows[i].n_tokens for i in members) >= shard.n_ctx_seq:
+                raise ModelError(
+                    f"A row reached llama.cpp's per-row context of {shard.n_ctx_seq} tokens.",
+                    "Lower the number of tokens per document (T) or the prompt length.",
+                )
+            shard.decode([(int(token_list[i]), self._rows[i].n_tokens, self._rows[i].seq, True) for i in members])
+            for j, i in enumerate(members):
+                logits[i] = shard.logits_row(j, self._vocab)
+                self._rows[i].n_tokens += 1
+        self._logits = torch.from_numpy(np.stack(logits))
 
     def keep(self, rows: torch.Tensor) -> None:
         index = rows.to("cpu", dtype=torch.long)
-        self._states = [self._states[i] for i in index.tolist()]
+        kept = index.tolist()
+        for i in sorted(set(range(self.n_rows)) - set(kept)):
+            row = self._rows[i]
+            self._shards[row.shard].memory.remove(row.seq)  # frees the row's cache cells
+        self._rows = [self._rows[i] for i in kept]
         self._logits = self._logits.index_select(0, index)
 
 
@@ -125,6 +244,8 @@ class LlamaCppLanguageModel:
         self.eos_token_ids = self.chat.eos_token_ids
         self.vocab_size = int(self.llm.n_vocab())
         self.max_context = N_CTX
+        self._threads = os.cpu_count() or 1
+        self._contexts: list[BatchContext] = []  # contexts of the batched sessions, reused across waves
 
     # -- low-level helpers used by the session ------------------------------------------
     def check_length(self, n_tokens: int) -> None:
@@ -135,20 +256,30 @@ class LlamaCppLanguageModel:
             )
 
     def last_logits(self) -> np.ndarray:
+        """Logits of the last token evaluated by the high-level ``Llama`` object (one row, no batching)."""
         pointer = self._lib.llama_get_logits_ith(self.llm.ctx, -1)
         return np.ctypeslib.as_array(pointer, shape=(self.vocab_size,)).astype(np.float32, copy=True)
 
-    def save_row(self) -> _RowState:
-        size = self._lib.llama_state_seq_get_size(self.llm.ctx, 0)
-        buffer = (ctypes.c_uint8 * size)()
-        written = self._lib.llama_state_seq_get_data(self.llm.ctx, buffer, size, 0)
-        return _RowState(bytes(buffer[:written]), self.llm.n_tokens)
-
-    def load_row(self, state: _RowState) -> None:
-        buffer = (ctypes.c_uint8 * len(state.data)).from_buffer_copy(state.data)
-        if self._lib.llama_state_seq_set_data(self.llm.ctx, buffer, len(state.data), 0) != len(state.data):
-            raise ModelError("llama.cpp could not restore a saved row state.", "Use the transformers backend.")
-        self.llm.n_tokens = state.n_tokens
+    def batch_contexts(self, n_shards: int, n_seq: int, n_ctx_seq: int) -> list[BatchContext]:
+        """``n_shards`` cleared contexts of at least ``n_seq`` rows x ``n_ctx_seq`` tokens (reused when big enough)."""
+        n_ctx_seq = -(-n_ctx_seq // 256) * 256  # llama.cpp pads contexts to multiples of 256
+        for i in range(n_shards):
+            if i < len(self._contexts) and self._contexts[i].fits(n_seq, n_ctx_seq):
+                continue
+            grown_seq = max(n_seq, self._contexts[i].n_seq if i < len(self._contexts) else 0)
+            grown_ctx = max(n_ctx_seq, self._contexts[i].n_ctx_seq if i < len(self._contexts) else 0)
+            if i < len(self._contexts):
+                self._contexts[i].free()
+            context = BatchContext(
+                self._lib, self.llm.model, self.llm.context_params, min(grown_seq, MAX_SEQUENCES), grown_ctx, self._threads
+            )
+            if i < len(self._contexts):
+                self._contexts[i] = context
+            else:
+                self._contexts.append(context)
+        for context in self._contexts[:n_shards]:
+            context.memory.clear()
+        return self._contexts[:n_shards]
 
     # -- LanguageModel ---------------------------------------------------------------------
     def chat_prompt_ids(self, user_messages: Sequence[str], max_prompt_tokens: int | None = None) -> list[list[int]]:
@@ -157,24 +288,52 @@ class LlamaCppLanguageModel:
     def decode(self, token_ids: Sequence[int]) -> str:
         return self.chat.decode(token_ids)
 
-    def start_logits(self, prompt_ids: Sequence[Sequence[int]]) -> LlamaCppLogitsSession:
-        return LlamaCppLogitsSession(self, prompt_ids)
+    def start_logits(
+        self, prompt_ids: Sequence[Sequence[int]], max_new_tokens: int = ROW_HEADROOM
+    ) -> LlamaCppLogitsSession:
+        return LlamaCppLogitsSession(self, prompt_ids, max_new_tokens)
 
     def generate(self, user_messages: Sequence[str], max_new_tokens: int, temperature: float = 0.7) -> list[str]:
-        """Completions one message at a time; sampling over the full vocabulary (no truncation)."""
+        """Batched chat completions for the non-private steps, over the batched session.
+
+        Same rule as the transformers backend: temperature 0 is greedy, otherwise a sample from
+        softmax(logits / temperature) over the whole vocabulary (no top-k / top-p / penalties) with a
+        generator keyed by OS entropy. Rows that emit EOS leave the batch and free their cache.
+        """
+        if not user_messages:
+            return []
         limit = max(1, N_CTX - max_new_tokens)
-        texts = []
-        for prompt in self.chat_prompt_ids(user_messages, limit):
-            result = self.llm.create_completion(
-                prompt=prompt,
-                max_tokens=max_new_tokens,
-                temperature=max(float(temperature), 0.0),
-                top_k=0,  # <= 0: whole vocabulary
-                top_p=1.0,
-                min_p=0.0,
-                typical_p=1.0,
-                repeat_penalty=1.0,
-                seed=secrets.randbits(31),  # non-private sampling, seeded from OS entropy
-            )
-            texts.append(result["choices"][0]["text"].strip())
+        texts: list[str] = []
+        for start in range(0, len(user_messages), MAX_SEQUENCES):
+            chunk = user_messages[start : start + MAX_SEQUENCES]
+            session = self.start_logits(self.chat_prompt_ids(chunk, limit), max_new_tokens)
+            generator = secure_torch_generator("cpu") if temperature > 0 else None
+            outputs: list[list[int]] = [[] for _ in chunk]
+            active = list(range(len(chunk)))
+            for step in range(max_new_tokens):
+                tokens = sample_next(session.logits(), temperature, generator)
+                keep = [pos for pos, tok in enumerate(tokens.tolist()) if tok not in self.eos_token_ids]
+                for pos in keep:
+                    outputs[active[pos]].append(int(tokens[pos]))
+                if not keep or step == max_new_tokens - 1:
+                    break
+                if len(keep) < len(active):
+                    index = torch.tensor(keep)
+                    session.keep(index)
+                    tokens = tokens[index]
+                    active = [active[pos] for pos in keep]
+                session.append(tokens)
+            texts.extend(self.chat.decode(ids) for ids in outputs)
         return texts
+
+    def close(self) -> None:
+        """Free the batch contexts (before the model they were made from)."""
+        for context in self._contexts:
+            context.free()
+        self._contexts = []
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the library may be gone already
+            pass

@@ -15,12 +15,13 @@ it is exact or floating-point.
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import numpy as np
 import torch
 
 from core.errors import PrivetError
-from core.privacy.randomness import secure_rng, secure_torch_generator
+from core.privacy.randomness import secure_rng, secure_torch_generator, test_mode_keyed_uniform
 
 # --- sampler descriptions (for the certificate) -------------------------------------------------------
 
@@ -178,6 +179,7 @@ class TokenSampler:
         self.tau = float(tau)
         self._fixed = generator
         self._generators: dict[str, torch.Generator] = {}
+        self._draws: dict[int, int] = {}  # test mode with keys: draws made so far per key
 
     def _generator(self, device: torch.device) -> torch.Generator:
         if self._fixed is not None:
@@ -201,18 +203,45 @@ class TokenSampler:
         """softmax(z/τ) in float64 — the distribution :meth:`sample` draws from."""
         return torch.softmax(self._log_weights(z), dim=-1)
 
-    def sample(self, z: torch.Tensor) -> torch.Tensor:
+    def sample(self, z: torch.Tensor, keys: Sequence[int] | None = None) -> torch.Tensor:
         """One token id per row (LongTensor [n_clusters]) on the sampling device.
 
         Inverse-CDF sampling in float64: w = exp(z/τ − max), u uniform on [0, Σw), token = the first
         index whose running sum exceeds u. A token with w = 0 can never be drawn; every other token is
         drawn with probability w/Σw up to float64 rounding of the running sum (≈ V·2^-53 relative).
+
+        ``keys`` (one non-negative int per row, e.g. the group id) matters only in the non-private test
+        mode (a fixed generator): row i's uniform then comes from a generator derived from (test seed,
+        keys[i], number of earlier draws for keys[i]), so a group's tokens do not depend on which other
+        groups share its batch, its wave or its worker (the sharded path reproduces the single-process
+        texts). Outside the test mode ``keys`` is ignored and every uniform comes from the OS-keyed
+        generator, as before.
         """
         log_w = self._log_weights(z)
         if self._fixed is not None and self._fixed.device != log_w.device:
             log_w = log_w.to(self._fixed.device)
         cumulative = torch.cumsum(torch.exp(log_w), dim=-1)
         total = cumulative[:, -1:]
-        u = torch.rand(total.shape, dtype=torch.float64, device=total.device, generator=self._generator(total.device))
+        if self._fixed is not None and keys is not None:
+            u = self._keyed_test_uniforms(keys, total.shape[0]).to(total.device)
+        else:
+            u = torch.rand(
+                total.shape, dtype=torch.float64, device=total.device, generator=self._generator(total.device)
+            )
         u = torch.minimum(u * total, torch.nextafter(total, torch.zeros_like(total)))  # keep u < Σw
         return torch.searchsorted(cumulative, u, right=True).squeeze(-1)
+
+    def _keyed_test_uniforms(self, keys: Sequence[int], n_rows: int) -> torch.Tensor:
+        """TEST MODE ONLY: one uniform per row from SeedSequence(test seed, key, draw number)."""
+        if len(keys) != n_rows:
+            raise PrivetError(f"The token sampler got {len(keys)} keys for {n_rows} rows.", "This is a bug.")
+        seed = int(self._fixed.initial_seed())
+        values = []
+        for key in keys:
+            key = int(key)
+            if key < 0:
+                raise PrivetError(f"A token-sampler key must be >= 0 (got {key}).", "This is a bug.")
+            n = self._draws.get(key, 0)
+            self._draws[key] = n + 1
+            values.append(test_mode_keyed_uniform(seed, key, n))
+        return torch.tensor(values, dtype=torch.float64).unsqueeze(1)

@@ -56,6 +56,12 @@ def test_mode_torch_generator(seed: int, device: str | torch.device = "cpu") -> 
     return generator
 
 
+def test_mode_keyed_uniform(seed: int, key: int, draw: int) -> float:
+    """A reproducible uniform on [0, 1) for (seed, key, draw). NON-PRIVATE: only for the explicit test mode."""
+    return float(np.random.default_rng([seed, key, draw]).random())
+
+
 # Not pytest tests, even when imported by name into a test module.
 test_mode_rng.__test__ = False  # type: ignore[attr-defined]
 test_mode_torch_generator.__test__ = False  # type: ignore[attr-defined]
+test_mode_keyed_uniform.__test__ = False  # type: ignore[attr-defined]

@@ -1,0 +1,52 @@
+"""The private-prediction engine a run spec asks for (``[compute] backend``).
+
+``backend = "local"`` (the default) returns None: the method builds the single-process
+``PrivatePredictionEngine`` itself and nothing imports Ray. ``backend = "ray"`` returns a factory
+that builds a :class:`core.compute.ray_engine.RayPredictionEngine` with the same call signature.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from core.errors import PrivetError
+from core.models.base import LanguageModel, ModelChoice
+from core.runspec import ComputeSpec
+
+EngineFactory = Callable[[LanguageModel, Any, Any], Any]
+"""factory(llm, EngineConfig, TokenSampler) -> an object with the engine's ``run`` method."""
+
+BACKENDS = ("local", "ray")
+
+
+def check_compute(compute: ComputeSpec) -> None:
+    if compute.backend not in BACKENDS:
+        raise PrivetError(
+            f"Unknown compute backend '{compute.backend}' in [compute].", 'Use backend = "local" or "ray".'
+        )
+    if int(compute.workers) < 0:
+        raise PrivetError(
+            f"[compute] workers must be 0 or more (got {compute.workers}).",
+            "Use 0 for one worker per GPU, or the number of CPU workers.",
+        )
+    address = compute.address.strip()
+    if address not in ("", "auto") and not address.startswith("ray://"):
+        raise PrivetError(
+            f"[compute] address '{compute.address}' is not a Ray address.",
+            'Leave it empty (Ray on this machine), or use "auto" or "ray://host:10001".',
+        )
+
+
+def engine_factory(compute: ComputeSpec, llm_choice: ModelChoice, test_seed: int | None) -> EngineFactory | None:
+    """None for the single-process engine; otherwise a factory for the Ray engine."""
+    check_compute(compute)
+    if compute.backend == "local":
+        return None
+    from core.compute.ray_engine import RayPredictionEngine, import_ray
+
+    import_ray()  # fail before any budget is charged when Ray is missing
+
+    def make(llm: LanguageModel, config, sampler) -> RayPredictionEngine:
+        return RayPredictionEngine(compute, llm_choice, config, sampler.tau, test_seed)
+
+    return make
