@@ -42,7 +42,7 @@ def tiny_spec(tmp_path: Path, **dp) -> RunSpec:
     spec.llm = TINY
     spec.embedder = TINY
     for key, value in {"K": 4, "R": 5, "L": 2, "k": 5, "T": 6, "self_filter": False, "max_prompt_tokens": 64,
-                       "topic_words": "frequent", **dp}.items():
+                       "topic_words": "frequent", "refine": True, **dp}.items():
         setattr(spec.dp_synrag, key, value)
     spec.output.folder = str(tmp_path / "release")
     return spec
