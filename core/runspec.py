@@ -222,8 +222,16 @@ class DPSynRAGSpec:
     mu_fraction: float = 0.0
     theta_fraction: float = 0.0
     min_cluster_size: int = 10  # below: reported as low-signal
-    public_anchor: bool = False  # InvisibleInk-style public-logit anchoring
+    refine: bool = False  # step 3 (noisy centre + threshold); False: S_r = C_r, its budget goes to the tokens
+    keywords: str = "vocabulary"  # per-unit keywords: "vocabulary" (rarest entries of V in the text) | "llm"
+    topic_words: str = "specific"  # W from the noisy histogram: "specific" (significant, rare in English) | "frequent"
+    clip: str = "dclip"  # "dclip" (clamped differences to a public row) | "spec" (SPEC §2.4 clip)
+    public_prompt: str = "keyword"  # public row: "keyword" (released w_r + task) | "empty" | "none"
+    answer_start: str = "keyword"  # every row's answer starts with the released keyword ("keyword") or not ("none")
+    public_weight: float = 2.0  # lambda, weight of the public base (a public constant)
+    top_k_plus: int = 0  # 0 = sample over the whole vocabulary; k = over V_k+ from public logits
     self_filter: bool = True
+    self_filter_mode: str = "similarity"  # "similarity" (embedder, task) | "score" (teacher-forced YES vs NO) | "answer"
     max_prompt_tokens: int = 256
     batch_rows: int = 0  # rows per wave of the private-prediction engine; 0 = from the memory budget
     memory_budget_mb: int = 0  # 0 = automatic
@@ -246,7 +254,25 @@ class DPSynRAGSpec:
         "max_prompt_tokens": whole("the longest prompt, in tokens", low=16),
         "batch_rows": whole("rows per wave", low=0),
         "memory_budget_mb": whole("the memory budget in MB", low=0),
+        "keywords": text("how keywords are found", choices=("vocabulary", "llm")),
+        "topic_words": text("how cluster words are chosen", choices=("specific", "frequent")),
+        "clip": text("the clip", choices=("dclip", "spec")),
+        "public_prompt": text("the public row", choices=("keyword", "empty", "none")),
+        "answer_start": text("the start of each answer", choices=("keyword", "none")),
+        "public_weight": number("the public base's weight λ", low=0, open_low=True),
+        "top_k_plus": whole("candidate tokens (0 = all)", low=0),
+        "self_filter_mode": text("the self-filter", choices=("similarity", "score", "answer")),
     }
+
+    @property
+    def public_row(self) -> str:
+        """How each group's public row is written: "none", "empty" or "keyword"."""
+        return self.public_prompt
+
+    @property
+    def public_anchor(self) -> bool:
+        """Whether the groups carry a public row at all."""
+        return self.public_prompt != "none"
 
 
 @dataclass
@@ -338,6 +364,12 @@ class RunSpec:
         found = _problems_of(self, "")
         if not found:
             found += _method_problems(self.method)
+        p = self.dp_synrag
+        if not found and p.public_prompt == "none" and (p.clip == "dclip" or p.top_k_plus):
+            found.append(
+                "[dp_synrag] clip = \"dclip\" and top_k_plus need a public row, but public_prompt = \"none\" "
+                "(use public_prompt = \"keyword\", or clip = \"spec\" with top_k_plus = 0)"
+            )
         return found
 
     def check(self) -> None:
@@ -376,7 +408,7 @@ class RunSpec:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RunSpec":
-        spec = _build(cls, data, "")
+        spec = _build(cls, _upgrade(data), "")
         spec.check()
         return spec
 
@@ -404,6 +436,19 @@ class RunSpec:
             if choice.path and not Path(choice.path).is_absolute():
                 setattr(spec, choice_name, replace(choice, path=str(base / choice.path)))
         return spec
+
+
+def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
+    """Read round-1 run specs: ``[dp_synrag] public_anchor = true|false`` meant the SPEC clip
+    with (true) or without (false) a public row holding the empty-document prompt."""
+    section = data.get("dp_synrag") if isinstance(data, dict) else None
+    if not isinstance(section, dict) or "public_anchor" not in section:
+        return data
+    section = dict(section)
+    anchor = section.pop("public_anchor")
+    section.setdefault("public_prompt", "empty" if anchor else "none")
+    section.setdefault("clip", "spec")
+    return {**data, "dp_synrag": section}
 
 
 MODEL_RULES: dict[str, Rule] = {

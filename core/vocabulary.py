@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,11 +40,18 @@ class Vocabulary:
     words: tuple[str, ...]
     index: dict[str, int] = field(repr=False, compare=False)
     sources: tuple[str, ...] = ()
+    max_phrase_words: int = field(default=1, compare=False)
 
     @classmethod
     def from_words(cls, words: Iterable[str], sources: Sequence[str] = ()) -> Vocabulary:
         ordered = tuple(sorted(set(words)))
-        return cls(words=ordered, index={w: i for i, w in enumerate(ordered)}, sources=tuple(sources))
+        longest = max((w.count(" ") + 1 for w in ordered), default=1)
+        return cls(
+            words=ordered,
+            index={w: i for i, w in enumerate(ordered)},
+            sources=tuple(sources),
+            max_phrase_words=longest,
+        )
 
     def __len__(self) -> int:
         return len(self.words)
@@ -63,10 +71,11 @@ def split_words(text: str) -> list[str]:
 
 
 def read_word_list(path: Path) -> list[str]:
-    """Words of a public list: one entry per line, ``#`` starts a comment.
+    """Entries of a public list: one word or phrase per line, ``#`` starts a comment.
 
-    An entry of several words ("night sweats") contributes each word, because keywords are
-    single words and are matched after the same splitting as :func:`split_words`.
+    An entry of several words ("night sweats") stays one *phrase* keyword (SPEC §2.1: a list
+    entry may be a multi-word phrase and then counts as one keyword), normalised to its words
+    joined by single spaces, as :func:`split_words` sees them.
     """
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
@@ -82,7 +91,9 @@ def read_word_list(path: Path) -> list[str]:
         ) from None
     words: list[str] = []
     for line in text.splitlines():
-        words.extend(split_words(line.split("#", 1)[0]))
+        entry = " ".join(split_words(line.split("#", 1)[0]))
+        if entry:
+            words.append(entry)
     return words
 
 
@@ -117,18 +128,70 @@ def load_vocabulary(extra_lists: Sequence[str | Path] = (), vocab_dir: Path | No
 def postprocess_keywords(raw_text: str, vocab: Vocabulary, K: int) -> list[str]:
     """SPEC §2.1 post-processing of the LLM's keyword answer for one unit.
 
-    Lower-case, split into words, keep only words in V, de-duplicate preserving first
-    occurrence, keep at most ``K``. The result has L2 norm ≤ √K as a one-hot vector, which
-    is what the histogram's sensitivity assumes.
+    Lower-case, split into words, keep only entries of V (the longest phrase of V that starts
+    at a word wins, else the word itself), de-duplicate preserving first occurrence, keep at
+    most ``K``. Each item of the answer (separated by commas, semicolons or new lines) is
+    matched on its own, so a phrase never spans two items. The result has L2 norm ≤ √K as a
+    one-hot vector, which is what the histogram's sensitivity assumes.
     """
     if K < 1:
         raise ValueError(f"K must be at least 1, got {K}")
     kept: list[str] = []
     seen: set[str] = set()
-    for word in split_words(raw_text):
-        if word in vocab.index and word not in seen:
-            seen.add(word)
-            kept.append(word)
-            if len(kept) == K:
-                break
+    for item in _ITEM_SEPARATORS.split(raw_text):
+        for entry in _longest_matches(split_words(item), vocab):
+            if entry not in seen:
+                seen.add(entry)
+                kept.append(entry)
+                if len(kept) == K:
+                    return kept
     return kept
+
+
+_ITEM_SEPARATORS = re.compile(r"[,;\n]")
+
+
+def _longest_matches(words: Sequence[str], vocab: Vocabulary) -> list[str]:
+    """Entries of V found in ``words`` left to right, preferring the longest phrase at each start."""
+    found: list[str] = []
+    i = 0
+    while i < len(words):
+        for n in range(min(vocab.max_phrase_words, len(words) - i), 0, -1):
+            candidate = " ".join(words[i : i + n])
+            if candidate in vocab.index:
+                found.append(candidate)
+                i += n
+                break
+        else:
+            i += 1
+    return found
+
+
+@lru_cache(maxsize=65536)
+def english_zipf(entry: str) -> float:
+    """Public English frequency of a keyword on the Zipf scale (wordfreq; 0 = unknown word).
+
+    Used only to rank *released* keywords by how specific they are; it reads wordfreq's
+    shipped word counts, never the private corpus.
+    """
+    from wordfreq import zipf_frequency  # loads wordfreq's data on first use (about a second)
+
+    return float(zipf_frequency(entry, "en"))
+
+
+def specific_entries(text: str, vocab: Vocabulary, K: int) -> list[str]:
+    """A unit's keywords without a language model: the K entries of V that occur in ``text``
+    and are rarest in general English (public word frequencies), ties in order of appearance.
+
+    Like the LLM's answer after :func:`postprocess_keywords`, the result is at most K distinct
+    entries of the fixed public V computed from this unit alone, so the histogram's sensitivity
+    (√K) and the clustering argument are unchanged.
+    """
+    if K < 1:
+        raise ValueError(f"K must be at least 1, got {K}")
+    found: list[str] = []
+    for entry in _longest_matches(split_words(text), vocab):
+        if entry not in found:
+            found.append(entry)
+    ranked = sorted(range(len(found)), key=lambda i: (english_zipf(found[i]), i))
+    return [found[i] for i in ranked[:K]]

@@ -43,7 +43,8 @@ def tiny_controller() -> WizardController:
     controller = WizardController()
     controller.spec.llm = TINY
     controller.spec.embedder = TINY
-    for key, value in {"K": 4, "R": 5, "L": 2, "k": 5, "T": 6, "self_filter": False, "max_prompt_tokens": 64}.items():
+    for key, value in {"K": 4, "R": 5, "L": 2, "k": 5, "T": 6, "self_filter": False, "max_prompt_tokens": 64,
+                       "topic_words": "frequent", "refine": True}.items():
         setattr(controller.spec.dp_synrag, key, value)
     return controller
 

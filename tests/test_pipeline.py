@@ -41,7 +41,8 @@ def tiny_spec(tmp_path: Path, **dp) -> RunSpec:
     spec.data.id_column = "id"
     spec.llm = TINY
     spec.embedder = TINY
-    for key, value in {"K": 4, "R": 5, "L": 2, "k": 5, "T": 6, "self_filter": False, "max_prompt_tokens": 64, **dp}.items():
+    for key, value in {"K": 4, "R": 5, "L": 2, "k": 5, "T": 6, "self_filter": False, "max_prompt_tokens": 64,
+                       "topic_words": "frequent", "refine": True, **dp}.items():
         setattr(spec.dp_synrag, key, value)
     spec.output.folder = str(tmp_path / "release")
     return spec
@@ -210,7 +211,7 @@ def test_packaged_models_integration(tmp_path, no_network):
     spec.data.text_column = "note"
     spec.llm = ModelChoice(source="default", backend="transformers", device="cpu")
     spec.embedder = ModelChoice(source="default")
-    for key, value in {"K": 5, "R": 3, "L": 2, "k": 8, "T": 8, "public_anchor": True, "max_prompt_tokens": 128}.items():
+    for key, value in {"K": 5, "R": 3, "L": 2, "k": 8, "T": 8, "max_prompt_tokens": 128}.items():
         setattr(spec.dp_synrag, key, value)
     spec.dp_synrag.domain_lists = [str(resources_dir() / "vocab" / "medical_demo_domain.txt")]
     spec.output.folder = str(tmp_path / "release")

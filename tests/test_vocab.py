@@ -62,7 +62,8 @@ def test_invented_disease_names_need_the_public_domain_list(vocab, demo_vocab):
     assert not any(n in vocab for n in names)  # honest: outside the public English list
     assert all(n in demo_vocab for n in names)
     assert all(d["drug"] in demo_vocab for d in diseases)
-    # multi-word symptom phrases contribute their words, minus stop words
+    # multi-word symptom phrases are phrase keywords; their words come from the English list
+    assert "ringing in the ears" in demo_vocab and "night sweats" in demo_vocab
     assert "ringing" in demo_vocab and "ears" in demo_vocab
     assert not set(demo_vocab.words) & load_stop_words()
     assert len(demo_vocab) > len(vocab)
@@ -70,11 +71,12 @@ def test_invented_disease_names_need_the_public_domain_list(vocab, demo_vocab):
     assert load_vocabulary([DOMAIN]).sha256 == demo_vocab.sha256
 
 
-def test_domain_list_entries_are_split_and_comments_ignored(tmp_path):
+def test_domain_list_phrases_stay_whole_and_comments_ignored(tmp_path):
     lst = tmp_path / "domain.txt"
-    lst.write_text("# comment words ignored\nZorblax  # inline comment\nnight sweats\n\n", encoding="utf-8")
-    assert read_word_list(lst) == ["zorblax", "night", "sweats"]
+    lst.write_text("# comment words ignored\nZorblax  # inline comment\nNight   Sweats\n\n", encoding="utf-8")
+    assert read_word_list(lst) == ["zorblax", "night sweats"]
     v = load_vocabulary([lst])
+    assert "night sweats" in v and v.max_phrase_words == 2
     assert "zorblax" in v and "comment" in v  # 'comment' is English anyway
     assert "inline" in v  # English word, but not taken from the comment
     assert "zorblaxes" not in v
@@ -105,6 +107,16 @@ def test_postprocess_drops_words_outside_v(vocab, demo_vocab):
     assert postprocess_keywords(raw, vocab, 10) == ["fever"]
     assert postprocess_keywords(raw, demo_vocab, 10) == [name, "fever"]
     assert postprocess_keywords("", vocab, 10) == []
+
+
+def test_postprocess_prefers_the_longest_phrase_within_one_item(tmp_path):
+    lst = tmp_path / "domain.txt"
+    lst.write_text("night sweats\nacute bronchitis\n", encoding="utf-8")
+    v = load_vocabulary([lst])
+    raw = "Night sweats, fever; acute bronchitis\nnight, sweats"
+    # a phrase counts once as one keyword; "night" and "sweats" in separate items stay words
+    assert postprocess_keywords(raw, v, 10) == ["night sweats", "fever", "acute bronchitis", "night", "sweats"]
+    assert postprocess_keywords(raw, v, 2) == ["night sweats", "fever"]
 
 
 def test_postprocess_rejects_bad_k(vocab):

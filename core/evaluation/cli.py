@@ -26,6 +26,8 @@ def register(subparsers) -> None:
                    help="comma-separated: dp_synrag, dp_synth, dp_synrag_l1, rpsg, aug_pe")
     p.add_argument("--questions", type=int, default=None, help="benign questions scored (default: by scale)")
     p.add_argument("--llm-backend", default=None, choices=("auto", "transformers", "llamacpp"))
+    p.add_argument("--ablation", action="store_true",
+                   help="run the DP-SynRAG ablation at the largest ε instead (writes ablation.json and ablation.md)")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_evaluate)
 
@@ -65,8 +67,25 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         args.dataset, args.out, args.scale, _floats(args.epsilons),
         tuple(m.strip() for m in args.methods.split(",") if m.strip()), args.questions, args.llm_backend,
     )
+    if args.ablation:
+        return _ablation(config, args)
     result = run_evaluation(config, _printer(args.quiet))
     result["command"] = command_line(args)
     for path in write_report(result, config.out_dir):
         print(path)
+    return 0
+
+
+def _ablation(config, args: argparse.Namespace) -> int:
+    import json
+
+    from core.evaluation.ablation import ablation_markdown, run_ablation
+    from core.evaluation.evaluate import work_folder
+
+    result = run_ablation(config, work_folder(), _printer(args.quiet))
+    result["command"] = command_line(args) + " --ablation"
+    config.out_dir.mkdir(parents=True, exist_ok=True)
+    (config.out_dir / "ablation.json").write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")
+    (config.out_dir / "ablation.md").write_text(ablation_markdown(result), encoding="utf-8")
+    print(config.out_dir / "ablation.md")
     return 0

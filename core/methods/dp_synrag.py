@@ -30,7 +30,13 @@ import numpy as np
 
 from core.checkpoints import Checkpoints
 from core.corpus import Unit
-from core.methods.private_prediction import EngineConfig, PredictionGroup, PrivatePredictionEngine
+from core.methods.private_prediction import (
+    EngineConfig,
+    PredictionGroup,
+    PrivatePredictionEngine,
+    top_k_plus_margin,
+)
+from core.methods.self_filter import run_self_filter
 from core.models.base import Embedder, LanguageModel
 from core.privacy.mechanisms import TokenSampler, gaussian_noise, threshold_exponential_mechanism
 from core.privacy.planner import STAGE_HISTOGRAM, STAGE_MEAN, STAGE_THRESHOLD, STAGE_TOKENS, DPSynRAGPlan
@@ -39,7 +45,7 @@ from core.privacy.randomness import secure_rng, test_mode_rng, test_mode_torch_g
 from core.progress import ProgressEvent, Reporter, StageProgress
 from core.prompts import render
 from core.runspec import DPSynRAGSpec
-from core.vocabulary import Vocabulary, postprocess_keywords
+from core.vocabulary import Vocabulary, english_zipf, postprocess_keywords, specific_entries
 
 Charge = Callable[[str, float, str], None]
 """charge(stage, rho, description): records the spend in the ledger before the stage draws."""
@@ -102,16 +108,31 @@ class DPSynRAGResult:
 
 
 def extract_keywords(
-    units: Sequence[Unit], llm: LanguageModel, vocab: Vocabulary, K: int, ctx: MethodContext
+    units: Sequence[Unit], llm: LanguageModel, vocab: Vocabulary, K: int, ctx: MethodContext, extractor: str = "llm"
 ) -> list[list[str]]:
-    """Per-unit keyword sets (greedy decoding, so a resumed run recomputes the same sets)."""
-    progress = StageProgress(ctx.reporter, "keywords", len(units)).start("Extracting keywords")
+    """Per-unit keyword sets: at most K entries of the public V, each from its own unit only.
+
+    ``"llm"`` (the paper): the LLM lists K keywords (greedy decoding, so a resumed run recomputes
+    the same sets), post-processed against V. ``"vocabulary"``: the K entries of V in the unit's
+    text that are rarest in general English (:func:`core.vocabulary.specific_entries`); no model
+    call, and robust with small models, which tend to echo the document instead of listing
+    keywords.
+    """
+    progress = StageProgress(ctx.reporter, "keywords", len(units)).start("Finding each document's keywords")
     keywords: list[list[str]] = []
-    batch = 32  # decoding is memory-bound: wider batches cost little more per step
+    if extractor == "vocabulary":
+        for unit in units:
+            keywords.append(specific_entries(unit.text, vocab, K))
+            progress.advance(1)
+        progress.finish()
+        return keywords
+    if extractor != "llm":
+        raise ValueError(f"unknown keyword extractor {extractor!r}")
+    batch = 16  # decoding is memory-bound: wider batches cost little more per step
     for start in range(0, len(units), batch):
         chunk = units[start : start + batch]
         prompts = [render("keywords", K=K, document=_truncate(u.text)) for u in chunk]
-        answers = llm.generate(prompts, max_new_tokens=3 * K + 4, temperature=0.0)
+        answers = llm.generate(prompts, max_new_tokens=6 * K + 4, temperature=0.0)
         keywords.extend(postprocess_keywords(a, vocab, K) for a in answers)
         progress.advance(len(chunk))
     progress.finish()
@@ -139,6 +160,33 @@ def top_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int) -> list[str]:
     """W: the R words with the largest noisy counts, most frequent first (post-processing)."""
     order = np.argsort(-noisy_hist, kind="stable")[:R]
     return [vocab.words[i] for i in order]
+
+
+def significance_threshold(sigma_h: float, vocab_size: int, margin_sigmas: float = 1.5) -> float:
+    """A noisy count that pure noise rarely reaches anywhere in V: the typical maximum of |V|
+    draws of N(0, sigma_h^2), sigma_h * sqrt(2 ln |V|), plus ``margin_sigmas`` * sigma_h.
+    Public: it depends on sigma_h and |V| only."""
+    return sigma_h * (math.sqrt(2.0 * math.log(max(vocab_size, 2))) + margin_sigmas)
+
+
+def topic_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int, sigma_h: float, mode: str = "specific") -> list[str]:
+    """W, the cluster words, chosen from the released histogram by post-processing only.
+
+    ``"frequent"`` (SPEC §2.2 as written): the R largest noisy counts. ``"specific"``: among the
+    words whose noisy count clears :func:`significance_threshold` (so the word is supported by
+    real units, not noise), the R most *specific* ones by their public English frequency
+    (:func:`core.vocabulary.english_zipf`): a disease or product name makes a topic, "weeks" or
+    "patient" do not. Either way W is returned most frequent first, the order SPEC §2.2 visits
+    from the end (rarest first). Fewer than R words may clear the threshold; then W is shorter.
+    """
+    if mode == "frequent":
+        return top_words(noisy_hist, vocab, R)
+    if mode != "specific":
+        raise ValueError(f"unknown topic word mode {mode!r}")
+    significant = np.flatnonzero(noisy_hist >= significance_threshold(sigma_h, len(vocab))).tolist()
+    significant.sort(key=lambda i: (english_zipf(vocab.words[i]), -noisy_hist[i]))
+    chosen = sorted(significant[:R], key=lambda i: -noisy_hist[i])
+    return [vocab.words[i] for i in chosen]
 
 
 # -- Step 2: soft clustering ---------------------------------------------------------------
@@ -215,8 +263,19 @@ def select_members(
 
 
 def build_groups(
-    selected: Sequence[Sequence[int]], units: Sequence[Unit], ctx: MethodContext, anchor: bool
+    selected: Sequence[Sequence[int]],
+    units: Sequence[Unit],
+    ctx: MethodContext,
+    public_messages: Sequence[str] | None = None,
+    answer_starts: Sequence[str] | None = None,
 ) -> list[PredictionGroup]:
+    """One prediction group per cluster: a rephrase prompt per member, plus the public row.
+
+    ``public_messages[r]`` is group r's public message (built by :func:`public_message` from
+    released or public text only), or None for no public row. ``answer_starts[r]`` is a public
+    text every row of group r (private and public alike) already has as the start of its answer
+    (:func:`answer_start`); the synthetic text begins with it.
+    """
     llm = ctx.llm
     prompt_cache: dict[int, tuple[int, ...]] = {}
 
@@ -226,11 +285,66 @@ def build_groups(
             prompt_cache[u] = tuple(llm.chat_prompt_ids([message], ctx.max_prompt_tokens)[0])
         return prompt_cache[u]
 
-    public = tuple(llm.chat_prompt_ids([render("rephrase", document="")])[0]) if anchor else ()
+    publics: list[tuple[int, ...]] = [()] * len(selected)
+    if public_messages is not None:
+        distinct = sorted(set(public_messages))
+        ids = dict(zip(distinct, llm.chat_prompt_ids(distinct, ctx.max_prompt_tokens)))
+        publics = [tuple(ids[m]) for m in public_messages]
+    starts: list[tuple[int, ...]] = [()] * len(selected)
+    if answer_starts is not None:
+        starts = [tuple(llm.chat.tokenizer.encode(a, add_special_tokens=False)) if a else () for a in answer_starts]
     return [
-        PredictionGroup(gid=r, prompt_ids=tuple(prompt_of(u) for u in members), public_prompt_ids=public)
+        PredictionGroup(
+            gid=r,
+            prompt_ids=tuple(prompt_of(u) + starts[r] for u in members),
+            public_prompt_ids=publics[r] + starts[r] if publics[r] else (),
+            start_ids=starts[r],
+        )
         for r, members in enumerate(selected)
     ]
+
+
+def answer_start(mode: str, keyword: str) -> str:
+    """The public start of cluster r's synthetic text: its released keyword w_r, or nothing."""
+    if mode == "none" or not keyword:
+        return ""
+    if mode == "keyword":
+        return render("answer_start", keyword=keyword).rstrip("\n")
+    raise ValueError(f"unknown answer start mode {mode!r}")
+
+
+def public_message(mode: str, task: str, keyword: str = "") -> str | None:
+    """The public row's message (docs/method.md §2.4): no private text, ever.
+
+    ``"empty"``: the rephrase instruction around an empty document. ``"keyword"``: the same
+    instruction around a public *stand-in* document built from the cluster's released keyword
+    w_r and the public task description, so that the public row mirrors the private rows'
+    prompt and differs from them only where the documents do. ``"none"``: no public row.
+    """
+    if mode == "none":
+        return None
+    if mode == "empty" or not keyword:
+        return render("rephrase", document="")
+    if mode == "keyword":
+        return render("rephrase", document=render("public_document", keyword=keyword, task=task))
+    raise ValueError(f"unknown public prompt mode {mode!r}")
+
+
+def engine_config(spec: DPSynRAGSpec, c: float, batch_rows: int) -> EngineConfig:
+    """The private-prediction engine's settings from the run spec (DClip, public row, Top-k+)."""
+    anchored = spec.public_row != "none"
+    margin = top_k_plus_margin(c, spec.public_weight, spec.tau, spec.k) if spec.top_k_plus else 0.0
+    return EngineConfig(
+        max_new_tokens=spec.T,
+        clip=c,
+        tau=spec.tau,
+        max_rows=batch_rows,
+        public_anchor=anchored,
+        clip_mode=spec.clip,
+        public_weight=spec.public_weight,
+        top_k_plus=spec.top_k_plus,
+        top_k_margin=margin,
+    )
 
 
 def private_prediction(
@@ -245,18 +359,23 @@ def private_prediction(
     todo = [g for g in groups if str(g.gid) not in done]
     progress = StageProgress(ctx.reporter, stage, len(groups)).start("Writing synthetic documents")
     progress.done = len(groups) - len(todo)
-    if todo:
+    # Charged when the stage starts, even with no group to write (the plan, the ledger and the
+    # certificate then agree); on a resume only if some group must be written again.
+    if todo or not ctx.checkpoints.has(stage):
         ctx.charge(
             stage,
             prediction_charge(spec.T * (plan_c / spec.tau) ** 2 / 2, spec.L, len(todo), resumed=bool(done)),
             f"Private prediction: {spec.T} tokens per group, c/tau={plan_c / spec.tau:.4g}, "
             f"{len(todo)} groups, each unit in <= L={spec.L}",
         )
-        config = EngineConfig(spec.T, plan_c, spec.tau, ctx.batch_rows, spec.public_anchor)
+        ctx.checkpoints.save(stage, done)  # after the charge: a checkpoint means "charged"
+        config = engine_config(spec, plan_c, ctx.batch_rows)
         engine = (ctx.engine_factory or PrivatePredictionEngine)(ctx.llm, config, ctx.token_sampler(spec.tau))
 
+        starts = {g.gid: list(g.start_ids) for g in groups}
+
         def finished(out) -> None:
-            text = ctx.llm.decode(out.token_ids).strip()
+            text = ctx.llm.decode(starts.get(out.gid, []) + out.token_ids).strip()
             done[str(out.gid)] = text
             ctx.checkpoints.save(stage, done)
             ctx.reporter.emit(ProgressEvent(stage, "preview", message=text))
@@ -269,22 +388,9 @@ def private_prediction(
 # -- Step 5: self-filter -------------------------------------------------------------------
 
 
-def self_filter(texts: dict[int, str], task: str, ctx: MethodContext) -> dict[int, str]:
-    """Keep texts the LLM judges useful for the public task (post-processing: free)."""
-    items = [(gid, t) for gid, t in sorted(texts.items()) if t.strip()]
-    progress = StageProgress(ctx.reporter, "self_filter", len(items)).start("Self-filter")
-    kept: dict[int, str] = {}
-    batch = 16
-    for start in range(0, len(items), batch):
-        chunk = items[start : start + batch]
-        prompts = [render("self_filter", task=task, text=t) for _, t in chunk]
-        answers = ctx.llm.generate(prompts, max_new_tokens=3, temperature=0.0)
-        for (gid, text), answer in zip(chunk, answers):
-            if "yes" in answer.lower():
-                kept[gid] = text
-        progress.advance(len(chunk))
-    progress.finish()
-    return kept
+def self_filter(texts: dict[int, str], task: str, ctx: MethodContext, mode: str = "score") -> dict[int, str]:
+    """Keep texts judged useful for the public task (post-processing: free; see self_filter.py)."""
+    return run_self_filter(texts, task, ctx.llm, ctx.embedder, ctx.reporter, mode).kept
 
 
 # -- Algorithm 1 ---------------------------------------------------------------------------
@@ -298,33 +404,37 @@ def run_dp_synrag(
     ctx: MethodContext,
 ) -> DPSynRAGResult:
     cp = ctx.checkpoints
-    keywords = extract_keywords(units, ctx.llm, vocab, spec.K, ctx)
+    keywords = extract_keywords(units, ctx.llm, vocab, spec.K, ctx, spec.keywords)
 
     if cp.has("histogram"):
         noisy_hist = np.asarray(cp.load("histogram"))
     else:
         noisy_hist = release_histogram(keywords, vocab, plan, ctx)
         cp.save("histogram", noisy_hist.tolist())
-    W = top_words(noisy_hist, vocab, spec.R)
+    W = topic_words(noisy_hist, vocab, spec.R, plan.sigma_h, spec.topic_words)
     clusters = soft_clusters(keywords, W, spec.L)
 
-    progress = StageProgress(ctx.reporter, "embedding", len(units)).start("Embedding documents")
-    embeddings = ctx.embedder.embed([u.text for u in units])
-    progress.advance(len(units))
-    progress.finish()
-
-    if cp.has("retrieval"):
-        released = cp.load("retrieval")
+    if not plan.refine:  # no refinement: each cluster writes with all its members
+        selected = [list(members) for members in clusters]
     else:
-        released = release_retrieval(clusters, embeddings, plan, spec, ctx)
-        cp.save("retrieval", released)
-    selected = [
-        select_members(members, embeddings, rel["mu"], rel["theta"]) for members, rel in zip(clusters, released)
-    ]
+        progress = StageProgress(ctx.reporter, "embedding", len(units)).start("Embedding documents")
+        embeddings = ctx.embedder.embed([u.text for u in units])
+        progress.advance(len(units))
+        progress.finish()
+        if cp.has("retrieval"):
+            released = cp.load("retrieval")
+        else:
+            released = release_retrieval(clusters, embeddings, plan, spec, ctx)
+            cp.save("retrieval", released)
+        selected = [
+            select_members(members, embeddings, rel["mu"], rel["theta"]) for members, rel in zip(clusters, released)
+        ]
 
-    groups = build_groups(selected, units, ctx, spec.public_anchor)
+    messages = [public_message(spec.public_row, ctx.task, w) for w in W] if spec.public_row != "none" else None
+    starts = [answer_start(spec.answer_start, w) for w in W]
+    groups = build_groups(selected, units, ctx, messages, starts)
     texts = private_prediction(groups, plan.c, spec, ctx)
-    kept = self_filter(texts, ctx.task, ctx) if spec.self_filter else {g: t for g, t in texts.items() if t.strip()}
+    kept = self_filter(texts, ctx.task, ctx, spec.self_filter_mode) if spec.self_filter else {g: t for g, t in texts.items() if t.strip()}
 
     documents = [SyntheticDoc(id=f"syn-{gid:04d}", text=text, group=gid) for gid, text in sorted(kept.items())]
     diagnostics = {

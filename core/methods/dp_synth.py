@@ -12,7 +12,14 @@ import math
 from dataclasses import asdict, dataclass
 
 from core.corpus import Corpus
-from core.methods.dp_synrag import MethodContext, SyntheticDoc, build_groups, private_prediction, self_filter
+from core.methods.dp_synrag import (
+    MethodContext,
+    SyntheticDoc,
+    build_groups,
+    private_prediction,
+    public_message,
+    self_filter,
+)
 from core.privacy.accountant import Accountant
 from core.privacy.conversion import eps_to_rho
 from core.privacy.planner import STAGE_TOKENS
@@ -66,11 +73,13 @@ class DPSynthMethod:
         else:
             batches = random_batches(len(corpus.units), p.R, ctx.rng())
             ctx.checkpoints.save("batches", batches)
-        groups = build_groups(batches, corpus.units, ctx, p.public_anchor)
+        # A random batch has no released keyword: its public row, if any, holds the empty document.
+        public = public_message("empty" if p.public_anchor else "none", ctx.task)
+        groups = build_groups(batches, corpus.units, ctx, None if public is None else [public] * len(batches))
         # One group per unit: the engine's L-fold charge becomes L=1 here.
         single = DPSynRAGSpec(**{**asdict(p), "L": 1})
         texts = private_prediction(groups, plan.c_over_tau * p.tau, single, ctx)
-        kept = self_filter(texts, ctx.task, ctx) if p.self_filter else {g: t for g, t in texts.items() if t.strip()}
+        kept = self_filter(texts, ctx.task, ctx, p.self_filter_mode) if p.self_filter else {g: t for g, t in texts.items() if t.strip()}
         docs = [SyntheticDoc(id=f"syn-{gid:04d}", text=text, group=gid) for gid, text in sorted(kept.items())]
         diagnostics = {"groups": len(groups), "generated": len(texts), "kept_after_self_filter": len(docs)}
         notes = list(COMMON_NOTES) + ["Units were split into random disjoint batches; each unit is in exactly one."]
@@ -91,7 +100,7 @@ class DPSynthMethod:
 
     def parameters(self, spec: RunSpec, summary) -> dict:
         p = spec.dp_synrag
-        return {"R": p.R, "T": p.T, "tau": p.tau, "public_anchor": p.public_anchor, **summary.derived}
+        return {"R": p.R, "T": p.T, "tau": p.tau, "clip": p.clip, "public_row": "empty" if p.public_anchor else "none", **summary.derived}
 
     def samplers(self) -> list[str]:
         from core.methods.registry import _sampler_descriptions

@@ -17,14 +17,28 @@ fits a memory budget. On CUDA out-of-memory the wave size is halved and the wave
 from its prompts; the tokens it had drawn were never released, and the caller charged the
 whole stage before it started, so the accounting is unchanged.
 
-Optional public anchoring (InvisibleInk-style): one extra *public* row per group holds the
-same prompt without the document; each private row contributes clip(l_u - l_pub) and the
-public log-probabilities, which depend on no private data, are added as a base. The
-per-token cost stays (c/tau)^2 / 2.
+Optional public anchoring (InvisibleInk, arXiv 2507.02974; docs/method.md §2.4): one extra
+*public* row per group holds a prompt with no private document (the same rephrase instruction
+around an empty document, or around a stand-in built from the cluster's released keyword and
+the public task). Two ways to combine it with the private rows:
+
+* ``clip = "spec"`` (the round-1 anchoring): each private row contributes the SPEC clip of
+  l_u - l_pub, and tau * log_softmax(l_pub) is added as a base;
+* ``clip = "dclip"`` (DClip): each private row contributes clamp(log p_u - log p_pub, -C, C) on
+  the *un-normalised scale* (log-probabilities, i.e. raw logits up to each row's own constant),
+  and the public base is lambda * tau * log p_pub with lambda a public constant.
+
+Either way one unit moves every coordinate of z by at most c (= C), so the per-token cost stays
+(c/tau)^2 / 2. With a public row, ``top_k_plus`` restricts sampling to V_k+: the k tokens with
+the largest public log-probability plus every token within ``top_k_margin`` of the k-th. V_k+
+is a function of the public logits only, so sampling exactly over it (tokens outside get
+z = -inf, i.e. probability 0) is an exponential mechanism over a public candidate set with the
+same cost.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -46,6 +60,10 @@ class PredictionGroup:
     gid: int
     prompt_ids: tuple[tuple[int, ...], ...]
     public_prompt_ids: tuple[int, ...] = ()
+    start_ids: tuple[int, ...] = ()  # a public answer start already at the end of every row's prompt
+
+
+CLIP_MODES = ("spec", "dclip")
 
 
 @dataclass(frozen=True)
@@ -54,7 +72,17 @@ class EngineConfig:
     clip: float  # c
     tau: float  # temperature
     max_rows: int = 256  # rows held in one wave's KV cache
-    public_anchor: bool = False
+    public_anchor: bool = False  # every group carries one public row (its public_prompt_ids)
+    clip_mode: str = "spec"  # "spec" (SPEC §2.4 clip) or "dclip" (clamped log-probability differences)
+    public_weight: float = 1.0  # lambda: weight of the public base (public constant, never |S_r|)
+    top_k_plus: int = 0  # 0 = whole vocabulary; k > 0 = sample over V_k+ from the public logits
+    top_k_margin: float = 0.0  # V_k+ margin on the public log-probabilities (public quantities only)
+
+    def __post_init__(self) -> None:
+        if self.clip_mode not in CLIP_MODES:
+            raise ValueError(f"clip_mode must be one of {CLIP_MODES}, got {self.clip_mode!r}")
+        if (self.clip_mode == "dclip" or self.top_k_plus) and not self.public_anchor:
+            raise ValueError("DClip and Top-k+ need a public row per group (public_anchor=True)")
 
 
 @dataclass
@@ -209,16 +237,62 @@ class PrivatePredictionEngine:
         lookup[torch.tensor(active, device=device)] = torch.arange(len(active), device=device)
         slot = lookup[gidx]
         private = groups_of_rows >= 0
-        z = torch.zeros(len(active), logits.shape[1], dtype=torch.float32, device=device)
-        if anchor:
-            public_rows = torch.nonzero(~private, as_tuple=False).flatten()
-            public_logits = logits[public_rows]  # one per active group, in slot order
-            order = torch.argsort(slot[public_rows])
-            public_logits = public_logits[order]
-            priv_rows = torch.nonzero(private, as_tuple=False).flatten()
-            diffs = logits[priv_rows] - public_logits[slot[priv_rows]]
-            z.index_add_(0, slot[priv_rows], clip_logits(diffs, self.config.clip))
-            z += self.config.tau * torch.log_softmax(public_logits, dim=-1)
-        else:
+        if not anchor:
+            z = torch.zeros(len(active), logits.shape[1], dtype=torch.float32, device=device)
             z.index_add_(0, slot, clip_logits(logits, self.config.clip))
-        return z
+            return z
+        public_rows = torch.nonzero(~private, as_tuple=False).flatten()
+        public_logits = logits[public_rows][torch.argsort(slot[public_rows])]  # one per active group, slot order
+        priv_rows = torch.nonzero(private, as_tuple=False).flatten()
+        return anchored_aggregate(logits[priv_rows], slot[priv_rows], public_logits, self.config)
+
+
+def anchored_aggregate(
+    private_logits: torch.Tensor, private_slot: torch.Tensor, public_logits: torch.Tensor, cfg: EngineConfig
+) -> torch.Tensor:
+    """z for each group from its private rows (``private_slot`` = their group) and its public row.
+
+    Every private row's contribution lies in [-c, c] coordinate-wise; the public base and the
+    Top-k+ mask depend on the public row alone.
+    """
+    z = torch.zeros_like(public_logits)
+    public_logp = torch.log_softmax(public_logits, dim=-1)
+    if cfg.clip_mode == "dclip":
+        diffs = torch.log_softmax(private_logits, dim=-1) - public_logp[private_slot]
+        z.index_add_(0, private_slot, dclip(diffs, cfg.clip))
+        z += cfg.public_weight * cfg.tau * public_logp
+    else:
+        diffs = private_logits - public_logits[private_slot]
+        z.index_add_(0, private_slot, clip_logits(diffs, cfg.clip))
+        z += cfg.tau * public_logp
+    if cfg.top_k_plus:
+        z = z.masked_fill(~top_k_plus_candidates(public_logp, cfg.top_k_plus, cfg.top_k_margin), float("-inf"))
+    return z
+
+
+def dclip(diffs: torch.Tensor, c: float) -> torch.Tensor:
+    """DClip: clamp every coordinate of a row's log-probability difference to [-c, c] (NaN -> 0)."""
+    if not (c > 0.0) or math.isinf(c):
+        raise ValueError(f"The clip bound must be a finite number > 0 (got {c}).")
+    return torch.clamp(torch.nan_to_num(diffs, nan=0.0, posinf=c, neginf=-c), -c, c)
+
+
+def top_k_plus_candidates(public_logp: torch.Tensor, k: int, margin: float) -> torch.Tensor:
+    """V_k+ per row: the k largest public log-probabilities plus all within ``margin`` of the k-th.
+
+    A boolean mask [groups, vocabulary] computed from the public row only.
+    """
+    k = max(1, min(int(k), public_logp.shape[-1]))
+    kth = torch.topk(public_logp, k, dim=-1).values[:, -1:]
+    return public_logp >= kth - float(margin)
+
+
+def top_k_plus_margin(c: float, public_weight: float, tau: float, rows: int) -> float:
+    """The V_k+ margin on log p_pub: how far below the k-th public token a token may start and
+    still win if ``rows`` private rows all push it up by c and the k-th down by c.
+
+    In z units two tokens' order can change by at most 2·rows·c; the public base scales log p_pub
+    by lambda·tau, so the margin on log p_pub is 2·rows·c / (lambda·tau). ``rows`` must be a
+    public number (the cluster-size target k of the run spec), never |S_r|.
+    """
+    return 2.0 * rows * c / (public_weight * tau)

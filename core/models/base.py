@@ -14,10 +14,13 @@ backends (and the tiny random test model) are interchangeable:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol, Sequence
 
 import numpy as np
 import torch
+
+if TYPE_CHECKING:
+    from core.models.chat import ChatTokenizer
 
 
 class LogitsSession(Protocol):
@@ -44,6 +47,7 @@ class LanguageModel(Protocol):
     device: str  # a torch device string: "cpu", "cuda", "cuda:0"
     vocab_size: int  # width of the logits rows (may exceed the tokenizer's vocabulary)
     eos_token_ids: frozenset[int]
+    chat: "ChatTokenizer"  # the model's Hugging Face tokenizer with its chat template
 
     def chat_prompt_ids(self, user_messages: Sequence[str], max_prompt_tokens: int | None = None) -> list[list[int]]:
         """Token ids of each message wrapped in the chat template with the generation prompt.

@@ -110,28 +110,36 @@ class DPSynRAGPlan:
         """Each token is an exponential mechanism with ε = 2c/τ (Δ = c, sampling ∝ exp(z/τ))."""
         return 2.0 * self.c_over_tau
 
+    @property
+    def refine(self) -> bool:
+        """Whether the retrieval-refinement stages (noisy centre, threshold) run at all."""
+        return self.rho_mu > 0.0
+
     def per_stage(self) -> dict[str, float]:
         """Total ρ per stage (cluster stages already multiplied by L)."""
-        return {
-            STAGE_HISTOGRAM: self.rho_hist,
-            STAGE_MEAN: self.L * self.rho_mu,
-            STAGE_THRESHOLD: self.L * self.rho_theta,
-            STAGE_TOKENS: self.L * self.rho_tokens_per_cluster,
-        }
+        stages = {STAGE_HISTOGRAM: self.rho_hist}
+        if self.refine:
+            stages[STAGE_MEAN] = self.L * self.rho_mu
+            stages[STAGE_THRESHOLD] = self.L * self.rho_theta
+        stages[STAGE_TOKENS] = self.L * self.rho_tokens_per_cluster
+        return stages
 
     def accountant(self) -> Accountant:
         """The events a run with this plan records, in stage order."""
         acc = Accountant()
         acc.gaussian(STAGE_HISTOGRAM, math.sqrt(self.K), self.sigma_h, description="noisy keyword histogram")
-        acc.gaussian(STAGE_MEAN, 1.0, self.sigma_mu, parallel=self.L, description="noisy embedding sum per cluster")
-        acc.bounded_range(STAGE_THRESHOLD, self.eps_theta, parallel=self.L, description="similarity threshold per cluster")
+        if self.refine:
+            acc.gaussian(STAGE_MEAN, 1.0, self.sigma_mu, parallel=self.L, description="noisy embedding sum per cluster")
+            acc.bounded_range(
+                STAGE_THRESHOLD, self.eps_theta, parallel=self.L, description="similarity threshold per cluster"
+            )
         acc.bounded_range(
             STAGE_TOKENS, self.token_epsilon, count=self.T, parallel=self.L, description="tokens sampled per cluster"
         )
         return acc
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        d = {k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in asdict(self).items()}
         d["token_epsilon"] = self.token_epsilon
         d["per_stage"] = self.per_stage()
         return d
@@ -159,8 +167,11 @@ def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion:
 
     d_hist, d_mu, d_theta = default_fractions(conversion)
     f_hist = _fraction("hist_fraction", spec.hist_fraction, d_hist)
-    f_mu = _fraction("mu_fraction", spec.mu_fraction, d_mu)
-    f_theta = _fraction("theta_fraction", spec.theta_fraction, d_theta)
+    if spec.refine:
+        f_mu = _fraction("mu_fraction", spec.mu_fraction, d_mu)
+        f_theta = _fraction("theta_fraction", spec.theta_fraction, d_theta)
+    else:  # no retrieval refinement: S_r = C_r, and its share goes to the tokens
+        f_mu = f_theta = 0.0
     f_tokens = 1.0 - (f_hist + f_mu + f_theta)
     if not f_tokens > 0.0:
         raise _reject(
@@ -195,7 +206,7 @@ def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion:
         rho_hist=rho_hist,
         sigma_h=math.sqrt(K / (2.0 * rho_hist)),
         rho_mu=rho_mu,
-        sigma_mu=math.sqrt(1.0 / (2.0 * rho_mu)),
+        sigma_mu=math.sqrt(1.0 / (2.0 * rho_mu)) if rho_mu > 0 else math.inf,
         eps_theta=math.sqrt(8.0 * rho_theta),
         rho_theta=rho_theta,
         rho_tokens_per_cluster=rho_tokens_per_cluster,

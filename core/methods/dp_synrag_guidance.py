@@ -1,0 +1,99 @@
+"""Planner guidance for DP-SynRAG (issue 10 item 5): will this plan say anything, and what fits?
+
+Two quantities decide whether DP-SynRAG can carry a corpus's topics at a given ε:
+
+* **Topic support.** A word becomes a cluster only if its noisy keyword count clears the
+  significance threshold (``significance_threshold``: about σ_h·(√(2 ln|V|) + 1.5)). Topics
+  mentioned by fewer units than that are invisible.
+* **Consensus strength.** Under DClip each of a cluster's rows moves a token's score by at
+  most c/τ nats, so k rows that all agree move it by k·c/τ nats against the public base. Below
+  about 1 nat the text follows the public model; about 2 nats or more lets the cluster's shared
+  content through.
+
+``guide`` reports both for a spec and suggests R, L, k, T and the histogram's budget share for
+the corpus's size. The suggestion is shown to the custodian only; if they adopt it, those
+parameters (which reflect the corpus's order of magnitude) appear in the certificate like any
+other parameter.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from core.methods.dp_synrag import significance_threshold
+from core.privacy.planner import DPSynRAGPlan, default_fractions, plan_dp_synrag
+from core.runspec import DPSynRAGSpec
+
+WEAK_CONSENSUS_NATS = 1.0
+GOOD_CONSENSUS_NATS = 2.0
+MAX_HIST_FRACTION = 0.5
+
+
+@dataclass(frozen=True)
+class Guidance:
+    consensus_nats: float  # k·c/τ: how far k agreeing rows can move one token's score
+    min_topic_support: float  # noisy count a word needs to become a cluster
+    warnings: list[str]
+    suggestion: dict[str, float]  # R, L, k, T, hist_fraction that fit the corpus's size and ε
+    suggested_consensus_nats: float
+    suggested_min_topic_support: float
+
+
+def consensus_nats(spec: DPSynRAGSpec, plan: DPSynRAGPlan) -> float:
+    return spec.k * plan.c_over_tau
+
+
+def suggest(spec: DPSynRAGSpec, epsilon: float, delta: float, n_units: int, vocab_size: int, conversion: str = "tight") -> DPSynRAGSpec:
+    """R, L, k, T and the histogram share that fit a corpus of about ``n_units`` units at ε."""
+    n = max(int(n_units), 1)
+    k = int(min(80, max(10, round(n / 10))))
+    L = spec.L
+    R = int(min(1000, max(4, round(n * L / k))))
+    # Histogram share: enough that a topic held by ~1/30 of the corpus clears the threshold.
+    default_hist = default_fractions(conversion)[0]
+    want_support = max(n / 30.0, 10.0)
+    sigma_h = want_support / (math.sqrt(2.0 * math.log(max(vocab_size, 2))) + 1.5)
+    probe = plan_dp_synrag(replace(spec, k=k, R=R), epsilon, delta, conversion)
+    hist_fraction = min(MAX_HIST_FRACTION, max(default_hist, spec.K / (2.0 * sigma_h**2) / probe.rho_total))
+    # Tokens: as many as keep k·c/τ at the "good" level, between 24 and 70.
+    tuned = replace(spec, k=k, R=R, hist_fraction=hist_fraction)
+    T = 70
+    while T > 24 and consensus_nats(replace(tuned, T=T), plan_dp_synrag(replace(tuned, T=T), epsilon, delta, conversion)) < GOOD_CONSENSUS_NATS:
+        T -= 2
+    return replace(tuned, T=T)
+
+
+def guide(spec: DPSynRAGSpec, epsilon: float, delta: float, n_units: int, vocab_size: int, conversion: str = "tight") -> Guidance:
+    plan = plan_dp_synrag(spec, epsilon, delta, conversion)
+    strength = consensus_nats(spec, plan)
+    support = significance_threshold(plan.sigma_h, vocab_size)
+    better = suggest(spec, epsilon, delta, n_units, vocab_size, conversion)
+    better_plan = plan_dp_synrag(better, epsilon, delta, conversion)
+    warnings: list[str] = []
+    if strength < WEAK_CONSENSUS_NATS:
+        warnings.append(
+            f"Weak consensus: {spec.k} agreeing documents can shift a word's odds by at most e^{strength:.2f} "
+            f"(k·c/τ = {strength:.2f}), so the synthetic text will mostly follow the public model. "
+            f"Raise ε, lower T, or raise k."
+        )
+    if support > n_units / 10:
+        warnings.append(
+            f"Only topics mentioned by about {support:.0f} or more units can become clusters, "
+            f"{100 * support / max(n_units, 1):.0f}% of this corpus. Raise ε or the histogram's budget share."
+        )
+    suggestion = {
+        "R": better.R,
+        "L": better.L,
+        "k": better.k,
+        "T": better.T,
+        "hist_fraction": round(better.hist_fraction, 3),
+    }
+    return Guidance(
+        consensus_nats=strength,
+        min_topic_support=support,
+        warnings=warnings,
+        suggestion=suggestion,
+        suggested_consensus_nats=consensus_nats(better, better_plan),
+        suggested_min_topic_support=significance_threshold(better_plan.sigma_h, vocab_size),
+    )

@@ -1,0 +1,95 @@
+"""Topic words, the vocabulary keyword extractor, the self-filter's calibration and the planner guidance."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from core.methods.dp_synrag import significance_threshold, soft_clusters, topic_words
+from core.methods.dp_synrag_guidance import guide
+from core.methods.self_filter import offtopic_sentences, public_threshold, run_self_filter
+from core.progress import NULL_REPORTER
+from core.runspec import DPSynRAGSpec
+from core.vocabulary import Vocabulary, english_zipf, specific_entries
+
+
+@pytest.fixture()
+def vocab() -> Vocabulary:
+    return Vocabulary.from_words(
+        ["weeks", "patient", "insomnia", "tusfosemia", "skin rash", "rash", "night sweats", "daily", "zorblax"]
+    )
+
+
+def test_english_zipf_is_public_word_frequency():
+    assert english_zipf("weeks") > english_zipf("insomnia") > english_zipf("tusfosemia") == 0.0
+
+
+def test_vocabulary_extractor_keeps_the_rarest_entries_of_the_unit(vocab):
+    text = "Patient reports insomnia and a skin rash for 3 weeks; diagnosed with Tusfosemia. Daily dosing."
+    assert specific_entries(text, vocab, 3) == ["tusfosemia", "insomnia", "skin rash"]
+    assert len(specific_entries(text, vocab, 10)) == 6  # patient, daily, weeks too ("rash" is inside "skin rash")
+    assert specific_entries("nothing known here", vocab, 4) == []
+    with pytest.raises(ValueError):
+        specific_entries(text, vocab, 0)
+
+
+def test_specific_topic_words_need_a_significant_noisy_count(vocab):
+    sigma_h = 1.0
+    threshold = significance_threshold(sigma_h, len(vocab))
+    assert threshold == pytest.approx(math.sqrt(2 * math.log(len(vocab))) + 1.5)
+    counts = {"weeks": 90, "patient": 80, "daily": 70, "insomnia": 40, "tusfosemia": 25, "zorblax": threshold - 0.01}
+    noisy = np.array([counts.get(w, 0.0) for w in vocab.words])
+    W = topic_words(noisy, vocab, 2, sigma_h, "specific")
+    # the two most specific significant words, returned most frequent first (SPEC §2.2 order)
+    assert W == ["insomnia", "tusfosemia"]
+    assert "zorblax" not in topic_words(noisy, vocab, 10, sigma_h, "specific")  # below the threshold
+    assert topic_words(noisy, vocab, 2, sigma_h, "frequent") == ["weeks", "patient"]
+    assert topic_words(np.zeros(len(vocab)), vocab, 5, sigma_h, "specific") == []
+
+
+def test_fewer_topic_words_still_cluster_rarest_first():
+    clusters = soft_clusters([["a", "b"], ["a"], ["b", "c"]], ["a", "b"], L=1)
+    assert clusters == [[1], [0, 2]]  # "b" (rarer, visited first) takes units 0 and 2
+
+
+class _ConstantEmbedder:
+    """Task text -> e0; texts containing 'fever' -> close to e0; anything else -> orthogonal."""
+
+    dim = 3
+
+    def embed(self, texts, batch_size=64):
+        rows = []
+        for t in texts:
+            if t.startswith("TASK"):
+                rows.append([1.0, 0.0, 0.0])
+            elif "fever" in t:
+                rows.append([0.9, math.sqrt(1 - 0.81), 0.0])
+            else:
+                rows.append([0.0, 0.0, 1.0])
+        return np.asarray(rows, dtype=np.float32)
+
+
+def test_similarity_self_filter_is_calibrated_on_public_sentences_only():
+    sentences = offtopic_sentences()
+    assert len(sentences) >= 20 and not any(s.startswith("#") for s in sentences)
+    texts = {0: "fever and cough for two days", 1: "the weather is nice", 2: "   ", 3: "high fever"}
+    decision = run_self_filter(texts, "TASK: answer questions", None, _ConstantEmbedder(), NULL_REPORTER, "similarity")
+    assert decision.kept == {0: "fever and cough for two days", 3: "high fever"}
+    assert decision.threshold == pytest.approx(0.0)  # every shipped sentence is off topic for this embedder
+    assert public_threshold([0.0, 1.0, 2.0, 3.0], 0.5) == pytest.approx(1.5)
+    with pytest.raises(ValueError):
+        run_self_filter(texts, "TASK", None, _ConstantEmbedder(), NULL_REPORTER, "nonsense")
+
+
+def test_guidance_warns_on_weak_plans_and_suggests_parameters():
+    weak = guide(DPSynRAGSpec(k=5, T=70), 1.0, 1e-6, 200, 30000)
+    assert weak.consensus_nats < 1 and any("Weak consensus" in w for w in weak.warnings)
+    assert any("topics mentioned by" in w for w in weak.warnings)
+    fine = guide(DPSynRAGSpec(), 10.0, 1e-6, 8000, 30000)
+    assert fine.warnings == [] and fine.consensus_nats > 2
+    small = guide(DPSynRAGSpec(), 10.0, 1e-6, 240, 30000)
+    assert small.suggestion["hist_fraction"] > fine.suggestion["hist_fraction"]
+    assert small.suggested_min_topic_support < small.min_topic_support
+    assert 24 <= small.suggestion["T"] <= 70 and small.suggestion["k"] <= 80
