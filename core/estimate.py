@@ -133,13 +133,12 @@ def estimate(spec: Any, n_units: int, model_bytes: float | None = None, calibrat
             ("rpsg_refine", llm(n * (r.n_variants + 1) * prompt, 0)),
         ]
     elif spec.method == "dp_synrag":
-        rows = min(n * p.L, p.R * min(p.k, n)) + (p.R if p.public_anchor else 0)
-        stages += [
-            ("embedding", factor * n / embed),
-            ("keywords", llm(n * prompt, n * (4 * p.K + 8))),
-            ("retrieval", 1.0 + p.R * 0.02 + n * p.R * 2e-6),
-            ("private_prediction", llm(rows * prompt, rows * p.T)),
-        ]
+        rows = min(n * p.L, p.R * min(p.k, n)) + (p.R if p.public_anchor else 0)  # k: typical cluster size
+        keywords = n * 0.002 if p.keywords == "vocabulary" else llm(n * prompt, n * (6 * p.K + 4))
+        stages += [("keywords", keywords)]
+        if p.refine:
+            stages += [("embedding", factor * n / embed), ("retrieval", 1.0 + p.R * 0.02 + n * p.R * 2e-6)]
+        stages += [("private_prediction", llm(rows * prompt, rows * p.T))]
         if p.self_filter:
             stages.append(("self_filter", llm(p.R * (prompt + p.T), p.R * 4)))
     elif spec.method == "aug_pe":  # public generation dominates: every candidate text the model writes
