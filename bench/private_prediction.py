@@ -187,7 +187,7 @@ def main() -> None:
     run_engine(llm, groups[:1], 2)  # warm-up
 
     seconds: dict[str, float] = {}
-    steps = {v: args.tokens for v in VARIANTS} | {"naive": args.naive_tokens}
+    steps = dict.fromkeys(VARIANTS, args.tokens) | {"naive": args.naive_tokens}
     if "engine" not in skip:
         seconds["engine"] = run_engine(llm, groups, args.tokens)
     if "hf_generate" not in skip:

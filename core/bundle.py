@@ -36,7 +36,10 @@ class BundleInfo:
 
     def summary(self) -> str:
         """One line for ``privet --version`` and the certificate rendering."""
-        return f"bundle {self.platform}, built {self.built_at}, commit {self.commit or 'unknown'}, content SHA-256 {self.content_sha256}"
+        return (
+            f"bundle {self.platform}, built {self.built_at}, commit {self.commit or 'unknown'}, "
+            f"content SHA-256 {self.content_sha256}"
+        )
 
 
 def bundle_info() -> BundleInfo | None:

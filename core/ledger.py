@@ -302,10 +302,6 @@ class Ledger:
         rows = self.db.execute("SELECT DISTINCT dataset_fp FROM charges ORDER BY dataset_fp").fetchall()
         return sorted({self.dataset_key(r[0]) for r in rows})
 
-    def dataset_name(self, fingerprint: str) -> str | None:
-        """The name the custodian gave the dataset (None when none is recorded). Stub: i11 records names."""
-        return None
-
     def spent_rho(self, dataset_fp: str, exclude_run: str | None = None) -> float:
         """Total rho charged on a dataset (optionally leaving out one run)."""
         keys = self._keys(dataset_fp)

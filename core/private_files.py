@@ -13,6 +13,7 @@ import os
 import secrets
 import stat
 from pathlib import Path
+import contextlib
 
 FOLDER_MODE = 0o700
 FILE_MODE = 0o600
@@ -32,10 +33,8 @@ def private_folder(path: Path) -> Path:
         missing.append(probe)
         probe = probe.parent
     for folder in reversed(missing):
-        try:
+        with contextlib.suppress(FileExistsError):
             folder.mkdir(mode=FOLDER_MODE)
-        except FileExistsError:
-            pass
         _tighten(folder, FOLDER_MODE)
     _tighten(path, FOLDER_MODE)
     return path
@@ -50,10 +49,8 @@ def private_file(path: Path) -> Path:
 def touch_private(path: Path) -> Path:
     """Create ``path`` empty with mode 0600 if it does not exist, then make sure it is 0600."""
     path = Path(path)
-    try:
+    with contextlib.suppress(FileExistsError):
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
-    except FileExistsError:
-        pass
     return private_file(path)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import multiprocessing
 import re
 from pathlib import Path
@@ -15,7 +14,7 @@ from core.ledger import Ledger
 from core.pipeline import RUN_FILE, plan, run_pipeline
 from core.progress import CallbackReporter
 from test_certificate import make_record
-from test_pipeline import CANARY, tiny_spec, write_corpus
+from test_pipeline import CANARY, tiny_spec
 
 
 def charges(ledger: Ledger, key: str | None = None) -> list[dict]:

@@ -434,7 +434,10 @@ def run_dp_synrag(
     starts = [answer_start(spec.answer_start, w) for w in W]
     groups = build_groups(selected, units, ctx, messages, starts)
     texts = private_prediction(groups, plan.c, spec, ctx)
-    kept = self_filter(texts, ctx.task, ctx, spec.self_filter_mode) if spec.self_filter else {g: t for g, t in texts.items() if t.strip()}
+    if spec.self_filter:
+        kept = self_filter(texts, ctx.task, ctx, spec.self_filter_mode)
+    else:
+        kept = {g: t for g, t in texts.items() if t.strip()}
 
     documents = [SyntheticDoc(id=f"syn-{gid:04d}", text=text, group=gid) for gid, text in sorted(kept.items())]
     diagnostics = {

@@ -44,7 +44,9 @@ def consensus_nats(spec: DPSynRAGSpec, plan: DPSynRAGPlan) -> float:
     return spec.k * plan.c_over_tau
 
 
-def suggest(spec: DPSynRAGSpec, epsilon: float, delta: float, n_units: int, vocab_size: int, conversion: str = "tight") -> DPSynRAGSpec:
+def suggest(
+    spec: DPSynRAGSpec, epsilon: float, delta: float, n_units: int, vocab_size: int, conversion: str = "tight"
+) -> DPSynRAGSpec:
     """R, L, k, T and the histogram share that fit a corpus of about ``n_units`` units at ε."""
     n = max(int(n_units), 1)
     k = int(min(80, max(10, round(n / 10))))
@@ -59,12 +61,17 @@ def suggest(spec: DPSynRAGSpec, epsilon: float, delta: float, n_units: int, voca
     # Tokens: as many as keep k·c/τ at the "good" level, between 24 and 70.
     tuned = replace(spec, k=k, R=R, hist_fraction=hist_fraction)
     T = 70
-    while T > 24 and consensus_nats(replace(tuned, T=T), plan_dp_synrag(replace(tuned, T=T), epsilon, delta, conversion)) < GOOD_CONSENSUS_NATS:
+    def strength(t: int) -> float:
+        return consensus_nats(replace(tuned, T=t), plan_dp_synrag(replace(tuned, T=t), epsilon, delta, conversion))
+
+    while T > 24 and strength(T) < GOOD_CONSENSUS_NATS:
         T -= 2
     return replace(tuned, T=T)
 
 
-def guide(spec: DPSynRAGSpec, epsilon: float, delta: float, n_units: int, vocab_size: int, conversion: str = "tight") -> Guidance:
+def guide(
+    spec: DPSynRAGSpec, epsilon: float, delta: float, n_units: int, vocab_size: int, conversion: str = "tight"
+) -> Guidance:
     plan = plan_dp_synrag(spec, epsilon, delta, conversion)
     strength = consensus_nats(spec, plan)
     support = significance_threshold(plan.sigma_h, vocab_size)

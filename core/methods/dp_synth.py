@@ -79,7 +79,10 @@ class DPSynthMethod:
         # One group per unit: the engine's L-fold charge becomes L=1 here.
         single = DPSynRAGSpec(**{**asdict(p), "L": 1})
         texts = private_prediction(groups, plan.c_over_tau * p.tau, single, ctx)
-        kept = self_filter(texts, ctx.task, ctx, p.self_filter_mode) if p.self_filter else {g: t for g, t in texts.items() if t.strip()}
+        if p.self_filter:
+            kept = self_filter(texts, ctx.task, ctx, p.self_filter_mode)
+        else:
+            kept = {g: t for g, t in texts.items() if t.strip()}
         docs = [SyntheticDoc(id=f"syn-{gid:04d}", text=text, group=gid) for gid, text in sorted(kept.items())]
         diagnostics = {"groups": len(groups), "generated": len(texts), "kept_after_self_filter": len(docs)}
         notes = list(COMMON_NOTES) + ["Units were split into random disjoint batches; each unit is in exactly one."]
@@ -100,7 +103,8 @@ class DPSynthMethod:
 
     def parameters(self, spec: RunSpec, summary) -> dict:
         p = spec.dp_synrag
-        return {"R": p.R, "T": p.T, "tau": p.tau, "clip": p.clip, "public_row": "empty" if p.public_anchor else "none", **summary.derived}
+        public_row = "empty" if p.public_anchor else "none"
+        return {"R": p.R, "T": p.T, "tau": p.tau, "clip": p.clip, "public_row": public_row, **summary.derived}
 
     def samplers(self) -> list[str]:
         from core.methods.registry import _sampler_descriptions

@@ -16,7 +16,8 @@ rows is spread over several contexts ("shards") that share the loaded weights.
 
 from __future__ import annotations
 
-import ctypes
+import contextlib
+
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -333,7 +334,5 @@ class LlamaCppLanguageModel:
         self._contexts = []
 
     def __del__(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # interpreter shutdown: the library may be gone already
             self.close()
-        except Exception:  # interpreter shutdown: the library may be gone already
-            pass

@@ -235,6 +235,8 @@ class TokenSampler:
         """TEST MODE ONLY: one uniform per row from SeedSequence(test seed, key, draw number)."""
         if len(keys) != n_rows:
             raise PrivetError(f"The token sampler got {len(keys)} keys for {n_rows} rows.", "This is a bug.")
+        if self._fixed is None:
+            raise PrivetError("Keyed draws exist only in the explicit test mode.", "This is a bug.")
         seed = int(self._fixed.initial_seed())
         values = []
         for key in keys:
