@@ -238,11 +238,14 @@ class Ledger:
         )
 
     # ----------------------------------------------------------------- dataset identities
-    def register_view(self, dataset_id: str, name: str, fingerprint: str, source: str) -> list[str]:
+    def register_view(
+        self, dataset_id: str, name: str, fingerprint: str, source: str, dry_run: bool = False
+    ) -> list[str]:
         """Budget the view ``fingerprint`` (loaded from ``source``) under the identity ``dataset_id`` (named ``name``).
 
         Returns warnings for the custodian's screen. Refuses (``PrivetError``) a fingerprint that is already
         budgeted under another identity: the same data cannot get a fresh budget under a new name.
+        ``dry_run``: check and warn only, write nothing (a plan, or a run not yet past its cap check).
         """
         conn = self.db.conn
         conn.execute("BEGIN IMMEDIATE")
@@ -268,7 +271,7 @@ class Ledger:
                          [dataset_id, name, _now()])
             conn.execute("INSERT OR IGNORE INTO views (fingerprint, dataset_id, source, created_at) VALUES (?, ?, ?, ?)",
                          [fingerprint, dataset_id, source, _now()])
-            conn.execute("COMMIT")
+            conn.execute("ROLLBACK" if dry_run else "COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise

@@ -101,18 +101,21 @@ def resolve_delta(spec: RunSpec) -> float:
     return spec.privacy.delta if spec.privacy.delta > 0 else public_delta(spec.privacy.max_units)
 
 
-def register_dataset(spec: RunSpec, fingerprint: str, ledger: Ledger) -> tuple[DatasetIdentity, list[str]]:
-    """The identity the data are budgeted under; this view is recorded under it. Returns load warnings."""
+def register_dataset(
+    spec: RunSpec, fingerprint: str, ledger: Ledger, dry_run: bool = False
+) -> tuple[DatasetIdentity, list[str]]:
+    """The identity the data are budgeted under; this view is recorded under it (unless ``dry_run``).
+    Returns load warnings."""
     identity = dataset_identity(spec.data.dataset_name, spec.data.path)
     source = str(Path(spec.data.path).resolve())
-    return identity, ledger.register_view(identity.key, identity.name, fingerprint, source)
+    return identity, ledger.register_view(identity.key, identity.name, fingerprint, source, dry_run=dry_run)
 
 
 def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = None) -> PlanSummary:
-    """The budget split and derived parameters for this spec on this corpus (charges nothing).
+    """The budget split and derived parameters for this spec on this corpus (charges and writes nothing).
 
-    The loaded view is registered under its dataset identity in the ledger, so that the ledger
-    shows the budget all views of the data share.
+    The loaded view is checked against the dataset identities the ledger knows (a known source under
+    a new name warns; the same data under a new name is refused); it is registered when a run starts.
     """
     spec.check()  # refuses nonsense before anything is loaded
     corpus = corpus or load_spec_corpus(spec)
@@ -122,12 +125,15 @@ def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = No
     summary = method.plan_summary(spec, delta, n)
     summary.warnings.extend(delta_warnings(delta, spec.privacy.max_units, n))
     own_ledger = ledger is None
-    ledger = ledger or Ledger()
-    try:
-        identity, warnings = register_dataset(spec, dataset_fingerprint(corpus), ledger)
-    finally:
-        if own_ledger:
-            ledger.close()
+    if own_ledger and not (data_dir() / "ledger.db").exists():  # nothing budgeted yet: nothing to check
+        identity, warnings = dataset_identity(spec.data.dataset_name, spec.data.path), []
+    else:
+        ledger = ledger or Ledger()
+        try:
+            identity, warnings = register_dataset(spec, dataset_fingerprint(corpus), ledger, dry_run=True)
+        finally:
+            if own_ledger:
+                ledger.close()
     summary.dataset_name = identity.name
     summary.warnings.extend(warnings)
     summary.warnings.extend(spec.warnings())
@@ -257,7 +263,7 @@ def run_pipeline(
         reporter.emit(ProgressEvent("plan", "warning", message=warning))  # before anything is charged
     models = _load_models(spec, reporter)  # a model that fails to load leaves no run folder or ledger
     ledger = ledger or Ledger()
-    identity, identity_warnings = register_dataset(spec, fingerprint, ledger)
+    identity, identity_warnings = register_dataset(spec, fingerprint, ledger, dry_run=True)
     for warning in identity_warnings:
         reporter.emit(ProgressEvent("plan", "warning", message=warning))
 
@@ -271,6 +277,9 @@ def run_pipeline(
             ledger.check_plan(identity.key, still_planned, delta)
     else:
         ledger.check_plan(identity.key, summary.rho_total, delta)
+        ledger.check_plan(fingerprint, summary.rho_total, delta)  # a cap set on this view before it was registered
+    register_dataset(spec, fingerprint, ledger)  # past the cap check: this view is budgeted under the identity
+    if not resume:
         run_id = Path(run_dir).name if run_dir else new_run_id()  # one id: run folder, ledger, certificate
         run_dir = Path(run_dir) if run_dir else data_dir() / "runs" / run_id
         private_folder(run_dir)

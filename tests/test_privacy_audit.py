@@ -11,7 +11,8 @@ import pytest
 
 from core.errors import BudgetError, Cancelled, PrivetError
 from core.ledger import Ledger
-from core.pipeline import RUN_FILE, plan, run_pipeline
+from core.corpus import dataset_fingerprint
+from core.pipeline import RUN_FILE, load_spec_corpus, plan, register_dataset, run_pipeline
 from core.progress import CallbackReporter
 from test_certificate import make_record
 from test_pipeline import CANARY, tiny_spec
@@ -155,13 +156,13 @@ def test_new_run_ids_hold_no_time_of_day():
 
 
 def test_views_of_one_source_share_one_budget(tmp_path):
-    from core.corpus import dataset_fingerprint
     from core.pipeline import load_spec_corpus
 
     spec = tiny_spec(tmp_path)
     by_document = plan(spec)
     ledger = Ledger()
     fp_doc = dataset_fingerprint(load_spec_corpus(spec))
+    register_dataset(spec, fp_doc, ledger)  # what a run does once past its cap check
     ledger.charge(fp_doc, "run-a", "histogram", 1.0, 1e-6, "test charge")
 
     for change in ({"person_column": "patient"}, {"id_column": ""}, {"max_unit_chars": 30}):
@@ -170,6 +171,7 @@ def test_views_of_one_source_share_one_budget(tmp_path):
             setattr(view.data, name, value)
         summary = plan(view)
         fp = dataset_fingerprint(load_spec_corpus(view))
+        register_dataset(view, fp, ledger)
         assert fp != fp_doc
         assert summary.dataset_name == by_document.dataset_name == "notes.csv"
         assert ledger.spent_rho(fp) == pytest.approx(1.0)  # the charge made under another view counts
@@ -179,7 +181,8 @@ def test_views_of_one_source_share_one_budget(tmp_path):
 
 def test_the_same_data_under_a_new_name_is_refused_and_a_known_source_warns(tmp_path):
     spec = tiny_spec(tmp_path)
-    plan(spec)
+    with Ledger() as ledger:  # a run registered this view under its default name
+        register_dataset(spec, dataset_fingerprint(load_spec_corpus(spec)), ledger)
     renamed = tiny_spec(tmp_path)
     renamed.data.dataset_name = "Fresh budget please"
     with pytest.raises(PrivetError, match="already budgeted under the dataset name 'notes.csv'"):

@@ -131,4 +131,4 @@ def test_certificate_never_calls_a_huge_epsilon_protective():
     assert "no meaningful protection" in text
     record.epsilon_tight = 1.0
     text = " ".join(plain_summary(record))
-    assert "reveals little" in text and "2.718" in text
+    assert "reveals little" in text and "2.7 times" in text
