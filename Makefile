@@ -36,7 +36,7 @@ run: $(STAMP)
 	-@$(BIN)/python -m desktop.qt_deps
 	$(BIN)/python -m desktop.launch_or_demo
 
-test: $(STAMP)
+test: $(STAMP) lint
 	QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -q
 
 # Import contracts that hold today (pyproject.toml [tool.importlinter]). TODO(docs/refactor-plan.md, step 10):
