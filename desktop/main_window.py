@@ -18,7 +18,8 @@ from core.paths import data_dir
 from desktop.active_runs import ActiveRuns
 from desktop.controller import WizardController
 from desktop.dialogs import SettingsDialog, VerifyDialog
-from desktop.overview import DatasetBudget, RunInfo, ledger_overview, recent_runs
+from core.privacy.budget import DatasetSpend
+from desktop.overview import RunInfo, ledger_overview, recent_runs
 from desktop.settings import DesktopSettings
 from desktop.wizard import RunWizard
 
@@ -218,7 +219,7 @@ class MainWindow(QMainWindow):
             wizard.relay.shutdown()
         super().closeEvent(event)
 
-    def budgets(self) -> list[DatasetBudget]:
+    def budgets(self) -> list[DatasetSpend]:
         return list(self._budgets)
 
     def new_run(self, spec_path: str | None = None) -> RunWizard:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from core.errors import PrivetError
 from core.paths import data_dir
+from core.privacy.budget import DatasetSpend, all_datasets
 from desktop.controller import optional_module
 
 RECORD_FILE = "privacy_record.json"
@@ -22,18 +23,6 @@ class RunInfo:
     method: str
     data_path: str
     status: str  # "finished" or "interrupted"
-
-
-@dataclass(frozen=True)
-class DatasetBudget:
-    fingerprint: str
-    name: str | None
-    spent_rho: float
-    spent_epsilon: float
-    delta: float
-    cap_epsilon: float | None
-    n_runs: int
-    n_releases: int
 
 
 def recent_runs(limit: int = 50) -> list[RunInfo]:
@@ -60,17 +49,15 @@ def recent_runs(limit: int = 50) -> list[RunInfo]:
     return runs
 
 
-def ledger_overview() -> list[DatasetBudget]:
+def ledger_overview() -> list[DatasetSpend]:
     """Spent budget per dataset (``core.privacy.budget.all_datasets``: ε at the cap's δ, else the latest charge's)."""
     ledger_mod = optional_module("core.ledger")
     if ledger_mod is None:
         return []
-    from core.privacy.budget import all_datasets
 
     try:
         with ledger_mod.Ledger() as ledger:
             spends = all_datasets(ledger)
     except PrivetError:  # a wiped or damaged ledger: every run is refused with the full message
         return []
-    return [DatasetBudget(s.fingerprint, s.name, s.spent_rho, s.spent_epsilon, s.delta, s.cap_epsilon, s.n_runs,
-                          s.n_releases) for s in spends]
+    return spends

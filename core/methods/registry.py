@@ -76,7 +76,7 @@ class DPSynRAGMethod:
         if plan.refine:
             derived.update(sigma_mu=plan.sigma_mu, eps_theta=plan.eps_theta)
         derived.update(c_over_tau=plan.c_over_tau, c=plan.c)
-        warnings = list(dp_synrag_guidance(p, spec, delta, n_units).warnings)
+        warnings = list(dp_synrag_guidance(spec, delta, n_units).warnings)
         if p.k > n_units:
             warnings.append(
                 f"The target cluster size k={p.k} exceeds the number of units; clusters will be small "
@@ -121,8 +121,9 @@ class DPSynRAGMethod:
         return _sampler_descriptions(GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER)
 
 
-def dp_synrag_guidance(p, spec: RunSpec, delta: float, n_units: int):
+def dp_synrag_guidance(spec: RunSpec, delta: float, n_units: int):
     """Consensus strength and topic support of this plan, with suggested parameters (on screen only)."""
+    p = spec.dp_synrag
     from core.methods.dp_synrag_guidance import guide
     from core.vocabulary import load_vocabulary
 
