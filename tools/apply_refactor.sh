@@ -2,7 +2,8 @@
 # The mechanical part of issue 12, in the order of docs/refactor-plan.md. Run from the repository root
 # of a clean checkout of the merged main:   bash tools/apply_refactor.sh [FIRST_STEP [LAST_STEP]]
 # Each step edits the tree by name (modules, definitions), commits, and stops at the first failure.
-# PY defaults to .venv/bin/python; ruff comes from the same environment.
+# PY defaults to .venv/bin/python; ruff comes from the same environment. Step 9 (whole-tree ruff format)
+# runs only with FORMAT=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -108,7 +109,8 @@ if step 6; then  # the code cites docs/method.md instead of the external SPEC
   commit "Code cites docs/method.md sections instead of the external specification - issue 12 step 6"
 fi
 
-if step 9; then  # whole-tree import sort, pyupgrade and format; rules switched on
+if step 9 && [ "${FORMAT:-0}" = 1 ]; then  # whole-tree import sort, pyupgrade and format; rules switched on
+  # Opt-in (FORMAT=1): a whole-tree format conflicts with every open branch, so it runs once, on its own.
   "$RUFF" check --fix --quiet --select I,UP,F401,B009,RUF022,SIM905 . || true
   "$RUFF" format --quiet .
   R patch lint-rules-on
