@@ -32,12 +32,12 @@ from core.compute.factory import engine_factory
 from core.corpus import Corpus, DatasetIdentity, dataset_fingerprint, dataset_identity, load_corpus
 from core.errors import PrivetError
 from core.ledger import Ledger, check_before_run
-from core.methods.dp_synrag import MethodContext, SyntheticDoc
+from core.methods.base import MethodContext, PlanSummary, SyntheticDoc
 from core.paths import data_dir
-from core.private_files import private_folder, write_private
 from core.privacy.conversion import rho_to_eps
 from core.privacy.planner import delta_warnings, public_delta
 from core.privacy_record import PrivacyRecord
+from core.private_files import private_folder, write_private
 from core.progress import NULL_REPORTER, ProgressEvent, Reporter, StageProgress
 from core.runspec import RunSpec
 
@@ -50,29 +50,6 @@ RUN_FILE = "run.json"
 RESUMABLE_CHANGES = (
     "output", "data.path", "llm.device", "embedder.device", "dp_synrag.batch_rows", "dp_synrag.memory_budget_mb",
 )
-
-
-@dataclass
-class PlanSummary:
-    """What a run would spend, shown before anything is charged (no private text)."""
-
-    method: str
-    epsilon: float
-    delta: float
-    rho_total: float
-    stages: list[tuple[str, float]]
-    derived: dict[str, float]
-    warnings: list[str]
-    n_units: int  # shown on screen only; never exported
-    estimate_seconds: float | None = None
-    estimate_memory_mb: float | None = None
-    end_to_end_dp: bool = True
-    dataset_name: str = ""  # the name the data are budgeted under in the ledger (on screen)
-
-    @property
-    def epsilon_loose(self) -> float:
-        """The seed's looser conversion of the same rho, shown for comparison."""
-        return rho_to_eps(self.rho_total, self.delta, "loose")
 
 
 @dataclass

@@ -129,7 +129,7 @@ def generate(
     from core.checkpoints import Checkpoints
     from core.corpus import dataset_fingerprint
     from core.methods import registry
-    from core.methods.dp_synrag import MethodContext
+    from core.methods.base import MethodContext
     from core.pipeline import default_batch_rows, load_spec_corpus, new_run_id
 
     label = label_of(method, epsilon)

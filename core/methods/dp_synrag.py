@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from core.checkpoints import Checkpoints
 from core.corpus import Unit
+from core.methods.base import MethodContext, SyntheticDoc
 from core.methods.private_prediction import (
     EngineConfig,
     PredictionGroup,
@@ -37,64 +37,20 @@ from core.methods.private_prediction import (
     top_k_plus_margin,
 )
 from core.methods.self_filter import run_self_filter
-from core.models.base import Embedder, LanguageModel
-from core.privacy.mechanisms import TokenSampler, gaussian_noise, threshold_exponential_mechanism
-from core.privacy.planner import STAGE_HISTOGRAM, STAGE_MEAN, STAGE_THRESHOLD, STAGE_TOKENS, DPSynRAGPlan
-from core.privacy.planner import prediction_charge  # resume: charge only the redrawn groups (issue 11)
-from core.privacy.randomness import secure_rng, test_mode_rng, test_mode_torch_generator
-from core.progress import ProgressEvent, Reporter, StageProgress
+from core.models.base import LanguageModel
+from core.privacy.mechanisms import gaussian_noise, threshold_exponential_mechanism
+from core.privacy.planner import (
+    STAGE_HISTOGRAM,
+    STAGE_MEAN,
+    STAGE_THRESHOLD,
+    STAGE_TOKENS,
+    DPSynRAGPlan,
+    prediction_charge,  # resume: charge only the redrawn groups (issue 11)
+)
+from core.progress import ProgressEvent, StageProgress
 from core.prompts import render
 from core.runspec import DPSynRAGSpec
 from core.vocabulary import Vocabulary, english_zipf, postprocess_keywords, specific_entries
-
-Charge = Callable[[str, float, str], None]
-"""charge(stage, rho, description): records the spend in the ledger before the stage draws."""
-
-
-@dataclass
-class SyntheticDoc:
-    id: str
-    text: str
-    group: int
-
-
-@dataclass
-class MethodContext:
-    """Everything a method needs besides the units. Built by ``core.pipeline``.
-
-    ``test_seed`` is set only in the explicit non-private test mode (export refused);
-    otherwise every mechanism draws from OS entropy and nothing is seeded.
-    """
-
-    llm: LanguageModel
-    embedder: Embedder
-    task: str
-    charge: Charge
-    reporter: Reporter
-    checkpoints: Checkpoints
-    test_seed: int | None = None
-    max_prompt_tokens: int = 256
-    batch_rows: int = 256
-    engine_factory: Callable | None = None  # core.compute: private prediction elsewhere (e.g. Ray); None = here
-    _test_rng: np.random.Generator | None = field(default=None, repr=False)
-
-    def test_rng(self) -> np.random.Generator | None:
-        """The seeded generator of the test mode, or None (mechanisms then use OS entropy)."""
-        if self.test_seed is None:
-            return None
-        if self._test_rng is None:
-            self._test_rng = test_mode_rng(self.test_seed)
-        return self._test_rng
-
-    def rng(self) -> np.random.Generator:
-        """A generator for non-mechanism randomness (e.g. random batches)."""
-        return self.test_rng() or secure_rng()
-
-    def token_sampler(self, tau: float) -> TokenSampler:
-        generator = None
-        if self.test_seed is not None:
-            generator = test_mode_torch_generator(self.test_seed, self.llm.device)
-        return TokenSampler(tau, generator)
 
 
 @dataclass

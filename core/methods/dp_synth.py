@@ -12,14 +12,8 @@ import math
 from dataclasses import asdict, dataclass
 
 from core.corpus import Corpus
-from core.methods.dp_synrag import (
-    MethodContext,
-    SyntheticDoc,
-    build_groups,
-    private_prediction,
-    public_message,
-    self_filter,
-)
+from core.methods.base import MethodContext, SyntheticDoc
+from core.methods.dp_synrag import build_groups, private_prediction, public_message, self_filter
 from core.privacy.accountant import Accountant
 from core.privacy.conversion import eps_to_rho
 from core.privacy.planner import STAGE_TOKENS
@@ -49,7 +43,7 @@ class DPSynthMethod:
     name = "dp_synth"
 
     def plan_summary(self, spec: RunSpec, delta: float, n_units: int):
-        from core.pipeline import PlanSummary
+        from core.methods.base import PlanSummary
 
         plan = plan_dp_synth(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion)
         return PlanSummary(
@@ -64,7 +58,7 @@ class DPSynthMethod:
         )
 
     def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext):
-        from core.methods.registry import COMMON_NOTES
+        from core.methods.base import COMMON_NOTES
 
         p = spec.dp_synrag
         plan = plan_dp_synth(p, spec.privacy.epsilon, delta, spec.privacy.conversion)
@@ -89,7 +83,7 @@ class DPSynthMethod:
         return docs, diagnostics, notes
 
     def record_stages(self, spec: RunSpec, delta: float) -> list[dict]:
-        from core.methods.registry import _stages_from_events
+        from core.methods.base import stages_from_events
 
         plan = plan_dp_synth(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion)
         acc = Accountant()
@@ -99,7 +93,7 @@ class DPSynthMethod:
             count=spec.dp_synrag.T,
             description="Private prediction: one exponential-mechanism token draw per step, T steps",
         )
-        return _stages_from_events(acc.events)
+        return stages_from_events(acc.events)
 
     def parameters(self, spec: RunSpec, summary) -> dict:
         p = spec.dp_synrag
@@ -107,8 +101,7 @@ class DPSynthMethod:
         return {"R": p.R, "T": p.T, "tau": p.tau, "clip": p.clip, "public_row": public_row, **summary.derived}
 
     def samplers(self) -> list[str]:
-        from core.methods.registry import _sampler_descriptions
-
+        from core.methods.base import sampler_descriptions
         from core.privacy.mechanisms import TOKEN_SAMPLER
 
-        return _sampler_descriptions(TOKEN_SAMPLER)
+        return sampler_descriptions(TOKEN_SAMPLER)

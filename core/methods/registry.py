@@ -8,54 +8,17 @@ does everything else (ledger, run folder, models, export) the same way for every
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Protocol
 
 from core.corpus import Corpus
 from core.errors import PrivetError
-from core.methods.dp_synrag import MethodContext, SyntheticDoc
-from core.runspec import RunSpec
-
-COMMON_NOTES = (
-    "Randomness: every noise draw and every sampled token comes from the operating system's entropy "
-    "source; no seed is recorded.",
+from core.methods.base import (
+    COMMON_NOTES,
+    Method,
+    MethodContext,
+    sampler_descriptions,
+    stages_from_events,
 )
-
-
-class Method(Protocol):
-    name: str
-
-    def plan_summary(self, spec: RunSpec, delta: float, n_units: int): ...
-
-    def run(
-        self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext
-    ) -> tuple[list[SyntheticDoc], dict[str, int], list[str]]: ...
-
-    def record_stages(self, spec: RunSpec, delta: float) -> list[dict]: ...
-
-    def parameters(self, spec: RunSpec, summary) -> dict: ...
-
-    def samplers(self) -> list[str]: ...
-
-
-def _stages_from_events(events) -> list[dict]:
-    return [
-        {
-            "stage": e.stage,
-            "mechanism": e.mechanism,
-            "rho": e.total_rho,
-            "count": e.count,
-            "parallel": e.parallel_multiplier,
-            "parameters": dict(e.parameters),
-            "description": e.description,
-        }
-        for e in events
-    ]
-
-
-def _sampler_descriptions(*keys: str) -> list[str]:
-    from core.privacy.mechanisms import SAMPLER_DESCRIPTIONS
-
-    return [SAMPLER_DESCRIPTIONS[k] for k in keys if k in SAMPLER_DESCRIPTIONS]
+from core.runspec import RunSpec
 
 
 class DPSynRAGMethod:
@@ -67,7 +30,7 @@ class DPSynRAGMethod:
         return plan_dp_synrag(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion)
 
     def plan_summary(self, spec: RunSpec, delta: float, n_units: int):
-        from core.pipeline import PlanSummary
+        from core.methods.base import PlanSummary
 
         p = spec.dp_synrag
         plan = self._plan(spec, delta)
@@ -110,7 +73,7 @@ class DPSynRAGMethod:
         return result.documents, result.private_diagnostics, notes
 
     def record_stages(self, spec: RunSpec, delta: float) -> list[dict]:
-        return _stages_from_events(self._plan(spec, delta).accountant().events)
+        return stages_from_events(self._plan(spec, delta).accountant().events)
 
     def parameters(self, spec: RunSpec, summary) -> dict:
         return {**asdict(spec.dp_synrag), **{k: float(v) for k, v in summary.derived.items()}}
@@ -118,7 +81,7 @@ class DPSynRAGMethod:
     def samplers(self) -> list[str]:
         from core.privacy.mechanisms import GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER
 
-        return _sampler_descriptions(GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER)
+        return sampler_descriptions(GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER)
 
 
 def dp_synrag_guidance(spec: RunSpec, delta: float, n_units: int):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from core.corpus import Corpus
-from core.methods.dp_synrag import MethodContext, SyntheticDoc
+from core.methods.base import MethodContext, SyntheticDoc
 from core.runspec import RunSpec
 
 
@@ -23,7 +23,7 @@ class RPSGMethod:
         return plan_rpsg(spec.privacy.epsilon, delta, spec.rpsg.m, spec.privacy.conversion)
 
     def plan_summary(self, spec: RunSpec, delta: float, n_units: int):
-        from core.pipeline import PlanSummary
+        from core.methods.base import PlanSummary
 
         plan = self._plan(spec, delta)
         return PlanSummary(
@@ -40,7 +40,7 @@ class RPSGMethod:
         )
 
     def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext):
-        from core.methods.registry import COMMON_NOTES
+        from core.methods.base import COMMON_NOTES
         from core.methods.rpsg import run_rpsg
         from core.pii import PIIOptions
         from core.privacy.planner import RPSG_SCOPE
@@ -68,9 +68,9 @@ class RPSGMethod:
         return documents, dict(result.stats), notes
 
     def record_stages(self, spec: RunSpec, delta: float) -> list[dict]:
-        from core.methods.registry import _stages_from_events
+        from core.methods.base import stages_from_events
 
-        return _stages_from_events(self._plan(spec, delta).accountant().events)
+        return stages_from_events(self._plan(spec, delta).accountant().events)
 
     def parameters(self, spec: RunSpec, summary) -> dict:
         p = asdict(spec.rpsg)
@@ -78,7 +78,7 @@ class RPSGMethod:
         return {**p, **summary.derived}
 
     def samplers(self) -> list[str]:
-        from core.methods.registry import _sampler_descriptions
+        from core.methods.base import sampler_descriptions
         from core.privacy.mechanisms import GAUSSIAN_OPENDP
 
-        return _sampler_descriptions(GAUSSIAN_OPENDP)
+        return sampler_descriptions(GAUSSIAN_OPENDP)

@@ -7,7 +7,7 @@ from dataclasses import asdict
 
 from core.corpus import Corpus
 from core.errors import PrivetError
-from core.methods.dp_synrag import MethodContext
+from core.methods.base import MethodContext
 from core.privacy.planner import AugPEPlan, plan_aug_pe
 from core.runspec import AugPESpec, RunSpec
 
@@ -45,7 +45,7 @@ class AugPEMethod:
         return plan_aug_pe(spec.aug_pe, spec.privacy.epsilon, delta, spec.privacy.conversion)
 
     def plan_summary(self, spec: RunSpec, delta: float, n_units: int):
-        from core.pipeline import PlanSummary
+        from core.methods.base import PlanSummary
 
         plan = self._plan(spec, delta)
         warnings = []
@@ -77,21 +77,21 @@ class AugPEMethod:
 
     def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext):
         from core.methods.aug_pe.runner import run_aug_pe
-        from core.methods.registry import COMMON_NOTES
+        from core.methods.base import COMMON_NOTES
 
         result = run_aug_pe(corpus.units, spec.aug_pe, self._plan(spec, delta), ctx)
         return result.documents, result.private_diagnostics, list(COMMON_NOTES) + list(SCOPE_NOTES)
 
     def record_stages(self, spec: RunSpec, delta: float) -> list[dict]:
-        from core.methods.registry import _stages_from_events
+        from core.methods.base import stages_from_events
 
-        return _stages_from_events(self._plan(spec, delta).accountant().events)
+        return stages_from_events(self._plan(spec, delta).accountant().events)
 
     def parameters(self, spec: RunSpec, summary) -> dict:
         return {**asdict(spec.aug_pe), **{k: float(v) for k, v in summary.derived.items()}}
 
     def samplers(self) -> list[str]:
-        from core.methods.registry import _sampler_descriptions
+        from core.methods.base import sampler_descriptions
         from core.privacy.mechanisms import GAUSSIAN_OPENDP
 
-        return _sampler_descriptions(GAUSSIAN_OPENDP)
+        return sampler_descriptions(GAUSSIAN_OPENDP)

@@ -36,7 +36,7 @@ from core.methods.aug_pe.population import (
     select_parents,
     variation_count,
 )
-from core.methods.dp_synrag import MethodContext, SyntheticDoc
+from core.methods.base import MethodContext, SyntheticDoc
 from core.privacy.planner import AugPEPlan, aug_pe_stage
 from core.privacy.randomness import secure_torch_generator, test_mode_torch_generator
 from core.progress import ProgressEvent, StageProgress

@@ -1,0 +1,136 @@
+"""What every method shares: the Method protocol, its context and its results (docs/method.md §1.7).
+
+The pipeline drives every method through :class:`Method`; a method receives a :class:`MethodContext`
+(models, the charge callback, checkpoints, test-mode randomness) and returns :class:`SyntheticDoc` s.
+:class:`PlanSummary` is what a run would spend, shown before anything is charged."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+import numpy as np
+
+from core.checkpoints import Checkpoints
+from core.corpus import Corpus
+from core.models.base import Embedder, LanguageModel
+from core.privacy.conversion import rho_to_eps
+from core.privacy.mechanisms import TokenSampler
+from core.privacy.randomness import secure_rng, test_mode_rng, test_mode_torch_generator
+from core.progress import Reporter
+from core.runspec import RunSpec
+
+COMMON_NOTES = (
+    "Randomness: every noise draw and every sampled token comes from the operating system's entropy "
+    "source; no seed is recorded.",
+)
+
+
+class Method(Protocol):
+    name: str
+
+    def plan_summary(self, spec: RunSpec, delta: float, n_units: int) -> PlanSummary: ...
+
+    def run(
+        self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext
+    ) -> tuple[list[SyntheticDoc], dict[str, int], list[str]]: ...
+
+    def record_stages(self, spec: RunSpec, delta: float) -> list[dict]: ...
+
+    def parameters(self, spec: RunSpec, summary: PlanSummary) -> dict: ...
+
+    def samplers(self) -> list[str]: ...
+
+
+def stages_from_events(events) -> list[dict]:
+    return [
+        {
+            "stage": e.stage,
+            "mechanism": e.mechanism,
+            "rho": e.total_rho,
+            "count": e.count,
+            "parallel": e.parallel_multiplier,
+            "parameters": dict(e.parameters),
+            "description": e.description,
+        }
+        for e in events
+    ]
+
+
+def sampler_descriptions(*keys: str) -> list[str]:
+    from core.privacy.mechanisms import SAMPLER_DESCRIPTIONS
+
+    return [SAMPLER_DESCRIPTIONS[k] for k in keys if k in SAMPLER_DESCRIPTIONS]
+
+
+@dataclass
+class PlanSummary:
+    """What a run would spend, shown before anything is charged (no private text)."""
+
+    method: str
+    epsilon: float
+    delta: float
+    rho_total: float
+    stages: list[tuple[str, float]]
+    derived: dict[str, float]
+    warnings: list[str]
+    n_units: int  # shown on screen only; never exported
+    estimate_seconds: float | None = None
+    estimate_memory_mb: float | None = None
+    end_to_end_dp: bool = True
+    dataset_name: str = ""  # the name the data are budgeted under in the ledger (on screen)
+
+    @property
+    def epsilon_loose(self) -> float:
+        """The seed's looser conversion of the same rho, shown for comparison."""
+        return rho_to_eps(self.rho_total, self.delta, "loose")
+
+
+Charge = Callable[[str, float, str], None]
+"""charge(stage, rho, description): records the spend in the ledger before the stage draws."""
+
+
+@dataclass
+class SyntheticDoc:
+    id: str
+    text: str
+    group: int
+
+
+@dataclass
+class MethodContext:
+    """Everything a method needs besides the units. Built by ``core.pipeline``.
+
+    ``test_seed`` is set only in the explicit non-private test mode (export refused);
+    otherwise every mechanism draws from OS entropy and nothing is seeded.
+    """
+
+    llm: LanguageModel
+    embedder: Embedder
+    task: str
+    charge: Charge
+    reporter: Reporter
+    checkpoints: Checkpoints
+    test_seed: int | None = None
+    max_prompt_tokens: int = 256
+    batch_rows: int = 256
+    engine_factory: Callable | None = None  # core.compute: private prediction elsewhere (e.g. Ray); None = here
+    _test_rng: np.random.Generator | None = field(default=None, repr=False)
+
+    def test_rng(self) -> np.random.Generator | None:
+        """The seeded generator of the test mode, or None (mechanisms then use OS entropy)."""
+        if self.test_seed is None:
+            return None
+        if self._test_rng is None:
+            self._test_rng = test_mode_rng(self.test_seed)
+        return self._test_rng
+
+    def rng(self) -> np.random.Generator:
+        """A generator for non-mechanism randomness (e.g. random batches)."""
+        return self.test_rng() or secure_rng()
+
+    def token_sampler(self, tau: float) -> TokenSampler:
+        generator = None
+        if self.test_seed is not None:
+            generator = test_mode_torch_generator(self.test_seed, self.llm.device)
+        return TokenSampler(tau, generator)
