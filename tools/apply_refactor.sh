@@ -65,7 +65,8 @@ if step 2; then  # DP-SynRAG and RPSG packages; function-level imports of method
   R move-module core.methods.rpsg_adapter core.methods.rpsg.method
   R move-module core.pii core.methods.rpsg.pii
   R hoist core/methods/registry.py core/methods/dp_synth.py core/methods/dp_synrag/method.py \
-    core/methods/rpsg/method.py core/methods/base.py core/pipeline.py core/evaluation/runs.py core/evaluation/evaluate.py
+    core/methods/rpsg/method.py core/methods/aug_pe/adapter.py core/methods/base.py core/pipeline.py core/evaluation/runs.py \
+    core/evaluation/evaluate.py
   tidy
   commit "Methods: DP-SynRAG and RPSG packages (vocabulary with DP-SynRAG, PII with RPSG); imports at the top - issue 12 steps 2, 5"
 fi
