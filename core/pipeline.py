@@ -27,12 +27,17 @@ from pathlib import Path
 import rfc8785
 
 from core import __version__
+from core.bundle import bundle_info
 from core.checkpoints import Checkpoints
 from core.compute.factory import engine_factory
 from core.corpus import Corpus, DatasetIdentity, dataset_fingerprint, dataset_identity, load_corpus
 from core.errors import PrivetError
+from core.estimate import estimate
+from core.export import export_release
 from core.ledger import Ledger, check_before_run
+from core.methods import registry
 from core.methods.base import MethodContext, PlanSummary, SyntheticDoc
+from core.models.registry import load_embedder, load_language_model, model_fingerprint
 from core.paths import data_dir
 from core.privacy.conversion import rho_to_eps
 from core.privacy.planner import delta_warnings, public_delta
@@ -121,7 +126,6 @@ def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = No
 def estimate_cost(spec: RunSpec, n_units: int) -> tuple[float, float]:
     """A rough time (s) and memory (MB) estimate: time from ``core.estimate`` (work over this
     computer's measured speed), memory from the wave size and the packaged model's KV cache."""
-    from core.estimate import estimate
 
     p = spec.dp_synrag
     prompt = min(p.max_prompt_tokens, 200)
@@ -341,8 +345,6 @@ def run_pipeline(
     result = RunResult(run_id, run_dir, synthetic_path, len(documents), record, None, diagnostics)
 
     if out_dir and not test_mode:
-        from core.export import export_release  # the export builds and signs the certificate
-
         identity = {
             "custodian": spec.output.custodian,
             "organisation": spec.output.organisation,
@@ -429,8 +431,6 @@ class LoadedModels:
 
 
 def _load_models(spec: RunSpec, reporter: Reporter) -> LoadedModels:
-    from core.models.registry import load_embedder, load_language_model, model_fingerprint
-
     progress = StageProgress(reporter, "models", 2).start("Loading models")
     llm = load_language_model(spec.llm)
     progress.advance()
@@ -456,8 +456,6 @@ def _flatten(data: dict, prefix: str = "") -> dict:
 
 
 def _method(name: str):
-    from core.methods import registry
-
     return registry.get(name)
 
 
@@ -480,15 +478,11 @@ def _now() -> str:
 
 
 def _bundle_identity() -> dict[str, str]:
-    from core.bundle import bundle_info
-
     info = bundle_info()
     return {} if info is None else info.to_dict()
 
 
 def _git_commit() -> str:
-    from core.bundle import bundle_info
-
     info = bundle_info()
     if info is not None:  # frozen: no source tree to ask git; the commit the bundle was built from
         return info.commit

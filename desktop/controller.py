@@ -112,8 +112,8 @@ METHODS = (
 )
 
 
-METHOD_MODULES = {"dp_synrag": "core.methods.dp_synrag", "dp_synth": "core.methods.dp_synth",
-                  "rpsg": "core.methods.rpsg_adapter", "aug_pe": "core.methods.aug_pe"}
+METHOD_MODULES = {"dp_synrag": "core.methods.dp_synrag.algorithm", "dp_synth": "core.methods.dp_synth",
+                  "rpsg": "core.methods.rpsg.method", "aug_pe": "core.methods.aug_pe"}
 METHOD_SHORT_NAMES = {"dp_synrag": "DP-SynRAG", "dp_synth": "DP-Synth", "rpsg": "RPSG", "aug_pe": "Aug-PE"}
 GENERIC_TASK = "Answer questions about the documents in {name}."
 

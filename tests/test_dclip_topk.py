@@ -7,8 +7,9 @@ import math
 import numpy as np
 import pytest
 import torch
+from test_private_prediction import EOS, FakeLM, RecordingSampler, make_groups, reference_logits
 
-from core.methods.dp_synrag import engine_config, public_message
+from core.methods.dp_synrag.algorithm import engine_config, public_message
 from core.methods.private_prediction import (
     EngineConfig,
     PrivatePredictionEngine,
@@ -20,7 +21,6 @@ from core.methods.private_prediction import (
 from core.privacy.mechanisms import TokenSampler
 from core.prompts import render
 from core.runspec import DPSynRAGSpec, RunSpec
-from test_private_prediction import EOS, FakeLM, RecordingSampler, make_groups, reference_logits
 
 V = 23
 

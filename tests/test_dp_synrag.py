@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.methods.dp_synrag import (
+from core.methods.dp_synrag.algorithm import (
     cosine_to,
     keyword_histogram,
     select_members,
     soft_clusters,
     top_words,
 )
-from core.vocabulary import Vocabulary, postprocess_keywords
+from core.methods.dp_synrag.vocabulary import Vocabulary, postprocess_keywords
 
 
 def vocab_of(words):

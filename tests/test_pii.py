@@ -1,4 +1,4 @@
-"""PII masking of RPSG seeds and the final scan (core/pii.py)."""
+"""PII masking of RPSG seeds and the final scan (core/methods/rpsg/pii.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from faker import Faker
 
 from core.errors import PrivetError
-from core.pii import PIIOptions, default_recognizers, find_pii, mask_pii, scan_pii
+from core.methods.rpsg.pii import PIIOptions, default_recognizers, find_pii, mask_pii, scan_pii
 from resources.demo.generate import make_clinic_corpus
 
 

@@ -1,4 +1,4 @@
-"""RPSG (core/methods/rpsg.py) on fake models: stages, accounting order, filters, stats, cancel."""
+"""RPSG (core/methods/rpsg/algorithm.py) on fake models: stages, accounting order, filters, stats, cancel."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import torch
 
 from core.corpus import Unit
 from core.errors import Cancelled, PrivetError
-from core.methods import rpsg
-from core.methods.rpsg import (
+from core.methods.rpsg import algorithm as rpsg
+from core.methods.rpsg.algorithm import (
     mean_token_nll,
     nll_keep_mask,
     run_rpsg,

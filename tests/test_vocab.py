@@ -7,8 +7,7 @@ import re
 
 import pytest
 
-from core.paths import resources_dir
-from core.vocabulary import (
+from core.methods.dp_synrag.vocabulary import (
     Vocabulary,
     VocabularyError,
     load_stop_words,
@@ -16,6 +15,7 @@ from core.vocabulary import (
     postprocess_keywords,
     read_word_list,
 )
+from core.paths import resources_dir
 
 VOCAB_DIR = resources_dir() / "vocab"
 DOMAIN = VOCAB_DIR / "medical_demo_domain.txt"

@@ -18,7 +18,9 @@ from core.evaluation import dp_rag, leakage, membership, quality, runs
 from core.evaluation.config import EvaluationConfig
 from core.evaluation.data import EvaluationData, prepare_data
 from core.evaluation.retrieval import VectorIndex
+from core.evaluation.runs import evaluation_delta
 from core.evaluation.utility import contains_any, score_utility
+from core.models.registry import load_embedder, load_language_model
 from core.paths import data_dir
 from core.privacy.conversion import eps_to_rho
 from core.progress import NULL_REPORTER, ProgressEvent, Reporter, StageProgress
@@ -52,7 +54,6 @@ def run_evaluation(config: EvaluationConfig, reporter: Reporter = NULL_REPORTER,
                         scale.attack_questions, work)
     notes: list[str] = []
 
-    from core.models.registry import load_embedder, load_language_model
 
     _say(reporter, "evaluate", "Loading the models")
     models = Models(runs.GreedyCache(load_language_model(scale.llm)), load_embedder(scale.embedder))
@@ -184,7 +185,6 @@ def dp_rag_curve(data: EvaluationData, corpora: list, models: Models, config: Ev
     questions = [q.question for q in data.benign[:n]]
     golds = [q.answers for q in data.benign[:n]]
     retrieved = private_index.retrieve(benign_emb[:n], scale.top_k)
-    from core.evaluation.runs import evaluation_delta
 
     delta = evaluation_delta(len(data.members))
     eps = config.max_epsilon

@@ -13,9 +13,16 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from core.checkpoints import Checkpoints
+from core.corpus import dataset_fingerprint
+from core.errors import PrivetError
 from core.evaluation.config import EvaluationConfig
 from core.ledger import Ledger
+from core.methods import registry
+from core.methods.base import MethodContext
 from core.paths import resources_dir
+from core.pipeline import default_batch_rows, load_spec_corpus, new_run_id
+from core.privacy.planner import public_delta
 from core.progress import NULL_REPORTER, Reporter
 from core.runspec import DataSpec, OutputSpec, PrivacySpec, RunSpec
 
@@ -68,9 +75,6 @@ def run_spec(config: EvaluationConfig, members_csv: Path, method: str, epsilon: 
 
 
 def method_available(method: str) -> bool:
-    from core.errors import PrivetError
-    from core.methods import registry
-
     try:
         registry.get("dp_synrag" if method == "dp_synrag_l1" else method)
     except PrivetError:
@@ -109,7 +113,6 @@ def evaluation_delta(n_members: int) -> float:
     Unlike a custodian's data, an evaluation's member set is public (the evaluator built it), so
     its size may serve as the stated public bound N (``core.privacy.planner.public_delta``).
     """
-    from core.privacy.planner import public_delta
 
     bound = 1
     while bound < n_members:
@@ -126,11 +129,6 @@ def generate(
     Budget is charged, before each stage draws, to the evaluation's own ledger; nothing is
     exported. ``llm`` should be a :class:`GreedyCache` shared by all runs of the evaluation.
     """
-    from core.checkpoints import Checkpoints
-    from core.corpus import dataset_fingerprint
-    from core.methods import registry
-    from core.methods.base import MethodContext
-    from core.pipeline import default_batch_rows, load_spec_corpus, new_run_id
 
     label = label_of(method, epsilon)
     run_dir = work_dir / "runs" / label.replace(" ", "_").replace("ε=", "eps")

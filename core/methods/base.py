@@ -15,7 +15,7 @@ from core.checkpoints import Checkpoints
 from core.corpus import Corpus
 from core.models.base import Embedder, LanguageModel
 from core.privacy.conversion import rho_to_eps
-from core.privacy.mechanisms import TokenSampler
+from core.privacy.mechanisms import SAMPLER_DESCRIPTIONS, TokenSampler
 from core.privacy.randomness import secure_rng, test_mode_rng, test_mode_torch_generator
 from core.progress import Reporter
 from core.runspec import RunSpec
@@ -58,8 +58,6 @@ def stages_from_events(events) -> list[dict]:
 
 
 def sampler_descriptions(*keys: str) -> list[str]:
-    from core.privacy.mechanisms import SAMPLER_DESCRIPTIONS
-
     return [SAMPLER_DESCRIPTIONS[k] for k in keys if k in SAMPLER_DESCRIPTIONS]
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from core.methods.dp_synrag import significance_threshold
+from core.methods.dp_synrag.algorithm import significance_threshold
 from core.privacy.planner import DPSynRAGPlan, default_fractions, plan_dp_synrag
 from core.runspec import DPSynRAGSpec
 

@@ -12,10 +12,18 @@ import math
 from dataclasses import asdict, dataclass
 
 from core.corpus import Corpus
-from core.methods.base import MethodContext, SyntheticDoc
-from core.methods.dp_synrag import build_groups, private_prediction, public_message, self_filter
+from core.methods.base import (
+    COMMON_NOTES,
+    MethodContext,
+    PlanSummary,
+    SyntheticDoc,
+    sampler_descriptions,
+    stages_from_events,
+)
+from core.methods.dp_synrag.algorithm import build_groups, private_prediction, public_message, self_filter
 from core.privacy.accountant import Accountant
 from core.privacy.conversion import eps_to_rho
+from core.privacy.mechanisms import TOKEN_SAMPLER
 from core.privacy.planner import STAGE_TOKENS
 from core.runspec import DPSynRAGSpec, RunSpec
 
@@ -43,8 +51,6 @@ class DPSynthMethod:
     name = "dp_synth"
 
     def plan_summary(self, spec: RunSpec, delta: float, n_units: int):
-        from core.methods.base import PlanSummary
-
         plan = plan_dp_synth(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion)
         return PlanSummary(
             method=self.name,
@@ -58,8 +64,6 @@ class DPSynthMethod:
         )
 
     def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext):
-        from core.methods.base import COMMON_NOTES
-
         p = spec.dp_synrag
         plan = plan_dp_synth(p, spec.privacy.epsilon, delta, spec.privacy.conversion)
         if ctx.checkpoints.has("batches"):
@@ -83,8 +87,6 @@ class DPSynthMethod:
         return docs, diagnostics, notes
 
     def record_stages(self, spec: RunSpec, delta: float) -> list[dict]:
-        from core.methods.base import stages_from_events
-
         plan = plan_dp_synth(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion)
         acc = Accountant()
         acc.bounded_range(
@@ -101,7 +103,4 @@ class DPSynthMethod:
         return {"R": p.R, "T": p.T, "tau": p.tau, "clip": p.clip, "public_row": public_row, **summary.derived}
 
     def samplers(self) -> list[str]:
-        from core.methods.base import sampler_descriptions
-        from core.privacy.mechanisms import TOKEN_SAMPLER
-
         return sampler_descriptions(TOKEN_SAMPLER)

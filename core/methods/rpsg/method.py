@@ -10,7 +10,18 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from core.corpus import Corpus
-from core.methods.base import MethodContext, SyntheticDoc
+from core.methods.base import (
+    COMMON_NOTES,
+    MethodContext,
+    PlanSummary,
+    SyntheticDoc,
+    sampler_descriptions,
+    stages_from_events,
+)
+from core.methods.rpsg.algorithm import run_rpsg
+from core.methods.rpsg.pii import PIIOptions
+from core.privacy.mechanisms import GAUSSIAN_OPENDP
+from core.privacy.planner import RPSG_SCOPE, plan_rpsg
 from core.runspec import RunSpec
 
 
@@ -18,13 +29,9 @@ class RPSGMethod:
     name = "rpsg"
 
     def _plan(self, spec: RunSpec, delta: float):
-        from core.privacy.planner import plan_rpsg
-
         return plan_rpsg(spec.privacy.epsilon, delta, spec.rpsg.m, spec.privacy.conversion)
 
     def plan_summary(self, spec: RunSpec, delta: float, n_units: int):
-        from core.methods.base import PlanSummary
-
         plan = self._plan(spec, delta)
         return PlanSummary(
             method=self.name,
@@ -40,11 +47,6 @@ class RPSGMethod:
         )
 
     def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext):
-        from core.methods.base import COMMON_NOTES
-        from core.methods.rpsg import run_rpsg
-        from core.pii import PIIOptions
-        from core.privacy.planner import RPSG_SCOPE
-
         p = spec.rpsg
         pii = PIIOptions(patterns=p.pii_patterns, names=p.pii_names, places=p.pii_places)
         result = run_rpsg(
@@ -68,8 +70,6 @@ class RPSGMethod:
         return documents, dict(result.stats), notes
 
     def record_stages(self, spec: RunSpec, delta: float) -> list[dict]:
-        from core.methods.base import stages_from_events
-
         return stages_from_events(self._plan(spec, delta).accountant().events)
 
     def parameters(self, spec: RunSpec, summary) -> dict:
@@ -78,7 +78,4 @@ class RPSGMethod:
         return {**p, **summary.derived}
 
     def samplers(self) -> list[str]:
-        from core.methods.base import sampler_descriptions
-        from core.privacy.mechanisms import GAUSSIAN_OPENDP
-
         return sampler_descriptions(GAUSSIAN_OPENDP)

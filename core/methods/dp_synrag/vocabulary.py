@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from functools import lru_cache
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from core.errors import PrivetError

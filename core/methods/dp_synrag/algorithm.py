@@ -30,6 +30,7 @@ import numpy as np
 
 from core.corpus import Unit
 from core.methods.base import MethodContext, SyntheticDoc
+from core.methods.dp_synrag.vocabulary import Vocabulary, english_zipf, postprocess_keywords, specific_entries
 from core.methods.private_prediction import (
     EngineConfig,
     PredictionGroup,
@@ -50,7 +51,6 @@ from core.privacy.planner import (
 from core.progress import ProgressEvent, StageProgress
 from core.prompts import render
 from core.runspec import DPSynRAGSpec
-from core.vocabulary import Vocabulary, english_zipf, postprocess_keywords, specific_entries
 
 
 @dataclass
@@ -70,7 +70,7 @@ def extract_keywords(
 
     ``"llm"`` (the paper): the LLM lists K keywords (greedy decoding, so a resumed run recomputes
     the same sets), post-processed against V. ``"vocabulary"``: the K entries of V in the unit's
-    text that are rarest in general English (:func:`core.vocabulary.specific_entries`); no model
+    text that are rarest in general English (:func:`core.methods.dp_synrag.vocabulary.specific_entries`); no model
     call, and robust with small models, which tend to echo the document instead of listing
     keywords.
     """
@@ -131,7 +131,7 @@ def topic_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int, sigma_h: floa
     ``"frequent"`` (SPEC §2.2 as written): the R largest noisy counts. ``"specific"``: among the
     words whose noisy count clears :func:`significance_threshold` (so the word is supported by
     real units, not noise), the R most *specific* ones by their public English frequency
-    (:func:`core.vocabulary.english_zipf`): a disease or product name makes a topic, "weeks" or
+    (:func:`core.methods.dp_synrag.vocabulary.english_zipf`): a disease or product name makes a topic, "weeks" or
     "patient" do not. Either way W is returned most frequent first, the order SPEC §2.2 visits
     from the end (rarest first). Fewer than R words may clear the threshold; then W is shorter.
     """

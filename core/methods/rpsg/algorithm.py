@@ -8,7 +8,7 @@ and the refinement filters read the private seeds; none of that is covered. The 
 
 Steps, as :func:`run_rpsg` runs them:
 
-1. **Mask PII** in every seed (``core.pii``: names, e-mails, phones, IDs, dates, URLs, places,
+1. **Mask PII** in every seed (``core.methods.rpsg.pii``: names, e-mails, phones, IDs, dates, URLs, places,
    plus the custodian's patterns and lists). Nothing downstream sees the unmasked seed.
 2. **Abstraction.** The local LLM writes ``m`` candidate abstractions per masked seed
    (``rpsg_abstract.txt``, sampled at the run's temperature) that drop specifics but keep
@@ -46,9 +46,9 @@ import numpy as np
 
 from core.corpus import Unit
 from core.errors import PrivetError
+from core.methods.rpsg.pii import PIIOptions, Recognizer, default_recognizers, mask_pii
 from core.models.base import Embedder, LanguageModel
 from core.models.scoring import forced_nll, split_message
-from core.pii import PIIOptions, Recognizer, default_recognizers, mask_pii
 from core.privacy.accountant import PrivacyEvent
 from core.privacy.mechanisms import gaussian_noise
 from core.privacy.planner import STAGE_RPSG_SELECTION, RPSGPlan, plan_rpsg

@@ -1,0 +1,1 @@
+"""RPSG (docs/method.md §3): the algorithm, its PII masking and its pipeline adapter."""
