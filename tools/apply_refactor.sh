@@ -71,12 +71,13 @@ if step 2; then  # DP-SynRAG and RPSG packages; function-level imports of method
   commit "Methods: DP-SynRAG and RPSG packages (vocabulary with DP-SynRAG, PII with RPSG); imports at the top - issue 12 steps 2, 5"
 fi
 
-if step 3; then  # torch-free accounting: ModelChoice into the run spec, planner takes plain numbers
+if step 3; then  # torch-free accounting: ModelChoice into the run spec (which then imports no model code)
+  # The planner keeps reading the run spec's dataclasses: once core.runspec imports neither core.models
+  # nor core.methods, that import holds every contract (privacy-no-models, accounting-no-torch).
   R move-symbols core.models.base core.runspec ModelChoice
   R patch models-init
-  R patch planner-plain-numbers
   tidy
-  commit "Accounting imports no torch: ModelChoice lives in the run spec, the planner reads plain numbers - issue 12 step 3"
+  commit "Accounting imports no torch: ModelChoice lives in the run spec - issue 12 step 3"
 fi
 
 if step 4; then  # the ledger/export/verify/keys commands leave the certificate package; the record joins it

@@ -401,23 +401,6 @@ def replace(path: Path, old: str, new: str) -> None:
 
 # --- exact text edits, by step (each fails loudly if its text is no longer there) -------------------
 
-_SETTINGS_PROTOCOL = '''class DPSynRAGSettings(Protocol):
-    """The DP-SynRAG settings the planner reads, as plain numbers (``core.runspec.DPSynRAGSpec`` has them).
-
-    A protocol, so that the planner imports neither the run spec nor anything that loads a model.
-    """
-
-    K: int
-    L: int
-    T: int
-    tau: float
-    hist_fraction: float
-    mu_fraction: float
-    theta_fraction: float
-
-
-def _fraction('''
-
 PATCHES: dict[str, list[tuple[str, str, str]]] = {
     "method-protocol": [
         (
@@ -438,16 +421,6 @@ PATCHES: dict[str, list[tuple[str, str, str]]] = {
             '__all__ = ["Embedder", "LanguageModel", "LogitsSession", "ModelChoice"]',
             '__all__ = ["Embedder", "LanguageModel", "LogitsSession"]',
         ),
-    ],
-    "planner-plain-numbers": [
-        ("core/privacy/planner.py", "from typing import Any\n", "from typing import Any, Protocol\n"),
-        ("core/privacy/planner.py", "from core.runspec import DPSynRAGSpec\n", ""),
-        (
-            "core/privacy/planner.py",
-            "def plan_dp_synrag(spec: DPSynRAGSpec,",
-            "def plan_dp_synrag(spec: DPSynRAGSettings,",
-        ),
-        ("core/privacy/planner.py", "def _fraction(", _SETTINGS_PROTOCOL),
     ],
     "demo-data-paths": [
         (
