@@ -30,9 +30,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's core/, not an installed one
 
 from core.methods.private_prediction import EngineConfig, PredictionGroup, PrivatePredictionEngine
-from core.models.base import ModelChoice
 from core.models.registry import load_language_model
 from core.privacy.mechanisms import TokenSampler
+from core.runspec import ModelChoice
 
 
 def fail(step: str, what: str) -> None:
@@ -64,11 +64,10 @@ def forced_oom_halving(budget_rows: int = 4096, fraction: float = 0.08) -> dict:
 
 
 def dp_synrag_run(units: int, workdir: Path) -> dict:
-    from resources.demo.generate import make_clinic_corpus, write_clinic
-
     from core.pipeline import run_pipeline
     from core.progress import CallbackReporter
     from core.runspec import RunSpec
+    from resources.demo.generate import make_clinic_corpus, write_clinic
 
     start = time.perf_counter()
     write_clinic(make_clinic_corpus(n_patients=units, n_questions=10), workdir / "clinic")

@@ -39,12 +39,12 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's core/, not an installed one
 
 from core.methods.private_prediction import EngineConfig, PredictionGroup, PrivatePredictionEngine
-from core.models.base import ModelChoice
 from core.models.registry import load_language_model
 from core.models.transformers_backend import left_pad
 from core.paths import resources_dir
 from core.privacy.mechanisms import TokenSampler, clip_logits
 from core.prompts import render
+from core.runspec import ModelChoice
 
 CLIP, TAU = 0.116, 1.0
 VARIANTS = ("engine", "hf_generate", "dp_rag_style", "naive", "llamacpp")

@@ -22,7 +22,23 @@ from typing import Any, ClassVar
 import tomli_w
 
 from core.errors import PrivetError
-from core.models.base import ModelChoice
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """Which model to load, as a run spec names it.
+
+    source: "default" (the packaged model), "hf" (a local Hugging Face folder),
+            "gguf" (a local GGUF file) or "tiny-random" (a tiny random model for tests only).
+    backend: "auto", "transformers" or "llamacpp".
+    device: "auto", "cpu" or "cuda" (or "cuda:N").
+    """
+
+    source: str = "default"
+    path: str = ""
+    backend: str = "auto"
+    device: str = "auto"
+
 
 # Above this epsilon the run goes ahead with a loud warning; above the hard limit it is refused.
 WEAK_EPSILON = 20.0

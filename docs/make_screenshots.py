@@ -77,7 +77,7 @@ def main() -> int:
 
     from PySide6.QtWidgets import QApplication
 
-    from core.models.base import ModelChoice
+    from core.runspec import ModelChoice
     from desktop.app import demo_spec_path
     from desktop.controller import WizardController
     from desktop.main_window import MainWindow

@@ -24,12 +24,11 @@ from core.methods.aug_pe.histogram import (
 )
 from core.methods.aug_pe.llm import Sampling, sample_next
 from core.methods.aug_pe.population import parents_per_iteration, select_parents
-from core.models.base import ModelChoice
 from core.pipeline import plan, run_pipeline
 from core.privacy.conversion import eps_to_rho
 from core.privacy.planner import aug_pe_stage, plan_aug_pe
 from core.progress import CallbackReporter
-from core.runspec import AugPESpec, RunSpec
+from core.runspec import AugPESpec, ModelChoice, RunSpec
 
 P_REJECT = 1e-4
 CANARY = "Qorvath Mellendrix-5529"

@@ -11,18 +11,17 @@ import sys
 
 import pytest
 import torch
+from test_pipeline import tiny_spec
 
 from core.compute.factory import check_compute, engine_factory
 from core.errors import PrivetError
 from core.ledger import Ledger
 from core.methods.private_prediction import EngineConfig, PredictionGroup, PrivatePredictionEngine
-from core.models.base import ModelChoice
 from core.models.registry import load_language_model
 from core.pipeline import run_pipeline
 from core.privacy.mechanisms import TokenSampler
 from core.privacy.randomness import test_mode_torch_generator
-from core.runspec import ComputeSpec, RunSpec
-from test_pipeline import tiny_spec
+from core.runspec import ComputeSpec, ModelChoice, RunSpec
 
 TINY = ModelChoice(source="tiny-random", device="cpu")
 SEED = 4321

@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from core.methods.private_prediction import EngineConfig, PredictionGroup, PrivatePredictionEngine
-from core.models.base import ModelChoice
 from core.models.registry import load_language_model
 from core.privacy.mechanisms import TokenSampler
 from core.privacy.randomness import test_mode_torch_generator
+from core.runspec import ModelChoice
 
 pytestmark = pytest.mark.cuda
 

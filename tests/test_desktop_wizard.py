@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QWizard
 from core.ledger import Ledger
 from core.privacy.budget import charged_summary, run_spend
 from core.progress import STAGE_LABELS
-from core.models.base import ModelChoice
+from core.runspec import ModelChoice
 from desktop.controller import WizardController, verify_folder
 from desktop.runner import TEST_HOOK_ENV
 from desktop.wizard import RunWizard

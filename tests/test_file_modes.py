@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from core.models.base import ModelChoice
 from core.pipeline import run_pipeline
 from core.private_files import private_folder, write_private
-from core.runspec import RunSpec
+from core.runspec import ModelChoice, RunSpec
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
 

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from core.models import llamacpp_backend
-from core.models.base import ModelChoice
 from core.models.registry import load_language_model
+from core.runspec import ModelChoice
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python is not installed (see README)"

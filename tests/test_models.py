@@ -15,7 +15,6 @@ import torch
 from core import cli
 from core.errors import ModelError
 from core.models import gguf_convert
-from core.models.base import ModelChoice
 from core.models.registry import (
     list_local_models,
     load_embedder,
@@ -23,6 +22,7 @@ from core.models.registry import (
     model_fingerprint,
     resolve_device,
 )
+from core.runspec import ModelChoice
 
 HAS_LLAMA_CPP = importlib.util.find_spec("llama_cpp") is not None
 

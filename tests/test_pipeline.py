@@ -13,10 +13,9 @@ import pytest
 from core.cli import main as privet
 from core.errors import BudgetError, Cancelled, PrivetError
 from core.ledger import Ledger
-from core.models.base import ModelChoice
 from core.pipeline import plan, run_pipeline
 from core.progress import CallbackReporter
-from core.runspec import RunSpec
+from core.runspec import ModelChoice, RunSpec
 
 CANARY = "Zqxvortimer Blandquist-7731"
 TINY = ModelChoice(source="tiny-random")

@@ -8,14 +8,14 @@ import re
 from pathlib import Path
 
 import pytest
-
-from core.errors import BudgetError, Cancelled, PrivetError
-from core.ledger import Ledger
-from core.corpus import dataset_fingerprint
-from core.pipeline import RUN_FILE, load_spec_corpus, plan, register_dataset, run_pipeline
-from core.progress import CallbackReporter
 from test_certificate import make_record
 from test_pipeline import CANARY, tiny_spec
+
+from core.corpus import dataset_fingerprint
+from core.errors import BudgetError, Cancelled, PrivetError
+from core.ledger import Ledger
+from core.pipeline import RUN_FILE, load_spec_corpus, plan, register_dataset, run_pipeline
+from core.progress import CallbackReporter
 
 
 def charges(ledger: Ledger, key: str | None = None) -> list[dict]:
@@ -319,10 +319,9 @@ def test_rpsg_certificate_says_replace_one_with_candidates_fixed(tmp_path):
 
 def test_models_are_fingerprinted_by_their_kind(monkeypatch):
     import core.models.registry as registry
-    from core.models.base import ModelChoice
     from core.pipeline import _load_models
     from core.progress import NULL_REPORTER
-    from core.runspec import RunSpec
+    from core.runspec import ModelChoice, RunSpec
 
     monkeypatch.setattr(registry, "load_language_model", lambda choice: object())
     monkeypatch.setattr(registry, "load_embedder", lambda choice: object())

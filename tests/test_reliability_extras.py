@@ -13,10 +13,9 @@ from core.cli import INTERNAL_ERROR
 from core.cli import main as privet
 from core.errors import LedgerError
 from core.ledger import Ledger
-from core.models.base import ModelChoice
 from core.pipeline import run_pipeline
 from core.progress import CallbackReporter
-from core.runspec import RunSpec
+from core.runspec import ModelChoice, RunSpec
 
 
 def _spec(tmp_path: Path, blank_every: int = 0) -> RunSpec:

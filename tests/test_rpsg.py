@@ -325,9 +325,9 @@ def test_mean_token_nll_teacher_forces_the_message_tokens_only():
 
 
 def test_mean_token_nll_matches_one_full_forward_on_the_tiny_model():
-    from core.models.base import ModelChoice
     from core.models.registry import load_language_model
     from core.models.scoring import split_message as _message_split
+    from core.runspec import ModelChoice
 
     llm = load_language_model(ModelChoice(source="tiny-random", device="cpu"))
     texts = ["The patient reports joint pain.", "Ünïcode ✓ text\nwith a newline", "short"]
@@ -349,8 +349,8 @@ def test_mean_token_nll_matches_one_full_forward_on_the_tiny_model():
 
 @pytest.mark.slow
 def test_integration_on_packaged_models():
-    from core.models.base import ModelChoice
     from core.models.registry import load_embedder, load_language_model
+    from core.runspec import ModelChoice
     from resources.demo.generate import make_clinic_corpus
 
     notes = make_clinic_corpus(n_patients=30, n_questions=5).notes[:5]

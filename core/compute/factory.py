@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from core.errors import PrivetError
-from core.models.base import LanguageModel, ModelChoice
-from core.runspec import ComputeSpec
+from core.models.base import LanguageModel
+from core.runspec import ComputeSpec, ModelChoice
 
 EngineFactory = Callable[[LanguageModel, Any, Any], Any]
 """factory(llm, EngineConfig, TokenSampler) -> an object with the engine's ``run`` method."""

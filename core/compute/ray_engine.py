@@ -27,9 +27,8 @@ from typing import Callable, Sequence
 
 from core.errors import PrivetError
 from core.methods.private_prediction import EngineConfig, GroupOutput, PredictionGroup, pack_waves
-from core.models.base import ModelChoice
 from core.progress import StageProgress
-from core.runspec import ComputeSpec
+from core.runspec import ComputeSpec, ModelChoice
 
 MAX_ATTEMPTS = 3  # a wave whose worker died is handed out again at most this many times in all
 

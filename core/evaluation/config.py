@@ -12,9 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from core.errors import PrivetError
-from core.models.base import ModelChoice
 from core.paths import resources_dir
-from core.runspec import AugPESpec, DPSynRAGSpec
+from core.runspec import AugPESpec, DPSynRAGSpec, ModelChoice
 
 METHODS = ("dp_synrag", "dp_synth", "dp_synrag_l1", "rpsg", "aug_pe")
 DATASETS = ("clinic", "movielens")

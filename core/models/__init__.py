@@ -3,6 +3,6 @@
 Import the loaders from :mod:`core.models.registry`; the protocols are in :mod:`core.models.base`.
 """
 
-from core.models.base import Embedder, LanguageModel, LogitsSession, ModelChoice
+from core.models.base import Embedder, LanguageModel, LogitsSession
 
-__all__ = ["Embedder", "LanguageModel", "LogitsSession", "ModelChoice"]
+__all__ = ["Embedder", "LanguageModel", "LogitsSession"]

@@ -13,7 +13,6 @@ backends (and the tiny random test model) are interchangeable:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, Sequence
 
 import numpy as np
@@ -82,17 +81,3 @@ class Embedder(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class ModelChoice:
-    """Which model to load, as a run spec names it.
-
-    source: "default" (the packaged model), "hf" (a local Hugging Face folder),
-            "gguf" (a local GGUF file) or "tiny-random" (a tiny random model for tests only).
-    backend: "auto", "transformers" or "llamacpp".
-    device: "auto", "cpu" or "cuda" (or "cuda:N").
-    """
-
-    source: str = "default"
-    path: str = ""
-    backend: str = "auto"
-    device: str = "auto"

@@ -18,10 +18,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.errors import ModelError
-from core.models.base import Embedder, LanguageModel, ModelChoice
+from core.models import sources
+from core.models.base import Embedder, LanguageModel
 from core.models.devices import resolve_device
 from core.models.hf_loading import load_tokenizer, set_offline
-from core.models import sources
+from core.runspec import ModelChoice
 
 __all__ = [
     "load_language_model",
