@@ -22,7 +22,7 @@ COMMAND_MODULES = (
     "core.corpus.cli",  # inspect
     "core.models.cli",  # models
     "core.pipeline_cli",  # plan, run
-    "core.certificate.cli",  # export, verify, ledger, keys
+    "core.export_cli",  # export, verify, ledger, keys
     "core.evaluation.cli",  # evaluate
     "resources.demo.cli",  # demo-data
 )

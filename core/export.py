@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.certificate.build import build_certificate, file_entry
+from core.certificate.privacy_record import PrivacyRecord
 from core.certificate.render import render_html, render_pdf
 from core.certificate.seal import (
     CERTIFICATE_FILE,
@@ -25,7 +26,6 @@ from core.certificate.seal import (
 )
 from core.certificate.signing import load_signing_key, public_key_pem
 from core.errors import PrivetError
-from core.privacy_record import PrivacyRecord
 
 if TYPE_CHECKING:
     from core.ledger import Ledger

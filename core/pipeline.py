@@ -28,6 +28,7 @@ import rfc8785
 
 from core import __version__
 from core.bundle import bundle_info
+from core.certificate.privacy_record import PrivacyRecord
 from core.checkpoints import Checkpoints
 from core.compute.factory import engine_factory
 from core.corpus import Corpus, DatasetIdentity, dataset_fingerprint, dataset_identity, load_corpus
@@ -41,7 +42,6 @@ from core.models.registry import load_embedder, load_language_model, model_finge
 from core.paths import data_dir
 from core.privacy.conversion import rho_to_eps
 from core.privacy.planner import delta_warnings, public_delta
-from core.privacy_record import PrivacyRecord
 from core.private_files import private_folder, write_private
 from core.progress import NULL_REPORTER, ProgressEvent, Reporter, StageProgress
 from core.runspec import RunSpec

@@ -358,7 +358,7 @@ class WizardController:
     @staticmethod
     def guarantee_heading(run_dir: str | Path) -> str:
         """One line stating the run's guarantee and ε, from its privacy record (empty when unreadable)."""
-        from core.privacy_record import PrivacyRecord
+        from core.certificate.privacy_record import PrivacyRecord
 
         try:
             record = PrivacyRecord.load(Path(run_dir))

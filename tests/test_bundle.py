@@ -18,11 +18,11 @@ import pytest
 
 from core import __version__, bundle, paths
 from core.certificate.build import build_certificate
+from core.certificate.privacy_record import PrivacyRecord
 from core.certificate.render import render_html
 from core.certificate.signing import load_signing_key
 from core.errors import PrivetError
 from core.models import sources
-from core.privacy_record import PrivacyRecord
 
 REPO = Path(__file__).resolve().parent.parent
 IDENTITY = {

@@ -11,6 +11,7 @@ import unicodedata
 import pytest
 
 from core.certificate import build_certificate, load_signing_key, render_html, render_pdf, sign_certificate
+from core.certificate.privacy_record import PrivacyRecord
 from core.certificate.render import pdf_page_count
 from core.certificate.seal import canonical_bytes
 from core.certificate.signing import (
@@ -22,7 +23,6 @@ from core.certificate.signing import (
 from core.cli import main
 from core.errors import PrivetError
 from core.ledger import Ledger
-from core.privacy_record import PrivacyRecord
 
 FP = "c3" * 32
 

@@ -418,7 +418,7 @@ def test_certificate_has_a_parameter_table_prose_and_the_number_of_documents(tmp
 
 
 def test_verify_with_ledger_says_what_the_ledger_check_found():
-    from core.certificate.cli import ledger_check_words
+    from core.export_cli import ledger_check_words
 
     ok = ledger_check_words({"seq": 7, "row_hash": "x"}, [], [], 9)
     assert "still holds row 7" in ok and "intact (9 entries)" in ok

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from core.certificate.privacy_record import PrivacyRecord
 from core.certificate.seal import verify_export
 from core.certificate.signing import public_key_pem
 from core.cli import main
 from core.errors import PrivetError
 from core.export import export_release
 from core.ledger import Ledger
-from core.privacy_record import PrivacyRecord
 
 CANARY = "CANARY-7f3a9c-Jane-Q-Private-DOB-1961-04-02"
 FP = "d4" * 32

@@ -118,7 +118,7 @@ def test_rule_helpers():
 
 def test_certificate_never_calls_a_huge_epsilon_protective():
     from core.certificate.build import plain_summary
-    from core.privacy_record import PrivacyRecord
+    from core.certificate.privacy_record import PrivacyRecord
 
     fields = {f: None for f in PrivacyRecord.__dataclass_fields__}
     record = PrivacyRecord.__new__(PrivacyRecord)

@@ -15,9 +15,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.certificate.privacy_record import PrivacyRecord, sampler_kind
 from core.certificate.signing import SigningKey, load_signing_key, public_key_fingerprint
 from core.errors import PrivetError
-from core.privacy_record import PrivacyRecord, sampler_kind
 
 if TYPE_CHECKING:
     from core.ledger import Ledger

@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from core.errors import PrivetError
+from core.certificate.seal import verify_export
+from core.certificate.signing import load_signing_key, public_key_fingerprint, public_key_pem
+from core.errors import LedgerError, PrivetError
+from core.export import export_release
+from core.ledger import Ledger, check_before_run
+from core.paths import data_dir
+from core.privacy.budget import epsilon_of
 
 
 def register(subparsers) -> None:
@@ -46,8 +52,6 @@ def register(subparsers) -> None:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from core.export import export_release
-
     identity = {"custodian": args.custodian, "organisation": args.organisation, "irb_protocol": args.irb}
     out = export_release(args.run_dir, args.out_dir, identity, overwrite=args.overwrite)
     print(f"Exported to {out}. Check it with: privet verify {out} --public-key YOUR_COPY_OF_public_key.pem")
@@ -55,18 +59,14 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from core.certificate.seal import verify_export
-
     report = verify_export(args.export_dir, public_key=args.public_key)
     ledger_finding = ""
     if args.ledger and report.ok:
         import json
 
-        from core.ledger import Ledger
 
         certificate = json.loads((Path(args.export_dir) / "certificate.json").read_text(encoding="utf-8"))
         head = certificate["certificate"].get("budget_history", {}).get("ledger_head", {})
-        from core.errors import LedgerError
 
         try:
             with Ledger() as ledger:
@@ -113,7 +113,6 @@ def _resolve_dataset(ledger, prefix: str) -> str:
 def _eps(rho: float, delta: float) -> str:
     if rho <= 0 or not (0 < delta < 1):
         return "0" if rho <= 0 else "-"
-    from core.privacy.budget import epsilon_of
 
     return f"{epsilon_of(rho, delta):.4g}"
 
@@ -136,16 +135,12 @@ def _print_dataset(ledger, fp: str) -> None:
 
 
 def _ledger(args: argparse.Namespace) -> int:
-    from core.errors import LedgerError
-    from core.ledger import Ledger, check_before_run
-
     if args.check:
         try:
             check_before_run()  # creates nothing: a missing ledger stays missing
         except LedgerError as exc:
             print("The ledger has been tampered with or damaged.\n" + exc.user_message())
             return 1
-        from core.paths import data_dir
 
         if not (data_dir() / "ledger.db").exists():
             print("Ledger intact: no entries yet (nothing has been charged on this installation).")
@@ -176,8 +171,6 @@ def _ledger(args: argparse.Namespace) -> int:
 
 
 def _export_public(args: argparse.Namespace) -> int:
-    from core.certificate.signing import load_signing_key, public_key_fingerprint, public_key_pem
-
     key = load_signing_key()
     args.file.write_text(public_key_pem(key.public_key), encoding="ascii")
     print(f"Public key written to {args.file} (fingerprint {public_key_fingerprint(key.public_key)}).")
@@ -185,8 +178,6 @@ def _export_public(args: argparse.Namespace) -> int:
 
 
 def _show_key(args: argparse.Namespace) -> int:
-    from core.certificate.signing import load_signing_key, public_key_fingerprint
-
     key = load_signing_key()
     print(f"Fingerprint: {public_key_fingerprint(key.public_key)}\nKept in: {key.storage}")
     return 0
