@@ -93,7 +93,7 @@ if step 5; then  # demo-data code out of resources/ (data only there)
     --package-doc "The public demo corpora: generator and \`privet demo-data\` (data in resources/demo)."
   R move-module resources.demo.cli core.demo.cli
   R move-module resources.vocab.build tools.build_vocab
-  R patch demo-data-paths
+  # (core/demo/generate.py and tools/build_vocab.py already find their data through core.paths.resources_dir)
   R patch demo-lint
   R patch demo-seed-allowed
   git rm -q resources/demo/__init__.py

@@ -422,23 +422,6 @@ PATCHES: dict[str, list[tuple[str, str, str]]] = {
             '__all__ = ["Embedder", "LanguageModel", "LogitsSession"]',
         ),
     ],
-    "demo-data-paths": [
-        (
-            "core/demo/generate.py",
-            "HERE = Path(__file__).resolve().parent\n",
-            'HERE = resources_dir() / "demo"  # the shipped demo data; the code lives in core/demo\n',
-        ),
-        (
-            "core/demo/generate.py",
-            "import numpy as np\n",
-            "import numpy as np\n\nfrom core.paths import resources_dir\n",
-        ),
-        (
-            "tools/build_vocab.py",
-            "HERE = Path(__file__).resolve().parent\n",
-            'HERE = Path(__file__).resolve().parents[1] / "resources" / "vocab"\n',
-        ),
-    ],
     "demo-seed-allowed": [
         (
             # The demo generator (now under core/) seeds its generator on purpose: its output is the public,
