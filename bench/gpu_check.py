@@ -64,10 +64,10 @@ def forced_oom_halving(budget_rows: int = 4096, fraction: float = 0.08) -> dict:
 
 
 def dp_synrag_run(units: int, workdir: Path) -> dict:
+    from core.demo.generate import make_clinic_corpus, write_clinic
     from core.pipeline import run_pipeline
     from core.progress import CallbackReporter
     from core.runspec import RunSpec
-    from resources.demo.generate import make_clinic_corpus, write_clinic
 
     start = time.perf_counter()
     write_clinic(make_clinic_corpus(n_patients=units, n_questions=10), workdir / "clinic")

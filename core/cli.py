@@ -24,7 +24,7 @@ COMMAND_MODULES = (
     "core.pipeline_cli",  # plan, run
     "core.export_cli",  # export, verify, ledger, keys
     "core.evaluation.cli",  # evaluate
-    "resources.demo.cli",  # demo-data
+    "core.demo.cli",  # demo-data
 )
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from core.cli import main
+from core.demo import generate
 from core.paths import resources_dir
-from resources.demo import generate
 
 DEMO = resources_dir() / "demo"
 CLINIC = DEMO / "clinic"

@@ -349,9 +349,9 @@ def test_mean_token_nll_matches_one_full_forward_on_the_tiny_model():
 
 @pytest.mark.slow
 def test_integration_on_packaged_models():
+    from core.demo.generate import make_clinic_corpus
     from core.models.registry import load_embedder, load_language_model
     from core.runspec import ModelChoice
-    from resources.demo.generate import make_clinic_corpus
 
     notes = make_clinic_corpus(n_patients=30, n_questions=5).notes[:5]
     llm = load_language_model(ModelChoice(source="default", device="cpu"))

@@ -126,7 +126,7 @@ def test_postprocess_rejects_bad_k(vocab):
 
 def test_build_script_reproduces_shipped_lists(tmp_path):
     pytest.importorskip("sklearn")
-    from resources.vocab import build
+    from tools import build_vocab as build
 
     build.build(tmp_path)
     for name in ("english.txt", "stopwords.txt"):

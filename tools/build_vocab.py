@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    .venv/bin/python -m resources.vocab.build
+    .venv/bin/python -m tools.build_vocab
 
 * ``stopwords.txt``: scikit-learn's ``ENGLISH_STOP_WORDS`` (the Glasgow Information Retrieval
   Group list, BSD-3-Clause in scikit-learn), written out verbatim, sorted.

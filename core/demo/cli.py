@@ -1,6 +1,6 @@
 """``privet demo-data OUT_DIR``: write a public demo corpus into a folder.
 
-The demo corpora are invented or public data (resources/demo/generate.py), so this command may
+The demo corpora are invented or public data (core/demo/generate.py), so this command may
 print their file names and counts; it never touches a private corpus.
 """
 
@@ -36,7 +36,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from resources.demo import generate
+    from core.demo import generate
 
     out_dir: Path = args.out_dir
     if out_dir.exists() and not out_dir.is_dir():

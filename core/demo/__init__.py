@@ -1,0 +1,1 @@
+"""The public demo corpora: generator and `privet demo-data` (data in resources/demo)."""
