@@ -104,6 +104,9 @@ fi
 if step 6; then  # the code cites docs/method.md instead of the external SPEC
   files=$(grep -rl "SPEC §" core desktop resources tests bench docs --include='*.py' --include='*.md' --include='*.txt' \
     | grep -v -e docs/method.md -e docs/refactor-plan.md || true)
+  for skip in ${STEP6_SKIP:-}; do  # files someone else is editing now: run step 6 again after their merge
+    files=$(printf '%s\n' $files | grep -v -x -F "$skip" || true)
+  done
   if [ -n "$files" ]; then
     # shellcheck disable=SC2086
     sed -i 's/SPEC §/docs\/method.md §/g' $files
