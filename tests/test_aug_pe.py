@@ -1,4 +1,4 @@
-"""Aug-PE (private evolution, SPEC §4): vote sensitivity, noise scale, accounting, a tiny run.
+"""Aug-PE (private evolution, docs/method.md §4): vote sensitivity, noise scale, accounting, a tiny run.
 
 Statistical tests reject at p < 1e-4, like tests/test_mechanisms.py.
 """

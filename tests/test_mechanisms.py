@@ -1,4 +1,4 @@
-"""DP mechanisms and randomness (SPEC §1, §2.3, §2.4).
+"""DP mechanisms and randomness (docs/method.md §1, §2.3, §2.4).
 
 Statistical tests use a fixed false-failure rate: every test rejects at p < 1e-4.
 """
@@ -158,7 +158,7 @@ def test_clip_logits_bounds_and_keeps_the_top_token(c):
     assert out.shape == logits.shape and out.device == logits.device
     assert torch.all(out <= c) and torch.all(out >= -c) and torch.isfinite(out).all()
     assert torch.equal(out.argmax(dim=-1), logits.argmax(dim=-1))
-    # Per SPEC §2.4: exp(l − max), centred on (max+min)/2, scaled by min(1, c/‖·‖∞).
+    # Per docs/method.md §2.4: exp(l − max), centred on (max+min)/2, scaled by min(1, c/‖·‖∞).
     s = torch.exp(logits - logits.amax(-1, keepdim=True))
     centred = s - (s.amax(-1, keepdim=True) + s.amin(-1, keepdim=True)) / 2
     expected = centred * torch.clamp(c / centred.abs().amax(-1, keepdim=True), max=1.0)

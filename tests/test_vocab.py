@@ -1,4 +1,4 @@
-"""The public keyword vocabulary V and the keyword post-processing (SPEC §2.1)."""
+"""The public keyword vocabulary V and the keyword post-processing (docs/method.md §2.1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Private prediction sharded by group over Ray workers (SPEC §2.4 unchanged).
+"""Private prediction sharded by group over Ray workers (docs/method.md §2.4 unchanged).
 
 Once W, μ_r and θ_r are released, the groups S_r are independent: each writes its text from its
 own members' logits only. So the driver packs the groups into waves (as the single-process

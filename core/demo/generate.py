@@ -3,7 +3,7 @@
 Everything here is *public* demo data, so fixed seeds are allowed and generation is
 deterministic: the same arguments give byte-identical files (for a given Faker version).
 
-Clinic (SPEC §5, seed 000's "Medical Synth"): invented single-word disease names that are not
+Clinic (docs/method.md §5, seed 000's "Medical Synth"): invented single-word disease names that are not
 English words (so leakage and utility checks cannot be passed by common vocabulary), each with
 3–5 symptoms and a treatment with an invented drug; disease frequencies from a skewed Dirichlet;
 one doctor's note per fake patient (Faker names) naming the patient, age, symptoms, diagnosis

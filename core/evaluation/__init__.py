@@ -1,4 +1,4 @@
-"""Evaluation and audit (SPEC §4–§5): utility, leakage, quality and membership inference.
+"""Evaluation and audit (docs/method.md §4–§5): utility, leakage, quality and membership inference.
 
 Modules, one idea each: ``config`` (scales, datasets), ``data`` (member/non-member split,
 canaries, questions), ``runs`` (synthetic corpora through the real pipeline), ``retrieval``,

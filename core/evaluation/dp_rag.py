@@ -1,4 +1,4 @@
-"""Query-time DP-RAG baseline (SPEC §4): every query spends privacy budget.
+"""Query-time DP-RAG baseline (docs/method.md §4): every query spends privacy budget.
 
 For each question the top-k *private* documents are retrieved and the answer is written by
 private prediction over them (``PrivatePredictionEngine``): one row per retrieved document

@@ -1,4 +1,4 @@
-"""Leakage (SPEC §5): private identifiers reproduced in a synthetic corpus and in answers.
+"""Leakage (docs/method.md §5): private identifiers reproduced in a synthetic corpus and in answers.
 
 Identifiers are the members' full names (the person column) and the planted canary names.
 The *non-members'* names serve as a control: no generator ever saw them, so their rate is

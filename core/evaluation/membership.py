@@ -1,4 +1,4 @@
-"""Membership inference (SPEC §5): can an attacker tell the generator's members from non-members?
+"""Membership inference (docs/method.md §5): can an attacker tell the generator's members from non-members?
 
 Members and non-members are real rows of the same demo corpus, split before anything was
 generated (``core.evaluation.data``). Given only the released synthetic corpus, three scores

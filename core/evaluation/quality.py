@@ -1,4 +1,4 @@
-"""Quality (SPEC §5): diversity of a synthetic corpus and its distance to the private text.
+"""Quality (docs/method.md §5): diversity of a synthetic corpus and its distance to the private text.
 
 * distinct-n — distinct n-grams / all n-grams over the corpus (Li et al. 2016);
 * Self-BLEU — mean BLEU-4 of each sampled text against the other sampled texts as references

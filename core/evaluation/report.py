@@ -2,7 +2,7 @@
 ``summary.md`` (the same figures as Markdown tables).
 
 These results are for the custodian and the developers; nothing here is ever written into
-an exported release or its certificate (SPEC §5).
+an exported release or its certificate (docs/method.md §5).
 """
 
 from __future__ import annotations

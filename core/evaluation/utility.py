@@ -1,4 +1,4 @@
-"""Utility (SPEC §5): does retrieval surface the gold answer, and does the RAG answer contain it?
+"""Utility (docs/method.md §5): does retrieval surface the gold answer, and does the RAG answer contain it?
 
 Both are scored on the same questions for every corpus: a synthetic one, the non-private
 member corpus, and no retrieval at all (an empty corpus: the LLM answers from its weights).

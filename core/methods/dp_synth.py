@@ -1,4 +1,4 @@
-"""DP-Synth (Amin et al. 2024; SPEC §4): private prediction over random disjoint batches.
+"""DP-Synth (Amin et al. 2024; docs/method.md §4): private prediction over random disjoint batches.
 
 The same engine as DP-SynRAG's step 4, without keywords, clustering or retrieval: every unit
 is assigned to one of R groups uniformly at random (OS entropy), and each group writes one

@@ -1,4 +1,4 @@
-"""The batched private-prediction engine (SPEC §2.4), shared by DP-SynRAG and DP-Synth.
+"""The batched private-prediction engine (docs/method.md §2.4), shared by DP-SynRAG and DP-Synth.
 
 Each *group* (a DP-SynRAG cluster S_r, or a DP-Synth random batch) writes one synthetic
 text. Every member unit of the group contributes one *row*: its own prompt, prefilled once
@@ -73,7 +73,7 @@ class EngineConfig:
     tau: float  # temperature
     max_rows: int = 256  # rows held in one wave's KV cache
     public_anchor: bool = False  # every group carries one public row (its public_prompt_ids)
-    clip_mode: str = "spec"  # "spec" (SPEC §2.4 clip) or "dclip" (clamped log-probability differences)
+    clip_mode: str = "spec"  # "spec" (docs/method.md §2.4 clip) or "dclip" (clamped log-probability differences)
     public_weight: float = 1.0  # lambda: weight of the public base (public constant, never |S_r|)
     top_k_plus: int = 0  # 0 = whole vocabulary; k > 0 = sample over V_k+ from the public logits
     top_k_margin: float = 0.0  # V_k+ margin on the public log-probabilities (public quantities only)

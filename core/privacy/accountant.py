@@ -1,4 +1,4 @@
-"""The ρ-zCDP ledger of one run (SPEC §1).
+"""The ρ-zCDP ledger of one run (docs/method.md §1).
 
 Every private step is recorded as a :class:`PrivacyEvent`:
 

@@ -1,6 +1,6 @@
 """Conversion between ρ-zCDP and (ε, δ)-differential privacy.
 
-Two conversions are offered (SPEC §1):
+Two conversions are offered (docs/method.md §1):
 
 * ``"tight"`` — Canonne, Kamath & Steinke (2020, "The Discrete Gaussian for Differential Privacy",
   Prop. 12), obtained through Rényi DP: a ρ-zCDP mechanism is (α, ρα)-RDP for every α > 1, hence

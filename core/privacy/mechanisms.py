@@ -1,12 +1,12 @@
-"""The differentially private mechanisms of DP-SynRAG (SPEC §2), with the samplers they use.
+"""The differentially private mechanisms of DP-SynRAG (docs/method.md §2), with the samplers they use.
 
 * :func:`gaussian_noise` — vector Gaussian mechanism. By default the noise comes from OpenDP's exact
   sampler (discrete Gaussian on a 2^-40 grid drawn with integer arithmetic from OpenDP's OS-seeded
   cryptographic generator), which avoids the floating-point attacks of Mironov (2012).
-* :func:`threshold_exponential_mechanism` — SPEC §2.3: the similarity threshold θ ∈ [0, 1] chosen by
+* :func:`threshold_exponential_mechanism` — docs/method.md §2.3: the similarity threshold θ ∈ [0, 1] chosen by
   the exponential mechanism with utility −|#{scores ≥ θ} − k| (Δ = 1).
-* :class:`TokenSampler` — SPEC §2.4: one token per cluster from softmax(z/τ) over the whole vocabulary.
-* :func:`clip_logits` — SPEC §2.4: bounds each row's contribution to [−c, c] in every coordinate.
+* :class:`TokenSampler` — docs/method.md §2.4: one token per cluster from softmax(z/τ) over the whole vocabulary.
+* :func:`clip_logits` — docs/method.md §2.4: bounds each row's contribution to [−c, c] in every coordinate.
 
 :data:`SAMPLER_DESCRIPTIONS` says, for the certificate, which sampler each mechanism used and whether
 it is exact or floating-point.
@@ -101,7 +101,7 @@ def gaussian_noise(
     return _opendp_gaussian(array.ravel(), float(sigma), float(sensitivity)).reshape(array.shape)
 
 
-# --- threshold exponential mechanism (SPEC §2.3) ---------------------------------------------------
+# --- threshold exponential mechanism (docs/method.md §2.3) ---------------------------------------------------
 
 
 def threshold_intervals(similarities: np.ndarray, k: int, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
@@ -129,7 +129,7 @@ def threshold_intervals(similarities: np.ndarray, k: int, epsilon: float) -> tup
 def threshold_exponential_mechanism(
     similarities: np.ndarray, k: int, epsilon: float, rng: np.random.Generator | None = None
 ) -> float:
-    """Choose θ ∈ [0, 1] with density ∝ exp(ε·u(θ)/2), u(θ) = −|#{scores ≥ θ} − k| (SPEC §2.3).
+    """Choose θ ∈ [0, 1] with density ∝ exp(ε·u(θ)/2), u(θ) = −|#{scores ≥ θ} − k| (docs/method.md §2.3).
 
     Scores are clipped to [0, 1]. Adding or removing a unit changes u(θ) by at most 1 for every θ and
     the base measure (uniform on [0, 1]) does not depend on the data, so this is ε-bounded-range:
@@ -143,11 +143,11 @@ def threshold_exponential_mechanism(
     return float(min(low + rng.random() * (high - low), high))
 
 
-# --- private prediction (SPEC §2.4) -----------------------------------------------------------------
+# --- private prediction (docs/method.md §2.4) -----------------------------------------------------------------
 
 
 def clip_logits(logits: torch.Tensor, c: float) -> torch.Tensor:
-    """Bound each row to [−c, c] (SPEC §2.4), on the input's device.
+    """Bound each row to [−c, c] (docs/method.md §2.4), on the input's device.
 
     s = exp(l − max l) (the top token becomes 1), subtract (max s + min s)/2, then scale by
     min(1, c/‖·‖∞). The final clamp (and NaN → 0) guarantees the bound whatever the input, which is
@@ -165,7 +165,7 @@ def clip_logits(logits: torch.Tensor, c: float) -> torch.Tensor:
 
 
 class TokenSampler:
-    """Draws one token per row from softmax(z/τ) over the whole vocabulary (SPEC §2.4).
+    """Draws one token per row from softmax(z/τ) over the whole vocabulary (docs/method.md §2.4).
 
     ``z`` is a [n_clusters, V] tensor of summed clipped logits. No top-k, top-p or any other truncation
     is applied. Probabilities are computed in float64 (on the CPU when the device has no float64, e.g.

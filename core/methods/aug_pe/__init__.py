@@ -1,4 +1,4 @@
-"""Aug-PE: private evolution for text (Xie et al., ICML 2024; SPEC §4), laid out like DPSDA's ``pe/``.
+"""Aug-PE: private evolution for text (Xie et al., ICML 2024; docs/method.md §4), laid out like DPSDA's ``pe/``.
 
 A public language model writes candidate texts from public prompts; each private unit votes for
 its nearest candidate in embedding space; a Gaussian-noised, thresholded vote histogram keeps the

@@ -1,4 +1,4 @@
-"""The public keyword vocabulary V and the keyword post-processing of SPEC §2.1.
+"""The public keyword vocabulary V and the keyword post-processing of docs/method.md §2.1.
 
 V must be **public and fixed**: a shipped English word list (``resources/vocab/english.txt``)
 minus stop words, optionally extended by public domain lists the custodian supplies. It is never
@@ -73,7 +73,7 @@ def split_words(text: str) -> list[str]:
 def read_word_list(path: Path) -> list[str]:
     """Entries of a public list: one word or phrase per line, ``#`` starts a comment.
 
-    An entry of several words ("night sweats") stays one *phrase* keyword (SPEC §2.1: a list
+    An entry of several words ("night sweats") stays one *phrase* keyword (docs/method.md §2.1: a list
     entry may be a multi-word phrase and then counts as one keyword), normalised to its words
     joined by single spaces, as :func:`split_words` sees them.
     """
@@ -126,7 +126,7 @@ def load_vocabulary(extra_lists: Sequence[str | Path] = (), vocab_dir: Path | No
 
 
 def postprocess_keywords(raw_text: str, vocab: Vocabulary, K: int) -> list[str]:
-    """SPEC §2.1 post-processing of the LLM's keyword answer for one unit.
+    """docs/method.md §2.1 post-processing of the LLM's keyword answer for one unit.
 
     Lower-case, split into words, keep only entries of V (the longest phrase of V that starts
     at a word wins, else the word itself), de-duplicate preserving first occurrence, keep at

@@ -1,4 +1,4 @@
-"""RPSG (SPEC §3, seed 002): realistic one-to-one synthetic variants of private seeds.
+"""RPSG (docs/method.md §3, seed 002): realistic one-to-one synthetic variants of private seeds.
 
 **Scope, in plain words: RPSG has no end-to-end differential-privacy guarantee.** Only the
 choice of *which* candidate abstraction is kept for each seed is differentially private. The

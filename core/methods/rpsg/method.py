@@ -1,4 +1,4 @@
-"""RPSG (SPEC §3) behind the pipeline's method interface.
+"""RPSG (docs/method.md §3) behind the pipeline's method interface.
 
 The pipeline treats RPSG like any method: the plan is shown before anything is charged, the
 selection stage is charged in the ledger before it draws noise, and the privacy record states

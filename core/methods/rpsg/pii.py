@@ -1,4 +1,4 @@
-"""PII masking for RPSG seeds and the final scan of RPSG outputs (SPEC §3, steps 1 and 5).
+"""PII masking for RPSG seeds and the final scan of RPSG outputs (docs/method.md §3, steps 1 and 5).
 
 Why not Presidio: ``presidio-analyzer`` was tried on this machine (2.2.366). Its
 ``AnalyzerEngine`` downloads a spaCy model at start-up and its e-mail recogniser asks
