@@ -58,6 +58,8 @@ if step 2; then  # DP-SynRAG and RPSG packages; function-level imports of method
   R move-module core.methods.dp_synrag core.methods.dp_synrag.algorithm \
     --package-doc "DP-SynRAG (docs/method.md §2): the algorithm, its vocabulary and its pipeline adapter."
   R move-module core.vocabulary core.methods.dp_synrag.vocabulary
+  R move-module core.methods.dp_synrag_guidance core.methods.dp_synrag.guidance
+  R move-module core.methods.self_filter core.methods.dp_synrag.self_filter
   R move-symbols core.methods.registry core.methods.dp_synrag.method DPSynRAGMethod dp_synrag_guidance generation_notes \
     --doc "DP-SynRAG behind the pipeline's method interface (plan, run, record, samplers)."
   R move-module core.methods.rpsg core.methods.rpsg.algorithm \
