@@ -30,6 +30,7 @@ import numpy as np
 
 from core.corpus import Unit
 from core.methods.base import MethodContext, SyntheticDoc
+from core.methods.dp_synrag.self_filter import run_self_filter
 from core.methods.dp_synrag.vocabulary import Vocabulary, english_zipf, postprocess_keywords, specific_entries
 from core.methods.private_prediction import (
     EngineConfig,
@@ -37,7 +38,6 @@ from core.methods.private_prediction import (
     PrivatePredictionEngine,
     top_k_plus_margin,
 )
-from core.methods.self_filter import run_self_filter
 from core.models.base import LanguageModel
 from core.privacy.mechanisms import gaussian_noise, threshold_exponential_mechanism
 from core.privacy.planner import (

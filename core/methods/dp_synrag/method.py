@@ -13,8 +13,8 @@ from core.methods.base import (
     stages_from_events,
 )
 from core.methods.dp_synrag.algorithm import run_dp_synrag
+from core.methods.dp_synrag.guidance import guide
 from core.methods.dp_synrag.vocabulary import load_vocabulary
-from core.methods.dp_synrag_guidance import guide
 from core.privacy.mechanisms import GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER
 from core.privacy.planner import plan_dp_synrag
 from core.runspec import RunSpec
