@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from core.certificate.seal import verify_export
@@ -62,9 +63,6 @@ def _verify(args: argparse.Namespace) -> int:
     report = verify_export(args.export_dir, public_key=args.public_key)
     ledger_finding = ""
     if args.ledger and report.ok:
-        import json
-
-
         certificate = json.loads((Path(args.export_dir) / "certificate.json").read_text(encoding="utf-8"))
         head = certificate["certificate"].get("budget_history", {}).get("ledger_head", {})
 
@@ -101,7 +99,7 @@ def ledger_check_words(head: dict, head_problems: list[str], chain_problems: lis
             f"unchanged; its hash chain and append-only triggers are intact ({n_rows} entries).")
 
 
-def _resolve_dataset(ledger, prefix: str) -> str:
+def _resolve_dataset(ledger: Ledger, prefix: str) -> str:
     matches = [fp for fp in ledger.datasets() if fp.startswith(prefix)]
     if len(matches) == 1:
         return matches[0]
@@ -110,28 +108,23 @@ def _resolve_dataset(ledger, prefix: str) -> str:
     return prefix  # unknown yet: allowed for --set-cap before the first run
 
 
-def _eps(rho: float, delta: float) -> str:
-    if rho <= 0 or not (0 < delta < 1):
-        return "0" if rho <= 0 else "-"
-
-    return f"{epsilon_of(rho, delta):.4g}"
-
-
-def _print_dataset(ledger, fp: str) -> None:
-    cap = ledger.cap(fp)
-    name = ledger.dataset_name(fp)
-    print(f"Dataset {fp}" + (f" ({name})" if name else ""))
-    print(f"  cap: epsilon={cap[0]:g} at delta={cap[1]:g}" if cap else "  cap: none")
+def _print_dataset(ledger: Ledger, fp: str) -> None:
+    """One dataset's rows with the running totals; the summary lines come from ``Ledger.summary``."""
+    summary = ledger.summary(fp)
+    print(f"Dataset {fp}" + (f" ({summary.name})" if summary.name else ""))
+    if summary.cap_epsilon is not None:
+        print(f"  cap: epsilon={summary.cap_epsilon:g} at delta={summary.cap_delta:g}")
+    else:
+        print("  cap: none")
     print(f"  {'#':>4}  {'when (UTC)':<19}  {'kind':<7}  {'run':<14}  {'stage':<16}  {'rho':>10}  {'cum. rho':>10}  {'cum. eps':>9}")
     total = 0.0
     for row in ledger.entries(fp):
         total += row["rho"] if row["kind"] == "charge" else 0.0
-        delta = cap[1] if cap else row["delta"]
         print(
             f"  {row['seq']:>4}  {row['created_at'][:19]:<19}  {row['kind']:<7}  {row['run_id'][:14]:<14}  "
-            f"{row['stage'][:16]:<16}  {row['rho']:>10.4g}  {total:>10.4g}  {_eps(total, delta):>9}"
+            f"{row['stage'][:16]:<16}  {row['rho']:>10.4g}  {total:>10.4g}  {epsilon_of(total, summary.delta):>9.4g}"
         )
-    print(f"  total rho spent: {total:.6g}")
+    print(f"  total rho spent: {summary.spent_rho:.6g} (epsilon {summary.spent_epsilon:.4g} at delta {summary.delta:g})")
 
 
 def _ledger(args: argparse.Namespace) -> int:

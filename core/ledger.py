@@ -39,6 +39,9 @@ import sqlite_utils
 
 from core import ledger_witness as witness
 from core.errors import BudgetError, PrivetError
+from core.paths import data_dir
+from core.privacy.budget import DatasetSpend, dataset_spend
+from core.privacy.conversion import eps_to_rho
 from core.private_files import private_file, private_folder, touch_private
 
 GENESIS_HASH = "0" * 64
@@ -102,25 +105,11 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
-def _conversion():
-    """The zCDP <-> (epsilon, delta) conversions (imported lazily: core.privacy.conversion)."""
-    try:
-        from core.privacy import conversion
-    except ImportError:
-        raise PrivetError(
-            "The privacy conversion module (core.privacy.conversion) is missing from this installation.",
-            "Reinstall Privet.",
-        ) from None
-    return conversion
-
-
 class Ledger:
     """Append-only budget ledger in ``path`` (default: ``data_dir()/ledger.db``)."""
 
     def __init__(self, path: Path | None = None) -> None:
         if path is None:
-            from core.paths import data_dir
-
             path = data_dir() / "ledger.db"
         self.path = Path(path)
         private_folder(self.path.parent)
@@ -328,7 +317,15 @@ class Ledger:
             f"SELECT dataset_fp, epsilon, delta FROM caps WHERE dataset_fp IN ({', '.join('?' * len(keys))})", keys)}
         if keys[0] in rows or not rows:
             return rows.get(keys[0])
-        return min(rows.values(), key=lambda c: _conversion().eps_to_rho(c[0], c[1], "tight"))
+        return min(rows.values(), key=lambda c: eps_to_rho(c[0], c[1], "tight"))
+
+    def summary(self, dataset_fp: str, delta: float | None = None) -> DatasetSpend:
+        """What this ledger holds for one dataset: spent ρ and ε, cap, counts (``core.privacy.budget``).
+
+        The one summary the desktop and ``privet ledger`` show; ε is at ``delta`` when given, else at the
+        cap's δ, else at the latest charge's δ.
+        """
+        return dataset_spend(self, dataset_fp, delta)
 
     def head(self) -> dict[str, Any]:
         """The newest row's sequence number and hash (certificates record it)."""
@@ -350,7 +347,7 @@ class Ledger:
         if limit is None:
             return
         cap_eps, cap_delta = limit
-        cap_rho = _conversion().eps_to_rho(cap_eps, cap_delta, "tight")
+        cap_rho = eps_to_rho(cap_eps, cap_delta, "tight")
         spent = self.spent_rho(dataset_fp)
         if spent + needed_rho > cap_rho * (1 + 1e-12):
             left = max(cap_rho - spent, 0.0)
@@ -455,8 +452,6 @@ def check_before_run(path: Path | None = None) -> None:
     but not when its witness says it had entries.
     """
     if path is None:
-        from core.paths import data_dir
-
         path = data_dir() / "ledger.db"
     path = Path(path)
     if _is_missing(path):

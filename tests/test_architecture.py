@@ -78,3 +78,13 @@ def test_no_fixed_seed_outside_the_explicit_test_mode():
             if not (from_entropy or test_mode):
                 offenders.append(f"{path.relative_to(ROOT)}:{func}: {source}")
     assert offenders == []
+
+
+def test_the_run_spec_and_the_registry_name_the_same_methods():
+    # core.runspec validates method names without importing the methods (which import the run spec).
+    from core.methods import registry
+    from core.runspec import METHOD_NAMES
+
+    assert registry.names() == tuple(sorted(METHOD_NAMES))
+    for name in METHOD_NAMES:
+        assert registry.get(name).name == name

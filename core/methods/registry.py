@@ -9,18 +9,22 @@ from __future__ import annotations
 
 from core.errors import PrivetError
 from core.methods.aug_pe import AugPEMethod
-from core.methods.base import (
-    Method,
-)
+from core.methods.base import Method
 from core.methods.dp_synrag.method import DPSynRAGMethod
 from core.methods.dp_synth import DPSynthMethod
 from core.methods.rpsg.method import RPSGMethod
 
+_METHODS: dict[str, type] = {
+    "dp_synrag": DPSynRAGMethod, "dp_synth": DPSynthMethod, "rpsg": RPSGMethod, "aug_pe": AugPEMethod,
+}
+
+
+def names() -> tuple[str, ...]:
+    """The method names a run spec can use (``core.runspec.METHOD_NAMES`` lists the same)."""
+    return tuple(sorted(_METHODS))
+
 
 def get(name: str) -> Method:
-    methods: dict[str, type] = {
-        "dp_synrag": DPSynRAGMethod, "dp_synth": DPSynthMethod, "rpsg": RPSGMethod, "aug_pe": AugPEMethod,
-    }
-    if name not in methods:
-        raise PrivetError(f"Unknown method {name!r}.", f"Choose one of: {', '.join(sorted(methods))}.")
-    return methods[name]()
+    if name not in _METHODS:
+        raise PrivetError(f"Unknown method {name!r}.", f"Choose one of: {', '.join(names())}.")
+    return _METHODS[name]()

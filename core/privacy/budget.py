@@ -78,7 +78,7 @@ def dataset_spend(ledger: Ledger, fingerprint: str, delta: float | None = None) 
 
 
 def all_datasets(ledger: Ledger) -> list[DatasetSpend]:
-    return [dataset_spend(ledger, fp) for fp in ledger.datasets()]
+    return [ledger.summary(fp) for fp in ledger.datasets()]
 
 
 @dataclass(frozen=True)
