@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tools.import_graph import build_graph, module_cycles, package_cycles
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,7 +71,6 @@ def test_package_level_cycles_collapse_sub_packages(tmp_path):
     assert package_cycles(edges, root) == [["app.release", "app.sealing"]]
 
 
-@pytest.mark.xfail(strict=True, reason="cycles removed by docs/refactor-plan.md steps 1-4 (issue 12)")
 def test_privet_has_no_import_cycles_counting_function_level_imports():
     edges = build_graph(ROOT)
     assert module_cycles(edges) == []
