@@ -163,7 +163,8 @@ class Ledger:
                 guard()  # e.g. the cap check of a charge, inside the same transaction
             last = conn.execute("SELECT row_hash FROM charges ORDER BY seq DESC LIMIT 1").fetchone()
             seq_row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'charges'").fetchone()
-            row = {
+            prev_hash: str = last[0] if last else GENESIS_HASH
+            row: dict[str, Any] = {
                 "seq": (seq_row[0] if seq_row else 0) + 1,
                 "kind": kind,
                 "created_at": _now(),
@@ -175,9 +176,9 @@ class Ledger:
                 "epsilon": float(epsilon),
                 "description": description,
                 "export_path": export_path,
-                "prev_hash": last[0] if last else GENESIS_HASH,
+                "prev_hash": prev_hash,
             }
-            row["row_hash"] = row_hash(row["prev_hash"], row)
+            row["row_hash"] = row_hash(prev_hash, row)
             columns = ", ".join(row)
             conn.execute(f"INSERT INTO charges ({columns}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
             conn.execute("COMMIT")
@@ -221,7 +222,7 @@ class Ledger:
         dataset_fp = self.dataset_key(dataset_fp)
         self._append("cap", dataset_fp, stage="cap", epsilon=epsilon, delta=delta,
                      description=f"budget cap set to epsilon={epsilon:g} at delta={delta:g}")
-        self.db["caps"].upsert(
+        self.db.table("caps").upsert(
             {"dataset_fp": dataset_fp, "epsilon": float(epsilon), "delta": float(delta), "updated_at": _now()},
             pk="dataset_fp",
         )
