@@ -41,7 +41,8 @@ from core.methods.base import MethodContext, PlanSummary, SyntheticDoc
 from core.models.registry import load_embedder, load_language_model, model_fingerprint
 from core.paths import data_dir
 from core.privacy.conversion import rho_to_eps
-from core.privacy.planner import delta_warnings, public_delta
+from core.privacy.budget import resolve_delta
+from core.privacy.planner import delta_warnings
 from core.private_files import private_folder, write_private
 from core.progress import NULL_REPORTER, ProgressEvent, Reporter, StageProgress
 from core.runspec import RunSpec
@@ -76,11 +77,6 @@ def load_spec_corpus(spec: RunSpec) -> Corpus:
     if not d.path:
         raise PrivetError("The run spec names no data.", "Set [data] path to a folder or a .csv/.tsv/.jsonl file.")
     return load_corpus(d.path, d.text_column, d.id_column, d.person_column, d.max_unit_chars)
-
-
-def resolve_delta(spec: RunSpec) -> float:
-    """The run's δ: the spec's, else the public default (1e-6, or 1/(10·N) for a stated bound N). Never from n."""
-    return spec.privacy.delta if spec.privacy.delta > 0 else public_delta(spec.privacy.max_units)
 
 
 def register_dataset(

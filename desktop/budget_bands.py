@@ -51,15 +51,3 @@ def band_for(epsilon: float) -> Band:
     if epsilon <= AMBER_MAX:
         return AMBER
     return RED
-
-
-def delta_warning(delta: float, n_units: int) -> str:
-    """A warning when δ is not small compared with 1/n (empty when fine); δ = 0 means 'default'."""
-    if delta <= 0 or n_units <= 0:
-        return ""
-    if delta >= 1.0 / n_units:
-        return (
-            f"δ = {delta:g} is at least 1/n = {1.0 / n_units:.2g}: a mechanism could publish one unit "
-            "outright and still meet it. Use δ ≤ 1/(10·n) (leave it on 'automatic')."
-        )
-    return ""

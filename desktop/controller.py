@@ -8,46 +8,25 @@ in a child process (``desktop.runner``), never here.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+from core.certificate import verify_export
+from core.certificate.privacy_record import PrivacyRecord
+from core.corpus import dataset_fingerprint, list_columns, load_corpus
+from core.corpus.columns import suggest_columns
 from core.errors import PrivetError
+from core.estimate import estimate
+from core.export import export_release
+from core.ledger import Ledger
 from core.paths import data_dir
-from core.runspec import RunSpec
+from core.privacy.budget import RECOMMENDED_EPSILON, cumulative_after, epsilon_of, resolve_delta, run_spend
+from core.runspec import METHOD_NAMES, RunSpec
 from desktop.internal_check import InternalCheck, find_identifiers, private_identifiers
 
 PREVIEW_LIMIT = 5000  # synthetic documents read for the review page
-
-
-def optional_module(name: str) -> ModuleType | None:
-    """Import a core module that may not be installed (yet); ``None`` when it is missing."""
-    try:
-        if importlib.util.find_spec(name) is None:
-            return None
-    except ModuleNotFoundError:
-        return None
-    return importlib.import_module(name)
-
-
-def require_module(name: str, what: str) -> ModuleType:
-    module = optional_module(name)
-    if module is None:
-        raise PrivetError(f"{what} is not available in this installation ({name} is missing).",
-                          "Install the complete Privet package.")
-    return module
-
-
-def _corpus_api(attr: str) -> Any:
-    for name in ("core.corpus", "core.corpus.loader", "core.corpus.fingerprint"):
-        module = optional_module(name)
-        if module is not None and hasattr(module, attr):
-            return getattr(module, attr)
-    return None
 
 
 @dataclass(frozen=True)
@@ -112,16 +91,12 @@ METHODS = (
 )
 
 
-METHOD_MODULES = {"dp_synrag": "core.methods.dp_synrag.algorithm", "dp_synth": "core.methods.dp_synth",
-                  "rpsg": "core.methods.rpsg.method", "aug_pe": "core.methods.aug_pe"}
 METHOD_SHORT_NAMES = {"dp_synrag": "DP-SynRAG", "dp_synth": "DP-Synth", "rpsg": "RPSG", "aug_pe": "Aug-PE"}
 GENERIC_TASK = "Answer questions about the documents in {name}."
 
 
 def fresh_spec() -> RunSpec:
     """A new run's spec: the core defaults with the recommended (moderate) ε."""
-    from core.privacy.budget import RECOMMENDED_EPSILON
-
     spec = RunSpec()
     spec.privacy.epsilon = RECOMMENDED_EPSILON
     return spec
@@ -158,23 +133,16 @@ class WizardController:
     @staticmethod
     def suggest_columns(columns: list[str]) -> dict[str, str]:
         """Likely text / id / person columns by their names (``core.corpus.columns``)."""
-        from core.corpus.columns import suggest_columns
-
         return suggest_columns(columns)
 
     def columns(self, path: str) -> list[str]:
         """Column names of a table file ([] for a folder); raises ``CorpusError``."""
-        list_columns = _corpus_api("list_columns")
-        return list(list_columns(path)) if list_columns else []
+        return list(list_columns(path))
 
     def load_data(self, path: str, text_column: str = "", id_column: str = "", person_column: str = "") -> CorpusSummary:
         """Load the corpus, remember the choices in the spec and return its summary."""
-        load_corpus = _corpus_api("load_corpus")
-        if load_corpus is None:
-            raise PrivetError("The corpus loader is not available.", "Install the complete Privet package.")
         corpus = load_corpus(path, text_column=text_column, id_column=id_column,
                              person_column=person_column, max_unit_chars=self.spec.data.max_unit_chars)
-        fingerprint_fn = _corpus_api("dataset_fingerprint")
         report = corpus.report
         self._corpus = corpus
         self.summary = CorpusSummary(
@@ -186,7 +154,7 @@ class WizardController:
             n_truncated=report.n_truncated,
             lengths=report.lengths,
             warnings=list(report.warnings),
-            fingerprint=fingerprint_fn(corpus) if fingerprint_fn else "",
+            fingerprint=dataset_fingerprint(corpus),
         )
         if self.spec.task in (RunSpec().task, self._default_task) or not self.spec.task.strip():
             self.spec.task = self._default_task = GENERIC_TASK.format(name=Path(str(path)).stem or "this collection")
@@ -211,65 +179,55 @@ class WizardController:
     # --- method and budget ------------------------------------------------------------------
 
     def available_methods(self) -> list[MethodInfo]:
-        """The methods whose implementation is installed (others are not offered)."""
-        return [m for m in METHODS if optional_module(METHOD_MODULES[m.key]) is not None] or [METHODS[0]]
+        """The methods a run spec can name (``core.runspec.METHOD_NAMES``), in the wizard's order."""
+        return [m for m in METHODS if m.key in METHOD_NAMES]
 
     def plan(self) -> Any:
-        """``core.pipeline.plan(spec)``: the budget split, derived parameters and estimates."""
-        return require_module("core.pipeline", "The run planner").plan(self.spec)
+        """``core.pipeline.plan``: the budget split, derived parameters and estimates, for the corpus already
+        loaded (a slider move does not read the private file again)."""
+        from core.pipeline import plan  # imports the models (torch): on first use, not at window start
+
+        return plan(self.spec, corpus=self._corpus)
 
     def effective_delta(self) -> float:
-        """The run's δ: the spec's, else ``core.privacy.planner.default_delta`` of the loaded corpus."""
-        if self.spec.privacy.delta > 0:
-            return self.spec.privacy.delta
-        return require_module("core.privacy.planner", "The privacy planner").public_delta(self.spec.privacy.max_units)
+        """The run's δ (``core.privacy.budget.resolve_delta``): the spec's, else the public default."""
+        return resolve_delta(self.spec)
 
     def estimate(self) -> Any:
         """``core.estimate.estimate`` for this spec and corpus (``None`` before data is loaded)."""
         if self.summary is None:
             return None
-        from core.estimate import estimate
-
         return estimate(self.spec, self.summary.n_units)
 
     def cumulative(self, planned_rho: float, delta: float) -> Any:
         """``core.privacy.budget.cumulative_after``: the dataset's ε before and after this run."""
         if self.summary is None or not self.summary.fingerprint:
             return None
-        from core.ledger import Ledger
-        from core.privacy.budget import cumulative_after
-
         with Ledger() as ledger:
             return cumulative_after(ledger, self.summary.fingerprint, planned_rho, delta)
 
     @staticmethod
     def run_spend(run_id: str) -> Any:
         """``core.privacy.budget.run_spend``: what the ledger charged to one run."""
-        from core.ledger import Ledger
-        from core.privacy.budget import run_spend
-
         with Ledger() as ledger:
             return run_spend(ledger, run_id)
 
     def ledger_status(self, delta: float | None = None) -> LedgerStatus | None:
-        """Spent budget and cap of the loaded dataset; ``None`` without a dataset or a ledger."""
-        ledger_mod = optional_module("core.ledger")
-        if ledger_mod is None or self.summary is None or not self.summary.fingerprint:
+        """Spent budget and cap of the loaded dataset (``Ledger.summary``); ``None`` without a dataset."""
+        if self.summary is None or not self.summary.fingerprint:
             return None
-        from core.privacy.budget import dataset_spend
-
-        with ledger_mod.Ledger() as ledger:
-            spend = dataset_spend(ledger, self.summary.fingerprint, delta or self.effective_delta())
+        with Ledger() as ledger:
+            spend = ledger.summary(self.summary.fingerprint, delta or self.effective_delta())
         return LedgerStatus(spend.spent_rho, spend.spent_epsilon, spend.cap_epsilon, spend.cap_delta,
                             spend.n_charges)
 
     def budget_problem(self, rho: float, delta: float) -> str:
         """Why this run would exceed the dataset's cap (empty when allowed)."""
-        ledger_mod = optional_module("core.ledger")
-        if ledger_mod is None or self.summary is None or not self.summary.fingerprint:
+        if self.summary is None or not self.summary.fingerprint:
             return ""
         try:
-            ledger_mod.Ledger().check_plan(self.summary.fingerprint, rho, delta)
+            with Ledger() as ledger:
+                ledger.check_plan(self.summary.fingerprint, rho, delta)
         except PrivetError as exc:
             return exc.user_message()
         return ""
@@ -277,23 +235,21 @@ class WizardController:
     def set_cap(self, epsilon: float, delta: float) -> None:
         if self.summary is None or not self.summary.fingerprint:
             raise PrivetError("Load a dataset first.", "Go back to the Data page.")
-        require_module("core.ledger", "The budget ledger").Ledger().set_cap(self.summary.fingerprint, epsilon, delta)
+        with Ledger() as ledger:
+            ledger.set_cap(self.summary.fingerprint, epsilon, delta)
 
     @staticmethod
     def rho_to_eps(rho: float, delta: float) -> float:
         """``core.privacy.budget.epsilon_of`` (tight conversion; 0 when nothing was spent)."""
-        from core.privacy.budget import epsilon_of
-
         return epsilon_of(rho, delta)
 
     # --- models and hardware -----------------------------------------------------------------
 
     def local_models(self) -> list[Any]:
-        registry = optional_module("core.models.registry")
-        if registry is None or not hasattr(registry, "list_local_models"):
-            return []
+        from core.models.registry import list_local_models  # imports torch: on first use, not at window start
+
         try:
-            return list(registry.list_local_models())
+            return list(list_local_models())
         except PrivetError:
             return []
 
@@ -337,7 +293,7 @@ class WizardController:
     def new_run_dir() -> Path:
         """A fresh folder under the data folder's ``runs/``, named by the run id the pipeline, ledger and
         certificate use (``core.pipeline.new_run_id``)."""
-        from core.pipeline import new_run_id
+        from core.pipeline import new_run_id  # imports torch: on first use, not at window start
 
         runs = data_dir() / "runs"
         runs.mkdir(parents=True, exist_ok=True)
@@ -358,8 +314,6 @@ class WizardController:
     @staticmethod
     def guarantee_heading(run_dir: str | Path) -> str:
         """One line stating the run's guarantee and ε, from its privacy record (empty when unreadable)."""
-        from core.certificate.privacy_record import PrivacyRecord
-
         try:
             record = PrivacyRecord.load(Path(run_dir))
         except (OSError, ValueError, PrivetError):
@@ -386,14 +340,10 @@ class WizardController:
         return {"custodian": out.custodian, "organisation": out.organisation, "irb_protocol": out.irb_protocol}
 
     def export(self, run_dir: str | Path, out_dir: str | Path, overwrite: bool = False) -> Path:
-        export_mod = require_module("core.export", "Export")
-        return Path(export_mod.export_release(Path(run_dir), Path(out_dir), self.identity(), overwrite=overwrite))
+        return Path(export_release(Path(run_dir), Path(out_dir), self.identity(), overwrite=overwrite))
 
 
 def verify_folder(folder: str | Path, public_key: str | Path | None = None) -> VerifyOutcome:
     """``core.certificate.verify_export`` as a plain outcome (ok, problems); origin needs ``public_key``."""
-    cert = require_module("core.certificate", "Certificate verification")
-    result = cert.verify_export(Path(folder), public_key=Path(public_key) if public_key else None)
-    ok = bool(getattr(result, "ok", result))
-    problems = [str(p) for p in getattr(result, "problems", [])]
-    return VerifyOutcome(ok, problems)
+    result = verify_export(Path(folder), public_key=Path(public_key) if public_key else None)
+    return VerifyOutcome(result.ok, [str(p) for p in result.problems])

@@ -7,8 +7,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.certificate.signing import load_signing_key, public_key_fingerprint
 from core.errors import PrivetError
-from desktop.controller import optional_module, verify_folder
+from desktop.controller import verify_folder
 from desktop.settings import DesktopSettings
 
 
@@ -85,14 +86,11 @@ class VerifyDialog(QDialog):
 
 def keyring_status() -> str:
     """Where the signing key is kept and its fingerprint, in words."""
-    cert = optional_module("core.certificate")
-    if cert is None:
-        return "Certificates are not available in this installation."
     try:
-        key = cert.load_signing_key()
+        key = load_signing_key()
     except PrivetError as exc:
         return exc.user_message()
-    return f"{key.storage}; key fingerprint {cert.public_key_fingerprint(key.public_key)}"
+    return f"{key.storage}; key fingerprint {public_key_fingerprint(key.public_key)}"
 
 
 class SettingsDialog(QDialog):

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from core.errors import PrivetError
 from core.paths import data_dir
+from core.ledger import Ledger
 from core.privacy.budget import DatasetSpend, all_datasets
-from desktop.controller import optional_module
 
 RECORD_FILE = "privacy_record.json"
 SYNTHETIC_FILE = "synthetic.jsonl"
@@ -51,12 +51,8 @@ def recent_runs(limit: int = 50) -> list[RunInfo]:
 
 def ledger_overview() -> list[DatasetSpend]:
     """Spent budget per dataset (``core.privacy.budget.all_datasets``: ε at the cap's δ, else the latest charge's)."""
-    ledger_mod = optional_module("core.ledger")
-    if ledger_mod is None:
-        return []
-
     try:
-        with ledger_mod.Ledger() as ledger:
+        with Ledger() as ledger:
             spends = all_datasets(ledger)
     except PrivetError:  # a wiped or damaged ledger: every run is refused with the full message
         return []

@@ -11,7 +11,7 @@ import pytest
 from core.errors import ModelError
 from core.ledger import Ledger
 from core.runspec import RunSpec
-from desktop.budget_bands import band_for, delta_warning
+from desktop.budget_bands import band_for
 from desktop.controller import WizardController
 from desktop.hardware import parse_nvidia_smi
 from desktop.internal_check import find_identifiers, private_identifiers
@@ -34,10 +34,6 @@ def notes(folder: Path) -> Path:
 @pytest.mark.parametrize("eps, band", [(0.5, "green"), (1.0, "green"), (1.01, "amber"), (5.0, "amber"), (8, "red")])
 def test_budget_bands(eps, band):
     assert band_for(eps).name == band
-
-
-def test_delta_warning_only_when_delta_is_large():
-    assert delta_warning(0.01, 200) and not delta_warning(1e-5, 200) and not delta_warning(0.0, 200)
 
 
 def test_slider_is_log_scaled_and_round_trips():

@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.privacy.conversion import rho_to_eps
+from core.privacy.planner import public_delta
 
 if TYPE_CHECKING:
     from core.ledger import Ledger
+    from core.runspec import RunSpec
 
 # A moderate default for new runs: the middle of the range the literature calls moderate (1 < ε ≤ 5).
 RECOMMENDED_EPSILON = 4.0
@@ -22,6 +24,11 @@ EPSILON_TRADE_OFF = (
     f"ε = {RECOMMENDED_EPSILON:g} is a common middle ground."
 )
 FALLBACK_DELTA = 1e-5  # for a dataset whose ledger rows carry no δ at all
+
+
+def resolve_delta(spec: RunSpec) -> float:
+    """The run's δ: the spec's, else the public default (1e-6, or 1/(10·N) for a stated bound N). Never from n."""
+    return spec.privacy.delta if spec.privacy.delta > 0 else public_delta(spec.privacy.max_units)
 
 
 def epsilon_of(rho: float, delta: float) -> float:

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
 from core.errors import PrivetError
 from core.privacy.budget import EPSILON_TRADE_OFF
 from core.progress import stage_label
-from desktop.budget_bands import band_for, delta_warning
+from desktop.budget_bands import band_for
 from desktop.controller import WizardController
 from desktop.widgets.collapsible import Collapsible
 from desktop.widgets.stacked_bar import StackedBar
@@ -226,12 +226,8 @@ class BudgetPage(Page):
         self.split_caption.setText(
             f"This run: ε = {plan.epsilon:g} at δ = {plan.delta:.2g}, shared between the steps above "
             "(ρ and the noise levels are under Advanced).")
-        n = self.controller.summary.n_units if self.controller.summary else 0
-        warnings = list(plan.warnings)
-        dw = delta_warning(self.controller.spec.privacy.delta, n)
-        if dw:
-            warnings.append(dw)
-        self.warnings.setText("\n".join(f"⚠ {w}" for w in warnings))
+        # The plan's warnings include core's δ warnings (core.privacy.planner.delta_warnings).
+        self.warnings.setText("\n".join(f"⚠ {w}" for w in plan.warnings))
         shown = {"rho_total": plan.rho_total, **plan.derived}
         for key, value in shown.items():
             self.derived.addRow(DERIVED_LABELS.get(key, key) + ":", QLabel(f"{value:.4g}"))
