@@ -24,7 +24,7 @@ from core.ledger import Ledger
 from core.paths import data_dir
 from core.privacy.budget import RECOMMENDED_EPSILON, cumulative_after, epsilon_of, resolve_delta, run_spend
 from core.runspec import METHOD_NAMES, RunSpec
-from desktop.internal_check import InternalCheck, find_identifiers, private_identifiers
+from core.internal_check import InternalCheck, find_identifiers, private_identifiers
 
 PREVIEW_LIMIT = 5000  # synthetic documents read for the review page
 

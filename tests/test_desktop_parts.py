@@ -14,7 +14,7 @@ from core.runspec import RunSpec
 from desktop.budget_bands import band_for
 from desktop.controller import WizardController
 from desktop.hardware import parse_nvidia_smi
-from desktop.internal_check import find_identifiers, private_identifiers
+from core.internal_check import find_identifiers, private_identifiers
 from desktop.launch_or_demo import has_display
 from desktop.runner import crash_message, describe_failure
 from desktop.settings import DesktopSettings

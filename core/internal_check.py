@@ -1,7 +1,8 @@
 """The on-screen-only leakage check: private identifiers that appear in the synthetic text.
 
 It looks for the person-column values and for rare capitalised name-like word pairs of
-the private corpus inside the synthetic corpus. The result contains private names, so it
+the private corpus inside the synthetic corpus (whole words, case-insensitive: the evaluation's
+``NameMatcher``). The desktop shows it; the matching over private text happens here, in core. The result contains private names, so it
 is shown to the custodian on screen and never written to a file or an export.
 """
 
@@ -11,6 +12,8 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+
+from core.evaluation.leakage import NameMatcher
 
 NAME_PAIR = re.compile(r"\b([A-Z][a-z]{1,30} [A-Z][a-z]{1,30})\b")
 MAX_UNITS_FOR_RARE = 3  # a name-like pair in at most this many units counts as identifying
@@ -41,11 +44,10 @@ def private_identifiers(unit_texts: Sequence[str], person_values: Iterable[str] 
 def find_identifiers(identifiers: Iterable[str], synthetic_texts: Sequence[str]) -> InternalCheck:
     """Count, for every identifier, the synthetic documents that contain it (case-insensitive, whole words)."""
     ids = sorted(set(identifiers))
-    lowered = [t.lower() for t in synthetic_texts]
     found = []
-    for ident in ids:
-        pattern = re.compile(r"\b" + re.escape(ident.lower()) + r"\b")
-        n = sum(1 for t in lowered if pattern.search(t))
+    for ident in ids:  # one matcher per identifier, so overlapping names are all counted
+        matcher = NameMatcher([ident])
+        n = sum(1 for t in synthetic_texts if matcher.find(t))
         if n:
             found.append((ident, n))
     found.sort(key=lambda pair: (-pair[1], pair[0]))
