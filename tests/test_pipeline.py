@@ -169,9 +169,16 @@ def test_cancelled_run_stays_charged_and_resume_reuses_released_outputs(tmp_path
 def test_dp_synth_baseline_runs(tmp_path):
     spec = tiny_spec(tmp_path)
     spec.method = "dp_synth"
+    planned = plan(spec)
     result = run_pipeline(spec)
     assert result.record.method == "dp_synth"
     assert result.n_synthetic <= spec.dp_synrag.R
+    # The ledger holds what the plan said: one private-prediction charge of the whole budget.
+    with Ledger() as ledger:
+        charged = [e for e in ledger.entries() if e["kind"] == "charge" and e["run_id"] == result.run_id]
+    assert [e["stage"] for e in charged] == ["private_prediction"]
+    assert sum(e["rho"] for e in charged) == pytest.approx(planned.rho_total, rel=1e-9)
+    assert sum(s["rho"] for s in result.record.stages) == pytest.approx(planned.rho_total, rel=1e-9)
 
 
 def test_plan_and_run_from_the_command_line(tmp_path, capsys):

@@ -8,9 +8,6 @@ rho = (T/2)(c/tau)^2, i.e. c/tau = sqrt(2 rho / T).
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass
-
 from core.corpus import Corpus
 from core.methods.base import (
     COMMON_NOTES,
@@ -21,22 +18,9 @@ from core.methods.base import (
     stages_from_events,
 )
 from core.methods.dp_synrag.algorithm import build_groups, private_prediction, public_message, self_filter
-from core.privacy.accountant import Accountant
-from core.privacy.conversion import eps_to_rho
 from core.privacy.mechanisms import TOKEN_SAMPLER
-from core.privacy.planner import STAGE_TOKENS
-from core.runspec import DPSynRAGSpec, RunSpec
-
-
-@dataclass(frozen=True)
-class DPSynthPlan:
-    rho_total: float
-    c_over_tau: float
-
-
-def plan_dp_synth(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion: str = "tight") -> DPSynthPlan:
-    rho = eps_to_rho(epsilon, delta, conversion)
-    return DPSynthPlan(rho_total=rho, c_over_tau=math.sqrt(2.0 * rho / spec.T))
+from core.privacy.planner import STAGE_TOKENS, plan_dp_synth
+from core.runspec import RunSpec
 
 
 def random_batches(n_units: int, n_groups: int, rng) -> list[list[int]]:
@@ -74,9 +58,8 @@ class DPSynthMethod:
         # A random batch has no released keyword: its public row, if any, holds the empty document.
         public = public_message("empty" if p.public_anchor else "none", ctx.task)
         groups = build_groups(batches, corpus.units, ctx, None if public is None else [public] * len(batches))
-        # One group per unit: the engine's L-fold charge becomes L=1 here.
-        single = DPSynRAGSpec(**{**asdict(p), "L": 1})
-        texts = private_prediction(groups, plan.c_over_tau * p.tau, single, ctx)
+        # Disjoint batches: the plan's cost has overlap 1 (each unit in one group).
+        texts = private_prediction(groups, plan.prediction_cost(), p, ctx)
         if p.self_filter:
             kept = self_filter(texts, ctx.task, ctx, p.self_filter_mode)
         else:
@@ -88,14 +71,7 @@ class DPSynthMethod:
 
     def record_stages(self, spec: RunSpec, delta: float) -> list[dict]:
         plan = plan_dp_synth(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion)
-        acc = Accountant()
-        acc.bounded_range(
-            STAGE_TOKENS,
-            2.0 * plan.c_over_tau,
-            count=spec.dp_synrag.T,
-            description="Private prediction: one exponential-mechanism token draw per step, T steps",
-        )
-        return stages_from_events(acc.events)
+        return stages_from_events(plan.accountant().events)
 
     def parameters(self, spec: RunSpec, summary) -> dict:
         p = spec.dp_synrag

@@ -289,6 +289,72 @@ def prediction_charge(per_group_rho: float, L: int, n_redrawn: int, resumed: boo
     return (min(int(L), int(n_redrawn)) if resumed else int(L)) * per_group_rho
 
 
+# --- private prediction: one cost for the plan and the charge (DP-SynRAG step 4, DP-Synth) ---------
+
+
+@dataclass(frozen=True)
+class PredictionCost:
+    """The private-prediction stage as a plan fixes it: each group draws ``T`` tokens with logits clipped
+    to ``c`` at temperature ``tau`` (each draw an exponential mechanism with ε = 2c/τ, ρ = ε²/8 =
+    (c/τ)²/2), and a unit lies in at most ``overlap`` groups (L for DP-SynRAG, 1 for DP-Synth's disjoint
+    batches). The plan's record and the stage's charge both come from here, so they cannot disagree.
+    """
+
+    T: int
+    c: float
+    tau: float
+    overlap: int
+
+    @property
+    def token_epsilon(self) -> float:
+        return 2.0 * self.c / self.tau
+
+    def record(self, acc: Accountant, stage: str = STAGE_TOKENS, description: str = "tokens sampled per group") -> None:
+        """Record the stage in ``acc`` (the plan's accountant)."""
+        acc.bounded_range(stage, self.token_epsilon, count=self.T, parallel=self.overlap, description=description)
+
+    @property
+    def rho_per_group(self) -> float:
+        acc = Accountant()
+        acc.bounded_range(STAGE_TOKENS, self.token_epsilon, count=self.T)
+        return acc.total_rho()
+
+    def charge(self, n_redrawn: int, resumed: bool) -> float:
+        """ρ to charge when the stage starts (``prediction_charge``: on a resume only the redrawn groups)."""
+        return prediction_charge(self.rho_per_group, self.overlap, n_redrawn, resumed)
+
+
+def dp_synrag_prediction_cost(plan: DPSynRAGPlan) -> PredictionCost:
+    """DP-SynRAG's step 4: T tokens per cluster at the plan's c, each unit in at most L clusters."""
+    return PredictionCost(T=plan.T, c=plan.c, tau=plan.tau, overlap=plan.L)
+
+
+@dataclass(frozen=True)
+class DPSynthPlan:
+    """DP-Synth (docs/method.md §4): the whole budget goes to one private prediction over disjoint batches."""
+
+    rho_total: float
+    c_over_tau: float
+    T: int
+    tau: float
+
+    def prediction_cost(self) -> PredictionCost:
+        return PredictionCost(T=self.T, c=self.c_over_tau * self.tau, tau=self.tau, overlap=1)
+
+    def accountant(self) -> Accountant:
+        acc = Accountant()
+        self.prediction_cost().record(
+            acc, description="Private prediction: one exponential-mechanism token draw per step, T steps"
+        )
+        return acc
+
+
+def plan_dp_synth(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion: str = "tight") -> DPSynthPlan:
+    """Each unit is in one batch, so the run costs one group's budget: ρ = (T/2)(c/τ)², i.e. c/τ = √(2ρ/T)."""
+    rho = eps_to_rho(epsilon, delta, conversion)
+    return DPSynthPlan(rho_total=rho, c_over_tau=math.sqrt(2.0 * rho / spec.T), T=int(spec.T), tau=float(spec.tau))
+
+
 # --- RPSG (SPEC §3) --------------------------------------------------------------------------------
 
 

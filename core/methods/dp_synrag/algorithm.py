@@ -46,7 +46,8 @@ from core.privacy.planner import (
     STAGE_THRESHOLD,
     STAGE_TOKENS,
     DPSynRAGPlan,
-    prediction_charge,  # resume: charge only the redrawn groups (issue 11)
+    PredictionCost,
+    dp_synrag_prediction_cost,
 )
 from core.progress import ProgressEvent, StageProgress
 from core.prompts import render
@@ -305,7 +306,7 @@ def engine_config(spec: DPSynRAGSpec, c: float, batch_rows: int) -> EngineConfig
 
 def private_prediction(
     groups: Sequence[PredictionGroup],
-    plan_c: float,
+    cost: PredictionCost,
     spec: DPSynRAGSpec,
     ctx: MethodContext,
     stage: str = STAGE_TOKENS,
@@ -320,12 +321,12 @@ def private_prediction(
     if todo or not ctx.checkpoints.has(stage):
         ctx.charge(
             stage,
-            prediction_charge(spec.T * (plan_c / spec.tau) ** 2 / 2, spec.L, len(todo), resumed=bool(done)),
-            f"Private prediction: {spec.T} tokens per group, c/tau={plan_c / spec.tau:.4g}, "
-            f"{len(todo)} groups, each unit in <= L={spec.L}",
+            cost.charge(len(todo), resumed=bool(done)),  # the plan's cost; a resume charges redrawn groups
+            f"Private prediction: {cost.T} tokens per group, c/tau={cost.c / cost.tau:.4g}, "
+            f"{len(todo)} groups, each unit in <= L={cost.overlap}",
         )
         ctx.checkpoints.save(stage, done)  # after the charge: a checkpoint means "charged"
-        config = engine_config(spec, plan_c, ctx.batch_rows)
+        config = engine_config(spec, cost.c, ctx.batch_rows)
         engine = (ctx.engine_factory or PrivatePredictionEngine)(ctx.llm, config, ctx.token_sampler(spec.tau))
 
         starts = {g.gid: list(g.start_ids) for g in groups}
@@ -389,7 +390,7 @@ def run_dp_synrag(
     messages = [public_message(spec.public_row, ctx.task, w) for w in W] if spec.public_row != "none" else None
     starts = [answer_start(spec.answer_start, w) for w in W]
     groups = build_groups(selected, units, ctx, messages, starts)
-    texts = private_prediction(groups, plan.c, spec, ctx)
+    texts = private_prediction(groups, dp_synrag_prediction_cost(plan), spec, ctx)
     if spec.self_filter:
         kept = self_filter(texts, ctx.task, ctx, spec.self_filter_mode)
     else:
