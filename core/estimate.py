@@ -18,6 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from core.paths import data_dir
+
 CPU_PREFILL_TOKENS_S = 700.0  # prompt tokens per second, packaged SmolLM2-135M, 2 CPU cores
 CPU_DECODE_ROW_TOKENS_S = 100.0  # generated row-tokens per second (bench/private_prediction.py: ~110)
 CPU_EMBED_UNITS_S = 40.0  # documents embedded per second by the packaged MiniLM
@@ -53,8 +55,6 @@ def _device_kind(device: str) -> str:
 
 
 def calibration_path() -> Path:
-    from core.paths import data_dir
-
     return data_dir() / CALIBRATION_FILE
 
 

@@ -12,7 +12,6 @@ import os
 import shutil
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from core.certificate.build import build_certificate, file_entry
 from core.certificate.privacy_record import PrivacyRecord
@@ -26,9 +25,7 @@ from core.certificate.seal import (
 )
 from core.certificate.signing import load_signing_key, public_key_pem
 from core.errors import PrivetError
-
-if TYPE_CHECKING:
-    from core.ledger import Ledger
+from core.ledger import Ledger
 
 CORPUS_FILES = ("synthetic.jsonl", "synthetic.csv")  # the only files taken from a run folder
 REQUIRED_FILE = "synthetic.jsonl"
@@ -91,8 +88,6 @@ def export_release(run_dir: Path, out_dir: Path, identity: dict[str, str], overw
         raise PrivetError(f"The run folder {run_dir} has no {REQUIRED_FILE}.", "Export a run that finished.")
     _check_destination(out_dir, overwrite)
     if ledger is None:
-        from core.ledger import Ledger
-
         ledger = Ledger()
     ledger.require_intact()  # a wiped or edited ledger would make the certificate's budget history false
     out_dir.parent.mkdir(parents=True, exist_ok=True)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from core.errors import LedgerError
+from core.installation import installation_secret
 from core.private_files import touch_private, write_private
 
 WITNESS_SUFFIX = ".witness"
@@ -59,8 +60,6 @@ def witness_path(ledger_path: Path) -> Path:
 
 
 def _mac(payload: dict) -> str:
-    from core.installation import installation_secret
-
     body = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode("utf-8")
     return hmac.new(installation_secret(), _LABEL + body, hashlib.sha256).hexdigest()
 

@@ -16,6 +16,8 @@ import sys
 from importlib import resources as _res
 from pathlib import Path
 
+from core.private_files import private_folder
+
 BUNDLE_MODELS = "models"
 
 
@@ -56,12 +58,8 @@ def data_dir() -> Path:
     else:
         xdg = os.environ.get("XDG_DATA_HOME")
         base = (Path(xdg) if xdg else Path.home() / ".local" / "share") / "privet"
-    from core.private_files import private_folder
-
     return private_folder(base)
 
 
 def cache_dir() -> Path:
-    from core.private_files import private_folder
-
     return private_folder(data_dir() / "cache")

@@ -14,11 +14,12 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import PrivetError
+from core.ledger import Ledger
 from core.paths import data_dir
+from core.privacy.budget import DatasetSpend
 from desktop.active_runs import ActiveRuns
 from desktop.controller import WizardController
 from desktop.dialogs import SettingsDialog, VerifyDialog
-from core.privacy.budget import DatasetSpend
 from desktop.overview import RunInfo, ledger_overview, recent_runs
 from desktop.settings import DesktopSettings
 from desktop.wizard import RunWizard
@@ -257,7 +258,5 @@ class MainWindow(QMainWindow):
         eps, ok = QInputDialog.getDouble(self, "Set a cap", "Largest total ε for this dataset:", 10.0, 0.01, 1000, 2)
         if not ok:
             return
-        from core.ledger import Ledger
-
         Ledger().set_cap(self._budgets[row].fingerprint, eps, self._budgets[row].delta)
         self.refresh()

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from core.certificate.privacy_record import PrivacyRecord, sampler_kind
 from core.certificate.signing import SigningKey, load_signing_key, public_key_fingerprint
 from core.errors import PrivetError
+from core.privacy.conversion import rho_to_eps
 
 if TYPE_CHECKING:
     from core.ledger import Ledger
@@ -70,10 +71,6 @@ def file_entry(path: Path) -> dict[str, Any]:
 def _rho_to_eps(rho: float, delta: float) -> float | None:
     if rho <= 0:
         return 0.0
-    try:
-        from core.privacy.conversion import rho_to_eps
-    except ImportError:
-        return None
     return float(rho_to_eps(rho, delta, "tight"))
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import PrivetError
+from core.private_files import write_private
 
 METHODS = ("dp_synrag", "dp_synth", "rpsg", "aug_pe")
 UNIT_KINDS = ("document", "person")
@@ -115,7 +116,6 @@ class PrivacyRecord:
 
     def save(self, run_dir: Path) -> Path:
         path = Path(run_dir) / RECORD_FILE
-        from core.private_files import write_private
 
         return write_private(path, self.to_json() + "\n")
 

@@ -8,7 +8,7 @@ import sys
 from typing import TextIO
 
 from core.corpus.fingerprint import dataset_fingerprint
-from core.corpus.loader import DEFAULT_MAX_UNIT_CHARS, load_corpus
+from core.corpus.loader import DEFAULT_MAX_UNIT_CHARS, list_columns, load_corpus
 from core.corpus.model import Corpus, LengthSummary
 
 BAR_WIDTH = 40
@@ -47,8 +47,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_inspect(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     if getattr(args, "columns", False):
-        from core.corpus.loader import list_columns
-
         names = list_columns(args.path)
         out.write("Header row (first line of the file; if the file has no header row this is a private "
                   "record, do not share it):\n" + "".join(f"  {i}. {name}\n" for i, name in enumerate(names, 1)))
