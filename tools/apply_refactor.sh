@@ -116,6 +116,14 @@ if step 6; then  # the code cites docs/method.md instead of the external SPEC
   commit "Code cites docs/method.md sections instead of the external specification - issue 12 step 6"
 fi
 
+if step 7; then  # the last module cycles: the run spec names its methods, the ledger imports the conversion
+  R patch runspec-method-names
+  R patch ledger-conversion-top
+  R patch importlinter-type-checking
+  tidy
+  commit "No import cycles: the run spec names its methods itself, the ledger imports the conversion at the top - issue 12 step 7"
+fi
+
 if step 9 && [ "${FORMAT:-0}" = 1 ]; then  # whole-tree import sort, pyupgrade and format; rules switched on
   # Opt-in (FORMAT=1): a whole-tree format conflicts with every open branch, so it runs once, on its own.
   "$RUFF" check --fix --quiet --select I,UP,F401,B009,RUF022,SIM905 . || true

@@ -438,6 +438,65 @@ PATCHES: dict[str, list[tuple[str, str, str]]] = {
             '"resources/**/*.py" = ["T20"]\n"core/demo/*.py" = ["T20"]\n',
         ),
     ],
+    "runspec-method-names": [
+        (
+            # The run spec names its methods itself: importing the registry made runspec -> methods -> runspec.
+            "core/runspec.py",
+            '''def _method_problems(method: str) -> list[str]:
+    from core.methods import registry
+
+    try:
+        registry.get(method)
+    except PrivetError as exc:
+        return [f"method: {exc.what} {exc.fix}"]
+    return []
+''',
+            '''# The methods a run spec can name; core.methods.registry maps each to its adapter (a test checks both agree).
+METHOD_NAMES = ("aug_pe", "dp_synrag", "dp_synth", "rpsg")
+
+
+def _method_problems(method: str) -> list[str]:
+    if method in METHOD_NAMES:
+        return []
+    return [f"method: Unknown method {method!r}. Choose one of: {', '.join(METHOD_NAMES)}."]
+''',
+        ),
+    ],
+    "ledger-conversion-top": [
+        (
+            "core/ledger.py",
+            '''def _conversion():
+    """The zCDP <-> (epsilon, delta) conversions (imported lazily: core.privacy.conversion)."""
+    try:
+        from core.privacy import conversion
+    except ImportError:
+        raise PrivetError(
+            "The privacy conversion module (core.privacy.conversion) is missing from this installation.",
+            "Reinstall Privet.",
+        ) from None
+    return conversion
+
+
+''',
+            "",
+        ),
+        ("core/ledger.py", "_conversion().eps_to_rho(", "eps_to_rho("),
+        ("core/ledger.py", "_conversion().eps_to_rho(", "eps_to_rho("),
+        (
+            "core/ledger.py",
+            "from core.errors import BudgetError, PrivetError\n",
+            "from core.errors import BudgetError, PrivetError\nfrom core.privacy.conversion import eps_to_rho\n",
+        ),
+    ],
+    "importlinter-type-checking": [
+        (
+            "pyproject.toml",
+            'root_packages = ["core", "desktop", "resources"]\n',
+            'root_packages = ["core", "desktop", "resources"]\n'
+            "# `if TYPE_CHECKING:` imports are annotations only (core.privacy.budget names core.ledger.Ledger that way).\n"
+            "exclude_type_checking_imports = true\n",
+        ),
+    ],
     "lint-rules-on": [
         (
             "pyproject.toml",
