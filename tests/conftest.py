@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 
 import pytest
 
@@ -23,6 +24,18 @@ def privet_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("PRIVET_HOME", str(home))
     monkeypatch.setenv("PRIVET_KEYRING", "memory")
     return home
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """Every attempt to open a network connection fails (a run must work air-gapped)."""
+
+    def refuse(*args, **kwargs):
+        raise OSError("network access attempted during a test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
 
 
 @pytest.fixture(scope="session", autouse=True)

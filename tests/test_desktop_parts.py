@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from core.errors import ModelError
+from core.internal_check import find_identifiers, private_identifiers
 from core.ledger import Ledger
 from core.runspec import RunSpec
 from desktop.budget_bands import band_for
 from desktop.controller import WizardController
 from desktop.hardware import parse_nvidia_smi
-from core.internal_check import find_identifiers, private_identifiers
 from desktop.launch_or_demo import has_display
 from desktop.runner import crash_message, describe_failure
 from desktop.settings import DesktopSettings

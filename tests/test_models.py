@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import socket
 import time
 
 import numpy as np
@@ -234,15 +233,6 @@ def test_privet_models_lists_the_packaged_models(capsys):
 
 
 # --- the packaged models (slow) ------------------------------------------------------------
-
-
-@pytest.fixture
-def no_network(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise OSError("network access attempted during a test")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
 
 
 @pytest.mark.slow

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import socket
 from pathlib import Path
 
 import pytest
@@ -45,15 +44,6 @@ def tiny_spec(tmp_path: Path, **dp) -> RunSpec:
         setattr(spec.dp_synrag, key, value)
     spec.output.folder = str(tmp_path / "release")
     return spec
-
-
-@pytest.fixture
-def no_network(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise OSError("network access attempted during a run")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
 
 
 def all_bytes_under(folder: Path) -> bytes:
