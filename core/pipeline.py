@@ -38,7 +38,7 @@ from core.export import export_release
 from core.ledger import Ledger, check_before_run
 from core.methods import registry
 from core.methods.base import MethodContext, PlanSummary, SyntheticDoc
-from core.models.registry import load_embedder, load_language_model, model_fingerprint
+from core.models.registry import load_embedder, load_language_model, model_fingerprint, resolve_model
 from core.paths import data_dir
 from core.privacy.conversion import rho_to_eps
 from core.privacy.budget import resolve_delta
@@ -428,14 +428,16 @@ class LoadedModels:
 
 def _load_models(spec: RunSpec, reporter: Reporter) -> LoadedModels:
     progress = StageProgress(reporter, "models", 2).start("Loading models")
-    llm = load_language_model(spec.llm)
+    # Resolved once: the files, backend and device that load are the ones the certificate names.
+    llm_model, embedder_model = resolve_model(spec.llm, "llm"), resolve_model(spec.embedder, "embedder")
+    llm = load_language_model(llm_model)
     progress.advance()
-    embedder = load_embedder(spec.embedder)
+    embedder = load_embedder(embedder_model)
     progress.advance()
     progress.finish()
     fingerprints = [
-        {"role": "language model", **model_fingerprint(spec.llm)},
-        {"role": "embedder", **model_fingerprint(spec.embedder, "embedder")},
+        {"role": "language model", **model_fingerprint(llm_model)},
+        {"role": "embedder", **model_fingerprint(embedder_model)},
     ]
     return LoadedModels(llm, embedder, fingerprints)
 

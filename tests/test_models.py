@@ -20,6 +20,7 @@ from core.models.registry import (
     load_language_model,
     model_fingerprint,
     resolve_device,
+    resolve_model,
 )
 from core.runspec import ModelChoice
 
@@ -193,6 +194,20 @@ def test_fingerprint_of_a_gguf_file(tmp_path):
     assert fp["sha256"] == hashlib.sha256(fake.read_bytes()).hexdigest()
     assert fp["size"] == fake.stat().st_size
     assert (fp["name"], fp["backend"], fp["device"], fp["path"]) == ("my-model", "transformers", "cpu", str(fake))
+
+
+def test_a_choice_is_resolved_once_and_loading_and_the_fingerprint_read_it(tmp_path):
+    fake = tmp_path / "my-model.gguf"
+    fake.write_bytes(b"GGUF" + bytes(range(256)) * 10)
+    resolved = resolve_model(ModelChoice(source="gguf", path=str(fake), device="cpu"))
+    assert (resolved.kind, resolved.backend, resolved.device, resolved.location, resolved.name) == (
+        "llm", "transformers", "cpu", fake, "my-model")
+    assert model_fingerprint(resolved) == model_fingerprint(ModelChoice(source="gguf", path=str(fake), device="cpu"))
+    tiny = resolve_model(ModelChoice(source="tiny-random", device="cpu"), "embedder")
+    assert (tiny.backend, tiny.name, tiny.location) == ("hashing", "tiny-random-hashing", None)
+    assert load_embedder(tiny).embed(["a"]).shape == (1, 64)
+    with pytest.raises(ValueError, match="embedder model"):
+        load_language_model(tiny)
 
 
 def test_fingerprint_of_packaged_models():

@@ -15,6 +15,7 @@ converted once and cached. Nothing here touches the network.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import ModelError
@@ -25,6 +26,8 @@ from core.models.hf_loading import load_tokenizer, set_offline
 from core.runspec import ModelChoice
 
 __all__ = [
+    "ResolvedModel",
+    "resolve_model",
     "load_language_model",
     "load_embedder",
     "model_fingerprint",
@@ -89,29 +92,70 @@ def _model_name(choice: ModelChoice, location: Path | None) -> str:
     return location.stem if location.is_file() else location.name
 
 
-def load_language_model(choice: ModelChoice) -> LanguageModel:
+@dataclass(frozen=True)
+class ResolvedModel:
+    """A :class:`ModelChoice` resolved once: which files, which backend, which device, which name.
+
+    Loading (``load_language_model`` / ``load_embedder``) and the certificate's ``model_fingerprint``
+    both read this value, so the model that runs is the model the certificate names.
+    """
+
+    kind: str  # "llm" | "embedder"
+    source: str  # ModelChoice.source
+    backend: str  # "transformers" | "llamacpp" | "sentence-transformers" | "hashing"
+    device: str  # resolved: "cpu", "cuda", "cuda:N"
+    location: Path | None  # GGUF file or model folder; None for the tiny test models
+    name: str
+
+
+def resolve_model(choice: ModelChoice, kind: str = "llm") -> ResolvedModel:
+    """Check a choice and resolve its files, backend, device and name, without loading anything."""
+    _check_choice(choice)
+    if kind == "llm":
+        backend = _llm_backend(choice)
+        location = _llm_location(choice)
+        device = _llamacpp_device(choice.device) if backend == "llamacpp" else resolve_device(choice.device)
+        return ResolvedModel("llm", choice.source, backend, device, location, _model_name(choice, location))
+    if kind != "embedder":
+        raise ValueError("kind must be 'llm' or 'embedder'")
+    if choice.backend == "llamacpp":
+        raise ModelError("The llama.cpp backend does not serve embeddings.", 'Use backend "auto" or "transformers".')
+    location = _embedder_location(choice)
+    if location is None:
+        return ResolvedModel("embedder", choice.source, "hashing", resolve_device(choice.device), None,
+                             "tiny-random-hashing")
+    name = sources.PACKAGED_EMBEDDER_NAME if choice.source == "default" else location.name
+    return ResolvedModel("embedder", choice.source, "sentence-transformers", resolve_device(choice.device), location,
+                         name)
+
+
+def _resolved(choice: ModelChoice | ResolvedModel, kind: str) -> ResolvedModel:
+    model = choice if isinstance(choice, ResolvedModel) else resolve_model(choice, kind)
+    if model.kind != kind:
+        raise ValueError(f"a resolved {model.kind} model was given where a {kind} model is needed")
+    return model
+
+
+def load_language_model(choice: ModelChoice | ResolvedModel) -> LanguageModel:
     """Load the language model a choice names, on its device, from local files only."""
     set_offline()
-    _check_choice(choice)
-    backend = _llm_backend(choice)
-    location = _llm_location(choice)
-    if choice.source == "gguf" and location is not None:
+    model = _resolved(choice, "llm")
+    location, name = model.location, model.name
+    if model.source == "gguf" and location is not None:
         sources.check_gguf(location)  # junk, truncated or damaged: say so before a backend chokes on it
-    name = _model_name(choice, location)
-    if backend == "llamacpp":
+    if model.backend == "llamacpp":
         from core.models.gguf_convert import gguf_tokenizer_folder
         from core.models.llamacpp_backend import LlamaCppLanguageModel, import_llama_cpp
 
         import_llama_cpp()
-        offload = _llamacpp_device(choice.device)
         assert location is not None
         tokenizer = load_tokenizer(gguf_tokenizer_folder(location))
-        return LlamaCppLanguageModel(location, tokenizer, name, offload)
+        return LlamaCppLanguageModel(location, tokenizer, name, model.device)
 
-    device = resolve_device(choice.device)
+    device = model.device
     from core.models.transformers_backend import load_transformers_folder
 
-    if choice.source == "tiny-random":
+    if model.source == "tiny-random":
         from core.models.gguf_convert import gguf_tokenizer_folder
         from core.models.tiny import build_tiny_language_model
 
@@ -139,57 +183,35 @@ def _embedder_location(choice: ModelChoice) -> Path | None:
     return None
 
 
-def load_embedder(choice: ModelChoice) -> Embedder:
+def load_embedder(choice: ModelChoice | ResolvedModel) -> Embedder:
     """Load the sentence embedder a choice names (the backend is always sentence-transformers)."""
     set_offline()
-    _check_choice(choice)
-    if choice.backend == "llamacpp":
-        raise ModelError("The llama.cpp backend does not serve embeddings.", 'Use backend "auto" or "transformers".')
-    location = _embedder_location(choice)
-    if location is None:
+    model = _resolved(choice, "embedder")
+    if model.location is None:
         from core.models.tiny import HashingEmbedder
 
         return HashingEmbedder()
     from core.models.embedder import SentenceTransformerEmbedder
 
-    name = sources.PACKAGED_EMBEDDER_NAME if choice.source == "default" else location.name
-    return SentenceTransformerEmbedder(location, resolve_device(choice.device), name)
+    return SentenceTransformerEmbedder(model.location, model.device, model.name)
 
 
-def model_fingerprint(choice: ModelChoice, kind: str = "llm") -> dict:
+def model_fingerprint(choice: ModelChoice | ResolvedModel, kind: str = "llm") -> dict:
     """What a certificate records about a model, without loading it.
 
-    ``kind`` is "llm" or "embedder". Returns name, path, sha256 (of the weight file, or of the
-    sorted name/sha256 list of a folder's weight files), size in bytes, backend and device.
+    ``kind`` is "llm" or "embedder" (a ``ResolvedModel`` carries its own). Returns name, path, sha256 (of
+    the weight file, or of the sorted name/sha256 list of a folder's weight files), size in bytes, backend,
+    device and source.
     """
-    _check_choice(choice)
-    if kind not in ("llm", "embedder"):
-        raise ValueError("kind must be 'llm' or 'embedder'")
-    if kind == "llm":
-        backend = _llm_backend(choice)
-        location = _llm_location(choice)
-        name = _model_name(choice, location)
-        device = _llamacpp_device(choice.device) if backend == "llamacpp" else resolve_device(choice.device)
-    else:
-        location = _embedder_location(choice)
-        backend = "sentence-transformers" if location is not None else "hashing"
-        device = resolve_device(choice.device)
-        name = (
-            sources.PACKAGED_EMBEDDER_NAME
-            if choice.source == "default"
-            else ("tiny-random-hashing" if location is None else location.name)
-        )
-    if location is None:  # tiny-random: public, deterministic test weights
-        return {"name": name, "path": "", "sha256": _tiny_sha256(kind), "size": 0, "backend": backend,
-                "device": device, "source": choice.source}
+    model = choice if isinstance(choice, ResolvedModel) else resolve_model(choice, kind)
+    fields = {"name": model.name, "backend": model.backend, "device": model.device, "source": model.source}
+    if model.location is None:  # tiny-random: public, deterministic test weights
+        return {**fields, "path": "", "sha256": _tiny_sha256(model.kind), "size": 0}
     return {
-        "name": name,
-        "path": str(location),
-        "sha256": sources.weights_sha256(location),
-        "size": sources.total_size(location),
-        "backend": backend,
-        "device": device,
-        "source": choice.source,
+        **fields,
+        "path": str(model.location),
+        "sha256": sources.weights_sha256(model.location),
+        "size": sources.total_size(model.location),
     }
 
 
