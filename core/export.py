@@ -1,13 +1,15 @@
 """Export a finished run: only the synthetic corpus and the signed certificate, written atomically.
 
 The run folder also holds checkpoints, caches and logs, some of which are derived from private data.
-Export copies files by an explicit allow-list (``synthetic.jsonl``, ``synthetic.csv``), never by
-walking the run folder. Everything is written into a hidden temporary folder beside the destination,
-verified, then moved into place with one rename; a failure leaves no partial folder behind.
+Export copies files by an explicit allow-list (``synthetic.jsonl``, ``synthetic.csv``: those the run
+spec's ``[output] formats`` names), never by walking the run folder. Everything is written into a hidden
+temporary folder beside the destination, verified, then moved into place with one rename; a failure
+leaves no partial folder behind.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import uuid
@@ -28,6 +30,7 @@ from core.errors import PrivetError
 from core.ledger import Ledger
 
 CORPUS_FILES = ("synthetic.jsonl", "synthetic.csv")  # the only files taken from a run folder
+RUN_FILE = "run.json"  # the run's spec: [output] formats says which of CORPUS_FILES are exported
 REQUIRED_FILE = "synthetic.jsonl"
 HTML_FILE = "certificate.html"
 PDF_FILE = "certificate.pdf"
@@ -47,7 +50,7 @@ def _write_release(run_dir: Path, staging: Path, record: PrivacyRecord, identity
                    ledger: "Ledger | None", non_dp_statistics: dict | None) -> None:
     """Fill ``staging`` with the corpus files, renderings, signed certificate and public key."""
     outputs = []
-    for name in CORPUS_FILES:
+    for name in corpus_files(run_dir):
         source = run_dir / name
         if source.is_file() and not source.is_symlink():
             shutil.copyfile(source, staging / name)
@@ -67,6 +70,16 @@ def _write_release(run_dir: Path, staging: Path, record: PrivacyRecord, identity
     certificate["renderings"] = [file_entry(p) for p in renderings]
     write_document(sign_certificate(certificate, key), staging / CERTIFICATE_FILE)
     (staging / PUBLIC_KEY_FILE).write_text(public_key_pem(key.public_key), encoding="ascii")
+
+
+def corpus_files(run_dir: Path) -> list[str]:
+    """The corpus files to export: those of the run spec's ``[output] formats`` (both when it names none)."""
+    try:
+        formats = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))["spec"]["output"]["formats"]
+    except (OSError, ValueError, KeyError, TypeError):  # a run folder without a readable spec: both formats
+        formats = []
+    chosen = [name for name in CORPUS_FILES if name.rsplit(".", 1)[1] in formats]
+    return chosen or list(CORPUS_FILES)
 
 
 def export_release(run_dir: Path, out_dir: Path, identity: dict[str, str], overwrite: bool = False,

@@ -151,6 +151,18 @@ def test_cli_verify_exit_codes(exported, capsys):
     assert "extra.txt" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("formats, files", [(["jsonl"], {"synthetic.jsonl"}), (["csv"], {"synthetic.csv"}),
+                                             (["jsonl", "csv"], {"synthetic.jsonl", "synthetic.csv"})])
+def test_export_writes_the_formats_the_run_spec_asked_for(tmp_path, formats, files):
+    run = make_run_dir(tmp_path)
+    (run / "run.json").write_text(json.dumps({"spec": {"output": {"formats": formats}}}), encoding="utf-8")
+    ledger = Ledger()
+    ledger.charge(FP, "run-42", "all", 0.3731, 1e-5, "all stages")
+    out = export_release(run, tmp_path / "release", IDENTITY, ledger=ledger)
+    assert {p.name for p in out.glob("synthetic.*")} == files
+    assert verify_export(out).ok
+
+
 def test_refuses_test_mode_run(tmp_path):
     run = make_run_dir(tmp_path, test_mode=True)
     with pytest.raises(PrivetError, match="test mode"):
