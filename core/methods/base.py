@@ -7,6 +7,7 @@ The pipeline drives every method through :class:`Method`; a method receives a :c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Callable, Protocol
 
 import numpy as np
@@ -14,6 +15,7 @@ import numpy as np
 from core.checkpoints import Checkpoints
 from core.corpus import Corpus
 from core.models.base import Embedder, LanguageModel
+from core.privacy.accountant import PrivacyEvent
 from core.privacy.conversion import rho_to_eps
 from core.privacy.mechanisms import SAMPLER_DESCRIPTIONS, TokenSampler
 from core.privacy.randomness import secure_rng, test_mode_rng, test_mode_torch_generator
@@ -26,14 +28,16 @@ COMMON_NOTES = (
 )
 
 
+MethodOutput = tuple[list["SyntheticDoc"], dict[str, int], list[str]]
+"""What ``Method.run`` returns: the synthetic documents, private diagnostics (on screen only), notes."""
+
+
 class Method(Protocol):
     name: str
 
     def plan_summary(self, spec: RunSpec, delta: float, n_units: int) -> PlanSummary: ...
 
-    def run(
-        self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext
-    ) -> tuple[list[SyntheticDoc], dict[str, int], list[str]]: ...
+    def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext) -> MethodOutput: ...
 
     def record_stages(self, spec: RunSpec, delta: float) -> list[dict]: ...
 
@@ -42,7 +46,7 @@ class Method(Protocol):
     def samplers(self) -> list[str]: ...
 
 
-def stages_from_events(events) -> list[dict]:
+def stages_from_events(events: Iterable[PrivacyEvent]) -> list[dict]:
     return [
         {
             "stage": e.stage,

@@ -8,10 +8,13 @@ rho = (T/2)(c/tau)^2, i.e. c/tau = sqrt(2 rho / T).
 
 from __future__ import annotations
 
+import numpy as np
+
 from core.corpus import Corpus
 from core.methods.base import (
     COMMON_NOTES,
     MethodContext,
+    MethodOutput,
     PlanSummary,
     SyntheticDoc,
     sampler_descriptions,
@@ -23,7 +26,7 @@ from core.privacy.planner import STAGE_TOKENS, plan_dp_synth
 from core.runspec import RunSpec
 
 
-def random_batches(n_units: int, n_groups: int, rng) -> list[list[int]]:
+def random_batches(n_units: int, n_groups: int, rng: np.random.Generator) -> list[list[int]]:
     """Each unit goes to one of ``n_groups`` groups uniformly at random (data-independent)."""
     groups: list[list[int]] = [[] for _ in range(n_groups)]
     for u, g in enumerate(rng.integers(0, n_groups, size=n_units)):
@@ -34,7 +37,7 @@ def random_batches(n_units: int, n_groups: int, rng) -> list[list[int]]:
 class DPSynthMethod:
     name = "dp_synth"
 
-    def plan_summary(self, spec: RunSpec, delta: float, n_units: int):
+    def plan_summary(self, spec: RunSpec, delta: float, n_units: int) -> PlanSummary:
         plan = plan_dp_synth(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion)
         return PlanSummary(
             method=self.name,
@@ -47,7 +50,7 @@ class DPSynthMethod:
             n_units=n_units,
         )
 
-    def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext):
+    def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext) -> MethodOutput:
         p = spec.dp_synrag
         plan = plan_dp_synth(p, spec.privacy.epsilon, delta, spec.privacy.conversion)
         if ctx.checkpoints.has("batches"):
@@ -73,7 +76,7 @@ class DPSynthMethod:
         plan = plan_dp_synth(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion)
         return stages_from_events(plan.accountant().events)
 
-    def parameters(self, spec: RunSpec, summary) -> dict:
+    def parameters(self, spec: RunSpec, summary: PlanSummary) -> dict:
         p = spec.dp_synrag
         public_row = "empty" if p.public_anchor else "none"
         return {"R": p.R, "T": p.T, "tau": p.tau, "clip": p.clip, "public_row": public_row, **summary.derived}

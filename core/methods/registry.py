@@ -14,7 +14,7 @@ from core.methods.dp_synrag.method import DPSynRAGMethod
 from core.methods.dp_synth import DPSynthMethod
 from core.methods.rpsg.method import RPSGMethod
 
-_METHODS: dict[str, type] = {
+_METHODS: dict[str, type[Method]] = {
     "dp_synrag": DPSynRAGMethod, "dp_synth": DPSynthMethod, "rpsg": RPSGMethod, "aug_pe": AugPEMethod,
 }
 

@@ -272,7 +272,7 @@ def _folder_kind(folder: Path) -> str | None:
 
 
 def _user_entries(root: Path) -> list[dict]:
-    found = []
+    found: list[dict] = []
     if not root.is_dir():
         return found
     for gguf in sorted(root.rglob("*.gguf")):

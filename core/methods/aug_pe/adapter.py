@@ -8,7 +8,14 @@ from dataclasses import asdict
 from core.corpus import Corpus
 from core.errors import PrivetError
 from core.methods.aug_pe.runner import run_aug_pe
-from core.methods.base import COMMON_NOTES, MethodContext, PlanSummary, sampler_descriptions, stages_from_events
+from core.methods.base import (
+    COMMON_NOTES,
+    MethodContext,
+    MethodOutput,
+    PlanSummary,
+    sampler_descriptions,
+    stages_from_events,
+)
 from core.privacy.mechanisms import GAUSSIAN_OPENDP
 from core.privacy.planner import AugPEPlan, plan_aug_pe
 from core.runspec import AugPESpec, RunSpec
@@ -46,7 +53,7 @@ class AugPEMethod:
         check_generation(spec.aug_pe)
         return plan_aug_pe(spec.aug_pe, spec.privacy.epsilon, delta, spec.privacy.conversion)
 
-    def plan_summary(self, spec: RunSpec, delta: float, n_units: int):
+    def plan_summary(self, spec: RunSpec, delta: float, n_units: int) -> PlanSummary:
         plan = self._plan(spec, delta)
         warnings = []
         if n_units / spec.aug_pe.population < plan.threshold:
@@ -75,14 +82,14 @@ class AugPEMethod:
             "threshold": plan.threshold,
         }
 
-    def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext):
+    def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext) -> MethodOutput:
         result = run_aug_pe(corpus.units, spec.aug_pe, self._plan(spec, delta), ctx)
         return result.documents, result.private_diagnostics, list(COMMON_NOTES) + list(SCOPE_NOTES)
 
     def record_stages(self, spec: RunSpec, delta: float) -> list[dict]:
         return stages_from_events(self._plan(spec, delta).accountant().events)
 
-    def parameters(self, spec: RunSpec, summary) -> dict:
+    def parameters(self, spec: RunSpec, summary: PlanSummary) -> dict:
         return {**asdict(spec.aug_pe), **{k: float(v) for k, v in summary.derived.items()}}
 
     def samplers(self) -> list[str]:

@@ -13,6 +13,7 @@ from core.corpus import Corpus
 from core.methods.base import (
     COMMON_NOTES,
     MethodContext,
+    MethodOutput,
     PlanSummary,
     SyntheticDoc,
     sampler_descriptions,
@@ -21,17 +22,17 @@ from core.methods.base import (
 from core.methods.rpsg.algorithm import run_rpsg
 from core.methods.rpsg.pii import PIIOptions
 from core.privacy.mechanisms import GAUSSIAN_OPENDP
-from core.privacy.planner import RPSG_SCOPE, plan_rpsg
+from core.privacy.planner import RPSG_SCOPE, RPSGPlan, plan_rpsg
 from core.runspec import RunSpec
 
 
 class RPSGMethod:
     name = "rpsg"
 
-    def _plan(self, spec: RunSpec, delta: float):
+    def _plan(self, spec: RunSpec, delta: float) -> RPSGPlan:
         return plan_rpsg(spec.privacy.epsilon, delta, spec.rpsg.m, spec.privacy.conversion)
 
-    def plan_summary(self, spec: RunSpec, delta: float, n_units: int):
+    def plan_summary(self, spec: RunSpec, delta: float, n_units: int) -> PlanSummary:
         plan = self._plan(spec, delta)
         return PlanSummary(
             method=self.name,
@@ -46,7 +47,7 @@ class RPSGMethod:
             end_to_end_dp=False,
         )
 
-    def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext):
+    def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext) -> MethodOutput:
         p = spec.rpsg
         pii = PIIOptions(patterns=p.pii_patterns, names=p.pii_names, places=p.pii_places)
         result = run_rpsg(
@@ -72,7 +73,7 @@ class RPSGMethod:
     def record_stages(self, spec: RunSpec, delta: float) -> list[dict]:
         return stages_from_events(self._plan(spec, delta).accountant().events)
 
-    def parameters(self, spec: RunSpec, summary) -> dict:
+    def parameters(self, spec: RunSpec, summary: PlanSummary) -> dict:
         p = asdict(spec.rpsg)
         p.pop("pii_patterns"), p.pop("pii_names"), p.pop("pii_places")  # the custodian's terms may be private
         return {**p, **summary.derived}
