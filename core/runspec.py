@@ -229,7 +229,7 @@ class DPSynRAGSpec:
     topic_words: str = "specific"  # W from the noisy histogram: "specific" (significant, rare in English) | "frequent"
     clip: str = "dclip"  # "dclip" (clamped differences to a public row) | "spec" (SPEC §2.4 clip)
     public_prompt: str = "keyword"  # public row: "keyword" (released w_r + task) | "empty" | "none"
-    answer_start: str = "keyword"  # every answer starts with the released keyword ("keyword"), with it and its
+    answer_start: str = "keywords"  # every answer starts with the released keyword ("keyword"), with it and its
     # released co-keywords ("keywords"), or with nothing ("none")
     public_weight: float = 2.0  # lambda, weight of the public base (a public constant)
     top_k_plus: int = 0  # 0 = sample over the whole vocabulary; k = over V_k+ from public logits
