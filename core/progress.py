@@ -21,6 +21,7 @@ STAGE_LABELS: dict[str, str] = {
     "embedding": "reading the documents",
     "keywords": "finding keywords in each document",
     "histogram": "finding topics",
+    "cluster_keywords": "describing each topic",
     "retrieval": "choosing documents per topic",
     "retrieval_mean": "choosing documents per topic (topic centres)",
     "retrieval_threshold": "choosing documents per topic (how many)",

@@ -237,13 +237,16 @@ class DPSynRAGSpec:
     hist_fraction: float = 0.0  # 0 = the seed defaults expressed as fractions of rho
     mu_fraction: float = 0.0
     theta_fraction: float = 0.0
+    cluster_keywords: int = 5  # M: co-keywords released per cluster with their own noise (0 = none)
+    cluster_keywords_fraction: float = 0.0  # their share of the budget; 0 = the default (0.2)
     min_cluster_size: int = 10  # below: reported as low-signal
     refine: bool = False  # step 3 (noisy centre + threshold); False: S_r = C_r, its budget goes to the tokens
     keywords: str = "vocabulary"  # per-unit keywords: "vocabulary" (rarest entries of V in the text) | "llm"
     topic_words: str = "specific"  # W from the noisy histogram: "specific" (significant, rare in English) | "frequent"
     clip: str = "dclip"  # "dclip" (clamped differences to a public row) | "spec" (SPEC §2.4 clip)
     public_prompt: str = "keyword"  # public row: "keyword" (released w_r + task) | "empty" | "none"
-    answer_start: str = "keyword"  # every row's answer starts with the released keyword ("keyword") or not ("none")
+    answer_start: str = "keywords"  # every answer starts with the released keyword ("keyword"), with it and its
+    # released co-keywords ("keywords"), or with nothing ("none")
     public_weight: float = 2.0  # lambda, weight of the public base (a public constant)
     top_k_plus: int = 0  # 0 = sample over the whole vocabulary; k = over V_k+ from public logits
     self_filter: bool = True
@@ -266,6 +269,9 @@ class DPSynRAGSpec:
                               open_high=True, zero_default=True),
         "theta_fraction": number("the thresholds' share of the budget", low=0, high=1, open_low=True,
                                  open_high=True, zero_default=True),
+        "cluster_keywords": whole("co-keywords released per cluster", low=0),
+        "cluster_keywords_fraction": number("the co-keywords' share of the budget", low=0, high=1, open_low=True,
+                                            open_high=True, zero_default=True),
         "min_cluster_size": whole("the smallest cluster reported as useful", low=0),
         "max_prompt_tokens": whole("the longest prompt, in tokens", low=16),
         "batch_rows": whole("rows per wave", low=0),
@@ -274,7 +280,7 @@ class DPSynRAGSpec:
         "topic_words": text("how cluster words are chosen", choices=("specific", "frequent")),
         "clip": text("the clip", choices=("dclip", "spec")),
         "public_prompt": text("the public row", choices=("keyword", "empty", "none")),
-        "answer_start": text("the start of each answer", choices=("keyword", "none")),
+        "answer_start": text("the start of each answer", choices=("keyword", "keywords", "none")),
         "public_weight": number("the public base's weight λ", low=0, open_low=True),
         "top_k_plus": whole("candidate tokens (0 = all)", low=0),
         "self_filter_mode": text("the self-filter", choices=("similarity", "score", "answer")),
@@ -464,6 +470,7 @@ def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
     anchor = section.pop("public_anchor")
     section.setdefault("public_prompt", "empty" if anchor else "none")
     section.setdefault("clip", "spec")
+    section.setdefault("cluster_keywords", 0)  # round 1 released no co-keywords
     return {**data, "dp_synrag": section}
 
 

@@ -67,6 +67,20 @@ def test_engine_halves_the_wave_on_out_of_memory_and_finishes_every_group():
     assert all(len(results[g].token_ids) == 4 or results[g].stopped_at_eos for g in results)
 
 
+def test_after_halving_the_waves_still_pending_are_repacked_and_fail_no_more():
+    llm = load_language_model(ModelChoice(source="tiny-random", device="cpu"))
+    prompts = llm.chat_prompt_ids([f"Note {i}: chills on day {i}." for i in range(16)], 32)
+    groups = [PredictionGroup(g, (tuple(prompts[2 * g]), tuple(prompts[2 * g + 1]))) for g in range(8)]
+    wrapped = OomAbove(llm, limit=4)
+    engine = PrivatePredictionEngine(
+        wrapped, EngineConfig(max_new_tokens=3, clip=1.0, tau=1.0, max_rows=8), TokenSampler(1.0, test_mode_torch_generator(5))
+    )
+    results = engine.run(groups)
+    assert sorted(results) == list(range(8))
+    assert wrapped.waves == [8, 4, 4, 4, 4]  # one failure, then every wave at the halved size
+    assert engine.config.max_rows == 4
+
+
 def test_a_single_group_that_does_not_fit_is_an_error_not_a_loop():
     llm = load_language_model(ModelChoice(source="tiny-random", device="cpu"))
     prompts = llm.chat_prompt_ids(["a", "b", "c"], 48)

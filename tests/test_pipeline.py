@@ -68,9 +68,10 @@ def test_full_run_with_sockets_blocked_exports_a_verifiable_release(tmp_path, no
     # The ledger holds one row per DP stage, charged before the stage drew, summing to the plan.
     entries = [e for e in Ledger().entries(result.record.dataset_fingerprint) if e.get("kind", "charge") == "charge"]
     charged = {e["stage"]: e["rho"] for e in entries}
-    assert set(charged) == {"histogram", "retrieval_mean", "retrieval_threshold", "private_prediction"}
+    assert set(charged) == {"histogram", "cluster_keywords", "retrieval_mean", "retrieval_threshold",
+                            "private_prediction"}
     assert math.isclose(sum(charged.values()), result.record.rho_total, rel_tol=1e-9)
-    assert [e.kind for e in events if e.kind == "charged"] == ["charged"] * 4
+    assert [e.kind for e in events if e.kind == "charged"] == ["charged"] * 5
 
     # Nothing private leaves: the canary is in no exported file, no run-folder file, no event.
     assert CANARY.encode() not in all_bytes_under(export)
@@ -94,7 +95,8 @@ def test_charges_are_written_before_noise_is_drawn(tmp_path, monkeypatch):
     spec.output.folder = ""
     run_pipeline(spec)
     assert seen[0] >= 1  # histogram charged before its noise
-    assert all(n >= 3 for n in seen[1:])  # both retrieval stages charged before the first centre
+    assert seen[1] >= 2  # co-keyword counts charged before their noise
+    assert all(n >= 4 for n in seen[2:])  # both retrieval stages charged before the first centre
 
 
 def test_non_empty_output_folder_is_refused_before_anything_is_charged(tmp_path):
@@ -184,7 +186,7 @@ def test_plan_and_run_from_the_command_line(tmp_path, capsys):
 
 
 def test_plan_reproduces_the_reference_split(tmp_path):
-    spec = tiny_spec(tmp_path, K=10, L=5, T=70, R=500, k=80)
+    spec = tiny_spec(tmp_path, K=10, L=5, T=70, R=500, k=80, cluster_keywords=0)
     spec.privacy.delta = 1e-3
     summary = plan(spec)
     assert summary.rho_total == pytest.approx(2.6068, abs=1e-4)

@@ -2,7 +2,7 @@
 
 The rows switch the settings on one after another, starting from round 1's demo configuration
 (the SPEC clip with an empty-document public row, LLM keywords, the most frequent words as
-topics, retrieval refinement, a greedy YES/NO self-filter). Every row is a full DP-SynRAG run
+topics, retrieval refinement, a greedy YES/NO self-filter, no co-keywords). Every row is a full DP-SynRAG run
 at the same ε, charged to the evaluation's own ledger, and scored on the same held-out
 questions: retrieval proxy, RAG accuracy, number of documents, mean words and one sample text.
 """
@@ -25,6 +25,8 @@ ROUND_ONE: dict[str, Any] = {
     "keywords": "llm",
     "topic_words": "frequent",
     "hist_fraction": 0.0,
+    "cluster_keywords": 0,
+    "cluster_keywords_fraction": 0.0,
     "refine": True,
     "clip": "spec",
     "public_prompt": "empty",
@@ -48,6 +50,10 @@ STEPS: tuple[tuple[str, dict[str, Any]], ...] = (
                                                              "refine": False}),
     ("+ Top-k+ (k = 50)", {"top_k_plus": 50}),
     ("+ self-filter (similarity to the task)", {"self_filter_mode": "similarity"}),
+    (
+        "+ co-keywords of each cluster (M = 5, K = 8, histogram and co-keyword shares 0.4 each)",
+        {"cluster_keywords": 5, "K": 8, "hist_fraction": 0.4, "cluster_keywords_fraction": 0.4},
+    ),
 )
 
 

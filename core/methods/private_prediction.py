@@ -142,7 +142,10 @@ class PrivatePredictionEngine:
                 torch.cuda.empty_cache()
                 half = max(1, self.config.max_rows // 2)
                 self.config = EngineConfig(**{**self.config.__dict__, "max_rows": half})
-                pending[:0] = pack_waves(wave, half, self.config.public_anchor)
+                # Repack every group not yet written, not only the failed wave: waves packed for the
+                # old size would each fail once more (and halve the size again) before fitting.
+                unfinished = list(wave) + [g for w in pending for g in w]
+                pending = list(pack_waves(unfinished, half, self.config.public_anchor))
                 continue
             for out in outputs:
                 results[out.gid] = out

@@ -1,10 +1,13 @@
 """Turn a target (ε, δ) into the noise parameters of a run (SPEC §1–§3).
 
-DP-SynRAG (SPEC §2) spends its budget in four stages:
+DP-SynRAG (SPEC §2) spends its budget in up to five stages:
 
-    total ρ = ρ_hist + L · (ρ_μ + ε_θ²/8 + T·(c/τ)²/2)
+    total ρ = ρ_hist + ρ_ck + L · (ρ_μ + ε_θ²/8 + T·(c/τ)²/2)
 
 * ``histogram`` — Gaussian noise σ_h on the keyword histogram (L2 sensitivity √K): ρ_hist = K/(2σ_h²);
+* ``cluster_keywords`` — Gaussian noise σ_c on every cluster's co-keyword counts (docs/method.md §2.2b):
+  each unit votes for at most M words in each of its ≤ L clusters, so the whole count matrix has L2
+  sensitivity √(L·M) and ρ_ck = L·M/(2σ_c²), one Gaussian mechanism for all clusters at once;
 * ``retrieval_mean`` — Gaussian noise σ_μ on each cluster's embedding sum (Δ = 1): ρ_μ = 1/(2σ_μ²);
 * ``retrieval_threshold`` — the threshold exponential mechanism with ε_θ: ρ_θ = ε_θ²/8;
 * ``private_prediction`` — T tokens per cluster, each (2c/τ)-bounded-range: ρ = (c/τ)²/2 per token.
@@ -35,6 +38,7 @@ from core.privacy.conversion import METHODS, eps_to_rho, rho_to_eps
 from core.runspec import AugPESpec, DPSynRAGSpec
 
 STAGE_HISTOGRAM = "histogram"
+STAGE_CLUSTER_KEYWORDS = "cluster_keywords"
 STAGE_MEAN = "retrieval_mean"
 STAGE_THRESHOLD = "retrieval_threshold"
 STAGE_TOKENS = "private_prediction"
@@ -47,6 +51,7 @@ REFERENCE_L = 5
 REFERENCE_RHO_HIST = 0.1
 REFERENCE_RHO_MU = 0.009
 REFERENCE_EPS_THETA = 0.4
+DEFAULT_CLUSTER_KEYWORDS_FRACTION = 0.2  # share of ρ for the co-keyword counts when the spec says 0
 
 
 def _reject(what: str, fix: str) -> PrivetError:
@@ -93,6 +98,10 @@ class DPSynRAGPlan:
     tokens_fraction: float
     rho_hist: float
     sigma_h: float  # noise on each histogram count (L2 sensitivity √K)
+    M: int  # co-keywords per unit and cluster (0: the stage does not run)
+    cluster_keywords_fraction: float
+    rho_cluster_keywords: float  # all clusters together
+    sigma_c: float  # noise on each co-keyword count (L2 sensitivity √(L·M))
     rho_mu: float  # per cluster
     sigma_mu: float  # noise on each coordinate of a cluster's embedding sum (Δ = 1)
     eps_theta: float  # threshold EM parameter, per cluster
@@ -118,6 +127,8 @@ class DPSynRAGPlan:
     def per_stage(self) -> dict[str, float]:
         """Total ρ per stage (cluster stages already multiplied by L)."""
         stages = {STAGE_HISTOGRAM: self.rho_hist}
+        if self.M:
+            stages[STAGE_CLUSTER_KEYWORDS] = self.rho_cluster_keywords
         if self.refine:
             stages[STAGE_MEAN] = self.L * self.rho_mu
             stages[STAGE_THRESHOLD] = self.L * self.rho_theta
@@ -128,6 +139,13 @@ class DPSynRAGPlan:
         """The events a run with this plan records, in stage order."""
         acc = Accountant()
         acc.gaussian(STAGE_HISTOGRAM, math.sqrt(self.K), self.sigma_h, description="noisy keyword histogram")
+        if self.M:
+            acc.gaussian(
+                STAGE_CLUSTER_KEYWORDS,
+                math.sqrt(self.L * self.M),
+                self.sigma_c,
+                description="noisy co-keyword counts of every cluster (each unit: <= M words in each of <= L clusters)",
+            )
         if self.refine:
             acc.gaussian(STAGE_MEAN, 1.0, self.sigma_mu, parallel=self.L, description="noisy embedding sum per cluster")
             acc.bounded_range(
@@ -172,20 +190,33 @@ def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion:
         f_theta = _fraction("theta_fraction", spec.theta_fraction, d_theta)
     else:  # no retrieval refinement: S_r = C_r, and its share goes to the tokens
         f_mu = f_theta = 0.0
-    f_tokens = 1.0 - (f_hist + f_mu + f_theta)
+    M = int(spec.cluster_keywords)
+    if int(spec.cluster_keywords) != spec.cluster_keywords or M < 0:
+        raise _reject(
+            f"cluster_keywords must be a whole number ≥ 0 (got {spec.cluster_keywords}).",
+            "Set dp_synrag.cluster_keywords to e.g. 5, or to 0 to release no co-keywords.",
+        )
+    f_ck = (
+        _fraction("cluster_keywords_fraction", spec.cluster_keywords_fraction, DEFAULT_CLUSTER_KEYWORDS_FRACTION)
+        if M
+        else 0.0
+    )
+    f_tokens = 1.0 - (f_hist + f_ck + f_mu + f_theta)
     if not f_tokens > 0.0:
         raise _reject(
-            f"The budget shares leave nothing for generating text (histogram {f_hist:.3f} + cluster means "
-            f"{f_mu:.3f} + thresholds {f_theta:.3f} ≥ 1).",
-            "Lower hist_fraction, mu_fraction or theta_fraction so that they sum to well below 1.",
+            f"The budget shares leave nothing for generating text (histogram {f_hist:.3f} + co-keywords "
+            f"{f_ck:.3f} + cluster means {f_mu:.3f} + thresholds {f_theta:.3f} ≥ 1).",
+            "Lower hist_fraction, cluster_keywords_fraction, mu_fraction or theta_fraction so that they sum to "
+            "well below 1.",
         )
 
     K, L, T, tau = int(spec.K), int(spec.L), int(spec.T), float(spec.tau)
     rho_total = eps_to_rho(epsilon, delta, conversion)
     rho_hist = f_hist * rho_total
+    rho_ck = f_ck * rho_total
     rho_mu = f_mu * rho_total / L
     rho_theta = f_theta * rho_total / L
-    rho_tokens_per_cluster = (rho_total - rho_hist) / L - rho_mu - rho_theta
+    rho_tokens_per_cluster = (rho_total - rho_hist - rho_ck) / L - rho_mu - rho_theta
     if not rho_tokens_per_cluster > 0.0:  # only reachable through rounding at extreme shares
         raise _reject("The budget shares leave nothing for generating text.", "Lower the other shares.")
     rho_per_token = rho_tokens_per_cluster / T
@@ -205,6 +236,10 @@ def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion:
         tokens_fraction=f_tokens,
         rho_hist=rho_hist,
         sigma_h=math.sqrt(K / (2.0 * rho_hist)),
+        M=M,
+        cluster_keywords_fraction=f_ck,
+        rho_cluster_keywords=rho_ck,
+        sigma_c=math.sqrt(L * M / (2.0 * rho_ck)) if M else math.inf,
         rho_mu=rho_mu,
         sigma_mu=math.sqrt(1.0 / (2.0 * rho_mu)) if rho_mu > 0 else math.inf,
         eps_theta=math.sqrt(8.0 * rho_theta),

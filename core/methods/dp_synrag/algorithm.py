@@ -7,11 +7,18 @@ Algorithm 1, as ``run_dp_synrag`` runs it:
    h' = h + N(0, sigma_h^2 I_|V|)  (L2 sensitivity sqrt(K)).
 2. **Soft clustering.** W = top-R words of h'. Visiting r = R .. 1 (rarest first), C_r holds
    the units whose keywords contain w_r and that are in fewer than L clusters so far.
+2b. **Co-keywords** (docs/method.md §2.2b; off with ``cluster_keywords = 0``). Candidates are the
+   4R words with the largest noisy counts (public). Each unit of C_r votes for its M most specific
+   candidate keywords other than w_r; all clusters' vote counts get N(0, sigma_c^2) on every
+   coordinate at once (L2 sensitivity sqrt(L*M)). Each cluster releases its words whose noisy
+   count clears the noise level, at most M: the topic's public description.
 3. **Retrieval refinement.** mu_r = sum of the members' embeddings + N(0, sigma_mu^2 I);
    theta_r by the exponential mechanism over intervals of [0, 1] with utility
    -|#{u : cos(E(u), mu_r) >= theta} - k|; S_r = members with cos >= theta_r.
 4. **Private prediction.** Each S_r writes one text token by token from the sum of its
-   members' clipped logits (``PrivatePredictionEngine``), sampling over the whole vocabulary.
+   members' clipped logits (``PrivatePredictionEngine``), sampling over the whole vocabulary
+   (or over Top-k+, a candidate set from the public row's logits alone). The public row's
+   stand-in document holds w_r and its released co-keywords only.
 5. **Self-filter.** The LLM keeps synthetic texts it judges useful for the public task
    (synthetic and public text only: post-processing).
 
@@ -41,6 +48,7 @@ from core.methods.private_prediction import (
 from core.models.base import LanguageModel
 from core.privacy.mechanisms import gaussian_noise, threshold_exponential_mechanism
 from core.privacy.planner import (
+    STAGE_CLUSTER_KEYWORDS,
     STAGE_HISTOGRAM,
     STAGE_MEAN,
     STAGE_THRESHOLD,
@@ -163,6 +171,70 @@ def soft_clusters(keywords: Sequence[Sequence[str]], W: Sequence[str], L: int) -
     return clusters
 
 
+# -- Step 2b: co-keywords of each cluster ---------------------------------------------------
+
+CANDIDATES_PER_CLUSTER = 4  # the co-keyword candidates are the 4R words with the largest noisy counts
+
+
+def cluster_keyword_candidates(noisy_hist: np.ndarray, vocab: Vocabulary, R: int) -> list[str]:
+    """The words a cluster may release as co-keywords: the ``4R`` largest noisy counts (post-processing
+    of the released histogram, so public), most frequent first."""
+    return top_words(noisy_hist, vocab, CANDIDATES_PER_CLUSTER * R)
+
+
+def cluster_keyword_votes(unit_keywords: Sequence[str], word: str, candidates: dict[str, int], M: int) -> list[int]:
+    """Which candidates one unit votes for in the cluster of ``word``: its M most specific candidate
+    keywords other than ``word`` (rarest in general English first). A function of the unit and of
+    public values only, so one unit casts at most M votes in each of its at most L clusters."""
+    mine = sorted({w for w in unit_keywords if w in candidates and w != word}, key=lambda w: (english_zipf(w), w))
+    return [candidates[w] for w in mine[:M]]
+
+
+def cluster_keyword_counts(
+    keywords: Sequence[Sequence[str]], clusters: Sequence[Sequence[int]], W: Sequence[str], candidates: Sequence[str],
+    M: int,
+) -> np.ndarray:
+    """The R × |candidates| vote counts (one row per cluster). Adding or removing one unit changes at
+    most M entries in each of at most L rows, by 1 each: L2 sensitivity sqrt(L·M)."""
+    index = {w: j for j, w in enumerate(candidates)}
+    counts = np.zeros((len(W), len(candidates)), dtype=np.float64)
+    for r, members in enumerate(clusters):
+        for u in members:
+            for j in cluster_keyword_votes(keywords[u], W[r], index, M):
+                counts[r, j] += 1.0
+    return counts
+
+
+def release_cluster_keywords(
+    keywords: Sequence[Sequence[str]], clusters: Sequence[Sequence[int]], W: Sequence[str], candidates: Sequence[str],
+    plan: DPSynRAGPlan, ctx: MethodContext,
+) -> np.ndarray:
+    """Charge, then add N(0, sigma_c^2) to every entry of the count matrix (zeros included)."""
+    ctx.charge(
+        STAGE_CLUSTER_KEYWORDS,
+        plan.rho_cluster_keywords,
+        f"Gaussian noise on every cluster's co-keyword counts, sigma_c={plan.sigma_c:.4g}, "
+        f"<= M={plan.M} words per unit in each of <= L={plan.L} clusters",
+    )
+    counts = cluster_keyword_counts(keywords, clusters, W, candidates, plan.M)
+    noisy = gaussian_noise(counts.ravel(), plan.sigma_c, rng=ctx.test_rng(), sensitivity=math.sqrt(plan.L * plan.M))
+    return np.asarray(noisy).reshape(counts.shape)
+
+
+def released_cluster_keywords(noisy_counts: np.ndarray, candidates: Sequence[str], M: int, sigma_c: float) -> list[list[str]]:
+    """Per cluster, the co-keywords its noisy counts support (post-processing): at most M words whose
+    noisy count reaches sigma_c·sqrt(2 ln |candidates|), the typical largest of |candidates| pure-noise
+    draws, so a word released is very likely used by the cluster's units. Most frequent first."""
+    if noisy_counts.size == 0:
+        return [[] for _ in range(noisy_counts.shape[0])]
+    level = sigma_c * math.sqrt(2.0 * math.log(max(len(candidates), 2)))
+    released = []
+    for row in noisy_counts:
+        order = np.argsort(-row, kind="stable")[:M]
+        released.append([candidates[j] for j in order if row[j] >= level])
+    return released
+
+
 # -- Step 3: retrieval refinement ----------------------------------------------------------
 
 
@@ -261,29 +333,40 @@ def build_groups(
     ]
 
 
-def answer_start(mode: str, keyword: str) -> str:
-    """The public start of cluster r's synthetic text: its released keyword w_r, or nothing."""
+def answer_start(mode: str, keyword: str, related: Sequence[str] = ()) -> str:
+    """The public start of cluster r's synthetic text: its released keyword w_r (``"keyword"``),
+    w_r with its released co-keywords (``"keywords"``), or nothing."""
     if mode == "none" or not keyword:
         return ""
-    if mode == "keyword":
+    if mode == "keyword" or (mode == "keywords" and not related):
         return render("answer_start", keyword=keyword).rstrip("\n")
+    if mode == "keywords":
+        return render("answer_start_keywords", keyword=keyword, related=", ".join(related)).rstrip("\n")
     raise ValueError(f"unknown answer start mode {mode!r}")
 
 
-def public_message(mode: str, task: str, keyword: str = "") -> str | None:
+def stand_in_document(keyword: str, related: Sequence[str], task: str) -> str:
+    """The public row's stand-in document: released words and the public task only."""
+    if related:
+        return render("public_document_keywords", keyword=keyword, related=", ".join(related), task=task).rstrip("\n")
+    return render("public_document", keyword=keyword, task=task).rstrip("\n")
+
+
+def public_message(mode: str, task: str, keyword: str = "", related: Sequence[str] = ()) -> str | None:
     """The public row's message (docs/method.md §2.4): no private text, ever.
 
     ``"empty"``: the rephrase instruction around an empty document. ``"keyword"``: the same
     instruction around a public *stand-in* document built from the cluster's released keyword
-    w_r and the public task description, so that the public row mirrors the private rows'
-    prompt and differs from them only where the documents do. ``"none"``: no public row.
+    w_r, its released co-keywords (step 2b) and the public task description, so that the public
+    row mirrors the private rows' prompt and differs from them only where the documents do.
+    ``"none"``: no public row.
     """
     if mode == "none":
         return None
     if mode == "empty" or not keyword:
         return render("rephrase", document="")
     if mode == "keyword":
-        return render("rephrase", document=render("public_document", keyword=keyword, task=task))
+        return render("rephrase", document=stand_in_document(keyword, related, task))
     raise ValueError(f"unknown public prompt mode {mode!r}")
 
 
@@ -370,6 +453,15 @@ def run_dp_synrag(
         cp.save("histogram", noisy_hist.tolist())
     W = topic_words(noisy_hist, vocab, spec.R, plan.sigma_h, spec.topic_words)
     clusters = soft_clusters(keywords, W, spec.L)
+    related: list[list[str]] = [[] for _ in W]
+    if plan.M:
+        candidates = cluster_keyword_candidates(noisy_hist, vocab, spec.R)
+        if cp.has(STAGE_CLUSTER_KEYWORDS):
+            noisy_counts = np.asarray(cp.load(STAGE_CLUSTER_KEYWORDS), dtype=np.float64).reshape(len(W), len(candidates))
+        else:
+            noisy_counts = release_cluster_keywords(keywords, clusters, W, candidates, plan, ctx)
+            cp.save(STAGE_CLUSTER_KEYWORDS, noisy_counts.tolist())
+        related = released_cluster_keywords(noisy_counts, candidates, plan.M, plan.sigma_c)
 
     if not plan.refine:  # no refinement: each cluster writes with all its members
         selected = [list(members) for members in clusters]
@@ -387,8 +479,12 @@ def run_dp_synrag(
             select_members(members, embeddings, rel["mu"], rel["theta"]) for members, rel in zip(clusters, released)
         ]
 
-    messages = [public_message(spec.public_row, ctx.task, w) for w in W] if spec.public_row != "none" else None
-    starts = [answer_start(spec.answer_start, w) for w in W]
+    messages = (
+        [public_message(spec.public_row, ctx.task, w, rel) for w, rel in zip(W, related)]
+        if spec.public_row != "none"
+        else None
+    )
+    starts = [answer_start(spec.answer_start, w, rel) for w, rel in zip(W, related)]
     groups = build_groups(selected, units, ctx, messages, starts)
     texts = private_prediction(groups, dp_synrag_prediction_cost(plan), spec, ctx)
     if spec.self_filter:

@@ -5,6 +5,8 @@ Two quantities decide whether DP-SynRAG can carry a corpus's topics at a given �
 * **Topic support.** A word becomes a cluster only if its noisy keyword count clears the
   significance threshold (``significance_threshold``: about σ_h·(√(2 ln|V|) + 1.5)). Topics
   mentioned by fewer units than that are invisible.
+* **Co-keyword support.** A word describes a cluster (step 2b) only if its noisy vote count clears
+  σ_c·√(2 ln 4R) (``co_keyword_support``).
 * **Consensus strength.** Under DClip each of a cluster's rows moves a token's score by at
   most c/τ nats, so k rows that all agree move it by k·c/τ nats against the public base. Below
   about 1 nat the text follows the public model; about 2 nats or more lets the cluster's shared
@@ -21,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from core.methods.dp_synrag.algorithm import significance_threshold
+from core.methods.dp_synrag.algorithm import CANDIDATES_PER_CLUSTER, significance_threshold
 from core.privacy.planner import DPSynRAGPlan, default_fractions, plan_dp_synrag
 from core.runspec import DPSynRAGSpec
 
@@ -38,6 +40,14 @@ class Guidance:
     suggestion: dict[str, float]  # R, L, k, T, hist_fraction that fit the corpus's size and ε
     suggested_consensus_nats: float
     suggested_min_topic_support: float
+    min_co_keyword_support: float = 0.0  # units of a cluster that must share a word for it to describe the cluster
+
+
+def co_keyword_support(spec: DPSynRAGSpec, plan: DPSynRAGPlan) -> float:
+    """How many of a cluster's units must use a word for it to be released as a co-keyword (0: no such stage)."""
+    if not plan.M:
+        return 0.0
+    return plan.sigma_c * math.sqrt(2.0 * math.log(max(CANDIDATES_PER_CLUSTER * spec.R, 2)))
 
 
 def consensus_nats(spec: DPSynRAGSpec, plan: DPSynRAGPlan) -> float:
@@ -89,6 +99,13 @@ def guide(
             f"Only topics mentioned by about {support:.0f} or more units can become clusters, "
             f"{100 * support / max(n_units, 1):.0f}% of this corpus. Raise ε or the histogram's budget share."
         )
+    co_support = co_keyword_support(spec, plan)
+    if co_support > n_units / 10:
+        warnings.append(
+            f"A cluster's co-keywords are released only when about {co_support:.0f} of its units share them, "
+            f"{100 * co_support / max(n_units, 1):.0f}% of this corpus. Raise ε, lower L or cluster_keywords, or raise "
+            "the co-keywords' budget share."
+        )
     suggestion = {
         "R": better.R,
         "L": better.L,
@@ -103,4 +120,5 @@ def guide(
         suggestion=suggestion,
         suggested_consensus_nats=consensus_nats(better, better_plan),
         suggested_min_topic_support=significance_threshold(better_plan.sigma_h, vocab_size),
+        min_co_keyword_support=co_support,
     )

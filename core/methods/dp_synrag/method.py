@@ -31,6 +31,8 @@ class DPSynRAGMethod:
         plan = self._plan(spec, delta)
         stages = list(plan.per_stage().items())
         derived = {"rho_total": plan.rho_total, "sigma_h": plan.sigma_h}
+        if plan.M:
+            derived["sigma_c"] = plan.sigma_c
         if plan.refine:
             derived.update(sigma_mu=plan.sigma_mu, eps_theta=plan.eps_theta)
         derived.update(c_over_tau=plan.c_over_tau, c=plan.c)
@@ -91,6 +93,13 @@ def generation_notes(p) -> list[str]:
             "whose noisy count is well above what noise alone reaches and preferring words that are rare in "
             "general English (public word frequencies); this is post-processing of a released value."
         )
+    if p.cluster_keywords:
+        notes.append(
+            f"Topic descriptions (co-keywords): in each cluster every document voted for at most {p.cluster_keywords} "
+            "of its own keywords among the most frequent released words; Gaussian noise was added to every cluster's "
+            "vote counts at once (charged above), and a cluster's words were released only where the noisy count "
+            "clears the noise level. Only these released words describe a cluster to the public row."
+        )
     if p.clip == "dclip":
         notes.append(
             "Token aggregation (DClip): each document of a cluster adds its log-probability difference to a public "
@@ -101,7 +110,7 @@ def generation_notes(p) -> list[str]:
     if p.public_prompt == "keyword":
         notes.append(
             "The public row of each cluster contains only public text: the rephrase instruction around the "
-            "cluster's released keyword (and the public task); never a private document."
+            "cluster's released keyword and released co-keywords (and the public task); never a private document."
         )
     elif p.public_prompt == "empty":
         notes.append("The public row of each cluster is the rephrase instruction around an empty document.")
