@@ -11,10 +11,11 @@
 #     privet --version, privet models, privet run on a tiny spec (demo clinic notes, small R/T/K),
 #     privet verify on the certificate it exported;
 #  4. starts the GUI under Xvfb (still no network), times it to the main window and saves a
-#     screenshot: once with the bundle's files evicted from the page cache ("cold") and once more
-#     right after ("warm").
+#     screenshot: GUI_RUNS times (default 3) with the bundle's files evicted from the page cache
+#     first ("cold"), each followed by a start right after ("warm").
 # Needs for the check only (not at run time): Xvfb, xdotool, ImageMagick (import), util-linux (unshare;
-# as a normal user it uses `unshare -rn`), python3 for the page-cache eviction (skipped without it).
+# as a normal user it uses `unshare -rn`), python3 for the page-cache eviction (skipped without it),
+# fincore (util-linux) to show it worked.
 # Exit status 0 = every step passed. The transcript goes to stdout; WORK_DIR keeps the files.
 set -uo pipefail
 archive=$(readlink -f "${1:?usage: smoke_check.sh ARCHIVE [WORK_DIR]}")
@@ -48,7 +49,8 @@ bundle=$(find "$work/unpacked" -mindepth 1 -maxdepth 1 -type d | head -1)
 say "bundle folder: $bundle ($(du -sh "$bundle" | cut -f1), $(find "$bundle" -type f | wc -l) files)"
 
 step "2. every file against the bundle's manifest"
-cd "$bundle/_internal" && check "sha256sum -c bundle-files.sha256" sha256sum -c --quiet bundle-files.sha256
+# The manifest's paths are relative to the bundle folder (./privet, ./_internal/...), as INSTALL.txt checks it.
+cd "$bundle" && check "sha256sum -c _internal/bundle-files.sha256" sha256sum -c --quiet _internal/bundle-files.sha256
 cd "$work"
 say "content SHA-256 (sha256 of the manifest): $(sha256sum "$bundle/_internal/bundle-files.sha256" | cut -d' ' -f1)"
 
@@ -126,15 +128,22 @@ fi
 
 step "4. desktop application under Xvfb (no network), time to the main window"
 # Start-up time = from launching ./privet gui to the main window ("Privet — private synthetic text")
-# being mapped on the X server (xdotool search --onlyvisible, polled every 50 ms).
-# cold: the bundle's files evicted from the page cache first (posix_fadvise DONTNEED on every file);
-# warm: the next start, files cached.
+# being mapped on the X server (xdotool search --onlyvisible --name, polled every 50 ms).
+# cold: the bundle's files evicted from the page cache first (posix_fadvise DONTNEED on every file, which
+# needs no root; fincore shows how much of the bundle was still cached before and after);
+# warm: the next start, files cached. GUI_RUNS (default 3) pairs of cold + warm starts.
 display=:97
 Xvfb $display -screen 0 1280x800x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
 xvfb=$!
 sleep 1
+cached_mb() {  # MB of the bundle's files in the page cache (fincore, util-linux), or "?" without fincore
+  command -v fincore >/dev/null || { echo "?"; return; }
+  find "$bundle" -type f -print0 | xargs -0 fincore -b -n -o RES 2>/dev/null \
+    | awk '{s += $1} END {printf "%.0f", s / 1048576}'
+}
 evict() {
   command -v python3 >/dev/null || { say "(python3 missing on the checking machine: cannot evict, 'cold' is not cold)"; return; }
+  local before; before=$(cached_mb)
   sync
   python3 - "$bundle" <<'PY'
 import os, sys
@@ -147,31 +156,47 @@ for root, _, files in os.walk(sys.argv[1]):
         except OSError:
             pass
 PY
+  say "   page cache: ${before} MB of the bundle cached before eviction, $(cached_mb) MB after"
 }
-gui_start() {  # gui_start LABEL
-  local label=$1 t0 t1 pid found=0
+window_shown() { DISPLAY=$display xdotool search --onlyvisible --name "^Privet — " >/dev/null 2>&1; }
+cold_times=(); warm_times=()
+gui_start() {  # gui_start LABEL RUN
+  local label=$1 run=$2 t0 t1 pid found=0 took
   t0=$(date +%s.%N)
-  sandbox DISPLAY=$display "${netns[@]}" ./privet gui >"$work/gui-$label.log" 2>&1 &
+  # exec: $! is then the application itself (unshare execs it), so the kill below reaches it
+  (exec env -i PATH="$sysbin" HOME="$home" LANG=C.UTF-8 DISPLAY=$display "${netns[@]}" ./privet gui) \
+    >"$work/gui-$label-$run.log" 2>&1 &
   pid=$!
   for _ in $(seq 1 1200); do  # up to 60 s
-    if DISPLAY=$display xdotool search --onlyvisible --name "Privet" >/dev/null 2>&1; then found=1; break; fi
+    if window_shown; then found=1; break; fi
     kill -0 $pid 2>/dev/null || break
     sleep 0.05
   done
   t1=$(date +%s.%N)
   if [ $found = 1 ]; then
-    say "-- GUI $label start: main window shown after $(printf '%.2f' "$(echo "$t1 - $t0" | bc)") s"
-    sleep 2
-    DISPLAY=$display import -window root "$work/gui-$label.png" && say "   screenshot: $work/gui-$label.png"
+    took=$(printf '%.2f' "$(echo "$t1 - $t0" | bc)")
+    say "-- GUI $label start $run: main window shown after $took s"
+    if [ "$label" = cold ]; then cold_times+=("$took"); else warm_times+=("$took"); fi
+    if [ "$run" = 1 ]; then
+      sleep 2
+      DISPLAY=$display import -window root "$work/gui-$label.png" && say "   screenshot: $work/gui-$label.png"
+    fi
   else
-    say "-- GUI $label start: NO main window within 60 s (log: $work/gui-$label.log)"; failures=$((failures + 1))
-    tail -5 "$work/gui-$label.log"
+    say "-- GUI $label start $run: NO main window within 60 s (log: $work/gui-$label-$run.log)"; failures=$((failures + 1))
+    tail -5 "$work/gui-$label-$run.log"
   fi
   kill $pid 2>/dev/null; wait $pid 2>/dev/null
+  for _ in $(seq 1 100); do window_shown || break; sleep 0.05; done  # the window is gone before the next start
+  if window_shown; then say "-- GUI $label start $run: the window stayed after the application was stopped"; failures=$((failures + 1)); fi
 }
-evict
-gui_start cold
-gui_start warm
+median() { [ $# -gt 0 ] || { echo "-"; return; }; printf '%s\n' "$@" | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+if window_shown; then say "-- a Privet window is already on display $display: stop it first"; failures=$((failures + 1)); fi
+for run in $(seq 1 "${GUI_RUNS:-3}"); do
+  evict
+  gui_start cold "$run"
+  gui_start warm "$run"
+done
+say "GUI start-up, main window shown: cold ${cold_times[*]:-none} s (median $(median "${cold_times[@]}")), warm ${warm_times[*]:-none} s (median $(median "${warm_times[@]}"))"
 kill $xvfb 2>/dev/null; wait $xvfb 2>/dev/null
 
 say ""

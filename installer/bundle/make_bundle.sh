@@ -26,7 +26,7 @@ bundle="$out/privet"
 
 echo "== PyInstaller (one folder, GPU=$gpu): a few minutes"
 rm -rf "$bundle"
-GPU=$gpu "$py" -m PyInstaller --noconfirm --clean --log-level WARN \
+GPU=$gpu "$py" -m PyInstaller --noconfirm --clean --log-level "${LOG_LEVEL:-WARN}" \
   --distpath "$out" --workpath "$work" "$here/privet.spec"
 
 echo "== desktop entry, icon, INSTALL.txt"
