@@ -8,8 +8,8 @@
 #  2. verifies every file against the bundle's manifest (INSTALL.txt step 3);
 #  3. runs the bundle with an empty environment, no Python on PATH, a fresh HOME and no network
 #     (env -i, a PATH that holds /usr/bin and /bin minus python*, unshare -n):
-#     privet --version, privet models, privet run on a tiny spec (demo clinic notes, small R/T/K),
-#     privet verify on the certificate it exported;
+#     privet --version, privet models, privet run on a tiny spec (demo clinic notes, small R/T/k) with
+#     each model backend (llama.cpp, transformers), privet verify on the certificate it exported;
 #  4. starts the GUI under Xvfb (still no network), times it to the main window and saves a
 #     screenshot: GUI_RUNS times (default 3) with the bundle's files evicted from the page cache
 #     first ("cold"), each followed by a start right after ("warm").
@@ -70,16 +70,20 @@ cd "$bundle"
 check "privet --version" sandbox "${netns[@]}" ./privet --version
 check "privet models" sandbox "${netns[@]}" ./privet models
 
-# A tiny run: 60 of the demo clinic notes (public, invented), DP-SynRAG with small R, T, K, k, llama.cpp.
+# Tiny runs on the demo clinic notes (600 public, invented notes): DP-SynRAG with small R, T, k, once on
+# each language-model backend the bundle ships: transformers (torch; what "auto" picks on a CPU) and
+# llama.cpp. A run must write at least one synthetic document, so the model really generated text.
 demo="$bundle/_internal/resources/demo"
-head -n 61 "$demo/clinic/notes.csv" > "$work/tiny_notes.csv"
-cat > "$work/tiny_run.toml" <<TOML
-# Smoke check: DP-SynRAG on 60 demo notes with a tiny setting (seconds, not a useful corpus).
+cp "$demo/clinic/notes.csv" "$work/demo_notes.csv"
+tiny_run() {  # tiny_run BACKEND RELEASE_FOLDER
+  local backend=$1 release=$2 spec="$work/tiny_run_$1.toml" docs
+  cat > "$spec" <<TOML
+# Smoke check: DP-SynRAG on the demo notes with a tiny setting (a few documents, not a useful corpus).
 method = "dp_synrag"
 task = "Answer patients' questions about which disease matches their symptoms."
 
 [data]
-path = "tiny_notes.csv"
+path = "demo_notes.csv"
 text_column = "note"
 id_column = "id"
 person_column = "patient"
@@ -89,20 +93,23 @@ epsilon = 10.0
 
 [llm]
 source = "default"
-backend = "llamacpp"
+backend = "$backend"
 device = "cpu"
 
 [embedder]
 source = "default"
 
 [dp_synrag]
-K = 4
-R = 3
-L = 2
+K = 2
+R = ${SMOKE_R:-2}
+L = 1
 k = 5
-T = 6
-min_cluster_size = 2
-public_anchor = true
+T = ${SMOKE_T:-6}
+hist_fraction = 0.3
+keywords = "vocabulary"
+topic_words = "specific"
+refine = false
+answer_start = "keyword"
 self_filter = false
 max_prompt_tokens = 128
 domain_lists = ["$demo/../vocab/medical_demo_domain.txt"]
@@ -112,7 +119,16 @@ custodian = "Smoke check"
 organisation = "Privet bundle smoke check (public demo data)"
 irb_protocol = "SMOKE-0001"
 TOML
-check "privet run (tiny spec)" sandbox "${netns[@]}" ./privet run "$work/tiny_run.toml" --output "$work/release" --quiet
+  # (into a file, not a pipe: check counts failures in this shell)
+  check "privet run (tiny spec, $backend)" sandbox "${netns[@]}" ./privet run "$spec" --output "$release" --quiet \
+    >"$work/run-$backend.txt" 2>&1
+  cat "$work/run-$backend.txt"
+  docs=$(sed -n 's/^Synthetic documents: \([0-9]*\).*/\1/p' "$work/run-$backend.txt")
+  if [ "${docs:-0}" -ge 1 ]; then say "-- $backend wrote $docs synthetic document(s)"
+  else say "-- $backend wrote no synthetic document"; failures=$((failures + 1)); fi
+}
+tiny_run llamacpp "$work/release-llamacpp"
+tiny_run transformers "$work/release"
 say "release: $(ls "$work/release" 2>/dev/null | tr '\n' ' ')"
 cert="$work/release/certificate.json"
 if [ -f "$cert" ]; then
