@@ -159,7 +159,7 @@ def test_spec_and_scripts_are_in_place():
     assert (REPO / "resources" / "icons" / "privet.png").is_file()
 
 
-SMOKE_CHECK_SECONDS = 3000  # two tiny pipeline runs + six GUI starts: 17 min on a loaded 2-core machine
+SMOKE_CHECK_SECONDS = 3000  # two tiny pipeline runs + six GUI starts: 14-24 min on a loaded 2-core machine
 
 
 @pytest.mark.slow
