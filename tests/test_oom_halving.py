@@ -48,14 +48,22 @@ class OomAbove:
         return OomSession(self._llm.start_logits(prompt_ids), self.limit)
 
 
-def test_engine_halves_the_wave_on_out_of_memory_and_finishes_every_group():
+def two_row_groups(n_groups: int, limit: int, max_new_tokens: int, seed: int):
+    """n groups of two tiny-model rows each, on an engine whose sessions fail above ``limit`` rows."""
     llm = load_language_model(ModelChoice(source="tiny-random", device="cpu"))
-    prompts = llm.chat_prompt_ids([f"Note {i}: cough and fever since day {i}." for i in range(8)], 32)
-    groups = [PredictionGroup(g, (tuple(prompts[2 * g]), tuple(prompts[2 * g + 1]))) for g in range(4)]
-    wrapped = OomAbove(llm, limit=3)
+    prompts = llm.chat_prompt_ids([f"Note {i}: cough and fever since day {i}." for i in range(2 * n_groups)], 32)
+    groups = [PredictionGroup(g, (tuple(prompts[2 * g]), tuple(prompts[2 * g + 1]))) for g in range(n_groups)]
+    wrapped = OomAbove(llm, limit=limit)
     engine = PrivatePredictionEngine(
-        wrapped, EngineConfig(max_new_tokens=4, clip=1.0, tau=1.0, max_rows=8), TokenSampler(1.0, test_mode_torch_generator(3))
+        wrapped,
+        EngineConfig(max_new_tokens=max_new_tokens, clip=1.0, tau=1.0, max_rows=8),
+        TokenSampler(1.0, test_mode_torch_generator(seed)),
     )
+    return groups, wrapped, engine
+
+
+def test_engine_halves_the_wave_on_out_of_memory_and_finishes_every_group():
+    groups, wrapped, engine = two_row_groups(4, limit=3, max_new_tokens=4, seed=3)
     results = engine.run(groups)
 
     assert sorted(results) == [0, 1, 2, 3]  # the same groups, each finished once
@@ -68,13 +76,7 @@ def test_engine_halves_the_wave_on_out_of_memory_and_finishes_every_group():
 
 
 def test_after_halving_the_waves_still_pending_are_repacked_and_fail_no_more():
-    llm = load_language_model(ModelChoice(source="tiny-random", device="cpu"))
-    prompts = llm.chat_prompt_ids([f"Note {i}: chills on day {i}." for i in range(16)], 32)
-    groups = [PredictionGroup(g, (tuple(prompts[2 * g]), tuple(prompts[2 * g + 1]))) for g in range(8)]
-    wrapped = OomAbove(llm, limit=4)
-    engine = PrivatePredictionEngine(
-        wrapped, EngineConfig(max_new_tokens=3, clip=1.0, tau=1.0, max_rows=8), TokenSampler(1.0, test_mode_torch_generator(5))
-    )
+    groups, wrapped, engine = two_row_groups(8, limit=4, max_new_tokens=3, seed=5)
     results = engine.run(groups)
     assert sorted(results) == list(range(8))
     assert wrapped.waves == [8, 4, 4, 4, 4]  # one failure, then every wave at the halved size
