@@ -30,7 +30,7 @@ from core import __version__
 from core.bundle import bundle_info
 from core.certificate.privacy_record import PrivacyRecord
 from core.checkpoints import Checkpoints
-from core.compute.factory import engine_factory
+from core.compute.factory import engine_factory, unit_work
 from core.corpus import Corpus, DatasetIdentity, dataset_fingerprint, dataset_identity, load_corpus
 from core.errors import PrivetError
 from core.estimate import estimate
@@ -293,6 +293,7 @@ def run_pipeline(
         max_prompt_tokens=spec.dp_synrag.max_prompt_tokens,
         batch_rows=wave_rows(spec, models.llm),
         engine_factory=engine_factory(spec.compute, spec.llm, spec.test_mode_seed),
+        unit_work=unit_work(spec.compute, spec.llm, spec.embedder),
     )
     documents, diagnostics, notes = method.run(corpus, spec, delta, ctx)
 

@@ -13,11 +13,12 @@ import pytest
 import torch
 from test_pipeline import tiny_spec
 
-from core.compute.factory import check_compute, engine_factory
+from core.compute.factory import check_compute, engine_factory, unit_work
 from core.errors import PrivetError
 from core.ledger import Ledger
 from core.methods.private_prediction import EngineConfig, PredictionGroup, PrivatePredictionEngine
-from core.models.registry import load_language_model
+from core.methods.dp_synrag.algorithm import generate_greedy
+from core.models.registry import load_embedder, load_language_model
 from core.pipeline import run_pipeline
 from core.privacy.mechanisms import TokenSampler
 from core.privacy.randomness import test_mode_torch_generator
@@ -32,12 +33,46 @@ SEED = 4321
 def test_local_backend_needs_no_ray(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # importing ray would fail
     assert engine_factory(ComputeSpec(), TINY, None) is None
+    assert unit_work(ComputeSpec(), TINY, TINY) is None
 
 
 def test_missing_ray_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(PrivetError, match="Ray is not installed"):
         engine_factory(ComputeSpec(backend="ray", workers=2), TINY, None)
+    with pytest.raises(PrivetError, match="Ray is not installed"):
+        unit_work(ComputeSpec(backend="ray", workers=2), TINY, TINY)
+
+
+class Advances:
+    def __init__(self) -> None:
+        self.done = 0
+
+    def advance(self, n: int) -> None:
+        self.done += n
+
+
+class RecordingUnitWork:
+    """Stands in for the Ray pool: answers with the local model and records how it was asked."""
+
+    def __init__(self, llm) -> None:
+        self.llm = llm
+        self.calls: list[tuple[int, int, int]] = []
+
+    def generate(self, messages, max_new_tokens, batch, progress=None):
+        self.calls.append((len(messages), max_new_tokens, batch))
+        return generate_greedy(messages, self.llm, None, max_new_tokens, progress)
+
+
+def test_greedy_generation_goes_to_the_unit_work_when_there_is_one():
+    llm = load_language_model(TINY)
+    messages = [f"List the keywords of note {i}." for i in range(20)]
+    here = Advances()
+    local = generate_greedy(messages, llm, None, 4, here)
+    assert here.done == 20 and len(local) == 20
+    work = RecordingUnitWork(llm)
+    assert generate_greedy(messages, llm, work, 4, Advances()) == local
+    assert work.calls == [(20, 4, 16)]  # all messages at once, with the single-process batch size
 
 
 @pytest.mark.parametrize(
@@ -70,7 +105,7 @@ def test_keyed_test_mode_sampling_does_not_depend_on_batch_company():
 @pytest.fixture(scope="module")
 def local_ray():
     ray = pytest.importorskip("ray", reason="Ray is not installed: `make setup-cluster` (ray==2.60.0, the 'cluster' extra)")
-    from core.compute.ray_engine import start_ray
+    from core.compute.ray_pool import start_ray
 
     started = start_ray("")
     yield ray
@@ -113,16 +148,50 @@ def test_two_ray_workers_write_the_same_texts_and_survive_a_killed_worker(local_
 
 
 @pytest.mark.slow
+def test_keywords_and_embeddings_on_two_ray_workers_equal_the_single_process_ones(local_ray):
+    ray = local_ray
+    from core.compute import ray_units
+    from core.compute.ray_units import RayUnitWork
+
+    llm, embedder = load_language_model(TINY), load_embedder(TINY)
+    messages = [f"List the keywords of note {i}: fever, cough and rash on day {i}." for i in range(40)]
+    local = generate_greedy(messages, llm, None, 6, Advances(), batch=4)
+    local_embeddings = embedder.embed(messages, batch_size=4)
+
+    work = RayUnitWork(ComputeSpec("ray", "", 2), TINY, TINY)
+    progress = Advances()
+    killed = []
+    real_advance = progress.advance
+
+    def advance_and_kill_once(n: int) -> None:  # a worker dies after the first chunk comes back
+        real_advance(n)
+        if not killed:
+            killed.append(work.workers[0])
+            ray.kill(work.workers[0], no_restart=True)
+
+    progress.advance = advance_and_kill_once
+    progress.check_cancel = lambda: None
+    assert ray_units.BATCHES_PER_CHUNK * 4 < len(messages)  # more than one chunk, so work is shared
+    assert work.generate(messages, 6, 4, progress) == local
+    assert killed and progress.done == len(messages)
+    sharded = work.embed(messages, batch_size=4)
+    assert sharded.shape == local_embeddings.shape
+    assert torch.allclose(torch.from_numpy(sharded), torch.from_numpy(local_embeddings), atol=1e-6)
+
+
+@pytest.mark.slow
 def test_pipeline_on_ray_matches_the_single_process_run_and_charges_once(tmp_path, local_ray):
-    local = tiny_spec(tmp_path)
+    # LLM keywords and the refinement's embeddings are sharded too (refine is on in tiny_spec).
+    local = tiny_spec(tmp_path, keywords="llm")
     local.test_mode_seed = SEED
     first = run_pipeline(local)
-    sharded_spec = tiny_spec(tmp_path)
+    sharded_spec = tiny_spec(tmp_path, keywords="llm")
     sharded_spec.test_mode_seed = SEED
     sharded_spec.compute = ComputeSpec(backend="ray", workers=2)
     second = run_pipeline(sharded_spec)
 
     assert first.synthetic_path.read_text() == second.synthetic_path.read_text()
+    assert first.synthetic_path.read_text().strip()  # it wrote something to compare
     entries = Ledger().entries(first.record.dataset_fingerprint)
 
     def charges(run_id: str) -> list[tuple[str, float]]:

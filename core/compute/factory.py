@@ -2,7 +2,8 @@
 
 ``backend = "local"`` (the default) returns None: the method builds the single-process
 ``PrivatePredictionEngine`` itself and nothing imports Ray. ``backend = "ray"`` returns a factory
-that builds a :class:`core.compute.ray_engine.RayPredictionEngine` with the same call signature.
+that builds a :class:`core.compute.ray_engine.RayPredictionEngine` with the same call signature,
+and :func:`unit_work` the Ray pool for keyword extraction and embedding.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ def engine_factory(compute: ComputeSpec, llm_choice: ModelChoice, test_seed: int
     check_compute(compute)
     if compute.backend == "local":
         return None
-    from core.compute.ray_engine import RayPredictionEngine, import_ray
+    from core.compute.ray_engine import RayPredictionEngine
+    from core.compute.ray_pool import import_ray
 
     import_ray()  # fail before any budget is charged when Ray is missing
 
@@ -50,3 +52,16 @@ def engine_factory(compute: ComputeSpec, llm_choice: ModelChoice, test_seed: int
         return RayPredictionEngine(compute, llm_choice, config, sampler.tau, test_seed)
 
     return make
+
+
+def unit_work(compute: ComputeSpec, llm_choice: ModelChoice, embedder_choice: ModelChoice):
+    """None for this process; otherwise keyword extraction and embedding over Ray actors
+    (:class:`core.compute.ray_units.RayUnitWork`)."""
+    check_compute(compute)
+    if compute.backend == "local":
+        return None
+    from core.compute.ray_pool import import_ray
+    from core.compute.ray_units import RayUnitWork
+
+    import_ray()
+    return RayUnitWork(compute, llm_choice, embedder_choice)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from collections.abc import Iterable
-from typing import Callable, Protocol
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from core.privacy.accountant import PrivacyEvent
 from core.privacy.conversion import rho_to_eps
 from core.privacy.mechanisms import SAMPLER_DESCRIPTIONS, TokenSampler
 from core.privacy.randomness import secure_rng, test_mode_rng, test_mode_torch_generator
-from core.progress import Reporter
+from core.progress import Reporter, StageProgress
 from core.runspec import RunSpec
 
 COMMON_NOTES = (
@@ -99,6 +99,20 @@ class SyntheticDoc:
     group: int
 
 
+class UnitWork(Protocol):
+    """Per-unit model work done elsewhere (``core.compute.ray_units``), with the same results as here."""
+
+    def generate(
+        self, messages: Sequence[str], max_new_tokens: int, batch: int, progress: StageProgress | None = None
+    ) -> list[str]:
+        """Greedy answers, ``batch`` messages per model call, in order."""
+        ...
+
+    def embed(self, texts: Sequence[str], batch_size: int = 64, progress: StageProgress | None = None) -> np.ndarray:
+        """Embeddings, one row per text, in order."""
+        ...
+
+
 @dataclass
 class MethodContext:
     """Everything a method needs besides the units. Built by ``core.pipeline``.
@@ -117,6 +131,7 @@ class MethodContext:
     max_prompt_tokens: int = 256
     batch_rows: int = 256
     engine_factory: Callable | None = None  # core.compute: private prediction elsewhere (e.g. Ray); None = here
+    unit_work: UnitWork | None = None  # core.compute: keywords and embeddings elsewhere (e.g. Ray); None = here
     _test_rng: np.random.Generator | None = field(default=None, repr=False)
 
     def test_rng(self) -> np.random.Generator | None:

@@ -36,7 +36,7 @@ from typing import Sequence
 import numpy as np
 
 from core.corpus import Unit
-from core.methods.base import MethodContext, SyntheticDoc
+from core.methods.base import MethodContext, SyntheticDoc, UnitWork
 from core.methods.dp_synrag.self_filter import run_self_filter
 from core.methods.dp_synrag.vocabulary import Vocabulary, english_zipf, postprocess_keywords, specific_entries
 from core.methods.private_prediction import (
@@ -83,25 +83,40 @@ def extract_keywords(
     call, and robust with small models, which tend to echo the document instead of listing
     keywords.
     """
+    if extractor not in ("vocabulary", "llm"):
+        raise ValueError(f"unknown keyword extractor {extractor!r}")
     progress = StageProgress(ctx.reporter, "keywords", len(units)).start("Finding each document's keywords")
     keywords: list[list[str]] = []
     if extractor == "vocabulary":
         for unit in units:
             keywords.append(specific_entries(unit.text, vocab, K))
             progress.advance(1)
-        progress.finish()
-        return keywords
-    if extractor != "llm":
-        raise ValueError(f"unknown keyword extractor {extractor!r}")
-    batch = 16  # decoding is memory-bound: wider batches cost little more per step
-    for start in range(0, len(units), batch):
-        chunk = units[start : start + batch]
-        prompts = [render("keywords", K=K, document=_truncate(u.text)) for u in chunk]
-        answers = llm.generate(prompts, max_new_tokens=6 * K + 4, temperature=0.0)
-        keywords.extend(postprocess_keywords(a, vocab, K) for a in answers)
-        progress.advance(len(chunk))
+    else:
+        prompts = [render("keywords", K=K, document=_truncate(u.text)) for u in units]
+        answers = generate_greedy(prompts, llm, ctx.unit_work, 6 * K + 4, progress)
+        keywords = [postprocess_keywords(a, vocab, K) for a in answers]
     progress.finish()
     return keywords
+
+
+def generate_greedy(
+    messages: Sequence[str],
+    llm: LanguageModel,
+    unit_work: UnitWork | None,
+    max_new_tokens: int,
+    progress: StageProgress,
+    batch: int = 16,  # decoding is memory-bound: wider batches cost little more per step
+) -> list[str]:
+    """Greedy answers, ``batch`` messages per model call: here, or sharded over compute workers
+    (``core.compute``) in the same batches, so with the same answers."""
+    if unit_work is not None:
+        return unit_work.generate(messages, max_new_tokens, batch, progress)
+    answers: list[str] = []
+    for start in range(0, len(messages), batch):
+        chunk = list(messages[start : start + batch])
+        answers.extend(llm.generate(chunk, max_new_tokens=max_new_tokens, temperature=0.0))
+        progress.advance(len(chunk))
+    return answers
 
 
 def keyword_histogram(keywords: Sequence[Sequence[str]], vocab: Vocabulary) -> np.ndarray:
@@ -467,8 +482,11 @@ def run_dp_synrag(
         selected = [list(members) for members in clusters]
     else:
         progress = StageProgress(ctx.reporter, "embedding", len(units)).start("Embedding documents")
-        embeddings = ctx.embedder.embed([u.text for u in units])
-        progress.advance(len(units))
+        if ctx.unit_work is not None:  # sharded over compute workers (core/compute)
+            embeddings = ctx.unit_work.embed([u.text for u in units], progress=progress)
+        else:
+            embeddings = ctx.embedder.embed([u.text for u in units])
+            progress.advance(len(units))
         progress.finish()
         if cp.has("retrieval"):
             released = cp.load("retrieval")
