@@ -50,6 +50,7 @@ from core.runspec import RunSpec
 SYNTHETIC_JSONL = "synthetic.jsonl"
 SYNTHETIC_CSV = "synthetic.csv"
 RUN_FILE = "run.json"
+COMPUTE_SPILL = "compute-spill"  # where a Ray started for this run spills objects (core/compute/ray_pool.py)
 # Spec fields a resume may change. They say where the release goes and who signs it, where the data
 # file lies (its content is checked by fingerprint), and how much memory and which device are used;
 # none of them changes what a stage draws or what it costs. Any other difference refuses the resume.
@@ -292,8 +293,8 @@ def run_pipeline(
         test_seed=spec.test_mode_seed,
         max_prompt_tokens=spec.dp_synrag.max_prompt_tokens,
         batch_rows=wave_rows(spec, models.llm),
-        engine_factory=engine_factory(spec.compute, spec.llm, spec.test_mode_seed),
-        unit_work=unit_work(spec.compute, spec.llm, spec.embedder),
+        engine_factory=engine_factory(spec.compute, spec.llm, spec.test_mode_seed, run_dir / COMPUTE_SPILL),
+        unit_work=unit_work(spec.compute, spec.llm, spec.embedder, run_dir / COMPUTE_SPILL),
     )
     documents, diagnostics, notes = method.run(corpus, spec, delta, ctx)
 

@@ -44,6 +44,28 @@ def test_missing_ray_is_a_clear_error(monkeypatch):
         unit_work(ComputeSpec(backend="ray", workers=2), TINY, TINY)
 
 
+def test_a_ray_started_for_a_run_spills_into_a_private_folder_of_the_run(tmp_path, monkeypatch):
+    from core.compute import ray_pool
+
+    calls = []
+
+    class FakeRay:
+        def is_initialized(self) -> bool:
+            return False
+
+        def init(self, **kwargs) -> None:
+            calls.append(kwargs)
+
+    monkeypatch.setattr(ray_pool, "import_ray", FakeRay)
+    spill = tmp_path / "run" / "compute-spill"
+    assert ray_pool.start_ray("", spill) is True
+    assert calls[-1]["object_spilling_directory"] == str(spill)
+    assert calls[-1]["_node_ip_address"] == "127.0.0.1" and calls[-1]["include_dashboard"] is False
+    assert spill.is_dir() and spill.stat().st_mode & 0o077 == 0  # private: owner only
+    ray_pool.start_ray("auto", spill)  # an existing cluster spills where its own configuration says
+    assert "object_spilling_directory" not in calls[-1] and calls[-1]["address"] == "auto"
+
+
 class Advances:
     def __init__(self) -> None:
         self.done = 0
@@ -171,7 +193,7 @@ def test_keywords_and_embeddings_on_two_ray_workers_equal_the_single_process_one
 
     progress.advance = advance_and_kill_once
     progress.check_cancel = lambda: None
-    assert ray_units.BATCHES_PER_CHUNK * 4 < len(messages)  # more than one chunk, so work is shared
+    assert len(messages) > ray_units.BATCHES_PER_CHUNK * 4  # more than one chunk, so work is shared
     assert work.generate(messages, 6, 4, progress) == local
     assert killed and progress.done == len(messages)
     sharded = work.embed(messages, batch_size=4)

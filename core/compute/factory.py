@@ -8,6 +8,7 @@ and :func:`unit_work` the Ray pool for keyword extraction and embedding.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable
 
 from core.errors import PrivetError
@@ -38,8 +39,11 @@ def check_compute(compute: ComputeSpec) -> None:
         )
 
 
-def engine_factory(compute: ComputeSpec, llm_choice: ModelChoice, test_seed: int | None) -> EngineFactory | None:
-    """None for the single-process engine; otherwise a factory for the Ray engine."""
+def engine_factory(
+    compute: ComputeSpec, llm_choice: ModelChoice, test_seed: int | None, spill_dir: Path | None = None
+) -> EngineFactory | None:
+    """None for the single-process engine; otherwise a factory for the Ray engine (a Ray started
+    here spills into ``spill_dir``, a folder inside the run folder)."""
     check_compute(compute)
     if compute.backend == "local":
         return None
@@ -49,12 +53,14 @@ def engine_factory(compute: ComputeSpec, llm_choice: ModelChoice, test_seed: int
     import_ray()  # fail before any budget is charged when Ray is missing
 
     def make(llm: LanguageModel, config, sampler) -> RayPredictionEngine:
-        return RayPredictionEngine(compute, llm_choice, config, sampler.tau, test_seed)
+        return RayPredictionEngine(compute, llm_choice, config, sampler.tau, test_seed, spill_dir)
 
     return make
 
 
-def unit_work(compute: ComputeSpec, llm_choice: ModelChoice, embedder_choice: ModelChoice):
+def unit_work(
+    compute: ComputeSpec, llm_choice: ModelChoice, embedder_choice: ModelChoice, spill_dir: Path | None = None
+):
     """None for this process; otherwise keyword extraction and embedding over Ray actors
     (:class:`core.compute.ray_units.RayUnitWork`)."""
     check_compute(compute)
@@ -64,4 +70,4 @@ def unit_work(compute: ComputeSpec, llm_choice: ModelChoice, embedder_choice: Mo
     from core.compute.ray_units import RayUnitWork
 
     import_ray()
-    return RayUnitWork(compute, llm_choice, embedder_choice)
+    return RayUnitWork(compute, llm_choice, embedder_choice, spill_dir)

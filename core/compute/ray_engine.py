@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Callable, Sequence
 
 from core.compute.ray_pool import RayPool
@@ -67,9 +68,16 @@ class RayPredictionEngine:
     """Drop-in for ``PrivatePredictionEngine.run`` that spreads the waves over Ray actors."""
 
     def __init__(
-        self, compute: ComputeSpec, llm: ModelChoice, config: EngineConfig, tau: float, test_seed: int | None
+        self,
+        compute: ComputeSpec,
+        llm: ModelChoice,
+        config: EngineConfig,
+        tau: float,
+        test_seed: int | None,
+        spill_dir: Path | None = None,
     ) -> None:
         self.compute = compute
+        self.spill_dir = spill_dir
         self.llm_choice = llm
         self.config = config
         self.tau = tau
@@ -101,7 +109,7 @@ class RayPredictionEngine:
                 if progress:
                     progress.advance(1)
 
-        self.pool = RayPool(self.compute, PredictionWorker, self._setup, self.llm_choice.device)
+        self.pool = RayPool(self.compute, PredictionWorker, self._setup, self.llm_choice.device, self.spill_dir)
         try:
             with self.pool as pool:
                 pool.run(waves, lambda worker, wave: worker.run.remote(wave), finished, progress)

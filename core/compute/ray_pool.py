@@ -15,9 +15,11 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from core.errors import PrivetError
+from core.private_files import private_folder
 from core.progress import StageProgress
 from core.runspec import ComputeSpec
 
@@ -37,8 +39,12 @@ def import_ray():
     return ray
 
 
-def start_ray(address: str) -> bool:
-    """Connect to Ray; returns True when this call started it (and so should stop it)."""
+def start_ray(address: str, spill_dir: Path | None = None) -> bool:
+    """Connect to Ray; returns True when this call started it (and so should stop it).
+
+    A Ray started here spills objects it cannot keep in memory (the private units and prompts the
+    workers are sent) into ``spill_dir``, a private folder inside the run folder, never into Ray's
+    default temporary folder. An existing cluster spills where its own configuration says."""
     ray = import_ray()
     if ray.is_initialized():
         return False
@@ -47,11 +53,13 @@ def start_ray(address: str) -> bool:
         if address:
             ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
         else:  # a private Ray on this machine: no dashboard, no usage statistics, nothing listening outside
+            spill = {"object_spilling_directory": str(private_folder(spill_dir))} if spill_dir else {}
             ray.init(
                 include_dashboard=False,
                 logging_level=logging.WARNING,
                 log_to_driver=False,
                 _node_ip_address="127.0.0.1",
+                **spill,
             )
     except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError ...
         raise PrivetError(
@@ -151,8 +159,16 @@ def drive(
 class RayPool:
     """Ray started (or reached) and ``count`` actors for the duration of a ``with`` block."""
 
-    def __init__(self, compute: ComputeSpec, actor_class: type, make_setup: Callable[[bool], Any], device: str) -> None:
+    def __init__(
+        self,
+        compute: ComputeSpec,
+        actor_class: type,
+        make_setup: Callable[[bool], Any],
+        device: str,
+        spill_dir: Path | None = None,
+    ) -> None:
         self.compute = compute
+        self.spill_dir = spill_dir
         self.actor_class = actor_class
         self.make_setup = make_setup  # uses_gpu -> the actors' setup
         self.device = device
@@ -162,7 +178,7 @@ class RayPool:
 
     def __enter__(self) -> "RayPool":
         self.ray = import_ray()
-        self._started = start_ray(self.compute.address)
+        self._started = start_ray(self.compute.address, self.spill_dir)
         try:
             gpus = cluster_gpus(self.ray)
             count = worker_count(self.compute, gpus)

@@ -13,6 +13,7 @@ embeddings), from the same local files as the driver.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -68,8 +69,11 @@ def chunked(items: Sequence[Any], size: int) -> list[list[Any]]:
 class RayUnitWork:
     """Keyword generation and embedding over a pool of Ray actors (``MethodContext.unit_work``)."""
 
-    def __init__(self, compute: ComputeSpec, llm: ModelChoice, embedder: ModelChoice) -> None:
+    def __init__(
+        self, compute: ComputeSpec, llm: ModelChoice, embedder: ModelChoice, spill_dir: Path | None = None
+    ) -> None:
         self.compute = compute
+        self.spill_dir = spill_dir
         self.llm_choice = llm
         self.embedder_choice = embedder
         self.pool: RayPool | None = None
@@ -90,7 +94,7 @@ class RayUnitWork:
             if progress:
                 progress.advance(count(payloads[index]))
 
-        self.pool = RayPool(self.compute, UnitWorker, self._setup, device)
+        self.pool = RayPool(self.compute, UnitWorker, self._setup, device, self.spill_dir)
         try:
             with self.pool as pool:
                 pool.run(payloads, submit, finished, progress)

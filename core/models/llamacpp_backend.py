@@ -12,6 +12,9 @@ cache freed with the bundled version's sequence-removal call (``llama_memory_seq
 the older ``llama_kv_self_seq_rm`` / ``llama_kv_cache_seq_rm`` are used when that is what the
 installed version offers). llama.cpp holds at most 256 sequences per context, so a batch of more
 rows is spread over several contexts ("shards") that share the loaded weights.
+
+On the CPU, a file whose weight type has no fast batched CPU kernel in llama.cpp (Q4_1, the packaged
+file's type) runs from a Q8_0 copy made once in the model cache (``gguf_cpu.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import torch
 
 from core.errors import ModelError
 from core.models.chat import ChatTokenizer
+from core.models.gguf_cpu import cpu_copy, slow_on_cpu
 from core.models.transformers_backend import sample_next
 from core.privacy.randomness import secure_torch_generator
 
@@ -225,8 +229,27 @@ class LlamaCppLanguageModel:
     def __init__(self, gguf: Path, tokenizer, name: str, offload: str) -> None:
         llama_cpp = import_llama_cpp()
         self._lib = llama_cpp
+        self.llm = self._load(gguf, offload)
+        self.weights_file = gguf  # the file whose weights run (a cached CPU copy, see gguf_cpu.py)
+        if not offload.startswith("cuda") and slow_on_cpu(llama_cpp, self._file_type()):
+            copy = cpu_copy(llama_cpp, gguf)
+            if copy is not None:
+                self.llm.close()
+                self.llm = self._load(copy, offload)
+                self.weights_file = copy
+        self.name = name
+        self.device = "cpu"  # where the logits tensors live; the weights may be offloaded
+        self.offload = offload
+        self.chat = ChatTokenizer(tokenizer, int(self.llm.token_eos()))
+        self.eos_token_ids = self.chat.eos_token_ids
+        self.vocab_size = int(self.llm.n_vocab())
+        self.max_context = N_CTX
+        self._threads = os.cpu_count() or 1
+        self._contexts: list[BatchContext] = []  # contexts of the batched sessions, reused across waves
+
+    def _load(self, gguf: Path, offload: str):
         try:
-            self.llm = llama_cpp.Llama(
+            return self._lib.Llama(
                 model_path=str(gguf),
                 n_ctx=N_CTX,
                 n_threads=os.cpu_count() or 1,
@@ -238,15 +261,13 @@ class LlamaCppLanguageModel:
             raise ModelError(
                 f"llama.cpp could not load {gguf}: {exc}", "Check that the file is a complete GGUF model."
             ) from exc
-        self.name = name
-        self.device = "cpu"  # where the logits tensors live; the weights may be offloaded
-        self.offload = offload
-        self.chat = ChatTokenizer(tokenizer, int(self.llm.token_eos()))
-        self.eos_token_ids = self.chat.eos_token_ids
-        self.vocab_size = int(self.llm.n_vocab())
-        self.max_context = N_CTX
-        self._threads = os.cpu_count() or 1
-        self._contexts: list[BatchContext] = []  # contexts of the batched sessions, reused across waves
+
+    def _file_type(self) -> int:
+        """The GGUF's weight type (``general.file_type``, a ``LLAMA_FTYPE_*`` value; -1 if unstated)."""
+        try:
+            return int(self.llm.metadata.get("general.file_type", -1))
+        except (TypeError, ValueError):
+            return -1
 
     # -- low-level helpers used by the session ------------------------------------------
     def check_length(self, n_tokens: int) -> None:
