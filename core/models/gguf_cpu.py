@@ -55,6 +55,7 @@ def cpu_copy(lib, gguf: Path) -> Path | None:
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}-")
     os.close(fd)
     tmp = Path(tmp_name)
+    log.info("Re-encoding %s as Q8_0 for batched decoding on the CPU (once; kept in the model cache).", gguf.name)
     try:
         params = lib.llama_model_quantize_default_params()
         params.ftype = int(getattr(lib, CPU_TYPE))
