@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from core.compute.ray_pool import RayPool
-from core.methods.private_prediction import EngineConfig, GroupOutput, PredictionGroup, pack_waves
+from core.methods.private_prediction import EngineConfig, GroupOutput, PredictionGroup, deliver, pack_waves
 from core.progress import StageProgress
 from core.runspec import ComputeSpec, ModelChoice
 
@@ -102,12 +102,7 @@ class RayPredictionEngine:
         results: dict[int, GroupOutput] = {}
 
         def finished(_index: int, outputs: list[GroupOutput]) -> None:
-            for out in outputs:
-                results[out.gid] = out
-                if on_group_done:
-                    on_group_done(out)
-                if progress:
-                    progress.advance(1)
+            deliver(outputs, results, on_group_done, progress)
 
         self.pool = RayPool(self.compute, PredictionWorker, self._setup, self.llm_choice.device, self.spill_dir)
         try:

@@ -115,6 +115,21 @@ def pack_waves(groups: Sequence[PredictionGroup], max_rows: int, anchor: bool) -
     return waves
 
 
+def deliver(
+    outputs: Sequence[GroupOutput],
+    results: dict[int, GroupOutput],
+    on_group_done: Callable[[GroupOutput], None] | None,
+    progress: StageProgress | None,
+) -> None:
+    """Record finished groups, hand each to the caller (checkpoint, preview) and advance the bar."""
+    for out in outputs:
+        results[out.gid] = out
+        if on_group_done:
+            on_group_done(out)
+        if progress:
+            progress.advance(1)
+
+
 class PrivatePredictionEngine:
     """Runs private prediction for many groups, batched, on one language model."""
 
@@ -147,12 +162,7 @@ class PrivatePredictionEngine:
                 unfinished = list(wave) + [g for w in pending for g in w]
                 pending = list(pack_waves(unfinished, half, self.config.public_anchor))
                 continue
-            for out in outputs:
-                results[out.gid] = out
-                if on_group_done:
-                    on_group_done(out)
-                if progress:
-                    progress.advance(1)
+            deliver(outputs, results, on_group_done, progress)
         return results
 
     def _run_wave(self, wave: Sequence[PredictionGroup], progress: StageProgress | None) -> list[GroupOutput]:
