@@ -104,3 +104,28 @@ def test_on_the_cpu_the_q4_1_file_runs_from_one_cached_q8_0_copy_with_near_equal
     total_variation = 0.5 * float((torch.softmax(copy_logits, -1) - torch.softmax(source_logits, -1)).abs().sum())
     assert total_variation < 0.1
     assert int(copy_logits.argmax()) == int(source_logits.argmax())
+
+
+def test_without_a_writable_cache_the_file_is_used_as_it_is(cpp, monkeypatch, tmp_path):
+    from core.models import gguf_cpu
+
+    source = resolve_model(ModelChoice(backend="llamacpp", device="cpu")).location
+
+    def read_only_cache():
+        raise PermissionError("read-only file system")
+
+    monkeypatch.setattr(gguf_cpu, "model_cache_root", read_only_cache)
+    assert gguf_cpu.cpu_copy(cpp._lib, source) is None
+
+    class FailingLib:  # llama.cpp refuses to quantise: nothing is left behind
+        LLAMA_FTYPE_MOSTLY_Q8_0 = 7
+
+        def llama_model_quantize_default_params(self):
+            return cpp._lib.llama_model_quantize_default_params()
+
+        def llama_model_quantize(self, *args):
+            return 1
+
+    monkeypatch.setattr(gguf_cpu, "model_cache_root", lambda: tmp_path)
+    assert gguf_cpu.cpu_copy(FailingLib(), source) is None
+    assert list(tmp_path.iterdir()) == []

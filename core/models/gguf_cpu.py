@@ -49,11 +49,15 @@ def _quiet_llama_log():
 
 def cpu_copy(lib, gguf: Path) -> Path | None:
     """The cached Q8_0 copy of ``gguf`` (made now if missing), or None when it cannot be made."""
-    target = model_cache_root() / f"{sha256_file(gguf)[:16]}-q8_0.gguf"
-    if target.is_file():
-        return target
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}-")
-    os.close(fd)
+    try:
+        target = model_cache_root() / f"{sha256_file(gguf)[:16]}-q8_0.gguf"
+        if target.is_file():
+            return target
+        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}-")
+        os.close(fd)
+    except OSError as exc:  # e.g. a read-only cache folder
+        log.warning("Could not prepare the CPU copy of %s (%s); using it as it is.", gguf.name, exc)
+        return None
     tmp = Path(tmp_name)
     log.info("Re-encoding %s as Q8_0 for batched decoding on the CPU (once; kept in the model cache).", gguf.name)
     try:
