@@ -352,7 +352,7 @@ class AugPESpec:
 
 @dataclass
 class ComputeSpec:
-    """Where private prediction runs (see core/compute): this process, or Ray workers."""
+    """Where private prediction, LLM keyword extraction and embedding run (see core/compute): this process, or Ray workers."""
 
     backend: str = "local"  # "local" (one process, no Ray) or "ray"
     address: str = ""  # Ray: "" = start Ray on this machine, "auto" = the running cluster, "ray://host:10001"
