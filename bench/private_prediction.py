@@ -4,7 +4,8 @@ Measured side by side in one run, on the same rows (the same demo notes, the sam
 
 engine        ``PrivatePredictionEngine`` on the transformers backend: KV cache, clipping,
               segment-sum, one sample per group from softmax(z/tau) over the whole vocabulary,
-              the group's token appended to all its rows; all groups share one batch.
+              the group's token appended to all its rows; all groups share one batch, and the
+              public template's first tokens are prefilled once for all rows (as DP-SynRAG runs).
 hf_generate   plain batched decoding of the same rows with Hugging Face ``generate`` (the honest
               ceiling): left-padded batch, KV cache, ``do_sample=True, top_k=0, top_p=1.0,
               temperature=1.0`` (full-vocabulary sampling, like the engine) and
@@ -38,6 +39,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's core/, not an installed one
 
+from core.methods.dp_synrag.algorithm import template_prefix_length
 from core.methods.private_prediction import EngineConfig, PredictionGroup, PrivatePredictionEngine
 from core.models.registry import load_language_model
 from core.models.transformers_backend import left_pad
@@ -79,7 +81,13 @@ def _sync(device: str) -> None:
 
 
 def run_engine(llm, groups, T: int) -> float:
-    config = EngineConfig(max_new_tokens=T, clip=CLIP, tau=TAU, max_rows=sum(len(g.prompt_ids) for g in groups))
+    config = EngineConfig(
+        max_new_tokens=T,
+        clip=CLIP,
+        tau=TAU,
+        max_rows=sum(len(g.prompt_ids) for g in groups),
+        shared_prefix=template_prefix_length(llm),  # as DP-SynRAG runs it (llama.cpp: not used yet)
+    )
     engine = PrivatePredictionEngine(llm, config, NeverEos(TokenSampler(TAU), llm.eos_token_ids))
     start = time.perf_counter()
     engine.run(groups)

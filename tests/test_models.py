@@ -69,6 +69,41 @@ def test_session_equals_unpadded_forward_through_appends_and_keep(tiny):
     _assert_matches(session, tiny, [rows[0] + [7], rows[1] + [8]])
 
 
+@pytest.mark.parametrize("source", ["tiny-random", "default"])
+def test_a_shared_template_prefix_gives_every_row_its_own_prompts_logits(tiny, source):
+    from core.methods.dp_synrag.algorithm import template_prefix_length
+    from core.prompts import render
+
+    model = tiny if source == "tiny-random" else load_language_model(ModelChoice(source="default", device="cpu"))
+    prefix = template_prefix_length(model)
+    assert prefix >= 8  # the chat template and the rephrase instruction
+    documents = ["Fever and cough for 3 days.", "(12) Rash: treated with tregedcillin.", "É", "a much longer note " * 6]
+    rows = model.chat_prompt_ids([render("rephrase", document=d) for d in documents])
+    assert all(r[:prefix] == rows[0][:prefix] for r in rows)  # private documents do not change the prefix
+    shared = model.start_logits(rows, shared_prefix=prefix)
+    _assert_matches(shared, model, rows)
+    for step in range(2):
+        tokens = torch.tensor([100 + step, 200 + step, 300 + step, 400 + step])
+        shared.append(tokens)
+        rows = [r + [int(t)] for r, t in zip(rows, tokens)]
+        _assert_matches(shared, model, rows)
+    shared.keep(torch.tensor([3, 1]))
+    rows = [rows[3], rows[1]]
+    shared.append(torch.tensor([7, 8]))
+    _assert_matches(shared, model, [rows[0] + [7], rows[1] + [8]])
+
+
+def test_a_row_without_the_prefix_turns_sharing_off(tiny):
+    from core.models.transformers_backend import starts_with_prefix
+
+    rows = tiny.chat_prompt_ids(["one note", "another note"])
+    assert starts_with_prefix(rows, 3)
+    assert not starts_with_prefix([rows[0], [5] + rows[1][1:]], 3)  # differs inside the prefix
+    assert not starts_with_prefix([rows[0], rows[1][:3]], 3)  # nothing after the prefix
+    odd = [rows[0], [5] + rows[1][1:]]
+    _assert_matches(tiny.start_logits(odd, shared_prefix=3), tiny, odd)  # still each row's own logits
+
+
 def test_padding_would_change_logits_without_mask(tiny):
     """Sanity check that the test above can fail: ignoring the padding shifts the logits a lot."""
     short, long = tiny.chat_prompt_ids(["Hi", "A considerably longer message than the other one."])

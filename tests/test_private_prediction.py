@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from core.methods.private_prediction import EngineConfig, PredictionGroup, PrivatePredictionEngine, pack_waves
-from core.privacy.mechanisms import clip_logits
+from core.privacy.mechanisms import TokenSampler, clip_logits
 
 V = 23
 EOS = 0
@@ -168,3 +168,25 @@ def test_groups_without_rows_still_sample_from_the_mechanism():
     assert all(len(r.token_ids) == 3 for r in results.values())
     only_empty = PrivatePredictionEngine(FakeLM(), EngineConfig(2, 1.0, 1.0), CountingSampler()).run(groups[:1])
     assert only_empty[0].token_ids == [1, 1]
+
+
+def test_sharing_the_public_template_prefix_changes_no_token():
+    from core.methods.dp_synrag.algorithm import template_prefix_length
+    from core.models.registry import load_language_model
+    from core.privacy.randomness import test_mode_torch_generator
+    from core.prompts import render
+    from core.runspec import ModelChoice
+
+    llm = load_language_model(ModelChoice(source="tiny-random"))
+    prefix = template_prefix_length(llm)
+    documents = [f"Note {i}: {['fever', 'cough', 'a rash'][i % 3]} since day {i}." for i in range(6)]
+    prompts = llm.chat_prompt_ids([render("rephrase", document=d) for d in documents], 64)
+    groups = [PredictionGroup(g, tuple(tuple(p) for p in prompts[2 * g : 2 * g + 2])) for g in range(3)]
+
+    def tokens(shared: int) -> dict[int, list[int]]:
+        config = EngineConfig(max_new_tokens=6, clip=1.0, tau=1.0, max_rows=6, shared_prefix=shared)
+        sampler = TokenSampler(1.0, test_mode_torch_generator(7))  # NON-PRIVATE test mode: same draws
+        return {g: out.token_ids for g, out in PrivatePredictionEngine(llm, config, sampler).run(groups).items()}
+
+    assert prefix > 0
+    assert tokens(prefix) == tokens(0)

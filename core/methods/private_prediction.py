@@ -77,6 +77,7 @@ class EngineConfig:
     public_weight: float = 1.0  # lambda: weight of the public base (public constant, never |S_r|)
     top_k_plus: int = 0  # 0 = whole vocabulary; k > 0 = sample over V_k+ from the public logits
     top_k_margin: float = 0.0  # V_k+ margin on the public log-probabilities (public quantities only)
+    shared_prefix: int = 0  # first tokens every prompt takes from the public template (0 = share none)
 
     def __post_init__(self) -> None:
         if self.clip_mode not in CLIP_MODES:
@@ -181,7 +182,11 @@ class PrivatePredictionEngine:
                 row_group.append(-1 - gi)  # marks a public row
         # A wave of groups without any row still samples: z = 0 gives uniform tokens, exactly
         # what the mechanism does for an empty S_r (skipping it would reveal |S_r| = 0).
-        session = self.llm.start_logits(prompts) if prompts else None
+        session = None
+        if prompts and cfg.shared_prefix:  # a public template's first tokens, computed once per wave
+            session = self.llm.start_logits(prompts, shared_prefix=cfg.shared_prefix)
+        elif prompts:
+            session = self.llm.start_logits(prompts)
         device = torch.device(self.llm.device)
         groups_of_rows = torch.tensor(row_group, device=device)
         outputs = [GroupOutput(g.gid, n_rows=len(g.prompt_ids)) for g in wave]

@@ -58,8 +58,11 @@ class LanguageModel(Protocol):
 
     def decode(self, token_ids: Sequence[int]) -> str: ...
 
-    def start_logits(self, prompt_ids: Sequence[Sequence[int]]) -> LogitsSession:
-        """Prefill the prompts (left-padded) and return a session positioned after them."""
+    def start_logits(self, prompt_ids: Sequence[Sequence[int]], shared_prefix: int = 0) -> LogitsSession:
+        """Prefill the prompts (left-padded) and return a session positioned after them.
+
+        ``shared_prefix``: how many first tokens every prompt takes from a public template; a backend
+        may compute them once for all rows (each row's logits stay its own prompt's). 0 = none."""
         ...
 
     def generate(

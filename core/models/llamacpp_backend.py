@@ -311,8 +311,9 @@ class LlamaCppLanguageModel:
         return self.chat.decode(token_ids)
 
     def start_logits(
-        self, prompt_ids: Sequence[Sequence[int]], max_new_tokens: int = ROW_HEADROOM
+        self, prompt_ids: Sequence[Sequence[int]], shared_prefix: int = 0, max_new_tokens: int = ROW_HEADROOM
     ) -> LlamaCppLogitsSession:
+        """``shared_prefix`` is accepted and not used yet: every row prefills its whole prompt."""
         return LlamaCppLogitsSession(self, prompt_ids, max_new_tokens)
 
     def generate(self, user_messages: Sequence[str], max_new_tokens: int, temperature: float = 0.7) -> list[str]:
@@ -328,7 +329,7 @@ class LlamaCppLanguageModel:
         texts: list[str] = []
         for start in range(0, len(user_messages), MAX_SEQUENCES):
             chunk = user_messages[start : start + MAX_SEQUENCES]
-            session = self.start_logits(self.chat_prompt_ids(chunk, limit), max_new_tokens)
+            session = self.start_logits(self.chat_prompt_ids(chunk, limit), max_new_tokens=max_new_tokens)
             generator = secure_torch_generator("cpu") if temperature > 0 else None
             outputs: list[list[int]] = [[] for _ in chunk]
             active = list(range(len(chunk)))

@@ -37,21 +37,52 @@ def left_pad(rows: Sequence[Sequence[int]], pad_id: int, device: str) -> tuple[t
     return ids.to(device), mask.to(device)
 
 
+def starts_with_prefix(rows: Sequence[Sequence[int]], shared_prefix: int) -> bool:
+    """True when every row starts with the same first ``shared_prefix`` tokens and has more after them."""
+    if shared_prefix <= 0 or len(rows) < 2:
+        return False
+    head = list(rows[0][:shared_prefix])
+    return all(len(r) > shared_prefix and list(r[:shared_prefix]) == head for r in rows)
+
+
 class TransformersLogitsSession:
     """N rows over one DynamicCache: left-padded prefill, then one token per row per step.
 
     Left padding is neutralised by the attention mask and by position ids that count only real
     tokens, so each row's logits equal those of an unpadded forward over that row alone.
+
+    ``shared_prefix`` > 0: the caller says that every prompt starts with the same first
+    ``shared_prefix`` tokens of a *public* template (the chat template and the instruction before
+    the document). Those are run once, their cache is copied to every row, and only the rest of
+    each prompt is prefilled (padding then sits between the prefix and the rest, masked out and not
+    counted in the positions). Each row's logits are those of its own prompt either way; if some
+    row does not start with the prefix, nothing is shared.
     """
 
-    def __init__(self, model, prompt_ids: Sequence[Sequence[int]], pad_id: int, device: str) -> None:
+    def __init__(
+        self, model, prompt_ids: Sequence[Sequence[int]], pad_id: int, device: str, shared_prefix: int = 0
+    ) -> None:
         from transformers import DynamicCache
 
         self._model = model
-        ids, self._mask = left_pad(prompt_ids, pad_id, device)
-        positions = (self._mask.cumsum(-1) - 1).clamp(min=0)
-        self._next_position = self._mask.sum(-1)
         self._cache = DynamicCache(config=model.config)
+        prefix = shared_prefix if starts_with_prefix(prompt_ids, shared_prefix) else 0
+        if prefix:
+            head = torch.as_tensor([list(prompt_ids[0][:prefix])], dtype=torch.long, device=device)
+            with torch.inference_mode():
+                model(
+                    input_ids=head,
+                    attention_mask=torch.ones_like(head),
+                    position_ids=torch.arange(prefix, device=device)[None, :],
+                    past_key_values=self._cache,
+                    use_cache=True,
+                    logits_to_keep=1,
+                )
+            self._cache.batch_repeat_interleave(len(prompt_ids))
+        ids, rest_mask = left_pad([list(r[prefix:]) for r in prompt_ids], pad_id, device)
+        self._mask = torch.cat([torch.ones((len(prompt_ids), prefix), dtype=torch.long, device=device), rest_mask], 1)
+        positions = (self._mask.cumsum(-1) - 1).clamp(min=0)[:, prefix:]
+        self._next_position = self._mask.sum(-1)
         with torch.inference_mode():
             out = model(
                 input_ids=ids,
@@ -114,8 +145,8 @@ class TransformersLanguageModel:
     def decode(self, token_ids: Sequence[int]) -> str:
         return self.chat.decode(token_ids)
 
-    def start_logits(self, prompt_ids: Sequence[Sequence[int]]) -> TransformersLogitsSession:
-        return TransformersLogitsSession(self.model, prompt_ids, self.chat.pad_token_id, self.device)
+    def start_logits(self, prompt_ids: Sequence[Sequence[int]], shared_prefix: int = 0) -> TransformersLogitsSession:
+        return TransformersLogitsSession(self.model, prompt_ids, self.chat.pad_token_id, self.device, shared_prefix)
 
     def generate(self, user_messages: Sequence[str], max_new_tokens: int, temperature: float = 0.7) -> list[str]:
         """Batched chat completions for the non-private steps, decoded over our own KV-cache session.

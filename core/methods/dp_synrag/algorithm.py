@@ -385,7 +385,22 @@ def public_message(mode: str, task: str, keyword: str = "", related: Sequence[st
     raise ValueError(f"unknown public prompt mode {mode!r}")
 
 
-def engine_config(spec: DPSynRAGSpec, c: float, batch_rows: int) -> EngineConfig:
+PREFIX_PROBES = ("a", "Z", "0", "(", "-", "\n", " x", "É", "#")  # public documents of every kind of first character
+
+
+def template_prefix_length(llm: LanguageModel) -> int:
+    """How many first tokens every rephrase prompt takes from the public template (chat template and
+    instruction before the document), found from public probe documents only, minus one token in
+    case a document's first characters merge with the template's last token. Never computed from
+    the private prompts, so sharing these tokens makes no row's computation depend on another row."""
+    prompts = llm.chat_prompt_ids([render("rephrase", document=p) for p in PREFIX_PROBES])
+    common = 0
+    while all(len(p) > common for p in prompts) and len({p[common] for p in prompts}) == 1:
+        common += 1
+    return max(0, common - 1)
+
+
+def engine_config(spec: DPSynRAGSpec, c: float, batch_rows: int, shared_prefix: int = 0) -> EngineConfig:
     """The private-prediction engine's settings from the run spec (DClip, public row, Top-k+)."""
     anchored = spec.public_row != "none"
     margin = top_k_plus_margin(c, spec.public_weight, spec.tau, spec.k) if spec.top_k_plus else 0.0
@@ -399,6 +414,7 @@ def engine_config(spec: DPSynRAGSpec, c: float, batch_rows: int) -> EngineConfig
         public_weight=spec.public_weight,
         top_k_plus=spec.top_k_plus,
         top_k_margin=margin,
+        shared_prefix=shared_prefix,
     )
 
 
@@ -424,7 +440,7 @@ def private_prediction(
             f"{len(todo)} groups, each unit in <= L={cost.overlap}",
         )
         ctx.checkpoints.save(stage, done)  # after the charge: a checkpoint means "charged"
-        config = engine_config(spec, cost.c, ctx.batch_rows)
+        config = engine_config(spec, cost.c, ctx.batch_rows, template_prefix_length(ctx.llm))
         engine = (ctx.engine_factory or PrivatePredictionEngine)(ctx.llm, config, ctx.token_sampler(spec.tau))
 
         starts = {g.gid: list(g.start_ids) for g in groups}
