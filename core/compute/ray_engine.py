@@ -76,18 +76,16 @@ class RayPredictionEngine:
         test_seed: int | None,
         spill_dir: Path | None = None,
     ) -> None:
-        self.compute = compute
-        self.spill_dir = spill_dir
         self.llm_choice = llm
         self.config = config
         self.tau = tau
         self.test_seed = test_seed
-        self.pool: RayPool | None = None
+        self.pool = RayPool(compute, PredictionWorker, self._setup, llm.device, spill_dir)
 
     @property
     def workers(self) -> list:
         """The live actors while ``run`` is going (exposed for tests)."""
-        return self.pool.workers if self.pool else []
+        return self.pool.workers
 
     def _setup(self, uses_gpu: bool) -> WorkerSetup:
         return WorkerSetup(self.llm_choice, self.config, self.tau, self.test_seed, uses_gpu)
@@ -104,10 +102,5 @@ class RayPredictionEngine:
         def finished(_index: int, outputs: list[GroupOutput]) -> None:
             deliver(outputs, results, on_group_done, progress)
 
-        self.pool = RayPool(self.compute, PredictionWorker, self._setup, self.llm_choice.device, self.spill_dir)
-        try:
-            with self.pool as pool:
-                pool.run(waves, lambda worker, wave: worker.run.remote(wave), finished, progress)
-        finally:
-            self.pool = None
+        self.pool.map(waves, lambda worker, wave: worker.run.remote(wave), finished, progress)
         return results

@@ -198,6 +198,17 @@ class RayPool:
     ) -> None:
         drive(self.ray, self.workers, payloads, submit, on_result, progress)
 
+    def map(
+        self,
+        payloads: Sequence[Any],
+        submit: Callable[[Any, Any], Any],
+        on_result: Callable[[int, Any], None],
+        progress: StageProgress | None = None,
+    ) -> None:
+        """Start the actors, run every payload, stop them (``workers`` is empty again afterwards)."""
+        with self:
+            self.run(payloads, submit, on_result, progress)
+
     def __exit__(self, *exc_info) -> None:
         for worker in self.workers:
             self.ray.kill(worker)

@@ -72,21 +72,23 @@ class RayUnitWork:
     def __init__(
         self, compute: ComputeSpec, llm: ModelChoice, embedder: ModelChoice, spill_dir: Path | None = None
     ) -> None:
-        self.compute = compute
-        self.spill_dir = spill_dir
         self.llm_choice = llm
         self.embedder_choice = embedder
-        self.pool: RayPool | None = None
+        # One pool per model, so that each actor is placed (GPU or CPU) as its model's device says.
+        self.pools = {
+            kind: RayPool(compute, UnitWorker, self._setup, choice.device, spill_dir)
+            for kind, choice in (("llm", llm), ("embedder", embedder))
+        }
 
     @property
     def workers(self) -> list:
         """The live actors while a stage runs (exposed for tests)."""
-        return self.pool.workers if self.pool else []
+        return [w for pool in self.pools.values() for w in pool.workers]
 
     def _setup(self, uses_gpu: bool) -> UnitWorkerSetup:
         return UnitWorkerSetup(self.llm_choice, self.embedder_choice, uses_gpu)
 
-    def _run(self, device: str, payloads: list, submit, progress: StageProgress | None, count) -> list:
+    def _run(self, kind: str, payloads: list, submit, progress: StageProgress | None, count) -> list:
         results: list = [None] * len(payloads)
 
         def finished(index: int, result) -> None:
@@ -94,12 +96,7 @@ class RayUnitWork:
             if progress:
                 progress.advance(count(payloads[index]))
 
-        self.pool = RayPool(self.compute, UnitWorker, self._setup, device, self.spill_dir)
-        try:
-            with self.pool as pool:
-                pool.run(payloads, submit, finished, progress)
-        finally:
-            self.pool = None
+        self.pools[kind].map(payloads, submit, finished, progress)
         return results
 
     def generate(
@@ -109,7 +106,7 @@ class RayUnitWork:
         would be called by the single-process path."""
         chunks = chunked(chunked(messages, batch), BATCHES_PER_CHUNK)
         results = self._run(
-            self.llm_choice.device,
+            "llm",
             chunks,
             lambda worker, chunk: worker.generate.remote(chunk, max_new_tokens),
             progress,
@@ -123,7 +120,7 @@ class RayUnitWork:
             return np.zeros((0, 0), dtype=np.float32)
         chunks = chunked(texts, batch_size * BATCHES_PER_CHUNK)
         results = self._run(
-            self.embedder_choice.device,
+            "embedder",
             chunks,
             lambda worker, chunk: worker.embed.remote(chunk, batch_size),
             progress,

@@ -47,10 +47,24 @@ def _quiet_llama_log():
         logger.setLevel(level)
 
 
+def _copy_path(gguf: Path) -> Path:
+    return model_cache_root() / f"{sha256_file(gguf)[:16]}-q8_0.gguf"
+
+
+def existing_cpu_copy(gguf: Path) -> Path | None:
+    """The Q8_0 copy of ``gguf`` made by an earlier start, if there is one (so the source need not be
+    loaded just to read its weight type again)."""
+    try:
+        target = _copy_path(gguf)
+    except OSError:
+        return None
+    return target if target.is_file() else None
+
+
 def cpu_copy(lib, gguf: Path) -> Path | None:
     """The cached Q8_0 copy of ``gguf`` (made now if missing), or None when it cannot be made."""
     try:
-        target = model_cache_root() / f"{sha256_file(gguf)[:16]}-q8_0.gguf"
+        target = _copy_path(gguf)
         if target.is_file():
             return target
         fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}-")

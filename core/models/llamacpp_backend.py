@@ -31,7 +31,7 @@ import torch
 
 from core.errors import ModelError
 from core.models.chat import ChatTokenizer
-from core.models.gguf_cpu import cpu_copy, slow_on_cpu
+from core.models.gguf_cpu import cpu_copy, existing_cpu_copy, slow_on_cpu
 from core.models.transformers_backend import sample_next
 from core.privacy.randomness import secure_torch_generator
 
@@ -229,10 +229,12 @@ class LlamaCppLanguageModel:
     def __init__(self, gguf: Path, tokenizer, name: str, offload: str) -> None:
         llama_cpp = import_llama_cpp()
         self._lib = llama_cpp
-        self.llm = self._load(gguf, offload)
-        self.weights_file = gguf  # the file whose weights run (a cached CPU copy, see gguf_cpu.py)
-        if not offload.startswith("cuda") and slow_on_cpu(llama_cpp, self._file_type()):
-            copy = cpu_copy(llama_cpp, gguf)
+        on_cpu = not offload.startswith("cuda")
+        # The file whose weights run: on the CPU, a Q8_0 copy when the file's type is slow there (gguf_cpu.py).
+        self.weights_file = (existing_cpu_copy(gguf) if on_cpu else None) or gguf
+        self.llm = self._load(self.weights_file, offload)
+        if on_cpu and self.weights_file == gguf and slow_on_cpu(llama_cpp, self._file_type()):
+            copy = cpu_copy(llama_cpp, gguf)  # first start only: made once, then found above
             if copy is not None:
                 self.llm.close()
                 self.llm = self._load(copy, offload)
