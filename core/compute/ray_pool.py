@@ -157,7 +157,7 @@ def drive(
 
 
 class RayPool:
-    """Ray started (or reached) and ``count`` actors for the duration of a ``with`` block."""
+    """Ray started (or reached) and the actors, for one ``map`` (or a ``with`` block)."""
 
     def __init__(
         self,
@@ -189,15 +189,6 @@ class RayPool:
             raise
         return self
 
-    def run(
-        self,
-        payloads: Sequence[Any],
-        submit: Callable[[Any, Any], Any],
-        on_result: Callable[[int, Any], None],
-        progress: StageProgress | None = None,
-    ) -> None:
-        drive(self.ray, self.workers, payloads, submit, on_result, progress)
-
     def map(
         self,
         payloads: Sequence[Any],
@@ -207,7 +198,7 @@ class RayPool:
     ) -> None:
         """Start the actors, run every payload, stop them (``workers`` is empty again afterwards)."""
         with self:
-            self.run(payloads, submit, on_result, progress)
+            drive(self.ray, self.workers, payloads, submit, on_result, progress)
 
     def __exit__(self, *exc_info) -> None:
         for worker in self.workers:
