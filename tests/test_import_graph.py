@@ -1,7 +1,6 @@
-"""tools/import_graph.py finds the cycles that function-level imports hide (issue 12).
+"""tools/import_graph.py finds the cycles that function-level imports hide.
 
-The small packages are called ``app`` so that tools/refactor.py, which rewrites ``core`` module
-names everywhere, leaves them alone.
+The small packages are called ``app`` so that they can never be mistaken for Privet's own ``core``.
 """
 
 from __future__ import annotations

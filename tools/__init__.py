@@ -1,1 +1,1 @@
-"""Developer tools (not installed): import graph, refactor helpers, the vocabulary builder."""
+"""Developer tools (not installed): the import graph, the vocabulary builder."""
