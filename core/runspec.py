@@ -310,13 +310,14 @@ class RPSGSpec:
     pii_names: list[str] = field(default_factory=list)  # the custodian's own names to mask
     pii_places: list[str] = field(default_factory=list)
 
+    # The one statement of RPSG's ranges (core.methods.rpsg.algorithm.check_params reads these rules).
     RULES: ClassVar[dict[str, Rule]] = {
         "m": whole("candidate abstractions per seed"),
         "similarity_threshold": number("the similarity threshold", low=0, high=1, open_low=True),
-        "nll_percentile": number("the NLL percentile", low=0, high=100),
-        "temperature": number("the generation temperature", low=0, open_low=True),
+        "nll_percentile": number("the NLL percentile", low=0, high=100, open_high=True),
+        "temperature": number("the generation temperature; 0 = greedy", low=0),
         "max_new_tokens": whole("tokens per generation"),
-        "n_variants": whole("variants per seed"),
+        "n_variants": whole("variants per seed before the final text", low=0),
         "batch_size": whole("the batch size"),
         "pii_patterns": Rule("mapping", "extra PII patterns"),
     }
@@ -484,6 +485,11 @@ MODEL_RULES: dict[str, Rule] = {
 
 def _label(where: str, name: str) -> str:
     return f"[{where}] {name}" if where else name
+
+
+def section_problems(section: Any, where: str) -> list[str]:
+    """Rule violations of one spec section, labelled ``[where] name``: the same check ``RunSpec.problems`` runs."""
+    return _problems_of(section, where)
 
 
 def _problems_of(obj: Any, where: str) -> list[str]:

@@ -24,7 +24,7 @@ from core.models.tiny import HashingEmbedder
 from core.privacy.planner import RPSG_SCOPE, plan_rpsg
 from core.privacy.randomness import test_mode_rng
 from core.progress import CallbackReporter
-from core.runspec import RPSGSpec
+from core.runspec import RPSGSpec, RunSpec
 
 PLANTED = "zebracopy"  # seeds with this word get a near-verbatim "abstraction" from the fake LLM
 
@@ -258,8 +258,51 @@ def test_cancel_before_selection_charges_nothing():
 def test_bad_settings_are_user_errors():
     with pytest.raises(PrivetError, match="nll_percentile"):
         _run(params=replace(FAST, nll_percentile=100.0))
-    with pytest.raises(PrivetError, match="m must be"):
+    with pytest.raises(PrivetError, match=r"\[rpsg\] m .*out of range"):
         _run(params=replace(FAST, m=0))
+    assert charged_nothing_for(replace(FAST, temperature=-0.1))
+
+
+def charged_nothing_for(params: RPSGSpec) -> bool:
+    """A refused setting stops run_rpsg before any charge."""
+    charged: list = []
+    with pytest.raises(PrivetError):
+        run_rpsg(_units(SEEDS), FakeLLM(), HashingEmbedder(), params, 5.0, 1e-5, charged.append, rng=test_mode_rng(0))
+    return charged == []
+
+
+# The four ranges on which check_params and RPSGSpec.RULES used to disagree, at and beyond their bounds.
+@pytest.mark.parametrize(
+    "name, value, valid",
+    [
+        ("similarity_threshold", -0.5, False),
+        ("similarity_threshold", 0.0, False),
+        ("similarity_threshold", 1.0, True),
+        ("similarity_threshold", 1.01, False),
+        ("nll_percentile", 0.0, True),
+        ("nll_percentile", 99.9, True),
+        ("nll_percentile", 100.0, False),
+        ("temperature", 0.0, True),
+        ("temperature", -0.1, False),
+        ("n_variants", 0, True),
+        ("n_variants", -1, False),
+        ("m", 0, False),
+        ("max_new_tokens", 0, False),
+    ],
+)
+def test_the_run_and_the_spec_loader_agree_on_every_range(name, value, valid):
+    loaded_ok = True
+    try:
+        RunSpec.from_dict({"method": "rpsg", "data": {"path": "notes.csv"}, "rpsg": {name: value}})
+    except PrivetError:
+        loaded_ok = False
+    run_ok = True
+    try:
+        rpsg.check_params(replace(RPSGSpec(), **{name: value}))
+    except PrivetError as exc:
+        run_ok = False
+        assert f"[rpsg] {name}" in str(exc)
+    assert loaded_ok == run_ok == valid
 
 
 def test_scope_statement_says_no_end_to_end_guarantee():

@@ -54,7 +54,7 @@ from core.privacy.mechanisms import gaussian_noise
 from core.privacy.planner import STAGE_RPSG_SELECTION, RPSGPlan, plan_rpsg
 from core.progress import NULL_REPORTER, ProgressEvent, Reporter, StageProgress
 from core.prompts import render
-from core.runspec import RPSGSpec
+from core.runspec import RPSGSpec, section_problems
 
 STAGE_MASK = "rpsg_mask"
 STAGE_ABSTRACT = "rpsg_abstract"
@@ -84,22 +84,12 @@ class RPSGResult:
 
 
 def check_params(params: RPSGSpec) -> None:
-    """Reject settings that cannot run, with a message naming the setting."""
-    problems = []
-    if int(params.m) != params.m or params.m < 1:
-        problems.append(f"m must be a whole number ≥ 1 (got {params.m})")
-    if not (-1.0 <= params.similarity_threshold <= 1.0):
-        problems.append(f"similarity_threshold must lie in [-1, 1] (got {params.similarity_threshold})")
-    if not (0.0 <= params.nll_percentile < 100.0):
-        problems.append(f"nll_percentile must lie in [0, 100) (got {params.nll_percentile})")
-    if not (params.temperature >= 0.0):
-        problems.append(f"temperature must be ≥ 0 (got {params.temperature})")
-    if int(params.max_new_tokens) != params.max_new_tokens or params.max_new_tokens < 1:
-        problems.append(f"max_new_tokens must be a whole number ≥ 1 (got {params.max_new_tokens})")
-    if int(params.n_variants) != params.n_variants or params.n_variants < 0:
-        problems.append(f"n_variants must be a whole number ≥ 0 (got {params.n_variants})")
+    """Reject settings that cannot run, naming each one: the rules of ``RPSGSpec.RULES``, the only statement of them."""
+    problems = section_problems(params, "rpsg")
     if problems:
-        raise PrivetError("The RPSG settings are invalid: " + "; ".join(problems) + ".", "Fix [rpsg] in the run spec.")
+        raise PrivetError(
+            "The RPSG settings are invalid: " + "; ".join(problems) + ".", "Fix [rpsg] in the run spec and start again."
+        )
 
 
 # -- step 1: PII masking -----------------------------------------------------------------------
