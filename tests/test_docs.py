@@ -94,6 +94,14 @@ def test_the_readme_minimal_spec_loads_and_names_only_known_settings():
     assert spec.method == "dp_synrag" and spec.privacy.epsilon == 4.0 and spec.data.person_column == "patient"
 
 
+def test_the_full_spec_in_docs_using_loads_with_every_section():
+    blocks = _code_blocks(_text(ROOT / "docs" / "using.md"), "toml")
+    assert len(blocks) == 1
+    data = tomllib.loads(blocks[0])
+    assert {"data", "privacy", "llm", "embedder", "dp_synrag", "aug_pe", "output"} <= set(data)
+    RunSpec.from_dict(data)  # unknown settings or bad values raise here
+
+
 def test_the_readme_lists_every_method_the_wizard_offers():
     from core.methods.registry import names
 
