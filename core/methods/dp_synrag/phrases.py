@@ -8,9 +8,11 @@ phrases with DP set union (the Gaussian sparse histogram, ``core.privacy.mechani
    own text (:func:`propose_phrases`), chosen from that unit alone and public lists: no n-gram that
    crosses punctuation, holds a number or a one-letter piece (the "t" of "doesn't"), starts or ends
    with a stop word, holds a contraction fragment or markup piece (``vocabulary.not_words``) or a
-   word of a public list of given names and surnames written as a name. Among the rest, the K_p
-   rarest in general English (public wordfreq frequencies; an n-gram is as common as its most common
-   word, ties broken by the n-gram's own frequency).
+   word of a public list of given names and surnames written as a name. Among the rest: first the
+   names the text writes as names (several capitalised words, not only because a sentence starts:
+   "Cinder Asthma", "Kindle Paperwhite"), then the rarest in general English (public wordfreq
+   frequencies; an n-gram is as common as its most common word, plus a small penalty per extra word,
+   ties broken by the n-gram's own frequency); the first K_p.
 2. **Release.** Count each phrase over units, add N(0, σ_p²) to every non-zero count, release the
    phrases whose noisy count exceeds τ_p; charged (ρ_p = K_p/(2σ_p²) and δ_p) before anything is
    drawn, checkpointed so a resume never draws again.
@@ -42,8 +44,11 @@ from core.progress import ProgressEvent, StageProgress
 MAX_PHRASE_WORDS = 3
 MIN_WORD_LETTERS = 2
 
+PHRASE_WORD_PENALTY = 0.25  # Zipf units per extra word: "cinder asthma" before "cinder asthma worsened"
+
 # A segment is text between punctuation marks (an n-gram never spans a comma or a full stop).
-_SEGMENT_BREAK = re.compile(r"[^\w\s'’-]+|\n|\s-\s")
+_SEGMENT_BREAK = re.compile(r"([^\w\s'’-]+|\n|\s-\s)")
+_SENTENCE_END = re.compile(r"[.!?:;\n]")
 _TOKEN = re.compile(r"[^\W\d_]+|\d+")
 
 
@@ -66,17 +71,28 @@ class _Token:
     word: str  # lower case
     is_number: bool
     capitalised: bool
+    sentence_start: bool = False  # the first word of a sentence: its capital says nothing
 
 
 def _segments(text: str) -> list[list[_Token]]:
     out = []
-    for segment in _SEGMENT_BREAK.split(text):
-        tokens = [
-            _Token(t.lower(), t.isdigit(), t[:1].isupper()) for t in _TOKEN.findall(segment.replace("’", "'"))
-        ]
+    parts = _SEGMENT_BREAK.split(text)
+    starts_sentence = True
+    for i, segment in enumerate(parts):
+        if i % 2:  # a delimiter
+            starts_sentence = bool(_SENTENCE_END.search(segment))
+            continue
+        found = _TOKEN.findall(segment.replace("’", "'"))
+        tokens = [_Token(t.lower(), t.isdigit(), t[:1].isupper(), starts_sentence and j == 0) for j, t in enumerate(found)]
         if tokens:
             out.append(tokens)
+            starts_sentence = False
     return out
+
+
+def _written_as_name(tokens: Sequence[_Token]) -> bool:
+    """Several words, all capitalised, at least one not merely because it starts a sentence."""
+    return len(tokens) > 1 and all(t.capitalised for t in tokens) and any(not t.sentence_start for t in tokens)
 
 
 def _is_name(token: _Token, lists: PublicLists) -> bool:
@@ -99,14 +115,17 @@ def _excluded(token: _Token, lists: PublicLists) -> bool:
 
 @lru_cache(maxsize=262144)
 def _rarity(phrase: str, stop_words: frozenset[str]) -> tuple[float, float]:
-    """(frequency of the phrase's most common non-stop word, the phrase's own frequency), Zipf scale."""
-    words = [w for w in phrase.split(" ") if w not in stop_words]
-    return max(english_zipf(w) for w in words), english_zipf(phrase)
+    """(frequency of the phrase's most common non-stop word + a penalty per extra word, the phrase's
+    own frequency), Zipf scale: lower is rarer."""
+    words = phrase.split(" ")
+    common = max(english_zipf(w) for w in words if w not in stop_words)
+    return common + PHRASE_WORD_PENALTY * (len(words) - 1), english_zipf(phrase)
 
 
-def candidate_phrases(text: str, lists: PublicLists, max_words: int = MAX_PHRASE_WORDS) -> list[str]:
-    """The admissible 1–``max_words``-word n-grams of one text, distinct, in order of appearance."""
-    seen: dict[str, None] = {}
+def candidate_phrases(text: str, lists: PublicLists, max_words: int = MAX_PHRASE_WORDS) -> dict[str, bool]:
+    """The admissible 1–``max_words``-word n-grams of one text, distinct, in order of appearance, each
+    with whether the text writes it as a name somewhere (:func:`_written_as_name`)."""
+    seen: dict[str, bool] = {}
     for tokens in _segments(text):
         for i in range(len(tokens)):
             for n in range(1, max_words + 1):
@@ -114,19 +133,24 @@ def candidate_phrases(text: str, lists: PublicLists, max_words: int = MAX_PHRASE
                 if len(window) < n:
                     break
                 if _admissible(window, lists):
-                    seen.setdefault(" ".join(t.word for t in window), None)
-    return list(seen)
+                    phrase = " ".join(t.word for t in window)
+                    seen[phrase] = seen.get(phrase, False) or _written_as_name(window)
+    return seen
 
 
 def propose_phrases(text: str, lists: PublicLists, K_p: int) -> list[str]:
-    """At most ``K_p`` distinct phrases of one unit's text: its rarest admissible n-grams in general
-    English (public frequencies), ties in order of appearance. A function of this text and public
-    lists only, which is what the sensitivity argument of docs/method.md §2.0 needs."""
+    """At most ``K_p`` distinct phrases of one unit's text: the names it writes as names first, then
+    its rarest admissible n-grams in general English (public frequencies), ties in order of
+    appearance. A function of this text and public lists only, which is what the sensitivity
+    argument of docs/method.md §2.0 needs."""
     if K_p < 1:
         raise ValueError(f"K_p must be at least 1, got {K_p}")
     found = candidate_phrases(text, lists)
-    order = sorted(range(len(found)), key=lambda i: (*_rarity(found[i], lists.stop_words), i))
-    return [found[i] for i in order[:K_p]]
+    phrases = list(found)
+    order = sorted(
+        range(len(phrases)), key=lambda i: (not found[phrases[i]], *_rarity(phrases[i], lists.stop_words), i)
+    )
+    return [phrases[i] for i in order[:K_p]]
 
 
 def release_phrases(units: Sequence[Unit], lists: PublicLists, plan: DPSynRAGPlan, ctx: MethodContext) -> list[str]:
