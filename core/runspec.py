@@ -258,7 +258,7 @@ class DPSynRAGSpec:
     # Step 0, DP phrase discovery (docs/method.md §2.0): the corpus's own frequent 1-3-word phrases
     # extend V. On by default; with a domain list it may be switched off (a list costs no budget).
     discover_phrases: bool = True
-    phrases_per_unit: int = 8  # K_p: phrases each unit proposes at most
+    phrases_per_unit: int = 4  # K_p: phrases each unit proposes at most
     phrases_fraction: float = 0.0  # share of rho for the phrase counts; 0 = the default (0.1)
     phrases_delta_fraction: float = 0.0  # share of delta for releasing a phrase of one unit; 0 = the default (0.5)
 
@@ -307,6 +307,11 @@ class DPSynRAGSpec:
     def public_anchor(self) -> bool:
         """Whether the groups carry a public row at all."""
         return self.public_prompt != "none"
+
+
+def _is_list_name(entry: str) -> bool:
+    """A shipped word list named without a path or suffix (``"icd10-cm"``; see ``privet vocab``): not a file path."""
+    return bool(entry) and not any(ch in entry for ch in "/\\.")
 
 
 @dataclass
@@ -463,7 +468,7 @@ class RunSpec:
         if spec.output.folder and not Path(spec.output.folder).is_absolute():
             spec.output.folder = str(base / spec.output.folder)
         spec.dp_synrag.domain_lists = [
-            p if Path(p).is_absolute() else str(base / p) for p in spec.dp_synrag.domain_lists
+            p if Path(p).is_absolute() or _is_list_name(p) else str(base / p) for p in spec.dp_synrag.domain_lists
         ]
         for choice_name in ("llm", "embedder"):
             choice = getattr(spec, choice_name)
