@@ -298,3 +298,14 @@ def test_a_canary_in_one_unit_is_not_released(demo_units, lists):
     assert "zqxvortimer" in propose_phrases(planted[5].text, lists, 8)  # it is proposed ...
     released = release_phrases(planted, lists, plan, ctx)
     assert all(CANARY_FREE(p) for p in released)  # ... and not released
+
+
+def test_guidance_reports_phrase_support_and_never_suggests_an_impossible_split():
+    from core.methods.dp_synrag.guidance import guide
+
+    spec = DPSynRAGSpec(K=8, R=12, L=3, k=25, T=32, hist_fraction=0.4, cluster_keywords_fraction=0.4)
+    for eps in (4.0, 10.0):
+        g = guide(spec, eps, 1e-6, 240, 30_000)  # the suggestion is planned too: it must leave room for text
+        plan = plan_dp_synrag(spec, eps, 1e-6)
+        assert g.min_phrase_support == pytest.approx(plan.tau_p)
+    assert any("phrase of the corpus" in w for w in guide(spec, 4.0, 1e-6, 240, 30_000).warnings)

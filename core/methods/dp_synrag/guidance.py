@@ -75,7 +75,10 @@ def suggest(
     want_support = max(n / 30.0, 10.0)
     sigma_h = want_support / (math.sqrt(2.0 * math.log(max(vocab_size, 2))) + 1.5)
     probe = plan_dp_synrag(replace(spec, k=k, R=R), epsilon, delta, conversion)
-    hist_fraction = min(MAX_HIST_FRACTION, max(default_hist, spec.K / (2.0 * sigma_h**2) / probe.rho_total))
+    # Never more than leaves a tenth of the budget for the text after the other stages' shares.
+    others = probe.phrases_fraction + probe.cluster_keywords_fraction + probe.mu_fraction + probe.theta_fraction
+    cap = min(MAX_HIST_FRACTION, max(0.9 - others, spec.hist_fraction or default_hist))
+    hist_fraction = min(cap, max(default_hist, spec.K / (2.0 * sigma_h**2) / probe.rho_total))
     # Tokens: as many as keep k·c/τ at the "good" level, between 24 and 70.
     tuned = replace(spec, k=k, R=R, hist_fraction=hist_fraction)
     T = 70
