@@ -165,7 +165,11 @@ class DPSynRAGPlan:
                 self.sigma_p,
                 self.delta_phrases,
                 self.tau_p,
-                description="noisy phrase counts released above a threshold (each unit: <= K_p phrases of its own text)",
+                description=(
+                    f"noisy phrase counts released above a threshold (each unit: <= K_p={self.K_p} phrases of its own "
+                    f"text); besides rho it spends delta_p={self.delta_phrases:.3g} of delta, the largest chance that "
+                    "a phrase of one unit alone is released"
+                ),
             )
         acc.gaussian(STAGE_HISTOGRAM, math.sqrt(self.K), self.sigma_h, description="noisy keyword histogram")
         if self.M:
