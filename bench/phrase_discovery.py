@@ -42,8 +42,11 @@ def run_one(name: str, eps: float, shared: dict, work: Path) -> dict:
     golds = [q.answers for q in data.benign]
     proxy = hit_rate(retrieval_hits(index.retrieve(shared["benign_emb"], config.scale.top_k), golds)) if corpus.texts else 0.0
     run_dir = work / "runs" / runs.label_of("dp_synrag", eps).replace(" ", "_").replace("ε=", "eps")
-    cp = Checkpoints(run_dir / "checkpoints" / "dp_synrag")
-    released = list(cp.load("phrases")) if cp.has("phrases") else []
+    released: list[str] = []
+    for folder in (run_dir / "checkpoints", run_dir / "checkpoints" / "dp_synrag"):
+        cp = Checkpoints(folder)
+        if cp.has("phrases"):
+            released = [str(p) for p in cp.load("phrases")]
     member_words = {w.lower() for n in data.member_names for w in n.split()}
     canary_words = {w.lower() for n in data.canaries for w in n.split()}
     return {
