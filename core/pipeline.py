@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import secrets
 import subprocess
 from dataclasses import dataclass, field
@@ -40,7 +41,7 @@ from core.methods import registry
 from core.methods.base import MethodContext, PlanSummary, SyntheticDoc
 from core.models.registry import load_embedder, load_language_model, model_fingerprint, resolve_model
 from core.paths import data_dir
-from core.privacy.conversion import rho_to_eps
+from core.privacy.conversion import approx_rho_to_eps
 from core.privacy.budget import resolve_delta
 from core.privacy.planner import delta_warnings
 from core.private_files import private_folder, write_private
@@ -204,6 +205,7 @@ def reconcile_stages(planned: list[dict], charges: list[dict]) -> list[dict]:
             "parallel": round(row["rho"] / per_group) if per_group > 0 else None,
             "parameters": dict(base.get("parameters", {})),
             "description": "Drawn again after the run was interrupted and resumed: " + row["description"],
+            **({"delta": base["delta"]} if base.get("delta") else {}),  # an (ε, δ) stage spends its δ again
         })
     return list(planned) + extras
 
@@ -303,6 +305,7 @@ def run_pipeline(
     planned = method.record_stages(spec, delta)
     stages = reconcile_stages(planned, charges)
     extra_rho = sum(s["rho"] for s in stages[len(planned):])
+    delta_spent = math.fsum(s.get("delta", 0.0) for s in stages)  # (ε, δ) stages: the conversion runs at δ − this
     rho_total = summary.rho_total + extra_rho
     if extra_rho > 0:
         notes = list(notes) + [
@@ -325,8 +328,8 @@ def run_pipeline(
         conversion="tight",
         rho_total=rho_total,
         stages=stages,
-        epsilon_tight=rho_to_eps(rho_total, delta, "tight"),
-        epsilon_loose=rho_to_eps(rho_total, delta, "loose"),
+        epsilon_tight=approx_rho_to_eps(rho_total, delta, delta_spent, "tight"),
+        epsilon_loose=approx_rho_to_eps(rho_total, delta, delta_spent, "loose"),
         samplers=method.samplers(),
         models=models.fingerprints,
         device=models.llm.device,

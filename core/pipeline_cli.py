@@ -49,6 +49,8 @@ def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
     print("Derived parameters:", file=out)
     for key, value in summary.derived.items():
         print(f"  {key:<20} {value:.5g}", file=out)
+    for line in phrase_lines(spec, corpus, summary.delta):
+        print(line, file=out)
     print(f"Units: {summary.n_units} (shown here only; never exported)", file=out)
     print(f"Budgeted as dataset: {summary.dataset_name} (every view of these data shares this budget)", file=out)
     if summary.estimate_seconds is not None:
@@ -56,6 +58,26 @@ def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
     for warning in summary.warnings:
         print(f"Warning: {warning}", file=out)
     return 0
+
+
+def phrase_lines(spec: RunSpec, corpus, delta: float) -> list[str]:
+    """DP phrase discovery (step 0 of DP-SynRAG) in ``privet plan``: its ρ and δ_p, and how many phrases
+    it is expected to release on these data (on screen only)."""
+    if spec.method != "dp_synrag" or not spec.dp_synrag.discover_phrases:
+        return []
+    from core.methods.dp_synrag.phrases import phrase_outlook
+    from core.methods.dp_synrag.vocabulary import load_vocabulary
+    from core.privacy.planner import plan_dp_synrag
+
+    plan = plan_dp_synrag(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion)
+    o = phrase_outlook(corpus.units, load_vocabulary(spec.dp_synrag.domain_lists), plan)
+    return [
+        f"Phrase discovery (first stage): rho = {o.rho:.5f} and delta_p = {o.delta:.3g} (the chance that a phrase of "
+        f"one unit alone is released); epsilon is converted at delta - delta_p = {delta - o.delta:.3g}.",
+        f"  A phrase is released half the time when about {o.units_for_even_odds:.0f} units use it, 95% of the time "
+        f"at about {o.units_for_95:.0f} (noise sigma_p = {o.sigma:.3g}, threshold {o.threshold:.3g}).",
+        f"  Expected phrases released on these data: about {o.expected_released:.0f} (shown here only; never exported).",
+    ]
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ STAGE_LABELS: dict[str, str] = {
     "models": "loading the models",
     "embedding": "reading the documents",
     "keywords": "finding keywords in each document",
+    "phrases": "finding the corpus's own phrases (topic names)",
     "histogram": "finding topics",
     "cluster_keywords": "describing each topic",
     "retrieval": "choosing documents per topic",

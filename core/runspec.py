@@ -255,6 +255,12 @@ class DPSynRAGSpec:
     batch_rows: int = 0  # rows per wave of the private-prediction engine; 0 = from the memory budget
     memory_budget_mb: int = 0  # 0 = automatic
     domain_lists: list[str] = field(default_factory=list)  # extra PUBLIC word lists for the vocabulary
+    # Step 0, DP phrase discovery (docs/method.md §2.0): the corpus's own frequent 1-3-word phrases
+    # extend V. On by default; with a domain list it may be switched off (a list costs no budget).
+    discover_phrases: bool = True
+    phrases_per_unit: int = 4  # K_p: phrases each unit proposes at most
+    phrases_fraction: float = 0.0  # share of rho for the phrase counts; 0 = the default (0.1)
+    phrases_delta_fraction: float = 0.0  # share of delta for releasing a phrase of one unit; 0 = the default (0.5)
 
     RULES: ClassVar[dict[str, Rule]] = {
         "K": whole("keywords per unit"),
@@ -284,6 +290,12 @@ class DPSynRAGSpec:
         "public_weight": number("the public base's weight λ", low=0, open_low=True),
         "top_k_plus": whole("candidate tokens (0 = all)", low=0),
         "self_filter_mode": text("the self-filter", choices=("similarity", "score", "answer")),
+        "discover_phrases": flag("whether the corpus's own phrases are discovered with DP (step 0)"),
+        "phrases_per_unit": whole("phrases each unit proposes", low=1, high=64),
+        "phrases_fraction": number("the phrase discovery's share of the budget", low=0, high=1, open_low=True,
+                                   open_high=True, zero_default=True),
+        "phrases_delta_fraction": number("the phrase discovery's share of delta", low=0, high=1, open_low=True,
+                                         open_high=True, zero_default=True),
     }
 
     @property
@@ -295,6 +307,11 @@ class DPSynRAGSpec:
     def public_anchor(self) -> bool:
         """Whether the groups carry a public row at all."""
         return self.public_prompt != "none"
+
+
+def _is_list_name(entry: str) -> bool:
+    """A shipped word list named without a path or suffix (``"icd10-cm"``; see ``privet vocab``): not a file path."""
+    return bool(entry) and not any(ch in entry for ch in "/\\.")
 
 
 @dataclass
@@ -452,7 +469,7 @@ class RunSpec:
         if spec.output.folder and not Path(spec.output.folder).is_absolute():
             spec.output.folder = str(base / spec.output.folder)
         spec.dp_synrag.domain_lists = [
-            p if Path(p).is_absolute() else str(base / p) for p in spec.dp_synrag.domain_lists
+            p if Path(p).is_absolute() or _is_list_name(p) else str(base / p) for p in spec.dp_synrag.domain_lists
         ]
         for choice_name in ("llm", "embedder"):
             choice = getattr(spec, choice_name)

@@ -20,6 +20,7 @@ from core.methods.dp_synrag.algorithm import (
     cluster_keyword_counts,
     public_message,
     release_cluster_keywords,
+    co_keyword_level,
     released_cluster_keywords,
     soft_clusters,
 )
@@ -98,7 +99,8 @@ def test_release_is_charged_before_noise_and_noise_has_the_planned_sd():
 
 def test_released_words_clear_the_noise_level_and_are_at_most_M():
     sigma = 2.0
-    level = sigma * math.sqrt(2 * math.log(len(WORDS)))
+    level = sigma * (math.sqrt(2 * math.log(len(WORDS))) + 1.0)  # one cluster: N = 1·|candidates| draws
+    assert co_keyword_level(sigma, 1, len(WORDS)) == pytest.approx(level)
     row = np.zeros(len(WORDS))
     row[[1, 2, 3, 4]] = [level + 5, level + 1, level - 0.1, level + 9]
     assert released_cluster_keywords(np.array([row]), WORDS, 2, sigma) == [["skin rash", "tregedcillin"]]
@@ -111,6 +113,24 @@ def test_pure_noise_rarely_releases_a_word():
     noisy = rng.normal(0, sigma, size=(2000, 48))
     released = released_cluster_keywords(noisy, [f"w{i}" for i in range(48)], 5, sigma)
     assert np.mean([bool(r) for r in released]) < 0.2
+
+
+def test_pure_noise_releases_almost_nothing_across_all_clusters():
+    """Issue 23 item 5: with all-zero counts, R clusters × 4R candidates of pure noise release almost no
+    word over the whole run (the level is the typical maximum of all R·|candidates| draws plus a margin)."""
+    rng = np.random.default_rng(11)
+    sigma, R = 3.0, 24
+    candidates = [f"w{i}" for i in range(4 * R)]
+    runs = 200
+    released_total = 0
+    for _ in range(runs):
+        noisy = np.zeros((R, len(candidates))) + rng.normal(0, sigma, size=(R, len(candidates)))
+        released_total += sum(len(r) for r in released_cluster_keywords(noisy, candidates, 5, sigma))
+    # N·Φ̄(√(2 ln N) + 1) ≈ 0.002 expected words per run for N = 2304: 200 runs release well under 5.
+    assert released_total <= 4
+    # The one-cluster level of before (σ·√(2 ln |candidates|)) releases words in most runs.
+    old_level = sigma * math.sqrt(2 * math.log(len(candidates)))
+    assert np.mean([(rng.normal(0, sigma, size=(R, len(candidates))) >= old_level).any() for _ in range(50)]) > 0.5
 
 
 def test_public_row_and_answer_start_hold_only_released_words_and_the_task():

@@ -153,3 +153,21 @@ def test_models_folder_setting_reaches_the_core_model_listing(privet_home, tmp_p
     finally:
         DesktopSettings().apply_to_environment()
     assert user_models_dir() == privet_home / "models"
+
+
+def test_topic_names_box_relays_lists_and_phrase_discovery(qtbot):
+    from desktop.wizard.topic_names import TRADE_OFF, TopicNamesBox
+
+    box = TopicNamesBox()
+    qtbot.addWidget(box)
+    spec = RunSpec()
+    spec.dp_synrag.domain_lists = ["/somewhere/own_list.txt"]
+    box.load(spec)
+    assert box.discover.isChecked()  # on by default
+    assert "icd10-cm" in box.lists and not box.lists["icd10-cm"].isChecked()
+    box.lists["icd10-cm"].setChecked(True)
+    box.discover.setChecked(False)
+    box.store(spec)
+    assert spec.dp_synrag.domain_lists == ["/somewhere/own_list.txt", "icd10-cm"]  # a path list is kept
+    assert spec.dp_synrag.discover_phrases is False
+    assert "no privacy budget" in TRADE_OFF and "costs a share of the budget" in TRADE_OFF

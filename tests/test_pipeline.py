@@ -68,10 +68,13 @@ def test_full_run_with_sockets_blocked_exports_a_verifiable_release(tmp_path, no
     # The ledger holds one row per DP stage, charged before the stage drew, summing to the plan.
     entries = [e for e in Ledger().entries(result.record.dataset_fingerprint) if e.get("kind", "charge") == "charge"]
     charged = {e["stage"]: e["rho"] for e in entries}
-    assert set(charged) == {"histogram", "cluster_keywords", "retrieval_mean", "retrieval_threshold",
+    assert set(charged) == {"phrases", "histogram", "cluster_keywords", "retrieval_mean", "retrieval_threshold",
                             "private_prediction"}
     assert math.isclose(sum(charged.values()), result.record.rho_total, rel_tol=1e-9)
-    assert [e.kind for e in events if e.kind == "charged"] == ["charged"] * 5
+    assert [e.kind for e in events if e.kind == "charged"] == ["charged"] * 6
+    # Phrase discovery is (ε, δ): its δ_p is recorded on its stage and ε is converted at δ − δ_p.
+    phrase_stage = next(s for s in result.record.stages if s["stage"] == "phrases")
+    assert 0 < phrase_stage["delta"] < result.record.delta
 
     # Nothing private leaves: the canary is in no exported file, no run-folder file, no event.
     assert CANARY.encode() not in all_bytes_under(export)
@@ -185,8 +188,46 @@ def test_plan_and_run_from_the_command_line(tmp_path, capsys):
     assert "Release" in out and CANARY not in out
 
 
+def test_readme_spec_shape_with_the_icd10_cm_list_plans_and_runs(tmp_path, privet_home):
+    """`[dp_synrag] domain_lists = ["icd10-cm"]` (README) plans and runs; the certificate names the list's
+    file and SHA-256, never a path."""
+    import hashlib
+
+    from core.paths import resources_dir
+
+    spec = tiny_spec(tmp_path, domain_lists=["icd10-cm"])
+    spec.output.folder = ""
+    summary = plan(spec)
+    assert summary.stages[0][0] == "phrases" and summary.delta_spent > 0
+    result = run_pipeline(spec)
+    digest = hashlib.sha256((resources_dir() / "vocab" / "icd10-cm.txt").read_bytes()).hexdigest()
+    assert result.record.method_parameters["domain_lists"] == [f"icd10-cm.txt (sha256 {digest})"]
+    assert any("icd10-cm.txt" in n and digest in n for n in result.record.scope_notes)
+    assert any("delta_p" in n for n in result.record.scope_notes)
+    out = tmp_path / "plan.txt"
+    spec_path = tmp_path / "spec.toml"
+    spec.save(spec_path)
+    import contextlib
+    import io
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        assert privet(["plan", str(spec_path)]) == 0
+    text = buffer.getvalue()
+    out.write_text(text)
+    assert "Phrase discovery (first stage): rho =" in text and "delta_p =" in text
+    assert "Expected phrases released on these data" in text
+    assert CANARY not in text
+
+
+def test_privet_vocab_lists_the_icd10_cm_list(capsys):
+    assert privet(["vocab"]) == 0
+    out = capsys.readouterr().out
+    assert "icd10-cm" in out and "ICD-10-CM" in out and "costs no privacy budget" in out
+
+
 def test_plan_reproduces_the_reference_split(tmp_path):
-    spec = tiny_spec(tmp_path, K=10, L=5, T=70, R=500, k=80, cluster_keywords=0)
+    spec = tiny_spec(tmp_path, K=10, L=5, T=70, R=500, k=80, cluster_keywords=0, discover_phrases=False)
     spec.privacy.delta = 1e-3
     summary = plan(spec)
     assert summary.rho_total == pytest.approx(2.6068, abs=1e-4)

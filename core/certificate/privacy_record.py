@@ -23,7 +23,7 @@ from core.private_files import write_private
 METHODS = ("dp_synrag", "dp_synth", "rpsg", "aug_pe")
 UNIT_KINDS = ("document", "person")
 CONVERSIONS = ("tight",)
-STAGE_KEYS = ("stage", "mechanism", "rho", "count", "parallel", "parameters", "description")
+STAGE_KEYS = ("stage", "mechanism", "rho", "count", "parallel", "parameters", "description", "delta")
 RECORD_FILE = "privacy_record.json"
 
 

@@ -28,6 +28,10 @@ def register(subparsers) -> None:
     p.add_argument("--llm-backend", default=None, choices=("auto", "transformers", "llamacpp"))
     p.add_argument("--ablation", action="store_true",
                    help="run the DP-SynRAG ablation at the largest ε instead (writes ablation.json and ablation.md)")
+    p.add_argument("--no-domain-list", action="store_true",
+                   help="leave out the dataset's public domain word list (topics from English words and phrases)")
+    p.add_argument("--phrases", choices=("on", "off"), default=None,
+                   help="DP phrase discovery (step 0 of DP-SynRAG); default: on, as in a run spec")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_evaluate)
 
@@ -56,6 +60,10 @@ def command_line(args: argparse.Namespace) -> str:
         parts.append(f"--questions {args.questions}")
     if args.llm_backend:
         parts.append(f"--llm-backend {args.llm_backend}")
+    if getattr(args, "no_domain_list", False):
+        parts.append("--no-domain-list")
+    if getattr(args, "phrases", None):
+        parts.append(f"--phrases {args.phrases}")
     return " ".join(parts)
 
 
@@ -66,6 +74,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     config = make_config(
         args.dataset, args.out, args.scale, _floats(args.epsilons),
         tuple(m.strip() for m in args.methods.split(",") if m.strip()), args.questions, args.llm_backend,
+        domain_list=not args.no_domain_list, discover_phrases=None if args.phrases is None else args.phrases == "on",
     )
     if args.ablation:
         return _ablation(config, args)

@@ -182,6 +182,8 @@ def make_config(
     methods: tuple[str, ...] = ("dp_synrag", "dp_synth", "dp_synrag_l1"),
     questions: int | None = None,
     llm_backend: str | None = None,
+    domain_list: bool = True,
+    discover_phrases: bool | None = None,
 ) -> EvaluationConfig:
     """Validate the user's choices and build the configuration."""
     if dataset not in DATASET_CONFIGS:
@@ -200,8 +202,11 @@ def make_config(
         config = replace(config, benign_questions=questions)
     if llm_backend:
         config = replace(config, llm=replace(config.llm, backend=llm_backend))
+    if discover_phrases is not None:  # None: the run spec's default (on)
+        config = replace(config, dp_synrag=replace(config.dp_synrag, discover_phrases=discover_phrases))
+    data = DATASET_CONFIGS[dataset]
     return EvaluationConfig(
-        dataset=DATASET_CONFIGS[dataset],
+        dataset=data if domain_list else replace(data, domain_lists=()),
         scale=config,
         out_dir=Path(out_dir),
         epsilons=tuple(sorted(set(epsilons))),

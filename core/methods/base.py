@@ -16,7 +16,7 @@ from core.checkpoints import Checkpoints
 from core.corpus import Corpus
 from core.models.base import Embedder, LanguageModel
 from core.privacy.accountant import PrivacyEvent
-from core.privacy.conversion import rho_to_eps
+from core.privacy.conversion import approx_rho_to_eps
 from core.privacy.mechanisms import SAMPLER_DESCRIPTIONS, TokenSampler
 from core.privacy.randomness import secure_rng, test_mode_rng, test_mode_torch_generator
 from core.progress import Reporter, StageProgress
@@ -56,6 +56,7 @@ def stages_from_events(events: Iterable[PrivacyEvent]) -> list[dict]:
             "parallel": e.parallel_multiplier,
             "parameters": dict(e.parameters),
             "description": e.description,
+            **({"delta": e.delta} if e.delta else {}),
         }
         for e in events
     ]
@@ -81,11 +82,12 @@ class PlanSummary:
     estimate_memory_mb: float | None = None
     end_to_end_dp: bool = True
     dataset_name: str = ""  # the name the data are budgeted under in the ledger (on screen)
+    delta_spent: float = 0.0  # the part of δ spent by (ε, δ) stages (phrase discovery); the rest is the conversion's
 
     @property
     def epsilon_loose(self) -> float:
         """The seed's looser conversion of the same rho, shown for comparison."""
-        return rho_to_eps(self.rho_total, self.delta, "loose")
+        return approx_rho_to_eps(self.rho_total, self.delta, self.delta_spent, "loose")
 
 
 Charge = Callable[[str, float, str], None]

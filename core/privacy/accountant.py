@@ -5,6 +5,10 @@ Every private step is recorded as a :class:`PrivacyEvent`:
 * Gaussian mechanism with L2 sensitivity Δ and noise σ: ρ = Δ²/(2σ²).
 * ε-bounded-range mechanism (the exponential mechanism sampling ∝ exp(ε·u/(2Δ)) where each
   neighbour's utility change lies in an interval of width 2Δ; Cesar & Rogers 2021): ρ = ε²/8.
+* Gaussian sparse histogram / DP set union (``core.privacy.set_union``): each unit holds ≤ K items,
+  noise σ on the non-zero counts, release above a threshold: ρ = K/(2σ²) *and* a δ (the chance that
+  an item of one unit alone is released). Its ``delta`` adds to the run's δ: the zCDP total is
+  converted at δ − Σ event δ (``core.privacy.conversion.approx_rho_to_eps``).
 
 Composition:
 
@@ -26,9 +30,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from core.errors import PrivetError
-from core.privacy.conversion import rho_to_eps
+from core.privacy.conversion import approx_rho_to_eps
 
-MECHANISMS = ("gaussian", "bounded_range")
+MECHANISMS = ("gaussian", "bounded_range", "gaussian_sparse_histogram")
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,7 @@ class PrivacyEvent:
     parallel_multiplier: int = 1  # L for overlapping parallel composition, 1 otherwise
     parameters: dict[str, float] = field(default_factory=dict)
     description: str = ""
+    delta: float = 0.0  # the δ this step adds to the run's δ (0 for pure zCDP mechanisms)
 
     @property
     def total_rho(self) -> float:
@@ -90,12 +95,39 @@ class Accountant:
         _positive("The exponential-mechanism ε", epsilon)
         return self._add(stage, "bounded_range", epsilon**2 / 8.0, count, parallel, {"epsilon": float(epsilon)}, description)
 
+    def sparse_histogram(
+        self, stage: str, max_items: int, sigma: float, delta: float, threshold: float, description: str = ""
+    ) -> PrivacyEvent:
+        """Record a Gaussian sparse histogram (DP set union): ≤ ``max_items`` items per unit, noise ``sigma``,
+        release above ``threshold``; ρ = K/(2σ²) on the common support, plus ``delta`` (docs/method.md §2.0)."""
+        _at_least_one("The items per unit", max_items)
+        _positive("The noise σ", sigma)
+        if not (0.0 < delta < 1.0):
+            raise PrivetError(f"The set-union δ must lie strictly between 0 and 1 (got {delta}).", "This is a bug.")
+        rho = max_items / (2.0 * sigma**2)
+        params = {
+            "sensitivity": math.sqrt(max_items),
+            "sigma": float(sigma),
+            "threshold": float(threshold),
+            "delta": float(delta),
+            "items_per_unit": float(max_items),
+        }
+        return self._add(stage, "gaussian_sparse_histogram", rho, 1, 1, params, description, float(delta))
+
     def _add(
-        self, stage: str, mechanism: str, rho: float, count: int, parallel: int, params: dict[str, float], description: str
+        self,
+        stage: str,
+        mechanism: str,
+        rho: float,
+        count: int,
+        parallel: int,
+        params: dict[str, float],
+        description: str,
+        delta: float = 0.0,
     ) -> PrivacyEvent:
         _at_least_one("The count", count)
         _at_least_one("The parallel multiplier", parallel)
-        event = PrivacyEvent(stage, mechanism, rho, int(count), int(parallel), params, description)
+        event = PrivacyEvent(stage, mechanism, rho, int(count), int(parallel), params, description, delta)
         self._events.append(event)
         return event
 
@@ -110,9 +142,13 @@ class Accountant:
             out[e.stage] = out.get(e.stage, 0.0) + e.total_rho
         return out
 
+    def delta_spent(self) -> float:
+        """The δ the recorded (ε, δ) steps add (sequential composition adds δ)."""
+        return math.fsum(e.delta for e in self._events)
+
     def epsilon(self, delta: float, method: str = "tight") -> float:
-        """The (ε, δ) guarantee of everything recorded so far."""
-        return rho_to_eps(self.total_rho(), delta, method)
+        """The (ε, δ) guarantee of everything recorded so far (δ = the run's total δ)."""
+        return approx_rho_to_eps(self.total_rho(), delta, self.delta_spent(), method)
 
     def to_dicts(self) -> list[dict[str, Any]]:
         return [e.to_dict() for e in self._events]

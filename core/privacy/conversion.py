@@ -113,3 +113,36 @@ def eps_to_rho(eps: float, delta: float, method: str = "tight") -> float:
     while rho_to_eps(rho, delta, method) > eps:
         rho *= 1.0 - 1e-10
     return rho
+
+
+# --- stages that are (ε, δ) rather than zCDP (docs/method.md §2.0) -------------------------------------
+
+
+def _check_spent(delta: float, delta_spent: float) -> None:
+    if not (0.0 <= delta_spent < delta):
+        raise PrivetError(
+            f"The δ spent by threshold stages ({delta_spent:g}) must be ≥ 0 and below the run's δ ({delta:g}).",
+            "Lower the phrase stage's share of δ (phrases_delta_fraction).",
+        )
+
+
+def approx_rho_to_eps(rho: float, delta: float, delta_spent: float = 0.0, method: str = "tight") -> float:
+    """The ε of a run that is ``delta_spent``-approximately ρ-zCDP, at the run's total ``delta``.
+
+    Such a run (Bun & Steinke 2016, Def. 8.1: outside an event of probability ≤ ``delta_spent`` it is
+    ρ-zCDP; DP phrase discovery is one) is (ε, δ)-DP with the zCDP part converted at δ − δ_spent and
+    ε raised by log(1/(1 − δ_spent)), which covers conditioning on that event in the removal direction
+    (docs/method.md §2.0). With ``delta_spent = 0`` this is :func:`rho_to_eps`.
+    """
+    _check_spent(delta, delta_spent)
+    if delta_spent == 0.0:
+        return rho_to_eps(rho, delta, method)
+    return rho_to_eps(rho, delta - delta_spent, method) - math.log1p(-delta_spent)
+
+
+def approx_eps_to_rho(eps: float, delta: float, delta_spent: float = 0.0, method: str = "tight") -> float:
+    """The largest ρ with ``approx_rho_to_eps(ρ, δ, δ_spent) ≤ eps`` (the inverse the planner uses)."""
+    _check_spent(delta, delta_spent)
+    if delta_spent == 0.0:
+        return eps_to_rho(eps, delta, method)
+    return eps_to_rho(eps + math.log1p(-delta_spent), delta - delta_spent, method)

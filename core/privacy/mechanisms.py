@@ -7,6 +7,8 @@
   the exponential mechanism with utility −|#{scores ≥ θ} − k| (Δ = 1).
 * :class:`TokenSampler` — docs/method.md §2.4: one token per cluster from softmax(z/τ) over the whole vocabulary.
 * :func:`clip_logits` — docs/method.md §2.4: bounds each row's contribution to [−c, c] in every coordinate.
+* :func:`gaussian_sparse_histogram` — docs/method.md §2.0: DP set union of the units' phrases (noise on the
+  non-zero counts, release above a threshold; the threshold arithmetic is in ``core.privacy.set_union``).
 
 :data:`SAMPLER_DESCRIPTIONS` says, for the certificate, which sampler each mechanism used and whether
 it is exact or floating-point.
@@ -15,6 +17,8 @@ it is exact or floating-point.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -22,6 +26,7 @@ import torch
 
 from core.errors import PrivetError
 from core.privacy.randomness import secure_rng, secure_torch_generator, test_mode_keyed_uniform
+from core.privacy.set_union import SCALE_SLACK, check_items
 
 # --- sampler descriptions (for the certificate) -------------------------------------------------------
 
@@ -58,13 +63,13 @@ SAMPLER_DESCRIPTIONS: dict[str, str] = {
 # --- Gaussian mechanism ------------------------------------------------------------------------------
 
 
-def _opendp_gaussian(flat: np.ndarray, sigma: float, sensitivity: float) -> np.ndarray:
+def _opendp_gaussian(flat: np.ndarray, sigma: float, sensitivity: float, max_slack: float = 1.5) -> np.ndarray:
     import opendp.prelude as dp
 
     dp.enable_features("contrib")
     charged_rho = sensitivity**2 / (2.0 * sigma**2)
     slack = _SCALE_SLACK
-    for _ in range(4):
+    while slack <= max_slack:
         measurement = dp.m.make_gaussian(
             dp.vector_domain(dp.atom_domain(T=float, nan=False), size=int(flat.size)),
             dp.l2_distance(T=float),
@@ -81,13 +86,20 @@ def _opendp_gaussian(flat: np.ndarray, sigma: float, sensitivity: float) -> np.n
 
 
 def gaussian_noise(
-    values: np.ndarray, sigma: float, rng: np.random.Generator | None = None, *, sensitivity: float = 1.0
+    values: np.ndarray,
+    sigma: float,
+    rng: np.random.Generator | None = None,
+    *,
+    sensitivity: float = 1.0,
+    max_slack: float = 1.5,
 ) -> np.ndarray:
     """``values`` + N(0, σ²) on every coordinate, same shape, float64.
 
     With ``rng=None`` (every private run) the noise is OpenDP's exact sampler, whose privacy map at
     ``sensitivity`` (the L2 sensitivity the caller charges, Δ²/(2σ²)) is checked before drawing. Passing
     ``rng`` switches to NumPy's floating-point sampler — only for the non-private test mode.
+    ``max_slack`` bounds the relative raise of σ (a caller whose threshold assumes σ·(1 + max_slack)
+    at most, e.g. :mod:`core.privacy.set_union`, lowers it; the draw is refused beyond it).
     """
     if not (sigma > 0.0) or math.isinf(sigma):
         raise PrivetError(f"The noise σ must be a finite number > 0 (got {sigma}).", "This is a bug in the caller.")
@@ -98,7 +110,34 @@ def gaussian_noise(
         return array.copy()
     if rng is not None:
         return array + rng.normal(0.0, sigma, size=array.shape)
-    return _opendp_gaussian(array.ravel(), float(sigma), float(sensitivity)).reshape(array.shape)
+    return _opendp_gaussian(array.ravel(), float(sigma), float(sensitivity), max_slack).reshape(array.shape)
+
+
+# --- Gaussian sparse histogram / DP set union (docs/method.md §2.0, core.privacy.set_union) ------------
+
+
+@dataclass(frozen=True)
+class SparseHistogram:
+    """The released items and their noisy counts (both DP outputs), in alphabetical order."""
+
+    items: tuple[str, ...]
+    noisy_counts: tuple[float, ...]
+
+    def as_dict(self) -> dict[str, float]:
+        return dict(zip(self.items, self.noisy_counts))
+
+
+def gaussian_sparse_histogram(
+    counts: Mapping[str, int], sigma: float, tau: float, max_items: int, rng: np.random.Generator | None = None
+) -> SparseHistogram:
+    """Noise N(0, σ²) on every non-zero count (exact sampler unless ``rng``, test mode only); keep the
+    items whose noisy count exceeds τ. The caller charges ρ = K/(2σ²) and δ_set before calling."""
+    check_items(sigma, max_items)
+    items = sorted(item for item, c in counts.items() if c > 0)
+    values = np.asarray([float(counts[item]) for item in items], dtype=np.float64)
+    noisy = gaussian_noise(values, sigma, rng=rng, sensitivity=math.sqrt(max_items), max_slack=SCALE_SLACK)
+    kept = [(item, float(v)) for item, v in zip(items, noisy) if v > tau]
+    return SparseHistogram(tuple(i for i, _ in kept), tuple(v for _, v in kept))
 
 
 # --- threshold exponential mechanism (docs/method.md §2.3) ---------------------------------------------------

@@ -1,9 +1,13 @@
 """Turn a target (ε, δ) into the noise parameters of a run (SPEC §1–§3).
 
-DP-SynRAG (SPEC §2) spends its budget in up to five stages:
+DP-SynRAG (SPEC §2) spends its budget in up to six stages:
 
-    total ρ = ρ_hist + ρ_ck + L · (ρ_μ + ε_θ²/8 + T·(c/τ)²/2)
+    total ρ = ρ_p + ρ_hist + ρ_ck + L · (ρ_μ + ε_θ²/8 + T·(c/τ)²/2),  plus δ_p
 
+* ``phrases`` — DP phrase discovery (docs/method.md §2.0, ``core.privacy.set_union``): each unit
+  proposes ≤ K_p phrases, noise σ_p on the non-zero counts, release above τ_p: ρ_p = K_p/(2σ_p²) and
+  δ_p = K_p·Φ̄((τ_p − 1)/σ_p). The target δ is split: δ_p = ``phrases_delta_fraction``·δ goes to the
+  threshold, and the zCDP total is converted at δ − δ_p (``approx_eps_to_rho``);
 * ``histogram`` — Gaussian noise σ_h on the keyword histogram (L2 sensitivity √K): ρ_hist = K/(2σ_h²);
 * ``cluster_keywords`` — Gaussian noise σ_c on every cluster's co-keyword counts (docs/method.md §2.2b):
   each unit votes for at most M words in each of its ≤ L clusters, so the whole count matrix has L2
@@ -34,9 +38,11 @@ from typing import Any
 
 from core.errors import PrivetError
 from core.privacy.accountant import Accountant
-from core.privacy.conversion import METHODS, eps_to_rho, rho_to_eps
+from core.privacy.conversion import METHODS, approx_eps_to_rho, approx_rho_to_eps, eps_to_rho, rho_to_eps
+from core.privacy.set_union import release_threshold
 from core.runspec import AugPESpec, DPSynRAGSpec
 
+STAGE_PHRASES = "phrases"
 STAGE_HISTOGRAM = "histogram"
 STAGE_CLUSTER_KEYWORDS = "cluster_keywords"
 STAGE_MEAN = "retrieval_mean"
@@ -52,6 +58,8 @@ REFERENCE_RHO_HIST = 0.1
 REFERENCE_RHO_MU = 0.009
 REFERENCE_EPS_THETA = 0.4
 DEFAULT_CLUSTER_KEYWORDS_FRACTION = 0.2  # share of ρ for the co-keyword counts when the spec says 0
+DEFAULT_PHRASES_FRACTION = 0.1  # share of ρ for DP phrase discovery when the spec says 0
+DEFAULT_PHRASES_DELTA_FRACTION = 0.5  # share of δ for releasing a phrase of one unit when the spec says 0
 
 
 def _reject(what: str, fix: str) -> PrivetError:
@@ -113,6 +121,17 @@ class DPSynRAGPlan:
     rho_cluster: float  # = ρ_θ + ρ_μ + ρ_tokens_per_cluster
     epsilon_tight: float  # ε(δ) of rho_total, tight conversion
     epsilon_loose: float  # ε(δ) of rho_total, the seed's conversion
+    K_p: int = 0  # phrases per unit (0: no phrase discovery)
+    phrases_fraction: float = 0.0
+    rho_phrases: float = 0.0  # = K_p/(2σ_p²)
+    sigma_p: float = math.inf  # noise on each non-zero phrase count (L2 sensitivity √K_p on the common support)
+    tau_p: float = math.inf  # release threshold of a noisy phrase count
+    delta_phrases: float = 0.0  # δ_p = K_p·Φ̄((τ_p − 1)/σ_p): a phrase of one unit alone is released
+    delta_conversion: float = 0.0  # δ − δ_p: the δ at which the zCDP total is converted
+
+    @property
+    def discovers_phrases(self) -> bool:
+        return self.K_p > 0
 
     @property
     def token_epsilon(self) -> float:
@@ -126,7 +145,8 @@ class DPSynRAGPlan:
 
     def per_stage(self) -> dict[str, float]:
         """Total ρ per stage (cluster stages already multiplied by L)."""
-        stages = {STAGE_HISTOGRAM: self.rho_hist}
+        stages = {STAGE_PHRASES: self.rho_phrases} if self.discovers_phrases else {}
+        stages[STAGE_HISTOGRAM] = self.rho_hist
         if self.M:
             stages[STAGE_CLUSTER_KEYWORDS] = self.rho_cluster_keywords
         if self.refine:
@@ -138,6 +158,19 @@ class DPSynRAGPlan:
     def accountant(self) -> Accountant:
         """The events a run with this plan records, in stage order."""
         acc = Accountant()
+        if self.discovers_phrases:
+            acc.sparse_histogram(
+                STAGE_PHRASES,
+                self.K_p,
+                self.sigma_p,
+                self.delta_phrases,
+                self.tau_p,
+                description=(
+                    f"noisy phrase counts released above a threshold (each unit: <= K_p={self.K_p} phrases of its own "
+                    f"text); besides rho it spends delta_p={self.delta_phrases:.3g} of delta, the largest chance that "
+                    "a phrase of one unit alone is released"
+                ),
+            )
         acc.gaussian(STAGE_HISTOGRAM, math.sqrt(self.K), self.sigma_h, description="noisy keyword histogram")
         if self.M:
             acc.gaussian(
@@ -201,22 +234,37 @@ def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion:
         if M
         else 0.0
     )
-    f_tokens = 1.0 - (f_hist + f_ck + f_mu + f_theta)
+    K_p = int(spec.phrases_per_unit) if spec.discover_phrases else 0
+    if spec.discover_phrases and (int(spec.phrases_per_unit) != spec.phrases_per_unit or K_p < 1):
+        raise _reject(
+            f"phrases_per_unit must be a whole number ≥ 1 (got {spec.phrases_per_unit}).",
+            "Set dp_synrag.phrases_per_unit to e.g. 8, or discover_phrases = false.",
+        )
+    f_p = _fraction("phrases_fraction", spec.phrases_fraction, DEFAULT_PHRASES_FRACTION) if K_p else 0.0
+    f_tokens = 1.0 - (f_p + f_hist + f_ck + f_mu + f_theta)
     if not f_tokens > 0.0:
         raise _reject(
-            f"The budget shares leave nothing for generating text (histogram {f_hist:.3f} + co-keywords "
-            f"{f_ck:.3f} + cluster means {f_mu:.3f} + thresholds {f_theta:.3f} ≥ 1).",
-            "Lower hist_fraction, cluster_keywords_fraction, mu_fraction or theta_fraction so that they sum to "
-            "well below 1.",
+            f"The budget shares leave nothing for generating text (phrases {f_p:.3f} + histogram {f_hist:.3f} + "
+            f"co-keywords {f_ck:.3f} + cluster means {f_mu:.3f} + thresholds {f_theta:.3f} ≥ 1).",
+            "Lower phrases_fraction, hist_fraction, cluster_keywords_fraction, mu_fraction or theta_fraction so that "
+            "they sum to well below 1.",
         )
 
     K, L, T, tau = int(spec.K), int(spec.L), int(spec.T), float(spec.tau)
-    rho_total = eps_to_rho(epsilon, delta, conversion)
+    delta_p = (
+        _fraction("phrases_delta_fraction", spec.phrases_delta_fraction, DEFAULT_PHRASES_DELTA_FRACTION) * delta
+        if K_p
+        else 0.0
+    )
+    rho_total = approx_eps_to_rho(epsilon, delta, delta_p, conversion)
+    rho_p = f_p * rho_total
+    sigma_p = math.sqrt(K_p / (2.0 * rho_p)) if K_p else math.inf
+    tau_p = release_threshold(sigma_p, K_p, delta_p) if K_p else math.inf
     rho_hist = f_hist * rho_total
     rho_ck = f_ck * rho_total
     rho_mu = f_mu * rho_total / L
     rho_theta = f_theta * rho_total / L
-    rho_tokens_per_cluster = (rho_total - rho_hist - rho_ck) / L - rho_mu - rho_theta
+    rho_tokens_per_cluster = (rho_total - rho_p - rho_hist - rho_ck) / L - rho_mu - rho_theta
     if not rho_tokens_per_cluster > 0.0:  # only reachable through rounding at extreme shares
         raise _reject("The budget shares leave nothing for generating text.", "Lower the other shares.")
     rho_per_token = rho_tokens_per_cluster / T
@@ -249,8 +297,15 @@ def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion:
         c_over_tau=c_over_tau,
         c=c_over_tau * tau,
         rho_cluster=rho_mu + rho_theta + rho_tokens_per_cluster,
-        epsilon_tight=rho_to_eps(rho_total, delta, "tight"),
-        epsilon_loose=rho_to_eps(rho_total, delta, "loose"),
+        epsilon_tight=approx_rho_to_eps(rho_total, delta, delta_p, "tight"),
+        epsilon_loose=approx_rho_to_eps(rho_total, delta, delta_p, "loose"),
+        K_p=K_p,
+        phrases_fraction=f_p,
+        rho_phrases=rho_p,
+        sigma_p=sigma_p,
+        tau_p=tau_p,
+        delta_phrases=delta_p,
+        delta_conversion=delta - delta_p,
     )
 
 

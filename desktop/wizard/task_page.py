@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
 from desktop.controller import WizardController
 from desktop.widgets.collapsible import Collapsible
 from desktop.wizard.common import Page
+from desktop.wizard.topic_names import TopicNamesBox
 
 FORMATS = ("jsonl", "csv")
 MIN_TASK_CHARS = 10
@@ -52,6 +53,8 @@ class TaskPage(Page):
         form.addRow("&Task description:", self.task)
         form.addRow("&Number of synthetic documents:", self.count)
         form.addRow("", self.count_note)
+        self.topic_names = TopicNamesBox()
+        form.addRow("Topic names from:", self.topic_names)
         form.addRow("Output formats:", fmt_row)
         form.addRow("Export &folder:", folder_row)
         form.addRow("&Custodian:", self.custodian)
@@ -98,6 +101,7 @@ class TaskPage(Page):
         self.tokens.setValue(spec.dp_synrag.T)
         self.cluster_size.setValue(spec.dp_synrag.k)
         self.self_filter.setChecked(spec.dp_synrag.self_filter)
+        self.topic_names.load(spec)
         self.advanced.setVisible(not rpsg)
         self.cluster_size.setEnabled(spec.method == "dp_synrag")
         self.self_filter.setEnabled(spec.method in ("dp_synrag", "dp_synth"))
@@ -128,6 +132,7 @@ class TaskPage(Page):
             spec.dp_synrag.self_filter = self.self_filter.isChecked()
         if spec.method == "dp_synrag":
             spec.dp_synrag.k = self.cluster_size.value()
+        self.topic_names.store(spec)
         spec.output.formats = [name for name, box in self.formats.items() if box.isChecked()]
         spec.output.folder = self.folder.text().strip()
         spec.output.custodian = self.custodian.text().strip()

@@ -2,6 +2,8 @@
 
 Algorithm 1, as ``run_dp_synrag`` runs it:
 
+0. **Phrase discovery** (docs/method.md §2.0; off with ``discover_phrases = false``): the corpus's own
+   frequent 1–3-word phrases are released by DP set union (``phrases.py``) and extend V.
 1. **Keyword histogram.** The LLM extracts K single words per unit; they are post-processed
    against the fixed public vocabulary V. h = sum of one-hot keyword sets; release
    h' = h + N(0, sigma_h^2 I_|V|)  (L2 sensitivity sqrt(K)).
@@ -37,6 +39,7 @@ import numpy as np
 
 from core.corpus import Unit
 from core.methods.base import MethodContext, SyntheticDoc, UnitWork
+from core.methods.dp_synrag.phrases import PublicLists, extend_vocabulary, release_phrases
 from core.methods.dp_synrag.self_filter import run_self_filter
 from core.methods.dp_synrag.vocabulary import Vocabulary, english_zipf, postprocess_keywords, specific_entries
 from core.methods.private_prediction import (
@@ -236,13 +239,24 @@ def release_cluster_keywords(
     return np.asarray(noisy).reshape(counts.shape)
 
 
+CO_KEYWORD_MARGIN_SIGMAS = 1.0  # above the typical maximum of all R·|candidates| pure-noise draws
+
+
+def co_keyword_level(sigma_c: float, n_clusters: int, n_candidates: int, margin_sigmas: float = CO_KEYWORD_MARGIN_SIGMAS) -> float:
+    """The noisy count a co-keyword must reach: sigma_c·(sqrt(2 ln N) + margin), N = R·|candidates| — the
+    typical largest of *all* clusters' pure-noise draws plus a margin, so that across every cluster pure
+    noise releases about N·Φ̄(sqrt(2 ln N) + margin) words (≈ 0.001 for N = 2,000). Public: σ_c, R, |candidates|."""
+    draws = max(int(n_clusters) * int(n_candidates), 2)
+    return sigma_c * (math.sqrt(2.0 * math.log(draws)) + margin_sigmas)
+
+
 def released_cluster_keywords(noisy_counts: np.ndarray, candidates: Sequence[str], M: int, sigma_c: float) -> list[list[str]]:
     """Per cluster, the co-keywords its noisy counts support (post-processing): at most M words whose
-    noisy count reaches sigma_c·sqrt(2 ln |candidates|), the typical largest of |candidates| pure-noise
-    draws, so a word released is very likely used by the cluster's units. Most frequent first."""
+    noisy count reaches :func:`co_keyword_level`, which pure noise rarely reaches in any cluster, so a
+    word released is very likely used by the cluster's units. Most frequent first."""
     if noisy_counts.size == 0:
         return [[] for _ in range(noisy_counts.shape[0])]
-    level = sigma_c * math.sqrt(2.0 * math.log(max(len(candidates), 2)))
+    level = co_keyword_level(sigma_c, noisy_counts.shape[0], len(candidates))
     released = []
     for row in noisy_counts:
         order = np.argsort(-row, kind="stable")[:M]
@@ -475,6 +489,9 @@ def run_dp_synrag(
     ctx: MethodContext,
 ) -> DPSynRAGResult:
     cp = ctx.checkpoints
+    if plan.discovers_phrases:  # step 0: charged and checkpointed inside; a resume reuses the phrases
+        lists = PublicLists.shipped(vocab)
+        vocab = extend_vocabulary(vocab, release_phrases(units, lists, plan, ctx), lists)
     keywords = extract_keywords(units, ctx.llm, vocab, spec.K, ctx, spec.keywords)
 
     if cp.has("histogram"):

@@ -6,7 +6,9 @@ Two quantities decide whether DP-SynRAG can carry a corpus's topics at a given �
   significance threshold (``significance_threshold``: about σ_h·(√(2 ln|V|) + 1.5)). Topics
   mentioned by fewer units than that are invisible.
 * **Co-keyword support.** A word describes a cluster (step 2b) only if its noisy vote count clears
-  σ_c·√(2 ln 4R) (``co_keyword_support``).
+  σ_c·(√(2 ln(R·4R)) + 1) (``co_keyword_support``; ``algorithm.co_keyword_level``).
+* **Phrase support.** A phrase of the corpus (step 0) is released only if its noisy unit count
+  exceeds τ_p; a phrase held by about τ_p units is released half the time (``phrase_support``).
 * **Consensus strength.** Under DClip each of a cluster's rows moves a token's score by at
   most c/τ nats, so k rows that all agree move it by k·c/τ nats against the public base. Below
   about 1 nat the text follows the public model; about 2 nats or more lets the cluster's shared
@@ -23,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from core.methods.dp_synrag.algorithm import CANDIDATES_PER_CLUSTER, significance_threshold
+from core.methods.dp_synrag.algorithm import CANDIDATES_PER_CLUSTER, co_keyword_level, significance_threshold
 from core.privacy.planner import DPSynRAGPlan, default_fractions, plan_dp_synrag
 from core.runspec import DPSynRAGSpec
 
@@ -41,13 +43,19 @@ class Guidance:
     suggested_consensus_nats: float
     suggested_min_topic_support: float
     min_co_keyword_support: float = 0.0  # units of a cluster that must share a word for it to describe the cluster
+    min_phrase_support: float = 0.0  # units that must share a phrase for it to be released half the time (0: off)
 
 
 def co_keyword_support(spec: DPSynRAGSpec, plan: DPSynRAGPlan) -> float:
     """How many of a cluster's units must use a word for it to be released as a co-keyword (0: no such stage)."""
     if not plan.M:
         return 0.0
-    return plan.sigma_c * math.sqrt(2.0 * math.log(max(CANDIDATES_PER_CLUSTER * spec.R, 2)))
+    return co_keyword_level(plan.sigma_c, spec.R, CANDIDATES_PER_CLUSTER * spec.R)
+
+
+def phrase_support(plan: DPSynRAGPlan) -> float:
+    """How many units must propose a phrase for DP phrase discovery to release it half the time (0: off)."""
+    return plan.tau_p if plan.discovers_phrases else 0.0
 
 
 def consensus_nats(spec: DPSynRAGSpec, plan: DPSynRAGPlan) -> float:
@@ -67,7 +75,10 @@ def suggest(
     want_support = max(n / 30.0, 10.0)
     sigma_h = want_support / (math.sqrt(2.0 * math.log(max(vocab_size, 2))) + 1.5)
     probe = plan_dp_synrag(replace(spec, k=k, R=R), epsilon, delta, conversion)
-    hist_fraction = min(MAX_HIST_FRACTION, max(default_hist, spec.K / (2.0 * sigma_h**2) / probe.rho_total))
+    # Never more than leaves a tenth of the budget for the text after the other stages' shares.
+    others = probe.phrases_fraction + probe.cluster_keywords_fraction + probe.mu_fraction + probe.theta_fraction
+    cap = min(MAX_HIST_FRACTION, max(0.9 - others, spec.hist_fraction or default_hist))
+    hist_fraction = min(cap, max(default_hist, spec.K / (2.0 * sigma_h**2) / probe.rho_total))
     # Tokens: as many as keep k·c/τ at the "good" level, between 24 and 70.
     tuned = replace(spec, k=k, R=R, hist_fraction=hist_fraction)
     T = 70
@@ -106,6 +117,13 @@ def guide(
             f"{100 * co_support / max(n_units, 1):.0f}% of this corpus. Raise ε, lower L or cluster_keywords, or raise "
             "the co-keywords' budget share."
         )
+    phrases_needed = phrase_support(plan)
+    if phrases_needed > n_units / 10:
+        warnings.append(
+            f"A phrase of the corpus becomes a possible topic name only when about {phrases_needed:.0f} units use it, "
+            f"{100 * phrases_needed / max(n_units, 1):.0f}% of this corpus. Raise ε or phrases_fraction, lower "
+            "phrases_per_unit, or give a public domain list and set discover_phrases = false."
+        )
     suggestion = {
         "R": better.R,
         "L": better.L,
@@ -121,4 +139,5 @@ def guide(
         suggested_consensus_nats=consensus_nats(better, better_plan),
         suggested_min_topic_support=significance_threshold(better_plan.sigma_h, vocab_size),
         min_co_keyword_support=co_support,
+        min_phrase_support=phrases_needed,
     )

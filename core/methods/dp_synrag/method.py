@@ -14,9 +14,9 @@ from core.methods.base import (
 )
 from core.methods.dp_synrag.algorithm import run_dp_synrag
 from core.methods.dp_synrag.guidance import guide
-from core.methods.dp_synrag.vocabulary import load_vocabulary
+from core.methods.dp_synrag.vocabulary import load_vocabulary, word_list_info
 from core.privacy.mechanisms import GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER
-from core.privacy.planner import plan_dp_synrag
+from core.privacy.planner import DPSynRAGPlan, plan_dp_synrag
 from core.runspec import RunSpec
 
 
@@ -30,7 +30,11 @@ class DPSynRAGMethod:
         p = spec.dp_synrag
         plan = self._plan(spec, delta)
         stages = list(plan.per_stage().items())
-        derived = {"rho_total": plan.rho_total, "sigma_h": plan.sigma_h}
+        derived = {"rho_total": plan.rho_total}
+        if plan.discovers_phrases:
+            derived.update(sigma_p=plan.sigma_p, tau_p=plan.tau_p, delta_p=plan.delta_phrases,
+                           delta_conversion=plan.delta_conversion)
+        derived["sigma_h"] = plan.sigma_h
         if plan.M:
             derived["sigma_c"] = plan.sigma_c
         if plan.refine:
@@ -51,15 +55,29 @@ class DPSynRAGMethod:
             derived=derived,
             warnings=warnings,
             n_units=n_units,
+            delta_spent=plan.delta_phrases,
         )
 
     def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext):
         vocab = load_vocabulary(spec.dp_synrag.domain_lists)
-        result = run_dp_synrag(corpus.units, vocab, spec.dp_synrag, self._plan(spec, delta), ctx)
+        plan = self._plan(spec, delta)
+        result = run_dp_synrag(corpus.units, vocab, spec.dp_synrag, plan, ctx)
+        lists = [word_list_info(entry) for entry in spec.dp_synrag.domain_lists]
         notes = list(COMMON_NOTES) + [
-            f"Keyword vocabulary: a fixed public English word list ({len(vocab.words)} words"
-            + (f", with {len(spec.dp_synrag.domain_lists)} public domain list(s)" if spec.dp_synrag.domain_lists else "")
-            + "); no word list was derived from the private data.",
+            f"Keyword vocabulary: a fixed public English word list ({len(vocab.words)} entries"
+            + (
+                ", with the public domain list(s) "
+                + "; ".join(f"{i.file} ({i.entries} entries, SHA-256 {i.sha256})" for i in lists)
+                if lists
+                else ""
+            )
+            + (
+                ", extended by the phrases released by DP phrase discovery"
+                if plan.discovers_phrases
+                else "; no word list was derived from the private data"
+            )
+            + ".",
+            *phrase_notes(plan),
             "Keyword extraction, clustering membership and the self-filter are deterministic or post-processing "
             "steps; every step that looks at the private data through a released value is charged above.",
             *generation_notes(spec.dp_synrag),
@@ -70,7 +88,10 @@ class DPSynRAGMethod:
         return stages_from_events(self._plan(spec, delta).accountant().events)
 
     def parameters(self, spec: RunSpec, summary) -> dict:
-        return {**asdict(spec.dp_synrag), **{k: float(v) for k, v in summary.derived.items()}}
+        params = {**asdict(spec.dp_synrag), **{k: float(v) for k, v in summary.derived.items()}}
+        # A list is recorded by its file name and SHA-256, never by a path (which could name the custodian's folders).
+        params["domain_lists"] = [f"{i.file} (sha256 {i.sha256})" for i in map(word_list_info, spec.dp_synrag.domain_lists)]
+        return params
 
     def samplers(self) -> list[str]:
         return sampler_descriptions(GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER)
@@ -82,6 +103,22 @@ def dp_synrag_guidance(spec: RunSpec, delta: float, n_units: int):
 
     vocab_size = len(load_vocabulary(p.domain_lists))
     return guide(p, spec.privacy.epsilon, delta, n_units, vocab_size, spec.privacy.conversion)
+
+
+def phrase_notes(plan: DPSynRAGPlan) -> list[str]:
+    """DP phrase discovery in plain words: its two parts (a zCDP part and a δ part) for the certificate."""
+    if not plan.discovers_phrases:
+        return ["Phrase discovery was off: topics could only be words of the public lists above (no budget spent on it)."]
+    return [
+        f"Phrase discovery (first stage): each document proposed at most {plan.K_p} short phrases of its own text "
+        "(its rarest 1-3-word phrases in general English, never a phrase holding a number or a common given name or "
+        f"surname written as a name). Gaussian noise (sigma {plan.sigma_p:.3g}) was added to how many documents "
+        f"proposed each phrase, and only phrases whose noisy count exceeded {plan.tau_p:.3g} were released; they "
+        "extended the keyword vocabulary. Its privacy cost has two parts: "
+        f"rho = {plan.rho_phrases:.4g} (zCDP, included in the total rho above), and delta_p = {plan.delta_phrases:.3g}, "
+        "the largest chance that a phrase used by one document alone is released. delta_p is part of the stated "
+        f"delta: epsilon is computed at delta - delta_p = {plan.delta_conversion:.3g} (docs/method.md, section 2.0).",
+    ]
 
 
 def generation_notes(p) -> list[str]:

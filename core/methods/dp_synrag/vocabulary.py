@@ -20,6 +20,13 @@ from core.paths import resources_dir
 
 ENGLISH_LIST = "english.txt"
 STOPWORDS_LIST = "stopwords.txt"
+NOT_WORDS_LIST = "not_words.txt"  # contraction fragments, markup and URL pieces: never keywords
+PERSON_NAMES_LIST = "person_names.txt"  # public given names and surnames: never part of a discovered phrase
+# Shipped public domain lists a run spec may name without a path: domain_lists = ["icd10-cm"].
+SHIPPED_DOMAIN_LISTS: dict[str, str] = {
+    "icd10-cm": "ICD-10-CM disease and condition names (short titles, US CDC/NCHS 2023 code set)",
+    "medical_demo_domain": "the demo clinic's invented disease and drug names and symptom phrases",
+}
 
 # A "word" is a maximal run of letters (no digits, no underscore, no punctuation).
 _WORD_RE = re.compile(r"[^\W\d_]+")
@@ -82,7 +89,8 @@ def read_word_list(path: Path) -> list[str]:
     except FileNotFoundError:
         raise VocabularyError(
             f"The word list {path} does not exist.",
-            "Check the path of the public domain word list, or leave it out.",
+            "Check the path of the public domain word list, name one of the lists shipped with Privet ("
+            + ", ".join(sorted(SHIPPED_DOMAIN_LISTS)) + "; `privet vocab` lists them), or leave it out.",
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise VocabularyError(
@@ -103,20 +111,67 @@ def load_stop_words(vocab_dir: Path | None = None) -> frozenset[str]:
     return frozenset(read_word_list(folder / STOPWORDS_LIST))
 
 
-def load_vocabulary(extra_lists: Sequence[str | Path] = (), vocab_dir: Path | None = None) -> Vocabulary:
-    """V = shipped English list ∪ public domain lists, minus stop words; sorted and unique.
+def not_words(vocab_dir: Path | None = None) -> frozenset[str]:
+    """Entries that are never keywords (``resources/vocab/not_words.txt``): contraction fragments
+    ("doesn", "didn"), markup and URL pieces ("href", "www")."""
+    folder = vocab_dir or resources_dir() / "vocab"
+    return frozenset(read_word_list(folder / NOT_WORDS_LIST))
 
-    ``extra_lists`` are paths of *public* domain word lists (for example
-    ``resources/vocab/medical_demo_domain.txt``). Never pass a list computed from the
-    private corpus.
+
+def load_person_names(vocab_dir: Path | None = None) -> frozenset[str]:
+    """The shipped public list of given names and surnames (``resources/vocab/person_names.txt``)."""
+    folder = vocab_dir or resources_dir() / "vocab"
+    return frozenset(read_word_list(folder / PERSON_NAMES_LIST))
+
+
+def resolve_word_list(entry: str | Path, vocab_dir: Path | None = None) -> Path:
+    """The file of a domain list: a shipped list's name (``"icd10-cm"``) or a path."""
+    folder = vocab_dir or resources_dir() / "vocab"
+    if isinstance(entry, str) and entry in SHIPPED_DOMAIN_LISTS:
+        return folder / f"{entry}.txt"
+    return Path(entry)
+
+
+@dataclass(frozen=True)
+class WordListInfo:
+    """What the certificate and ``privet vocab`` say about one public list: its file name (never a
+    full path), its entries and the SHA-256 of the file's bytes."""
+
+    name: str
+    file: str
+    entries: int
+    sha256: str
+    description: str = ""
+
+
+def word_list_info(entry: str | Path, vocab_dir: Path | None = None) -> WordListInfo:
+    path = resolve_word_list(entry, vocab_dir)
+    entries = read_word_list(path)  # raises the user-facing error for a missing file
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    name = entry if isinstance(entry, str) and entry in SHIPPED_DOMAIN_LISTS else path.stem
+    return WordListInfo(name, path.name, len(entries), digest, SHIPPED_DOMAIN_LISTS.get(str(entry), ""))
+
+
+def shipped_domain_lists(vocab_dir: Path | None = None) -> list[WordListInfo]:
+    """The public domain lists shipped with Privet (``privet vocab``), in name order."""
+    return [word_list_info(name, vocab_dir) for name in sorted(SHIPPED_DOMAIN_LISTS)]
+
+
+def load_vocabulary(extra_lists: Sequence[str | Path] = (), vocab_dir: Path | None = None) -> Vocabulary:
+    """V = shipped English list ∪ public domain lists, minus stop words and not-words; sorted and unique.
+
+    ``extra_lists`` are shipped list names (``"icd10-cm"``, see :data:`SHIPPED_DOMAIN_LISTS`) or
+    paths of *public* domain word lists (for example ``resources/vocab/medical_demo_domain.txt``).
+    Never pass a list computed from the private corpus.
     """
     folder = vocab_dir or resources_dir() / "vocab"
     stop = load_stop_words(folder)
-    paths = [folder / ENGLISH_LIST, *(Path(p) for p in extra_lists)]
+    paths = [folder / ENGLISH_LIST, *(resolve_word_list(p, folder) for p in extra_lists)]
     words: set[str] = set()
     for path in paths:
         words.update(read_word_list(path))
     words -= stop
+    words -= not_words(folder)
     if not words:
         raise VocabularyError(
             "The keyword vocabulary is empty.",
