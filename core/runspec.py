@@ -226,6 +226,10 @@ class PrivacySpec:
     }
 
 
+TEXT_MODES = ("topic_line", "private", "realised", "realised+private")
+DOCUMENT_FORMS = ("clinical_note", "case_file", "review")
+
+
 @dataclass
 class DPSynRAGSpec:
     K: int = 10  # keywords per unit
@@ -255,8 +259,21 @@ class DPSynRAGSpec:
     batch_rows: int = 0  # rows per wave of the private-prediction engine; 0 = from the memory budget
     memory_budget_mb: int = 0  # 0 = automatic
     domain_lists: list[str] = field(default_factory=list)  # extra PUBLIC word lists for the vocabulary
+    # How each synthetic document is written (docs/method.md §2.6): "topic_line" (the released topic line
+    # only, no token stage), "private" (private prediction, the seed's step 4), "realised" (a public writer
+    # turns the released topic into a document of the corpus's form; no token stage) or "realised+private"
+    # (private prediction whose public row is the realised draft and whose rows rewrite their own documents
+    # into the same form). Without a token stage its budget share goes to the topics and co-keywords.
+    text: str = "private"
+    document_form: str = ""  # the shipped public example of the form: "clinical_note" | "case_file" | "review" | ""
+    public_example: str = ""  # the custodian's own INVENTED example of the form (replaces document_form)
+    realisation_tokens: int = 80  # tokens of each realised draft (public decoding)
 
     RULES: ClassVar[dict[str, Rule]] = {
+        "text": text("how the documents are written", choices=TEXT_MODES),
+        "document_form": text("the shipped example of the document form", choices=("", *DOCUMENT_FORMS)),
+        "public_example": text("the invented example of the document form"),
+        "realisation_tokens": whole("tokens of each realised document", low=8),
         "K": whole("keywords per unit"),
         "R": whole("the number of clusters"),
         "L": whole("clusters per unit"),
@@ -285,6 +302,16 @@ class DPSynRAGSpec:
         "top_k_plus": whole("candidate tokens (0 = all)", low=0),
         "self_filter_mode": text("the self-filter", choices=("similarity", "score", "answer")),
     }
+
+    @property
+    def token_stage(self) -> bool:
+        """Whether private prediction (step 4) runs and is charged."""
+        return self.text in ("private", "realised+private")
+
+    @property
+    def realisation(self) -> bool:
+        """Whether the public writer realises each released topic (step 6, free)."""
+        return self.text in ("realised", "realised+private")
 
     @property
     def public_row(self) -> str:
@@ -387,7 +414,7 @@ class RunSpec:
         if not found:
             found += _method_problems(self.method)
         p = self.dp_synrag
-        if not found and p.public_prompt == "none" and (p.clip == "dclip" or p.top_k_plus):
+        if not found and p.text == "private" and p.public_prompt == "none" and (p.clip == "dclip" or p.top_k_plus):
             found.append(
                 "[dp_synrag] clip = \"dclip\" and top_k_plus need a public row, but public_prompt = \"none\" "
                 "(use public_prompt = \"keyword\", or clip = \"spec\" with top_k_plus = 0)"
