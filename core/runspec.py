@@ -92,6 +92,9 @@ def text(meaning: str = "", choices: tuple[str, ...] = ()) -> Rule:
     return Rule("text", meaning, choices=choices)
 
 
+text_rule = text  # for sections with a field named "text"
+
+
 def flag(meaning: str = "") -> Rule:
     return Rule("flag", meaning)
 
@@ -270,9 +273,9 @@ class DPSynRAGSpec:
     realisation_tokens: int = 80  # tokens of each realised draft (public decoding)
 
     RULES: ClassVar[dict[str, Rule]] = {
-        "text": text("how the documents are written", choices=TEXT_MODES),
-        "document_form": text("the shipped example of the document form", choices=("", *DOCUMENT_FORMS)),
-        "public_example": text("the invented example of the document form"),
+        "text": text_rule("how the documents are written", choices=TEXT_MODES),
+        "document_form": text_rule("the shipped example of the document form", choices=("", *DOCUMENT_FORMS)),
+        "public_example": text_rule("the invented example of the document form"),
         "realisation_tokens": whole("tokens of each realised document", low=8),
         "K": whole("keywords per unit"),
         "R": whole("the number of clusters"),
@@ -293,14 +296,14 @@ class DPSynRAGSpec:
         "max_prompt_tokens": whole("the longest prompt, in tokens", low=16),
         "batch_rows": whole("rows per wave", low=0),
         "memory_budget_mb": whole("the memory budget in MB", low=0),
-        "keywords": text("how keywords are found", choices=("vocabulary", "llm")),
-        "topic_words": text("how cluster words are chosen", choices=("specific", "frequent")),
-        "clip": text("the clip", choices=("dclip", "spec")),
-        "public_prompt": text("the public row", choices=("keyword", "empty", "none")),
-        "answer_start": text("the start of each answer", choices=("keyword", "keywords", "none")),
+        "keywords": text_rule("how keywords are found", choices=("vocabulary", "llm")),
+        "topic_words": text_rule("how cluster words are chosen", choices=("specific", "frequent")),
+        "clip": text_rule("the clip", choices=("dclip", "spec")),
+        "public_prompt": text_rule("the public row", choices=("keyword", "empty", "none")),
+        "answer_start": text_rule("the start of each answer", choices=("keyword", "keywords", "none")),
         "public_weight": number("the public base's weight λ", low=0, open_low=True),
         "top_k_plus": whole("candidate tokens (0 = all)", low=0),
-        "self_filter_mode": text("the self-filter", choices=("similarity", "score", "answer")),
+        "self_filter_mode": text_rule("the self-filter", choices=("similarity", "score", "answer")),
     }
 
     @property

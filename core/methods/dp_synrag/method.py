@@ -14,7 +14,7 @@ from core.methods.base import (
 )
 from core.methods.dp_synrag.algorithm import run_dp_synrag
 from core.methods.dp_synrag.guidance import guide
-from core.methods.dp_synrag.realisation import check_public_example, public_example
+from core.methods.dp_synrag.realisation import check_spec_example, public_example
 from core.methods.dp_synrag.vocabulary import load_vocabulary
 from core.privacy.mechanisms import GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER
 from core.privacy.planner import plan_dp_synrag
@@ -86,16 +86,6 @@ def dp_synrag_guidance(spec: RunSpec, delta: float, n_units: int):
 
     vocab_size = len(load_vocabulary(p.domain_lists))
     return guide(p, spec.privacy.epsilon, delta, n_units, vocab_size, spec.privacy.conversion)
-
-
-def check_spec_example(spec: RunSpec, corpus: Corpus) -> None:
-    """Refuse a public example of the document form that looks like a real document of ``corpus``
-    (SPEC §2.6), before anything is charged. A no-op for other methods or without realisation."""
-    p = spec.dp_synrag
-    if spec.method == "dp_synrag" and p.realisation:
-        example = public_example(p.document_form, p.public_example)
-        if example:
-            check_public_example(example, corpus.units)
 
 
 TEXT_WORDS = {

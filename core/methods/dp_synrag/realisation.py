@@ -22,12 +22,13 @@ from typing import Callable, Sequence
 
 import torch
 
-from core.corpus import Unit
+from core.corpus import Corpus, Unit
 from core.errors import PrivetError
 from core.models.base import LanguageModel
 from core.paths import resources_dir
 from core.progress import Reporter, StageProgress
 from core.prompts import render
+from core.runspec import RunSpec
 
 FORMS = ("clinical_note", "case_file", "review")
 REALISATION_STAGE = "realisation"
@@ -46,6 +47,13 @@ _META_LINE = re.compile(
     r"this document|i have|i've|i hope|let me know|please note|example\s*:|invented example|output\s*:)",
     re.IGNORECASE,
 )
+_META_SENTENCE = re.compile(
+    r"\b(document|source)\s*:|\bthe (original |following |above |given |new )?(document|text)\b|\brephras|\bparaphras|"
+    r"\bhere (is|are)\b|\bas an ai\b|\blanguage model\b|\binvented example\b|\bsquare brackets\b|\bexactly as written\b|"
+    r"\bthis collection\b|\bplaceholder",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _LABEL = re.compile(r"^\s*(document|text|note|output|answer|new document)\s*:\s*", re.IGNORECASE)
 
 
@@ -133,6 +141,16 @@ def check_public_example(example: str, units: Sequence[Unit]) -> None:
         )
 
 
+def check_spec_example(spec: RunSpec, corpus: Corpus) -> None:
+    """The run spec's example, checked against the loaded corpus (a no-op for other methods or without
+    realisation): called by ``privet plan``, before a run loads its models, and before the first charge."""
+    p = spec.dp_synrag
+    if spec.method == "dp_synrag" and p.realisation:
+        example = public_example(p.document_form, p.public_example)
+        if example:
+            check_public_example(example, corpus.units)
+
+
 # -- the writer's prompt and its cleaning ------------------------------------------------------------
 
 
@@ -173,7 +191,7 @@ def clean_draft(text: str, prompt: str = "") -> str:
     kept: list[str] = []
     seen: set[str] = set()
     for raw in text.replace("\r", "").split("\n"):
-        line = _URL.sub("", _LABEL.sub("", raw)).strip()
+        line = _LABEL.sub("", raw).strip()
         key = line.lower()
         if not line or _META_LINE.match(line) or key in seen or key in prompt_lines:
             continue
@@ -181,9 +199,19 @@ def clean_draft(text: str, prompt: str = "") -> str:
             continue
         seen.add(key)
         kept.append(line)
-    body = " ".join(kept)
-    body = re.sub(r"\s+", " ", body).strip()
-    return _whole_sentences(body)
+    sentences = _SENTENCE_END.split(_drop_placeholders(" ".join(kept)))
+    body = " ".join(x for x in sentences if x.strip() and not _META_SENTENCE.search(x) and not _URL.search(x))
+    return _whole_sentences(body.strip())
+
+
+def _drop_placeholders(text: str) -> str:
+    """Remove placeholders the writer left unfilled ("[name]") and the punctuation they leave behind."""
+    text = _PLACEHOLDER.sub("", text)
+    text = re.sub(r"\(\s*\)", "", text)
+    text = re.sub(r"\s+([,.;:!?])", r"\1", text)
+    text = re.sub(r"([,;:])(?:\s*[,;:])+", r"\1", text)
+    text = re.sub(r"^[\s,;:.]+", "", text)
+    return re.sub(r"\s+", " ", text).strip()
 
 
 def _whole_sentences(text: str) -> str:
@@ -243,7 +271,7 @@ def public_greedy(
     active = list(range(len(messages)))
     eos = set(llm.eos_token_ids)
     for step in range(max_new_tokens):
-        logits = session.logits().float().cpu()
+        logits = session.logits().float().cpu().clone()
         for pos, row in enumerate(active):
             seen = torch.tensor(sorted(set(written[row])), dtype=torch.long)
             if len(seen):
