@@ -210,6 +210,7 @@ def _drop_placeholders(text: str) -> str:
     text = re.sub(r"\(\s*\)", "", text)
     text = re.sub(r"\s+([,.;:!?])", r"\1", text)
     text = re.sub(r"([,;:])(?:\s*[,;:])+", r"\1", text)
+    text = re.sub(r"([.!?])(?:\s*[,;:])+", r"\1", text)  # "Consultation note., 25" -> "Consultation note. 25"
     text = re.sub(r"^[\s,;:.]+", "", text)
     return re.sub(r"\s+", " ", text).strip()
 
