@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -131,8 +131,13 @@ def ablation_settings() -> list[tuple[str, dict[str, Any]]]:
     return rows
 
 
-def run_ablation(config: EvaluationConfig, work: Path, reporter: Reporter = NULL_REPORTER, rows: str = "text") -> dict:
-    """Run every ablation row at the configuration's largest ε and score it."""
+def run_ablation(
+    config: EvaluationConfig, work: Path, reporter: Reporter = NULL_REPORTER, rows: str = "text", only: str = "",
+    on_row: Callable[[dict], None] | None = None,
+) -> dict:
+    """Run every ablation row (or those whose label contains ``only``) at the configuration's largest ε.
+
+    ``on_row`` receives the table so far after every row (the CLI saves it, so a long run keeps what it measured)."""
     if rows not in ROW_KINDS:
         raise PrivetError(f"Unknown ablation table {rows!r}.", f"Use one of: {', '.join(ROW_KINDS)}.")
     from core.models.registry import load_embedder, load_language_model
@@ -147,7 +152,10 @@ def run_ablation(config: EvaluationConfig, work: Path, reporter: Reporter = NULL
     eps = config.max_epsilon
     held_emb = embedder.embed([r.text for r in data.non_members])
     member_emb = embedder.embed([r.text for r in data.members])
-    table = text_settings() if rows == "text" else ablation_settings()
+    table = [(label, settings) for label, settings in (text_settings() if rows == "text" else ablation_settings())
+             if only in label]
+    if not table:
+        raise PrivetError(f"No ablation row matches {only!r}.", "Leave --ablation-only out, or give part of a row's label.")
     instructions = [config.dataset.task]
     out: list[AblationRow] = []
     for i, (label, settings) in enumerate(table):
@@ -175,8 +183,14 @@ def run_ablation(config: EvaluationConfig, work: Path, reporter: Reporter = NULL
             samples=two_samples(corpus.texts),
             rho_total=corpus.rho_total,
         ))
-    return {"dataset": config.dataset.name, "scale": scale.name, "epsilon": eps, "table": rows,
-            "questions": len(questions), "non_members": len(data.non_members), "rows": [r.__dict__ for r in out]}
+        if on_row is not None:
+            on_row(_result(config, rows, len(questions), len(data.non_members), out))
+    return _result(config, rows, len(questions), len(data.non_members), out)
+
+
+def _result(config: EvaluationConfig, table: str, questions: int, non_members: int, rows: list[AblationRow]) -> dict:
+    return {"dataset": config.dataset.name, "scale": config.scale.name, "epsilon": config.max_epsilon, "table": table,
+            "questions": questions, "non_members": non_members, "rows": [r.__dict__ for r in rows]}
 
 
 def _quote(text: str) -> str:
