@@ -171,8 +171,11 @@ def test_a_pasted_real_document_is_refused_before_any_charge(tmp_path):
     units = load_corpus(spec.data.path, text_column="note", id_column="id").units
     assert rl.example_problem(edited, units)
     assert rl.example_problem("Visit note. [name] has [complaint]; advised [treatment].", units) == ""
-    # Without realisation the example is not used, so not checked.
+    # Without realisation the typed example is still recorded in the certificate's parameters: still refused.
     spec.dp_synrag.text = "private"
+    with pytest.raises(PrivetError, match="real document"):
+        plan(spec)
+    spec.dp_synrag.public_example = ""
     plan(spec)
 
 
