@@ -140,9 +140,13 @@ def estimate(spec: Any, n_units: int, model_bytes: float | None = None, calibrat
         stages += [("keywords", keywords)]
         if p.refine:
             stages += [("embedding", factor * n / embed), ("retrieval", 1.0 + p.R * 0.02 + n * p.R * 2e-6)]
-        stages += [("private_prediction", llm(rows * prompt, rows * p.T))]
+        if p.realisation:  # public writer: up to two drafts per topic (realisation.ATTEMPTS)
+            stages += [("realisation", llm(2 * p.R * prompt, 2 * p.R * p.realisation_tokens))]
+        if p.token_stage:
+            stages += [("private_prediction", llm(rows * prompt, rows * p.T))]
+        length = p.realisation_tokens if p.text == "realised" else p.T
         if p.self_filter:
-            stages.append(("self_filter", llm(p.R * (prompt + p.T), p.R * 4)))
+            stages.append(("self_filter", llm(p.R * (prompt + length), p.R * 4)))
     elif spec.method == "aug_pe":  # public generation dominates: every candidate text the model writes
         a = spec.aug_pe
         texts = a.population + (a.iterations - 1) * (a.population // (1 + a.variations)) * a.variations

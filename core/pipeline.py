@@ -39,6 +39,7 @@ from core.export import export_release
 from core.ledger import Ledger, check_before_run
 from core.methods import registry
 from core.methods.base import MethodContext, PlanSummary, SyntheticDoc
+from core.methods.dp_synrag.realisation import check_spec_example
 from core.models.registry import load_embedder, load_language_model, model_fingerprint, resolve_model
 from core.paths import data_dir
 from core.privacy.conversion import approx_rho_to_eps
@@ -99,6 +100,7 @@ def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = No
     """
     spec.check()  # refuses nonsense before anything is loaded
     corpus = corpus or load_spec_corpus(spec)
+    check_spec_example(spec, corpus)
     n = len(corpus.units)
     delta = resolve_delta(spec)
     method = _method(spec.method)
@@ -233,6 +235,7 @@ def run_pipeline(
         _check_output_folder(out_dir, spec.output.overwrite)
 
     corpus = load_spec_corpus(spec)
+    check_spec_example(spec, corpus)  # a pasted real document as the example of the form: refused before any charge
     n = len(corpus.units)
     delta = resolve_delta(spec)
     method = _method(spec.method)

@@ -26,6 +26,7 @@ STAGE_LABELS: dict[str, str] = {
     "retrieval": "choosing documents per topic",
     "retrieval_mean": "choosing documents per topic (topic centres)",
     "retrieval_threshold": "choosing documents per topic (how many)",
+    "realisation": "writing documents from the released topics (public, no budget)",
     "private_prediction": "writing synthetic documents",
     "self_filter": "checking the synthetic documents",
     "export": "writing the release and its certificate",

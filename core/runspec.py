@@ -92,6 +92,9 @@ def text(meaning: str = "", choices: tuple[str, ...] = ()) -> Rule:
     return Rule("text", meaning, choices=choices)
 
 
+text_rule = text  # for sections with a field named "text"
+
+
 def flag(meaning: str = "") -> Rule:
     return Rule("flag", meaning)
 
@@ -226,6 +229,10 @@ class PrivacySpec:
     }
 
 
+TEXT_MODES = ("topic_line", "private", "realised", "realised+private")
+DOCUMENT_FORMS = ("clinical_note", "case_file", "review")
+
+
 @dataclass
 class DPSynRAGSpec:
     K: int = 10  # keywords per unit
@@ -261,8 +268,21 @@ class DPSynRAGSpec:
     phrases_per_unit: int = 4  # K_p: phrases each unit proposes at most
     phrases_fraction: float = 0.0  # share of rho for the phrase counts; 0 = the default (0.1)
     phrases_delta_fraction: float = 0.0  # share of delta for releasing a phrase of one unit; 0 = the default (0.5)
+    # How each synthetic document is written (docs/method.md §2.6): "topic_line" (the released topic line
+    # only, no token stage), "private" (private prediction, the seed's step 4), "realised" (a public writer
+    # turns the released topic into a document of the corpus's form; no token stage) or "realised+private"
+    # (private prediction whose public row is the realised draft and whose rows rewrite their own documents
+    # into the same form). Without a token stage its budget share goes to the topics and co-keywords.
+    text: str = "private"
+    document_form: str = ""  # the shipped public example of the form: "clinical_note" | "case_file" | "review" | ""
+    public_example: str = ""  # the custodian's own INVENTED example of the form (replaces document_form)
+    realisation_tokens: int = 80  # tokens of each realised draft (public decoding)
 
     RULES: ClassVar[dict[str, Rule]] = {
+        "text": text_rule("how the documents are written", choices=TEXT_MODES),
+        "document_form": text_rule("the shipped example of the document form", choices=("", *DOCUMENT_FORMS)),
+        "public_example": text_rule("the invented example of the document form"),
+        "realisation_tokens": whole("tokens of each realised document", low=8),
         "K": whole("keywords per unit"),
         "R": whole("the number of clusters"),
         "L": whole("clusters per unit"),
@@ -282,21 +302,31 @@ class DPSynRAGSpec:
         "max_prompt_tokens": whole("the longest prompt, in tokens", low=16),
         "batch_rows": whole("rows per wave", low=0),
         "memory_budget_mb": whole("the memory budget in MB", low=0),
-        "keywords": text("how keywords are found", choices=("vocabulary", "llm")),
-        "topic_words": text("how cluster words are chosen", choices=("specific", "frequent")),
-        "clip": text("the clip", choices=("dclip", "spec")),
-        "public_prompt": text("the public row", choices=("keyword", "empty", "none")),
-        "answer_start": text("the start of each answer", choices=("keyword", "keywords", "none")),
+        "keywords": text_rule("how keywords are found", choices=("vocabulary", "llm")),
+        "topic_words": text_rule("how cluster words are chosen", choices=("specific", "frequent")),
+        "clip": text_rule("the clip", choices=("dclip", "spec")),
+        "public_prompt": text_rule("the public row", choices=("keyword", "empty", "none")),
+        "answer_start": text_rule("the start of each answer", choices=("keyword", "keywords", "none")),
         "public_weight": number("the public base's weight λ", low=0, open_low=True),
         "top_k_plus": whole("candidate tokens (0 = all)", low=0),
-        "self_filter_mode": text("the self-filter", choices=("similarity", "score", "answer")),
         "discover_phrases": flag("whether the corpus's own phrases are discovered with DP (step 0)"),
         "phrases_per_unit": whole("phrases each unit proposes", low=1, high=64),
         "phrases_fraction": number("the phrase discovery's share of the budget", low=0, high=1, open_low=True,
                                    open_high=True, zero_default=True),
         "phrases_delta_fraction": number("the phrase discovery's share of delta", low=0, high=1, open_low=True,
                                          open_high=True, zero_default=True),
+        "self_filter_mode": text_rule("the self-filter", choices=("similarity", "score", "answer")),
     }
+
+    @property
+    def token_stage(self) -> bool:
+        """Whether private prediction (step 4) runs and is charged."""
+        return self.text in ("private", "realised+private")
+
+    @property
+    def realisation(self) -> bool:
+        """Whether the public writer realises each released topic (step 6, free)."""
+        return self.text in ("realised", "realised+private")
 
     @property
     def public_row(self) -> str:
@@ -405,7 +435,7 @@ class RunSpec:
         if not found:
             found += _method_problems(self.method)
         p = self.dp_synrag
-        if not found and p.public_prompt == "none" and (p.clip == "dclip" or p.top_k_plus):
+        if not found and p.text == "private" and p.public_prompt == "none" and (p.clip == "dclip" or p.top_k_plus):
             found.append(
                 "[dp_synrag] clip = \"dclip\" and top_k_plus need a public row, but public_prompt = \"none\" "
                 "(use public_prompt = \"keyword\", or clip = \"spec\" with top_k_plus = 0)"

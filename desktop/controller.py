@@ -212,6 +212,15 @@ class WizardController:
         with Ledger() as ledger:
             return run_spend(ledger, run_id)
 
+    def example_problem(self, document_form: str, example: str) -> str:
+        """``core`` says whether the public example of the document form looks like a real document of the
+        loaded corpus ("" when it does not, or before data is loaded); shown on the Task page."""
+        from core.methods.dp_synrag.realisation import example_problem, public_example
+
+        if self._corpus is None:
+            return ""
+        return example_problem(public_example(document_form, example), self._corpus.units)
+
     def ledger_status(self, delta: float | None = None) -> LedgerStatus | None:
         """Spent budget and cap of the loaded dataset (``Ledger.summary``); ``None`` without a dataset."""
         if self.summary is None or not self.summary.fingerprint:

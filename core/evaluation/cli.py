@@ -32,6 +32,11 @@ def register(subparsers) -> None:
                    help="leave out the dataset's public domain word list (topics from English words and phrases)")
     p.add_argument("--phrases", choices=("on", "off"), default=None,
                    help="DP phrase discovery (step 0 of DP-SynRAG); default: on, as in a run spec")
+    p.add_argument("--ablation-rows", default="text", choices=("text", "settings"),
+                   help="text: how the documents are written (topic line / private prediction / realisation / both, "
+                        "each with and without co-keywords); settings: round 2's cumulative settings")
+    p.add_argument("--ablation-only", default="",
+                   help="run only the ablation rows whose label contains this text (e.g. 'public realisation, with')")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_evaluate)
 
@@ -91,10 +96,16 @@ def _ablation(config, args: argparse.Namespace) -> int:
     from core.evaluation.ablation import ablation_markdown, run_ablation
     from core.evaluation.evaluate import work_folder
 
-    result = run_ablation(config, work_folder(), _printer(args.quiet))
-    result["command"] = command_line(args) + " --ablation"
-    config.out_dir.mkdir(parents=True, exist_ok=True)
-    (config.out_dir / "ablation.json").write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")
-    (config.out_dir / "ablation.md").write_text(ablation_markdown(result), encoding="utf-8")
+    command = command_line(args) + f" --ablation --ablation-rows {args.ablation_rows}" + (
+        f" --ablation-only '{args.ablation_only}'" if args.ablation_only else "")
+
+    def save(result: dict) -> None:
+        result["command"] = command
+        config.out_dir.mkdir(parents=True, exist_ok=True)
+        (config.out_dir / "ablation.json").write_text(json.dumps(result, indent=2, ensure_ascii=False),
+                                                      encoding="utf-8")
+        (config.out_dir / "ablation.md").write_text(ablation_markdown(result), encoding="utf-8")
+
+    save(run_ablation(config, work_folder(), _printer(args.quiet), args.ablation_rows, args.ablation_only, save))
     print(config.out_dir / "ablation.md")
     return 0

@@ -32,6 +32,7 @@ class DatasetConfig:
     benign_kind: str
     task: str
     domain_lists: tuple[str, ...] = ()
+    document_form: str = ""  # the shipped public example of the form realisation uses ("" = none)
 
     @property
     def folder(self) -> Path:
@@ -56,6 +57,7 @@ DATASET_CONFIGS = {
         benign_kind="diagnosis",
         task="Answer patients' questions about which disease matches their symptoms.",
         domain_lists=("vocab/medical_demo_domain.txt",),
+        document_form="clinical_note",
     ),
     "movielens": DatasetConfig(
         name="movielens",

@@ -58,7 +58,8 @@ def label_of(method: str, epsilon: float) -> str:
 def run_spec(config: EvaluationConfig, members_csv: Path, method: str, epsilon: float) -> RunSpec:
     """The run spec of one (method, epsilon) pair at the configured scale."""
     scale, dataset = config.scale, config.dataset
-    dp = replace(scale.dp_synrag, domain_lists=[str(resources_dir() / p) for p in dataset.domain_lists])
+    dp = replace(scale.dp_synrag, domain_lists=[str(resources_dir() / p) for p in dataset.domain_lists],
+                 document_form=scale.dp_synrag.document_form or dataset.document_form)
     if method == "dp_synrag_l1":
         dp = replace(dp, L=1)
     return RunSpec(

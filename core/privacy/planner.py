@@ -139,6 +139,11 @@ class DPSynRAGPlan:
         return 2.0 * self.c_over_tau
 
     @property
+    def token_stage(self) -> bool:
+        """Whether private prediction runs (``[dp_synrag] text`` = "private" or "realised+private")."""
+        return self.tokens_fraction > 0.0
+
+    @property
     def refine(self) -> bool:
         """Whether the retrieval-refinement stages (noisy centre, threshold) run at all."""
         return self.rho_mu > 0.0
@@ -152,7 +157,8 @@ class DPSynRAGPlan:
         if self.refine:
             stages[STAGE_MEAN] = self.L * self.rho_mu
             stages[STAGE_THRESHOLD] = self.L * self.rho_theta
-        stages[STAGE_TOKENS] = self.L * self.rho_tokens_per_cluster
+        if self.token_stage:
+            stages[STAGE_TOKENS] = self.L * self.rho_tokens_per_cluster
         return stages
 
     def accountant(self) -> Accountant:
@@ -184,9 +190,10 @@ class DPSynRAGPlan:
             acc.bounded_range(
                 STAGE_THRESHOLD, self.eps_theta, parallel=self.L, description="similarity threshold per cluster"
             )
-        acc.bounded_range(
-            STAGE_TOKENS, self.token_epsilon, count=self.T, parallel=self.L, description="tokens sampled per cluster"
-        )
+        if self.token_stage:
+            acc.bounded_range(
+                STAGE_TOKENS, self.token_epsilon, count=self.T, parallel=self.L, description="tokens sampled per cluster"
+            )
         return acc
 
     def to_dict(self) -> dict[str, Any]:
@@ -241,8 +248,12 @@ def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion:
             "Set dp_synrag.phrases_per_unit to e.g. 8, or discover_phrases = false.",
         )
     f_p = _fraction("phrases_fraction", spec.phrases_fraction, DEFAULT_PHRASES_FRACTION) if K_p else 0.0
-    f_tokens = 1.0 - (f_p + f_hist + f_ck + f_mu + f_theta)
-    if not f_tokens > 0.0:
+    tokens = spec.token_stage
+    if not tokens:  # no private prediction: its share goes to the other stages, in proportion to theirs
+        scale = 1.0 / (f_p + f_hist + f_ck + f_mu + f_theta)
+        f_p, f_hist, f_ck, f_mu, f_theta = f_p * scale, f_hist * scale, f_ck * scale, f_mu * scale, f_theta * scale
+    f_tokens = 1.0 - (f_p + f_hist + f_ck + f_mu + f_theta) if tokens else 0.0
+    if tokens and not f_tokens > 0.0:
         raise _reject(
             f"The budget shares leave nothing for generating text (phrases {f_p:.3f} + histogram {f_hist:.3f} + "
             f"co-keywords {f_ck:.3f} + cluster means {f_mu:.3f} + thresholds {f_theta:.3f} ≥ 1).",
@@ -264,8 +275,8 @@ def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion:
     rho_ck = f_ck * rho_total
     rho_mu = f_mu * rho_total / L
     rho_theta = f_theta * rho_total / L
-    rho_tokens_per_cluster = (rho_total - rho_p - rho_hist - rho_ck) / L - rho_mu - rho_theta
-    if not rho_tokens_per_cluster > 0.0:  # only reachable through rounding at extreme shares
+    rho_tokens_per_cluster = (rho_total - rho_p - rho_hist - rho_ck) / L - rho_mu - rho_theta if tokens else 0.0
+    if tokens and not rho_tokens_per_cluster > 0.0:  # only reachable through rounding at extreme shares
         raise _reject("The budget shares leave nothing for generating text.", "Lower the other shares.")
     rho_per_token = rho_tokens_per_cluster / T
     c_over_tau = math.sqrt(2.0 * rho_per_token)

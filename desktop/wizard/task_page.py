@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtWidgets import (
-    QCheckBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSpinBox,
+    QCheckBox, QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSpinBox,
     QVBoxLayout, QWidget,
 )
 
@@ -14,6 +14,8 @@ from desktop.wizard.topic_names import TopicNamesBox
 
 FORMATS = ("jsonl", "csv")
 MIN_TASK_CHARS = 10
+FORM_CHOICES = (("", "No example (a plain document)"), ("clinical_note", "Clinical note (shipped example)"),
+                ("case_file", "Case file (shipped example)"), ("review", "Product review (shipped example)"))
 
 
 class TaskPage(Page):
@@ -43,6 +45,19 @@ class TaskPage(Page):
         folder_row = QHBoxLayout()
         folder_row.addWidget(self.folder, 1)
         folder_row.addWidget(browse)
+        self.form = QComboBox()
+        for name, label in FORM_CHOICES:
+            self.form.addItem(label, name)
+        self.form.setToolTip("The kind of document the corpus holds. The public writer turns each released topic "
+                             "into a document of this form; the example is printed in the certificate.")
+        self.example = QPlainTextEdit()
+        self.example.setTabChangesFocus(True)
+        self.example.setFixedHeight(56)
+        self.example.setPlaceholderText("Or type an INVENTED example, with placeholders in square brackets, e.g. "
+                                        "Consultation note. [name], [age], reports [symptoms]. Impression: "
+                                        "[condition]. Plan: [treatment].")
+        self.example.setToolTip("Never paste a real document: the example is shown to the public model and printed "
+                                "in the certificate. It is checked against the loaded corpus.")
         self.custodian = QLineEdit()
         self.custodian.setToolTip("The person responsible for the data; written into the certificate")
         self.organisation = QLineEdit()
@@ -55,12 +70,14 @@ class TaskPage(Page):
         form.addRow("", self.count_note)
         self.topic_names = TopicNamesBox()
         form.addRow("Topic names from:", self.topic_names)
+        form.addRow("Document &form:", self.form)
+        form.addRow("Invented &example:", self.example)
         form.addRow("Output formats:", fmt_row)
         form.addRow("Export &folder:", folder_row)
         form.addRow("&Custodian:", self.custodian)
         form.addRow("&Organisation:", self.organisation)
         form.addRow("&IRB protocol:", self.irb)
-        for widget in (self.task, self.count, self.custodian, self.organisation, self.irb):
+        for widget in (self.task, self.count, self.form, self.example, self.custodian, self.organisation, self.irb):
             form.labelForField(widget).setBuddy(widget)
         form.labelForField(folder_row).setBuddy(self.folder)
 
@@ -89,6 +106,8 @@ class TaskPage(Page):
         layout.addStretch(1)
         layout.addWidget(self.message)
         self.task.textChanged.connect(self.completeChanged.emit)
+        self.example.textChanged.connect(self.completeChanged.emit)
+        self.form.currentIndexChanged.connect(lambda *_: self.completeChanged.emit())
         for box in self.formats.values():
             box.toggled.connect(lambda *_: self.completeChanged.emit())
 
@@ -108,6 +127,11 @@ class TaskPage(Page):
         self.count_note.setText("RPSG writes one rewrite per private document." if rpsg else
                                 "Fewer documents come out when few topics are well supported "
                                 "(topics with fewer than about 30 units are not reproduced).")
+        index = self.form.findData(spec.dp_synrag.document_form)
+        self.form.setCurrentIndex(max(index, 0))
+        self.example.setPlainText(spec.dp_synrag.public_example)
+        for widget in (self.form, self.example):
+            widget.setEnabled(spec.method == "dp_synrag")
         for name, box in self.formats.items():
             box.setChecked(name in spec.output.formats)
         self.folder.setText(spec.output.folder)
@@ -121,6 +145,11 @@ class TaskPage(Page):
             return f"Describe the task in at least {MIN_TASK_CHARS} characters."
         if not any(box.isChecked() for box in self.formats.values()):
             return "Choose at least one output format."
+        if self.controller.spec.method == "dp_synrag":
+            problem = self.controller.example_problem(self.form.currentData() or "", self.example.toPlainText())
+            if problem:
+                return (f"The example of the document form looks like a real document: {problem}. Type an invented "
+                        "example with placeholders in square brackets, or pick a shipped form.")
         return ""
 
     def store(self) -> None:
@@ -132,6 +161,8 @@ class TaskPage(Page):
             spec.dp_synrag.self_filter = self.self_filter.isChecked()
         if spec.method == "dp_synrag":
             spec.dp_synrag.k = self.cluster_size.value()
+            spec.dp_synrag.document_form = self.form.currentData() or ""
+            spec.dp_synrag.public_example = self.example.toPlainText().strip()
         self.topic_names.store(spec)
         spec.output.formats = [name for name, box in self.formats.items() if box.isChecked()]
         spec.output.folder = self.folder.text().strip()

@@ -33,13 +33,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from core.corpus import Unit
 from core.methods.base import MethodContext, SyntheticDoc, UnitWork
 from core.methods.dp_synrag.phrases import PublicLists, extend_vocabulary, release_phrases
+from core.methods.dp_synrag.realisation import (
+    Topic,
+    clean_draft,
+    example_lead,
+    form_rewrite_message,
+    guarantee_words,
+    public_example,
+    realise,
+)
 from core.methods.dp_synrag.self_filter import run_self_filter
 from core.methods.dp_synrag.vocabulary import Vocabulary, english_zipf, postprocess_keywords, specific_entries
 from core.methods.private_prediction import (
@@ -320,12 +329,18 @@ def select_members(
 # -- Step 4: private prediction ------------------------------------------------------------
 
 
+def rephrase_message(document: str) -> str:
+    """A private row's message: the seed's rephrase instruction around the unit's own document."""
+    return render("rephrase", document=document)
+
+
 def build_groups(
     selected: Sequence[Sequence[int]],
     units: Sequence[Unit],
     ctx: MethodContext,
     public_messages: Sequence[str] | None = None,
     answer_starts: Sequence[str] | None = None,
+    private_message: Callable[[str], str] = rephrase_message,
 ) -> list[PredictionGroup]:
     """One prediction group per cluster: a rephrase prompt per member, plus the public row.
 
@@ -339,7 +354,7 @@ def build_groups(
 
     def prompt_of(u: int) -> tuple[int, ...]:
         if u not in prompt_cache:
-            message = render("rephrase", document=units[u].text)
+            message = private_message(units[u].text)
             prompt_cache[u] = tuple(llm.chat_prompt_ids([message], ctx.max_prompt_tokens)[0])
         return prompt_cache[u]
 
@@ -402,12 +417,12 @@ def public_message(mode: str, task: str, keyword: str = "", related: Sequence[st
 PREFIX_PROBES = ("a", "Z", "0", "(", "-", "\n", " x", "É", "#")  # public documents of every kind of first character
 
 
-def template_prefix_length(llm: LanguageModel) -> int:
+def template_prefix_length(llm: LanguageModel, private_message: Callable[[str], str] = rephrase_message) -> int:
     """How many first tokens every rephrase prompt takes from the public template (chat template and
     instruction before the document), found from public probe documents only, minus one token in
     case a document's first characters merge with the template's last token. Never computed from
     the private prompts, so sharing these tokens makes no row's computation depend on another row."""
-    prompts = llm.chat_prompt_ids([render("rephrase", document=p) for p in PREFIX_PROBES])
+    prompts = llm.chat_prompt_ids([private_message(p) for p in PREFIX_PROBES])
     common = 0
     while all(len(p) > common for p in prompts) and len({p[common] for p in prompts}) == 1:
         common += 1
@@ -416,7 +431,7 @@ def template_prefix_length(llm: LanguageModel) -> int:
 
 def engine_config(spec: DPSynRAGSpec, c: float, batch_rows: int, shared_prefix: int = 0) -> EngineConfig:
     """The private-prediction engine's settings from the run spec (DClip, public row, Top-k+)."""
-    anchored = spec.public_row != "none"
+    anchored = spec.public_row != "none" or spec.text == "realised+private"  # there the draft is the public row
     margin = top_k_plus_margin(c, spec.public_weight, spec.tau, spec.k) if spec.top_k_plus else 0.0
     return EngineConfig(
         max_new_tokens=spec.T,
@@ -438,6 +453,7 @@ def private_prediction(
     spec: DPSynRAGSpec,
     ctx: MethodContext,
     stage: str = STAGE_TOKENS,
+    private_message: Callable[[str], str] = rephrase_message,
 ) -> dict[int, str]:
     """Texts for the groups not yet finished in the checkpoint; checkpoints each finished one."""
     done: dict[str, str] = ctx.checkpoints.load(stage) if ctx.checkpoints.has(stage) else {}
@@ -454,7 +470,7 @@ def private_prediction(
             f"{len(todo)} groups, each unit in <= L={cost.overlap}",
         )
         ctx.checkpoints.save(stage, done)  # after the charge: a checkpoint means "charged"
-        config = engine_config(spec, cost.c, ctx.batch_rows, template_prefix_length(ctx.llm))
+        config = engine_config(spec, cost.c, ctx.batch_rows, template_prefix_length(ctx.llm, private_message))
         engine = (ctx.engine_factory or PrivatePredictionEngine)(ctx.llm, config, ctx.token_sampler(spec.tau))
 
         starts = {g.gid: list(g.start_ids) for g in groups}
@@ -468,6 +484,46 @@ def private_prediction(
         engine.run(todo, progress, finished)
     progress.finish()
     return {int(gid): text for gid, text in done.items()}
+
+
+def write_texts(
+    units: Sequence[Unit],
+    W: Sequence[str],
+    related: Sequence[Sequence[str]],
+    selected: Sequence[Sequence[int]],
+    spec: DPSynRAGSpec,
+    plan: DPSynRAGPlan,
+    ctx: MethodContext,
+) -> dict[int, str]:
+    """Each cluster's text, as ``[dp_synrag] text`` says (docs/method.md §2.4 and §2.6).
+
+    Only "private" and "realised+private" read private documents (step 4, charged when it starts);
+    "topic_line" and "realised" are post-processing of the released topics.
+    """
+    if spec.text == "topic_line":
+        mode = spec.answer_start if spec.answer_start != "none" else "keywords"
+        return {r: answer_start(mode, w, rel) for r, (w, rel) in enumerate(zip(W, related))}
+    if spec.text == "private":
+        messages = (
+            [public_message(spec.public_row, ctx.task, w, rel) for w, rel in zip(W, related)]
+            if spec.public_row != "none"
+            else None
+        )
+        starts = [answer_start(spec.answer_start, w, rel) for w, rel in zip(W, related)]
+        groups = build_groups(selected, units, ctx, messages, starts)
+        return private_prediction(groups, dp_synrag_prediction_cost(plan), spec, ctx)
+    topics = [Topic(w, tuple(rel)) for w, rel in zip(W, related)]
+    example = public_example(spec.document_form, spec.public_example)
+    drafts = realise(topics, ctx.task, example, ctx.llm, ctx.reporter, spec.realisation_tokens,
+                     max_prompt_tokens=ctx.max_prompt_tokens)
+    if spec.text == "realised":
+        return {r: d.text for r, d in enumerate(drafts)}
+    # "realised+private": the draft is the public row; every member rewrites its own document in the same form.
+    rewrite = form_rewrite_message(example)
+    lead = example_lead(example)
+    groups = build_groups(selected, units, ctx, [rewrite(d.text) for d in drafts], [lead] * len(drafts), rewrite)
+    texts = private_prediction(groups, dp_synrag_prediction_cost(plan), spec, ctx, private_message=rewrite)
+    return {r: guarantee_words(clean_draft(t), topics[r].words)[0] for r, t in texts.items()}
 
 
 # -- Step 5: self-filter -------------------------------------------------------------------
@@ -530,14 +586,7 @@ def run_dp_synrag(
             select_members(members, embeddings, rel["mu"], rel["theta"]) for members, rel in zip(clusters, released)
         ]
 
-    messages = (
-        [public_message(spec.public_row, ctx.task, w, rel) for w, rel in zip(W, related)]
-        if spec.public_row != "none"
-        else None
-    )
-    starts = [answer_start(spec.answer_start, w, rel) for w, rel in zip(W, related)]
-    groups = build_groups(selected, units, ctx, messages, starts)
-    texts = private_prediction(groups, dp_synrag_prediction_cost(plan), spec, ctx)
+    texts = write_texts(units, W, related, selected, spec, plan, ctx)
     if spec.self_filter:
         kept = self_filter(texts, ctx.task, ctx, spec.self_filter_mode)
     else:

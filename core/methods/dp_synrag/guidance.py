@@ -81,6 +81,8 @@ def suggest(
     hist_fraction = min(cap, max(default_hist, spec.K / (2.0 * sigma_h**2) / probe.rho_total))
     # Tokens: as many as keep k·c/τ at the "good" level, between 24 and 70.
     tuned = replace(spec, k=k, R=R, hist_fraction=hist_fraction)
+    if not tuned.token_stage:  # no private prediction: T plays no part
+        return tuned
     T = 70
     def strength(t: int) -> float:
         return consensus_nats(replace(tuned, T=t), plan_dp_synrag(replace(tuned, T=t), epsilon, delta, conversion))
@@ -99,7 +101,7 @@ def guide(
     better = suggest(spec, epsilon, delta, n_units, vocab_size, conversion)
     better_plan = plan_dp_synrag(better, epsilon, delta, conversion)
     warnings: list[str] = []
-    if strength < WEAK_CONSENSUS_NATS:
+    if plan.token_stage and strength < WEAK_CONSENSUS_NATS:
         warnings.append(
             f"Weak consensus: {spec.k} agreeing documents can shift a word's odds by at most e^{strength:.2f} "
             f"(k·c/τ = {strength:.2f}), so the synthetic text will mostly follow the public model. "

@@ -14,6 +14,7 @@ from core.methods.base import (
 )
 from core.methods.dp_synrag.algorithm import run_dp_synrag
 from core.methods.dp_synrag.guidance import guide
+from core.methods.dp_synrag.realisation import check_spec_example, public_example
 from core.methods.dp_synrag.vocabulary import load_vocabulary, word_list_info
 from core.privacy.mechanisms import GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER
 from core.privacy.planner import DPSynRAGPlan, plan_dp_synrag
@@ -39,8 +40,10 @@ class DPSynRAGMethod:
             derived["sigma_c"] = plan.sigma_c
         if plan.refine:
             derived.update(sigma_mu=plan.sigma_mu, eps_theta=plan.eps_theta)
-        derived.update(c_over_tau=plan.c_over_tau, c=plan.c)
+        if plan.token_stage:
+            derived.update(c_over_tau=plan.c_over_tau, c=plan.c)
         warnings = list(dp_synrag_guidance(spec, delta, n_units).warnings)
+        warnings.extend(text_stage_notes(p))
         if p.k > n_units:
             warnings.append(
                 f"The target cluster size k={p.k} exceeds the number of units; clusters will be small "
@@ -59,6 +62,7 @@ class DPSynRAGMethod:
         )
 
     def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext):
+        check_spec_example(spec, corpus)  # before the first charge
         vocab = load_vocabulary(spec.dp_synrag.domain_lists)
         plan = self._plan(spec, delta)
         result = run_dp_synrag(corpus.units, vocab, spec.dp_synrag, plan, ctx)
@@ -121,9 +125,37 @@ def phrase_notes(plan: DPSynRAGPlan) -> list[str]:
     ]
 
 
+TEXT_WORDS = {
+    "topic_line": "each document is its topic's released words only (no private prediction)",
+    "private": "each document was written by private prediction from its cluster's documents",
+    "realised": "a public writer turned each released topic into a document (no private prediction)",
+    "realised+private": "private prediction rewrote a public writer's draft of each topic toward its cluster's documents",
+}
+
+
+def text_stage_notes(p) -> list[str]:
+    """What ``privet plan`` says about the token stage (public settings only)."""
+    if p.token_stage:
+        return []
+    return [
+        f"No token stage (text = \"{p.text}\"): {TEXT_WORDS[p.text]}. Its budget share went to finding topics "
+        "and their co-keywords (the shares of the other stages were scaled up in proportion), so T, c and τ "
+        "play no part in this plan."
+    ]
+
+
 def generation_notes(p) -> list[str]:
     """How the synthetic text was written, in plain words for the certificate (all public settings)."""
-    notes = []
+    notes = [f"Documents (text = \"{p.text}\"): {TEXT_WORDS[p.text]}."]
+    if p.realisation:
+        example = public_example(p.document_form, p.public_example)
+        notes.append(
+            "Public realisation: a public writer (the run's language model, greedy decoding with a repetition "
+            "penalty) wrote each document from a prompt holding only the topic's released words, the public task "
+            "and this invented example of the document form, checked against the loaded corpus so that it is not a "
+            "real document: " + (f"\"{example}\"" if example else "(none; a form-free prompt was used)")
+            + ". Every released word of a topic appears in its document. This reads no private data: no cost."
+        )
     if p.topic_words == "specific":
         notes.append(
             "Topics: the cluster words were chosen from the released noisy keyword counts only, keeping words "
@@ -137,6 +169,25 @@ def generation_notes(p) -> list[str]:
             "vote counts at once (charged above), and a cluster's words were released only where the noisy count "
             "clears the noise level. Only these released words describe a cluster to the public row."
         )
+    if p.token_stage:
+        notes.extend(token_notes(p))
+    if p.self_filter:
+        notes.append(
+            f"Self-filter ({p.self_filter_mode}): synthetic texts were kept or dropped by reading only synthetic "
+            "and public text (threshold calibrated on shipped public sentences): post-processing, no cost."
+        )
+    return notes
+
+
+def token_notes(p) -> list[str]:
+    """How private prediction (step 4) wrote, in plain words (all public settings)."""
+    notes = []
+    if p.text == "realised+private":
+        notes.append(
+            "The public row of each cluster is the public writer's draft of its topic (public text only); each "
+            "document of the cluster is asked to rewrite itself in the same form, so the private rows pull the "
+            "public draft toward what the cluster's documents share."
+        )
     if p.clip == "dclip":
         notes.append(
             "Token aggregation (DClip): each document of a cluster adds its log-probability difference to a public "
@@ -144,12 +195,13 @@ def generation_notes(p) -> list[str]:
             "(a fixed public constant). One document moves every token's score by at most c, the same bound "
             "as the standard clip, so the cost per token is unchanged."
         )
-    if p.public_prompt == "keyword":
+    own_row = p.text == "private"  # realised+private: the public row is the draft (above)
+    if own_row and p.public_prompt == "keyword":
         notes.append(
             "The public row of each cluster contains only public text: the rephrase instruction around the "
             "cluster's released keyword and released co-keywords (and the public task); never a private document."
         )
-    elif p.public_prompt == "empty":
+    elif own_row and p.public_prompt == "empty":
         notes.append("The public row of each cluster is the rephrase instruction around an empty document.")
     if p.top_k_plus:
         notes.append(
@@ -157,10 +209,5 @@ def generation_notes(p) -> list[str]:
             "row ranks highest plus those within a margin of them computed from public settings (c, the public "
             "weight, the temperature and the target cluster size k); the set depends on public text only, so "
             "the cost per token is unchanged."
-        )
-    if p.self_filter:
-        notes.append(
-            f"Self-filter ({p.self_filter_mode}): synthetic texts were kept or dropped by reading only synthetic "
-            "and public text (threshold calibrated on shipped public sentences): post-processing, no cost."
         )
     return notes

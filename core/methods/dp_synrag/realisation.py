@@ -1,0 +1,345 @@
+"""Public realisation (SPEC §2.6, docs/method.md §2.6): a public writer turns each released topic into a document.
+
+Post-processing of released outputs, so it costs nothing and may use any decoding. The writer's prompt
+holds only
+
+* the topic's released words: the cluster word w_r and its released co-keywords (steps 1 and 2b),
+* the public task description, and
+* a **public example of the document form**, invented by the custodian or picked from the shipped
+  forms (``resources/examples/*.txt``), never a real document: :func:`check_public_example` refuses an
+  example that shares a long run of words with any unit of the loaded corpus, before anything is charged.
+
+Every released word must appear verbatim in the document: the writer is asked for them, its draft is
+cleaned of meta-text (:func:`clean_draft`), checked (:func:`missing_words`), written again with the
+missing words named, and a final structured line guarantees the rest (:func:`guarantee_words`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import torch
+
+from core.corpus import Corpus, Unit
+from core.errors import PrivetError
+from core.models.base import LanguageModel
+from core.paths import resources_dir
+from core.progress import Reporter, StageProgress
+from core.prompts import render
+from core.runspec import RunSpec
+
+FORMS = ("clinical_note", "case_file", "review")
+REALISATION_STAGE = "realisation"
+REPETITION_PENALTY = 1.3  # public decoding (CTRL-style): divides a positive logit, multiplies a negative one
+NO_REPEAT_NGRAM = 3  # a token that would repeat a 3-gram already written is never chosen
+ATTEMPTS = 2  # drafts per topic before the structured line
+LONGEST_SHARED_RUN = 8  # an example sharing this many consecutive words with a unit is refused
+SHARED_TRIGRAM_SHARE = 0.6  # ... or this share of its word 3-grams with one unit (with >= MIN_TRIGRAMS of them)
+MIN_TRIGRAMS = 5
+
+_WORD = re.compile(r"[\w'’-]+")
+_PLACEHOLDER = re.compile(r"\[[^\]]*\]")
+_URL = re.compile(r"(https?://\S+|www\.\S+|\S+\.(com|org|net|html?)\S*)", re.IGNORECASE)
+_META_LINE = re.compile(
+    r"^\s*(here is|here's|sure|certainly|of course|document\s*:|note\s*:|rewritten|rephrased|the document|"
+    r"this document|i have|i've|i hope|let me know|please note|example\s*:|invented example|output\s*:)",
+    re.IGNORECASE,
+)
+_META_SENTENCE = re.compile(
+    r"\b(document|source)\s*:|\bthe (original |following |above |given |new )?(document|text)\b|\brephras|\bparaphras|"
+    r"\bhere (is|are)\b|\bas an ai\b|\blanguage model\b|\binvented example\b|\bsquare brackets\b|\bexactly as written\b|"
+    r"\bthis collection\b|\bplaceholder",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_LABEL = re.compile(r"^\s*(document|text|note|output|answer|new document)\s*:\s*", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Topic:
+    """A released topic: the cluster word w_r and its released co-keywords (all public)."""
+
+    keyword: str
+    related: tuple[str, ...] = ()
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        return (self.keyword, *self.related)
+
+
+@dataclass(frozen=True)
+class Realisation:
+    """One realised document; ``attempts`` drafts were written, ``fallback``: the structured line was needed."""
+
+    text: str
+    attempts: int
+    fallback: bool
+
+
+# -- the public example ---------------------------------------------------------------------
+
+
+def shipped_example(form: str) -> str:
+    """The shipped invented example of ``form`` (one of FORMS)."""
+    if form not in FORMS:
+        raise PrivetError(f"Unknown document form {form!r}.", f"Choose one of: {', '.join(FORMS)}, or type an example.")
+    return (resources_dir() / "examples" / f"{form}.txt").read_text(encoding="utf-8").strip()
+
+
+def public_example(document_form: str, example: str) -> str:
+    """The example the writer sees: the custodian's own text if given, else the shipped form ("" = none)."""
+    if example.strip():
+        return example.strip()
+    return shipped_example(document_form) if document_form else ""
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def _segments(text: str) -> list[list[str]]:
+    """The example's runs of words between placeholders (a placeholder is not the custodian's words)."""
+    return [seg for seg in (_words(part) for part in _PLACEHOLDER.split(text)) if seg]
+
+
+def _grams(words: Sequence[str], n: int) -> set[tuple[str, ...]]:
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
+def example_problem(example: str, units: Sequence[Unit]) -> str:
+    """Why ``example`` looks like a real document of the loaded corpus ("" when it does not).
+
+    Refused when it shares LONGEST_SHARED_RUN consecutive words with one unit, or SHARED_TRIGRAM_SHARE
+    of its word 3-grams with one unit. The answer names no unit and quotes nothing of the corpus.
+    """
+    segments = _segments(example)
+    runs = [_grams(seg, LONGEST_SHARED_RUN) for seg in segments]
+    long_runs = set().union(*runs) if runs else set()
+    trigrams = set().union(*(_grams(seg, 3) for seg in segments)) if segments else set()
+    for unit in units:
+        words = _words(unit.text)
+        if long_runs and long_runs & _grams(words, LONGEST_SHARED_RUN):
+            return f"it shares {LONGEST_SHARED_RUN} or more consecutive words with a document of the loaded corpus"
+        if len(trigrams) >= MIN_TRIGRAMS:
+            share = len(trigrams & _grams(words, 3)) / len(trigrams)
+            if share >= SHARED_TRIGRAM_SHARE:
+                return f"{100 * share:.0f}% of its three-word phrases occur in one document of the loaded corpus"
+    return ""
+
+
+def check_public_example(example: str, units: Sequence[Unit]) -> None:
+    """Refuse, before anything is charged, an example that looks like a real document of the corpus."""
+    problem = example_problem(example, units)
+    if problem:
+        raise PrivetError(
+            f"The public example of the document form looks like a real document: {problem}. The example is "
+            "shown to the public writer and printed in the certificate, so it must be invented. Nothing was charged.",
+            "Type an invented example with placeholders in square brackets (e.g. 'Consultation note. [name], [age], "
+            "reports [symptoms]. Impression: [condition]. Plan: [treatment].'), or pick a shipped form.",
+        )
+
+
+def check_spec_example(spec: RunSpec, corpus: Corpus) -> None:
+    """The run spec's example, checked against the loaded corpus: called by ``privet plan``, before a run
+    loads its models, and before the first charge. A typed example is checked whatever ``text`` says (it is
+    recorded in the certificate's parameters even when unused); a no-op for other methods."""
+    p = spec.dp_synrag
+    if spec.method == "dp_synrag" and (p.realisation or p.public_example.strip()):
+        example = public_example(p.document_form, p.public_example)
+        if example:
+            check_public_example(example, corpus.units)
+
+
+# -- the writer's prompt and its cleaning ------------------------------------------------------------
+
+
+def realisation_prompt(topic: Topic, task: str, example: str, missing: Sequence[str] = ()) -> str:
+    """The writer's prompt: released words, the public task and the public example, nothing else."""
+    words = ", ".join(topic.words)
+    prompt = (
+        render("realise", task=task, example=example, words=words)
+        if example
+        else render("realise_plain", task=task, words=words)
+    )
+    if missing:
+        prompt += " Be sure to use: " + ", ".join(missing) + "."
+    return prompt
+
+
+def example_lead(example: str, max_words: int = 6) -> str:
+    """The public start of every draft: the example's words before its first placeholder, if short
+    (e.g. "Consultation note."), so the writer starts in the form instead of with "Here is…"."""
+    lead = _PLACEHOLDER.split(example, maxsplit=1)[0].strip() if example else ""
+    if not lead or "[" in example[: len(lead)] or len(lead.split()) > max_words:
+        return ""
+    return lead
+
+
+def form_rewrite_message(example: str) -> Callable[[str], str]:
+    """The message of a "realised+private" row: rewrite a document (a member's own, or the public draft
+    for the public row) in the form of the public example; the seed's rephrase when there is none."""
+    if not example:
+        return lambda document: render("rephrase", document=document)
+    return lambda document: render("form_rewrite", example=example, document=document)
+
+
+def clean_draft(text: str, prompt: str = "") -> str:
+    """Strip meta-text a small writer adds: labels ("Document:"), "Here is…" lines, URLs, lines that echo
+    the prompt, repeated lines; keep whole sentences."""
+    prompt_lines = {line.strip().lower() for line in prompt.splitlines() if len(line.strip()) > 20}
+    kept: list[str] = []
+    seen: set[str] = set()
+    for raw in text.replace("\r", "").split("\n"):
+        line = _LABEL.sub("", raw).strip()
+        key = line.lower()
+        if not line or _META_LINE.match(line) or key in seen or key in prompt_lines:
+            continue
+        if any(p and p[:40] in key for p in prompt_lines):
+            continue
+        seen.add(key)
+        kept.append(line)
+    sentences = _SENTENCE_END.split(_drop_placeholders(" ".join(kept)))
+    body = " ".join(x for x in sentences if x.strip() and not _META_SENTENCE.search(x) and not _URL.search(x))
+    return _whole_sentences(body.strip())
+
+
+def _drop_placeholders(text: str) -> str:
+    """Remove placeholders the writer left unfilled ("[name]") and the punctuation they leave behind."""
+    text = _PLACEHOLDER.sub("", text)
+    text = re.sub(r"\(\s*\)", "", text)
+    text = re.sub(r"\s+([,.;:!?])", r"\1", text)
+    text = re.sub(r"([,;:])(?:\s*[,;:])+", r"\1", text)
+    text = re.sub(r"([.!?])(?:\s*[,;:])+", r"\1", text)  # "Consultation note., 25" -> "Consultation note. 25"
+    text = re.sub(r"^[\s,;:.]+", "", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _whole_sentences(text: str) -> str:
+    """Cut a trailing unfinished sentence when at least one sentence is complete."""
+    end = max(text.rfind(". "), text.rfind("! "), text.rfind("? "))
+    if text.endswith((".", "!", "?")) or end < 0:
+        return text
+    return text[: end + 1]
+
+
+def missing_words(text: str, words: Sequence[str]) -> list[str]:
+    """The released words that do not appear verbatim (case-insensitive, on word boundaries) in ``text``."""
+    lowered = text.lower()
+    return [w for w in words if not re.search(rf"(?<!\w){re.escape(w.lower())}(?!\w)", lowered)]
+
+
+def guarantee_words(text: str, words: Sequence[str]) -> tuple[str, bool]:
+    """``text`` with a final structured line naming the released words it lacks (True when one was added)."""
+    missing = missing_words(text, words)
+    if not missing:
+        return text, False
+    line = "Key terms: " + ", ".join(missing) + "."
+    return (f"{text}\n{line}" if text else line), True
+
+
+# -- public decoding ---------------------------------------------------------------------------
+
+
+def _banned_by_ngrams(tokens: Sequence[int], n: int) -> set[int]:
+    """Tokens that would repeat an n-gram already in ``tokens``."""
+    if n < 2 or len(tokens) < n - 1:
+        return set()
+    prefix = tuple(tokens[len(tokens) - n + 1 :])
+    return {tokens[i + n - 1] for i in range(len(tokens) - n + 1) if tuple(tokens[i : i + n - 1]) == prefix}
+
+
+def public_greedy(
+    llm: LanguageModel,
+    messages: Sequence[str],
+    answer_starts: Sequence[str],
+    max_new_tokens: int,
+    repetition_penalty: float = REPETITION_PENALTY,
+    no_repeat_ngram: int = NO_REPEAT_NGRAM,
+    max_prompt_tokens: int | None = None,
+) -> list[str]:
+    """Greedy decoding with a repetition penalty and no repeated n-grams, over public prompts only.
+
+    Each row's answer begins with its public ``answer_starts`` text, returned as part of the answer.
+    """
+    if not messages:
+        return []
+    tokenizer = llm.chat.tokenizer
+    starts = [list(tokenizer.encode(s, add_special_tokens=False)) if s else [] for s in answer_starts]
+    prompts = [p + s for p, s in zip(llm.chat_prompt_ids(messages, max_prompt_tokens), starts)]
+    session = llm.start_logits(prompts)
+    written: list[list[int]] = [list(s) for s in starts]
+    active = list(range(len(messages)))
+    eos = set(llm.eos_token_ids)
+    for step in range(max_new_tokens):
+        logits = session.logits().float().cpu().clone()
+        for pos, row in enumerate(active):
+            seen = torch.tensor(sorted(set(written[row])), dtype=torch.long)
+            if len(seen):
+                values = logits[pos, seen]
+                logits[pos, seen] = torch.where(values > 0, values / repetition_penalty, values * repetition_penalty)
+            banned = _banned_by_ngrams(written[row], no_repeat_ngram)
+            if banned:
+                logits[pos, sorted(banned)] = float("-inf")
+        tokens = torch.argmax(logits, dim=-1)
+        keep = []
+        for pos, row in enumerate(active):
+            token = int(tokens[pos])
+            if token in eos:
+                continue
+            written[row].append(token)
+            keep.append(pos)
+        if not keep or step == max_new_tokens - 1:
+            break
+        if len(keep) < len(active):
+            index = torch.tensor(keep, dtype=torch.long)
+            session.keep(index.to(llm.device))
+            tokens = tokens[index]
+            active = [active[pos] for pos in keep]
+        session.append(tokens.to(llm.device))
+    return [llm.decode(ids) for ids in written]
+
+
+# -- the stage --------------------------------------------------------------------------------
+
+
+def realise(
+    topics: Sequence[Topic],
+    task: str,
+    example: str,
+    llm: LanguageModel,
+    reporter: Reporter,
+    max_new_tokens: int = 80,
+    batch: int = 16,
+    max_prompt_tokens: int | None = None,
+) -> list[Realisation]:
+    """One document per topic from public inputs only; every released word appears in it."""
+    progress = StageProgress(reporter, REALISATION_STAGE, len(topics)).start("Writing documents from the released topics")
+    lead = example_lead(example)
+    drafts = [""] * len(topics)
+    attempts = [0] * len(topics)
+    todo = list(range(len(topics)))
+    for attempt in range(ATTEMPTS):
+        if not todo:
+            break
+        for start in range(0, len(todo), batch):
+            chunk = todo[start : start + batch]
+            prompts = [
+                realisation_prompt(topics[i], task, example, missing_words(drafts[i], topics[i].words) if attempt else ())
+                for i in chunk
+            ]
+            answers = public_greedy(llm, prompts, [lead] * len(chunk), max_new_tokens, max_prompt_tokens=max_prompt_tokens)
+            for i, prompt, answer in zip(chunk, prompts, answers):
+                draft = clean_draft(answer, prompt)
+                attempts[i] += 1
+                if attempt == 0 or len(missing_words(draft, topics[i].words)) < len(missing_words(drafts[i], topics[i].words)):
+                    drafts[i] = draft
+        todo = [i for i in todo if missing_words(drafts[i], topics[i].words)]
+    out = []
+    for i, topic in enumerate(topics):
+        text, fallback = guarantee_words(drafts[i], topic.words)
+        out.append(Realisation(text=text, attempts=attempts[i], fallback=fallback))
+        progress.advance()
+    progress.finish()
+    return out
