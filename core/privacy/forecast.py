@@ -65,12 +65,18 @@ class TopicForecast:
         return self.expected_topics < ABOUT_ZERO_TOPICS
 
     @property
+    def support_share(self) -> float:
+        """The units a topic needs as a share of the corpus (on screen only)."""
+        return self.min_topic_support / max(self.n_units, 1)
+
+    @property
     def units_for_one_topic(self) -> int:
         """Units a corpus needs (same plan) before its commonest topic is expected to clear the threshold."""
         return math.ceil(self.min_topic_support / TOP_TOPIC_SHARE)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "about_zero": self.about_zero, "units_for_one_topic": self.units_for_one_topic}
+        return {**asdict(self), "about_zero": self.about_zero, "units_for_one_topic": self.units_for_one_topic,
+                "support_share": self.support_share}
 
 
 def forecast_topics(n_units: int, R: int, sigma_h: float, min_topic_support: float, sigma_c: float = math.inf,

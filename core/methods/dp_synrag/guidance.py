@@ -130,7 +130,7 @@ def spend_advice(
 
 def forecast_warning(forecast: TopicForecast, epsilon: float) -> str:
     """The plain-words warning when a plan is expected to release about 0 topics."""
-    share = 100 * forecast.min_topic_support / max(forecast.n_units, 1)
+    share = 100 * forecast.support_share
     return (f"About {forecast.expected_topics:.1f} topics are expected to clear the noise: a topic needs about "
             f"{forecast.min_topic_support:.0f} units sharing its word ({share:.0f}% of this corpus), and even the "
             f"commonest topic of a typical collection is shared by about a quarter of it. This run would spend "
