@@ -55,7 +55,8 @@ COMPUTE_SPILL = "compute-spill"  # where a Ray started for this run spills objec
 # file lies (its content is checked by fingerprint), and how much memory and which device are used;
 # none of them changes what a stage draws or what it costs. Any other difference refuses the resume.
 RESUMABLE_CHANGES = (
-    "output", "data.path", "privacy.spend_anyway", "llm.device", "embedder.device", "dp_synrag.batch_rows", "dp_synrag.memory_budget_mb",
+    "output", "data.path", "privacy.spend_anyway",
+    "llm.device", "embedder.device", "dp_synrag.batch_rows", "dp_synrag.memory_budget_mb",
 )
 
 

@@ -205,6 +205,7 @@ def make_config(
     methods: tuple[str, ...] = ("dp_synrag", "dp_synth", "dp_synrag_l1"),
     questions: int | None = None,
     llm_backend: str | None = None,
+    members: int | None = None,
 ) -> EvaluationConfig:
     """Validate the user's choices and build the configuration."""
     if dataset not in DATASET_CONFIGS:
@@ -223,6 +224,10 @@ def make_config(
         config = replace(config, benign_questions=questions)
     if llm_backend:
         config = replace(config, llm=replace(config.llm, backend=llm_backend))
+    if members is not None:
+        if members < 0:
+            raise PrivetError("--members must be 0 (all) or more.", "For example --members 1000.")
+        config = replace(config, max_members=members)
     return EvaluationConfig(
         dataset=DATASET_CONFIGS[dataset],
         scale=config,
