@@ -114,6 +114,7 @@ class ScaleConfig:
     context_docs: int = 3  # synthetic neighbours in the context of the membership "target" model
     mia_tokens: int = 64  # tokens of each candidate record scored by the NLL attacks
     aug_pe: AugPESpec = field(default_factory=AugPESpec)
+    held_out_scored: int = 0  # held-out non-members scored by quality and coverage (0 = all; evenly spaced)
 
 
 def _dp(**kw) -> DPSynRAGSpec:
@@ -139,6 +140,7 @@ SCALE_CONFIGS = {
         aug_pe=AugPESpec(iterations=2, population=6, variations=1, max_new_tokens=4, batch_size=6),
         dp_rag_queries=(1, 10),
         dp_rag_questions=3,
+        held_out_scored=200,
         self_bleu_sample=10,
         canaries=2,
         context_docs=2,
@@ -160,6 +162,7 @@ SCALE_CONFIGS = {
         aug_pe=AugPESpec(iterations=2, population=32, variations=1, max_new_tokens=48, batch_size=32),
         dp_rag_queries=(1, 10, 100, 1000),
         dp_rag_questions=20,
+        held_out_scored=500,
         self_bleu_sample=50,
     ),
     "seed": ScaleConfig(

@@ -84,17 +84,31 @@ def run_evaluation(config: EvaluationConfig, reporter: Reporter = NULL_REPORTER,
                      **({"aug_pe": dict(scale.aug_pe.__dict__)} if "aug_pe" in config.methods else {})},
         "runs": [c.summary() for c in corpora],
     }
+    _say(reporter, "evaluate", "Embedding the members and the held-out non-members")
     member_emb = models.embedder.embed([r.text for r in data.members])
+    held = held_out_sample(data, scale.held_out_scored)
+    held_emb = models.embedder.embed(held)
+    result["split"]["held_out_scored"] = len(held)
     if config.dataset.has_questions:
-        evaluate_corpora(result, data, corpora, models, config, reporter, member_emb)
+        evaluate_corpora(result, data, corpora, models, config, reporter, member_emb, (held, held_emb))
     else:
         notes.append("Free text without questions: coverage and quality only (no utility, leakage or attacks).")
-        result["quality"] = quality_rows(data, corpora, models.embedder, scale, member_emb)
-    result["coverage"] = coverage_rows(data, corpora, models.embedder, config, member_emb)
+        result["quality"] = quality_rows(data, corpora, models.embedder, scale, member_emb, (held, held_emb))
+    _say(reporter, "evaluate", f"Coverage of {len(held)} held-out non-members")
+    result["coverage"] = coverage_rows(data, corpora, models.embedder, config, member_emb, held, held_emb)
     result["notes"] = notes
     result["seconds"] = round(time.monotonic() - t0, 1)
     result["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     return result
+
+
+def held_out_sample(data: EvaluationData, limit: int) -> list[str]:
+    """The held-out non-members scored by quality and coverage: every one, or ``limit`` evenly spaced."""
+    texts = [r.text for r in data.non_members]
+    if not limit or len(texts) <= limit:
+        return texts
+    step = len(texts) / limit
+    return [texts[int(i * step)] for i in range(limit)]
 
 
 def public_only_tokens(scale: ScaleConfig) -> int:
@@ -112,7 +126,8 @@ def public_only_corpus(config: EvaluationConfig, llm) -> runs.GeneratedCorpus:
 
 
 def evaluate_corpora(result: dict, data: EvaluationData, corpora: list, models: Models, config: EvaluationConfig,
-                     reporter: Reporter, member_emb: np.ndarray | None = None) -> None:
+                     reporter: Reporter, member_emb: np.ndarray | None = None,
+                     held: tuple[list[str], np.ndarray] | None = None) -> None:
     scale = config.scale
     llm, embedder = models.llm, models.embedder
     benign_q = [q.question for q in data.benign]
@@ -157,13 +172,13 @@ def evaluate_corpora(result: dict, data: EvaluationData, corpora: list, models: 
     result["utility"] = utility_rows
     result["leakage"] = leakage_rows
 
-    result["quality"] = quality_rows(data, corpora, embedder, scale, member_emb)
+    result["quality"] = quality_rows(data, corpora, embedder, scale, member_emb, held)
     result["membership"] = membership_rows(data, corpora, models, config, private_index, reporter)
     result["dp_rag"] = dp_rag_curve(data, corpora, models, config, private_index, benign_emb, per_question, reporter)
 
 
-def quality_rows(data: EvaluationData, corpora: list, embedder, scale, member_emb: np.ndarray | None = None
-                 ) -> list[dict]:
+def quality_rows(data: EvaluationData, corpora: list, embedder, scale, member_emb: np.ndarray | None = None,
+                 held: tuple[list[str], np.ndarray] | None = None) -> list[dict]:
     if member_emb is None:
         member_emb = embedder.embed([r.text for r in data.members])
     rows = []
@@ -172,17 +187,16 @@ def quality_rows(data: EvaluationData, corpora: list, embedder, scale, member_em
         rows.append({"corpus": c.label, "method": c.method, "epsilon": c.epsilon,
                      **quality.quality_scores(c.texts, emb, member_emb, scale.self_bleu_sample)})
     # Reference: held-out real text against the members (the distance between two real samples).
-    held = [r.text for r in data.non_members]
+    texts, emb = held if held is not None else ([r.text for r in data.non_members], None)
+    emb = embedder.embed(texts) if emb is None else emb
     rows.append({"corpus": "held-out real (non-members)", "method": "real", "epsilon": None,
-                 **quality.quality_scores(held, embedder.embed(held), member_emb, scale.self_bleu_sample)})
+                 **quality.quality_scores(texts, emb, member_emb, scale.self_bleu_sample)})
     return rows
 
 
 def coverage_rows(data: EvaluationData, corpora: list, embedder, config: EvaluationConfig,
-                  member_emb: np.ndarray) -> list[dict]:
+                  member_emb: np.ndarray, held: list[str], held_emb: np.ndarray) -> list[dict]:
     """Coverage of the held-out non-members by every corpus, and by a same-size random real sample."""
-    held = [r.text for r in data.non_members]
-    held_emb = embedder.embed(held)
     common = coverage.common_content_words(held)
     rng = np.random.default_rng(COVERAGE_SEED)
     rows = []
