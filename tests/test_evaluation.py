@@ -209,6 +209,7 @@ def test_privet_evaluate_tiny_writes_json_and_plots_without_private_text(tmp_pat
     assert result["dp_rag"]["public_only_accuracy"] is not None
     kinds = [r["kind"] for r in result["coverage"]]
     assert kinds.count("real_sample") == 1 and kinds.count("public_only") == 1
+    assert all(("samples" in r) == (r["kind"] != "real_sample") for r in result["coverage"])  # never real text
     assert all(0.0 <= r["junk_rate"] <= 1.0 for r in result["coverage"] if r["n_documents"])
     summary = (out / "summary.md").read_text(encoding="utf-8")
     assert "Coverage of held-out non-members" in summary and summary.count(PUBLIC_ONLY_LABEL) >= 5

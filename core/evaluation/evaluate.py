@@ -29,6 +29,7 @@ from core.progress import NULL_REPORTER, ProgressEvent, Reporter, StageProgress
 PRIVATE = "non-private (members)"
 NONE = "no retrieval"
 REAL_SAMPLE = "same-size real sample (members)"
+SAMPLES_PER_CORPUS = 3  # verbatim synthetic / public-only texts quoted per coverage row
 COVERAGE_SEED = 0  # which random real documents form the reference sample (evaluation only, not a DP draw)
 
 
@@ -203,8 +204,11 @@ def coverage_rows(data: EvaluationData, corpora: list, embedder, config: Evaluat
     for c in corpora:
         emb = embedder.embed(c.texts) if c.texts else np.zeros((0, embedder.dim))
         kind = "public_only" if c.method == PUBLIC_ONLY_METHOD else "synthetic"
-        rows.append(coverage.coverage_scores(c.label, kind, c.epsilon, c.texts, emb, held_emb, common, member_emb,
-                                             rng).to_dict())
+        row = coverage.coverage_scores(c.label, kind, c.epsilon, c.texts, emb, held_emb, common, member_emb,
+                                       rng).to_dict()
+        # Released (DP) or public-only text only, never a real document: safe to quote verbatim.
+        row["samples"] = [{"text": t, "junk": quality.junk_reasons(t)} for t in c.texts[:SAMPLES_PER_CORPUS]]
+        rows.append(row)
     dp = [c for c in corpora if c.method == "dp_synrag" and c.epsilon == config.max_epsilon and c.texts]
     size = min(len(dp[0].texts) if dp else config.scale.dp_synrag.R, len(data.members))
     if size:

@@ -209,7 +209,22 @@ def coverage_markdown(rows: list[dict]) -> str:
                       "junk rate", "distinct-2", "mean words"],
                      [[r["corpus"], "–" if r["epsilon"] is None else f"{r['epsilon']:g}", r["n_documents"],
                        r["best_cosine"], r["content_words"], _fmt(r["mmd2"], 3), _fmt(r["mmd2_real"], 3),
-                       r["junk_rate"], r["distinct_2"], r["mean_words"]] for r in rows]))
+                       r["junk_rate"], r["distinct_2"], r["mean_words"]] for r in rows])
+            + _samples_markdown(rows))
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ⏎ ")
+
+
+def _samples_markdown(rows: list[dict]) -> str:
+    """Verbatim samples of the synthetic and public-only corpora (one line each), with their junk reasons."""
+    lines = [f"| {_cell(r['corpus'])} | {_cell(s['text'][:300])} | {_cell('; '.join(s['junk']) or 'clean')} |"
+             for r in rows for s in r.get("samples", [])]
+    if not lines:
+        return ""
+    return ("\n\nSamples (verbatim, first 300 characters):\n\n| corpus | text | junk |\n|---|---|---|\n"
+            + "\n".join(lines))
 
 
 def _save(fig, path: Path) -> Path:
