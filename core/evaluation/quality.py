@@ -145,9 +145,9 @@ _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 ECHO_WORDS = 6  # an instruction echo = this many consecutive words of a prompt template
 MIN_BODY_WORDS = 4  # fewer words of prose (after the topic line) = near-empty
 MIN_PROSE_SHARE = 0.5  # fewer whitespace tokens that are words = not prose
-LOOP_NGRAM = 4
-MAX_LOOP_REPEATS = 5  # one 4-gram this often = a loop (a real news lead said "track and field athletes" 4 times)
-MIN_DISTINCT_NGRAMS = 0.75  # fewer distinct 4-grams than this share of all = a loop
+LOOP_NGRAM = 6  # a loop repeats whole phrases; shorter n-grams recur in real lists (MovieLens genres)
+MAX_LOOP_REPEATS = 4  # one 6-gram this often = a loop
+MIN_DISTINCT_NGRAMS = 0.7  # fewer distinct 6-grams than this share of all = a loop
 _NOT_TEMPLATES = ("self_filter_offtopic",)  # public calibration sentences, not instructions
 
 
