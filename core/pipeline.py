@@ -57,7 +57,8 @@ COMPUTE_SPILL = "compute-spill"  # where a Ray started for this run spills objec
 # file lies (its content is checked by fingerprint), and how much memory and which device are used;
 # none of them changes what a stage draws or what it costs. Any other difference refuses the resume.
 RESUMABLE_CHANGES = (
-    "output", "data.path", "llm.device", "embedder.device", "dp_synrag.batch_rows", "dp_synrag.memory_budget_mb",
+    "output", "data.path", "privacy.spend_anyway",
+    "llm.device", "embedder.device", "dp_synrag.batch_rows", "dp_synrag.memory_budget_mb",
 )
 
 
@@ -121,6 +122,23 @@ def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = No
     summary.warnings.extend(spec.warnings())
     summary.estimate_seconds, summary.estimate_memory_mb = estimate_cost(spec, n)
     return summary
+
+
+def refuse_spending_for_nothing(spec: RunSpec, summary: PlanSummary) -> None:
+    """Refuse a plan expected to release about 0 topics unless the spec says spend anyway (issue 22).
+
+    The non-private test mode (a fixed seed; nothing can be exported) is exempt: its plan warns only."""
+    if not summary.spends_for_nothing or spec.privacy.spend_anyway or spec.test_mode_seed is not None:
+        return
+    forecast = summary.topic_forecast
+    assert forecast is not None
+    raise PrivetError(
+        f"Nothing was charged: this plan is expected to release about {forecast.expected_topics:.1f} topics "
+        f"(a topic needs about {forecast.min_topic_support:.0f} units sharing its word), so ε = "
+        f"{spec.privacy.epsilon:g} would be spent for text no better than a public model's.",
+        " ".join(summary.forecast_advice)
+        + " To spend the budget anyway, run with --spend-anyway (or set [privacy] spend_anyway = true).",
+    )
 
 
 def estimate_cost(spec: RunSpec, n_units: int) -> tuple[float, float]:
@@ -218,8 +236,13 @@ def run_pipeline(
     run_dir: Path | None = None,
     resume: bool = False,
     ledger: Ledger | None = None,
+    require_consent: bool = False,
 ) -> RunResult:
     """Run the spec end to end. ``resume`` reuses the checkpoints in ``run_dir``.
+
+    ``require_consent`` (``privet run`` and the wizard): a plan expected to release about 0 topics is
+    refused before anything is charged unless ``[privacy] spend_anyway`` says otherwise
+    (``refuse_spending_for_nothing``).
 
     A resume is refused unless the spec (but for ``RESUMABLE_CHANGES``), the data and the dataset
     identity are those the run started with, and the cap is checked again before anything is drawn.
@@ -241,6 +264,8 @@ def run_pipeline(
     method = _method(spec.method)
     summary = method.plan_summary(spec, delta, n)
     fingerprint = dataset_fingerprint(corpus)
+    if require_consent and not resume:
+        refuse_spending_for_nothing(spec, summary)  # before any model loads or anything is charged
     planner_warnings = [w for w in delta_warnings(delta, spec.privacy.max_units, n) if w not in summary.warnings]
     for warning in corpus.report.warnings + summary.warnings + planner_warnings + spec.warnings():
         reporter.emit(ProgressEvent("plan", "warning", message=warning))  # before anything is charged

@@ -23,6 +23,8 @@ def register(subparsers) -> None:
     r.add_argument("--output", help="output folder (overrides [output] folder)")
     r.add_argument("--resume", metavar="RUN_DIR", help="resume an interrupted run from its run folder")
     r.add_argument("--quiet", action="store_true", help="no progress bars")
+    r.add_argument("--spend-anyway", action="store_true",
+                   help="run even when the plan is expected to release about 0 topics (see 'privet plan')")
     r.set_defaults(func=cmd_run)
 
 
@@ -55,8 +57,18 @@ def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
     print(f"Budgeted as dataset: {summary.dataset_name} (every view of these data shares this budget)", file=out)
     if summary.estimate_seconds is not None:
         print(f"Estimate: about {summary.estimate_seconds / 60:.0f} min, {summary.estimate_memory_mb:.0f} MB", file=out)
+    forecast = summary.topic_forecast
+    if forecast is not None:
+        print(f"Expected topics: about {forecast.expected_topics:.1f} of R = {forecast.R} clear the noise "
+              f"({forecast.expected_described_topics:.1f} with co-keywords); a topic needs about "
+              f"{forecast.min_topic_support:.0f} units sharing its word", file=out)
     for warning in summary.warnings:
         print(f"Warning: {warning}", file=out)
+    if summary.spends_for_nothing:
+        print("What would help:", file=out)
+        for line in summary.forecast_advice:
+            print(f"  - {line}", file=out)
+        print("'privet run' refuses this plan unless given --spend-anyway ([privacy] spend_anyway = true).", file=out)
     return 0
 
 
@@ -86,11 +98,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     spec = RunSpec.load(args.spec)
     if args.overwrite:
         spec.output.overwrite = True
+    if args.spend_anyway:
+        spec.privacy.spend_anyway = True
     if args.output:
         spec.output.folder = str(Path(args.output).resolve())
     reporter = TerminalReporter(sys.stderr, quiet=args.quiet)
     result = run_pipeline(
-        spec, reporter, run_dir=Path(args.resume) if args.resume else None, resume=bool(args.resume)
+        spec, reporter, run_dir=Path(args.resume) if args.resume else None, resume=bool(args.resume),
+        require_consent=True,
     )
     reporter.close()
     record = result.record

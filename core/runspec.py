@@ -221,11 +221,13 @@ class PrivacySpec:
     delta: float = 0.0  # 0 = the public default: 1e-6, or 1/(10 N) when max_units states N
     max_units: int = 0  # a PUBLIC upper bound N on the number of units (0 = not stated); never the loaded count
     conversion: str = "tight"  # "tight" (Canonne-Kamath-Steinke) or "loose" (seed)
+    spend_anyway: bool = False  # run even when the planner expects about 0 topics (core.privacy.forecast)
 
     RULES: ClassVar[dict[str, Rule]] = {
         "epsilon": number("the privacy budget ε", low=0, high=MAX_EPSILON, open_low=True),
         "delta": number("δ", low=0, high=1, open_low=True, open_high=True, zero_default=True),
         "conversion": text("the zCDP conversion", choices=("tight", "loose")),
+        "spend_anyway": flag("run even when about 0 topics are expected"),
     }
 
 

@@ -101,7 +101,8 @@ def child_main(request: dict[str, Any], out: Any, cancel_event: Any) -> None:
             tracker = EtaTracker(Estimate.from_dict(request["estimate"]))
         reporter = QueueReporter(out, cancel_event, delay, tracker)
         try:
-            result = run_pipeline(spec, reporter, run_dir=Path(request["run_dir"]), resume=request["resume"])
+            result = run_pipeline(spec, reporter, run_dir=Path(request["run_dir"]), resume=request["resume"],
+                                  require_consent=True)  # the Confirm page's "spend anyway" sets the spec's field
         except Cancelled as exc:
             out.put({"type": "cancelled", "message": exc.user_message()})
             return

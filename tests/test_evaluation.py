@@ -17,6 +17,7 @@ from core.evaluation.config import DATASET_CONFIGS
 from core.evaluation.dp_rag import per_query_clip
 from core.evaluation.leakage import NameMatcher, attack_success, count_leakage
 from core.evaluation.membership import bootstrap_auc_ci, roc_auc
+from core.evaluation.public_only import PUBLIC_ONLY_LABEL, public_only_documents, public_only_prompt
 from core.evaluation.quality import distinct_n, frechet_distance, mmd_rbf, self_bleu, sentence_bleu, tokenize
 from core.evaluation.retrieval import VectorIndex
 from core.evaluation.runs import GreedyCache, plan_runs, run_spec
@@ -198,8 +199,20 @@ def test_privet_evaluate_tiny_writes_json_and_plots_without_private_text(tmp_pat
                    "--epsilons", "1,10", "--out", str(out), "--quiet"])
     assert code == 0
     result = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    assert {r["label"] for r in result["runs"]} == {"dp_synrag ε=1", "dp_synrag ε=10"}
+    assert {r["label"] for r in result["runs"]} == {"dp_synrag ε=1", "dp_synrag ε=10", PUBLIC_ONLY_LABEL}
     assert result["runs"][0]["rho_total"] < result["runs"][1]["rho_total"]
+    # the public-only baseline (ε = 0, no private data) is a row of every results table
+    public = next(r for r in result["runs"] if r["label"] == PUBLIC_ONLY_LABEL)
+    assert public["rho_total"] == 0.0 and public["epsilon"] == 0.0 and public["n_synthetic"] > 0
+    for table in ("utility", "leakage", "quality", "membership", "coverage"):
+        assert PUBLIC_ONLY_LABEL in {r["corpus"] for r in result[table]}, table
+    assert result["dp_rag"]["public_only_accuracy"] is not None
+    kinds = [r["kind"] for r in result["coverage"]]
+    assert kinds.count("real_sample") == 1 and kinds.count("public_only") == 1
+    assert all(("samples" in r) == (r["kind"] != "real_sample") for r in result["coverage"])  # never real text
+    assert all(0.0 <= r["junk_rate"] <= 1.0 for r in result["coverage"] if r["n_documents"])
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert "Coverage of held-out non-members" in summary and summary.count(PUBLIC_ONLY_LABEL) >= 5
     corpora = {u["corpus"] for u in result["utility"]}
     assert {"non-private (members)", "no retrieval"} <= corpora
     private = next(u for u in result["utility"] if u["method"] == "private")
@@ -217,3 +230,33 @@ def test_privet_evaluate_tiny_writes_json_and_plots_without_private_text(tmp_pat
     for row in read_rows(DATASET_CONFIGS["clinic"])[:30]:
         assert row.text not in written and row.person not in written
     assert not any(p.suffix in (".csv", ".jsonl") for p in out.rglob("*"))
+
+
+# -- public-only baseline -------------------------------------------------------------------
+
+
+class RecordingLLM:
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    def generate(self, messages, max_new_tokens, temperature=0.7):
+        self.prompts += list(messages)
+        return [f"Note {i}: a patient reports a mild fever." for i in range(len(messages))]
+
+
+def test_the_public_only_writer_sees_only_the_task_and_the_public_example():
+    task = "Answer patients' questions about which disease matches their symptoms."
+    example = "Consultation note. [name], [age], reports [symptoms]. Impression: [condition]."
+    llm = RecordingLLM()
+    docs = public_only_documents(llm, task, 3, 20, example)
+    assert len(docs) == 3 and llm.prompts == [public_only_prompt(task, example)] * 3
+    assert task in llm.prompts[0] and example in llm.prompts[0]
+    # nothing else: the prompt is the shipped template around exactly these two public strings
+    from core.prompts import template
+
+    assert llm.prompts[0] == template("public_only_example").format(task=task, example=example)
+    assert public_only_prompt(task) == template("public_only").format(task=task)
+    # it takes no member data at all: planted canaries of the evaluation can never reach it
+    members = plant_canaries([Row("1", "Ann Lee", "Ann Lee has tusfosemia.")], 1)[0]
+    assert not any(members[0].person in p or members[0].text in p for p in llm.prompts)
+    assert public_only_documents(llm, task, 0, 20) == []

@@ -52,6 +52,28 @@ def test_realistic_clean_notes_reviews_and_news_are_not_flagged(text: str) -> No
     assert junk_reasons(text) == [], text
 
 
+# Verbatim public-only outputs of the packaged SmolLM2 (news task, demo scale) that a reader discards.
+ASSISTANT_JUNK = [
+    "This can be a list: [Headline], [Day], [List of Deadstars & Money, when the world will rise, #Oxymoron, 2022",
+    "Attached, please take a closer look. Here is one example of a document that fits this description:",
+    "Your prompt highlights the unique and creative storytelling approach to document information, often "
+    "involving real people whose stories could be included in a collection.",
+    "I'm ready to help. What kind of document are you looking for?",
+]
+
+
+@pytest.mark.parametrize("text", ASSISTANT_JUNK)
+def test_assistant_chatter_and_unfilled_forms_are_flagged(text: str) -> None:
+    assert junk_reasons(text), text
+
+
+def test_one_bracketed_credit_in_real_news_is_not_a_form() -> None:
+    text = ("Fan Xiaohui, 15, is among the children in China who are deprived of adult supervision. "
+            "[ZHU LIXIN/CHINA DAILY] Some sociologists argue that the percentage is lower.")
+    assert junk_reasons(text) == []
+    assert junk_reasons("Consultation note. [name], [age], reports [symptoms].") == ["unfilled placeholders"]
+
+
 def test_each_kind_of_junk_has_its_reason() -> None:
     assert any(r.startswith("meta-text") for r in junk_reasons("Here is the rephrased version of the note for you."))
     assert "URL" in junk_reasons("Read more at www.example.org about the new clinic opening hours today.")
@@ -83,3 +105,16 @@ def test_junk_rate_is_the_share_of_flagged_texts() -> None:
     assert junk_rate(ISSUE_JUNK + CLEAN[:6]) == pytest.approx(len(ISSUE_JUNK) / (len(ISSUE_JUNK) + 6))
     assert junk_rate(CLEAN) == 0.0
     assert math.isnan(junk_rate([]))
+
+
+def test_real_corpora_are_almost_never_junk() -> None:
+    """False positives on real text nobody here wrote for the detector: the shipped demo corpora (0 flagged)."""
+    import csv
+
+    from core.paths import resources_dir
+
+    demo = resources_dir() / "demo"
+    notes = [r["note"] for r in csv.DictReader(open(demo / "clinic" / "notes.csv", encoding="utf-8"))]
+    users = [r["document"] for r in csv.DictReader(open(demo / "movielens" / "users.csv", encoding="utf-8"))]
+    assert junk_rate(notes) == 0.0
+    assert junk_rate(users) == 0.0  # long film lists with repeated genres are not loops

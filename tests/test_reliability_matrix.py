@@ -50,7 +50,7 @@ class Site:
         base = {
             "": {"method": '"dp_synrag"'},
             "data": {"path": _q(self.corpus), "text_column": '"note"', "id_column": '"id"'},
-            "privacy": {"epsilon": "4.0", "delta": "0.0"},
+            "privacy": {"epsilon": "4.0", "delta": "0.0", "spend_anyway": "true"},  # tiny corpus: ~0 topics
             "llm": {"source": '"tiny-random"'},
             "embedder": {"source": '"tiny-random"'},
             "dp_synrag": {"K": "4", "R": "5", "L": "2", "k": "5", "T": "6", "self_filter": "false",

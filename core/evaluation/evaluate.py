@@ -14,9 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from core.evaluation import dp_rag, leakage, membership, quality, runs
-from core.evaluation.config import EvaluationConfig
+from core.evaluation import coverage, dp_rag, leakage, membership, quality, runs
+from core.evaluation.config import EvaluationConfig, ScaleConfig
 from core.evaluation.data import EvaluationData, prepare_data
+from core.evaluation.public_only import PUBLIC_ONLY_LABEL, PUBLIC_ONLY_METHOD, public_only_documents
 from core.evaluation.retrieval import VectorIndex
 from core.evaluation.runs import evaluation_delta
 from core.evaluation.utility import contains_any, score_utility
@@ -27,6 +28,9 @@ from core.progress import NULL_REPORTER, ProgressEvent, Reporter, StageProgress
 
 PRIVATE = "non-private (members)"
 NONE = "no retrieval"
+REAL_SAMPLE = "same-size real sample (members)"
+SAMPLES_PER_CORPUS = 3  # verbatim synthetic / public-only texts quoted per coverage row
+COVERAGE_SEED = 0  # which random real documents form the reference sample (evaluation only, not a DP draw)
 
 
 @dataclass
@@ -65,6 +69,8 @@ def run_evaluation(config: EvaluationConfig, reporter: Reporter = NULL_REPORTER,
         _say(reporter, "evaluate", f"Generating {runs.label_of(method, eps)}")
         corpora.append(runs.generate(config, data.members_csv, method, eps, work, models.llm, models.embedder,
                                      reporter))
+    _say(reporter, "evaluate", "Writing the public-only baseline (no private data)")
+    corpora.append(public_only_corpus(config, models.llm))
 
     result = {
         "dataset": config.dataset.name,
@@ -79,15 +85,50 @@ def run_evaluation(config: EvaluationConfig, reporter: Reporter = NULL_REPORTER,
                      **({"aug_pe": dict(scale.aug_pe.__dict__)} if "aug_pe" in config.methods else {})},
         "runs": [c.summary() for c in corpora],
     }
-    evaluate_corpora(result, data, corpora, models, config, reporter)
+    _say(reporter, "evaluate", "Embedding the members and the held-out non-members")
+    member_emb = models.embedder.embed([r.text for r in data.members])
+    held = held_out_sample(data, scale.held_out_scored)
+    held_emb = models.embedder.embed(held)
+    result["split"]["held_out_scored"] = len(held)
+    if config.dataset.has_questions:
+        evaluate_corpora(result, data, corpora, models, config, reporter, member_emb, (held, held_emb))
+    else:
+        notes.append("Free text without questions: coverage and quality only (no utility, leakage or attacks).")
+        result["quality"] = quality_rows(data, corpora, models.embedder, scale, member_emb, (held, held_emb))
+    _say(reporter, "evaluate", f"Coverage of {len(held)} held-out non-members")
+    result["coverage"] = coverage_rows(data, corpora, models.embedder, config, member_emb, held, held_emb)
     result["notes"] = notes
     result["seconds"] = round(time.monotonic() - t0, 1)
     result["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     return result
 
 
+def held_out_sample(data: EvaluationData, limit: int) -> list[str]:
+    """The held-out non-members scored by quality and coverage: every one, or ``limit`` evenly spaced."""
+    texts = [r.text for r in data.non_members]
+    if not limit or len(texts) <= limit:
+        return texts
+    step = len(texts) / limit
+    return [texts[int(i * step)] for i in range(limit)]
+
+
+def public_only_tokens(scale: ScaleConfig) -> int:
+    """The baseline's length: the DP texts' T tokens plus about what their topic line takes."""
+    return scale.dp_synrag.T + 16
+
+
+def public_only_corpus(config: EvaluationConfig, llm) -> runs.GeneratedCorpus:
+    """The public-only baseline: R documents from the public task (and public example) alone, ε = 0."""
+    started = time.monotonic()
+    texts = public_only_documents(llm, config.dataset.task, config.scale.dp_synrag.R,
+                                  public_only_tokens(config.scale), config.dataset.public_example)
+    return runs.GeneratedCorpus(PUBLIC_ONLY_LABEL, PUBLIC_ONLY_METHOD, 0.0, 0.0, 0.0, texts,
+                                time.monotonic() - started)
+
+
 def evaluate_corpora(result: dict, data: EvaluationData, corpora: list, models: Models, config: EvaluationConfig,
-                     reporter: Reporter) -> None:
+                     reporter: Reporter, member_emb: np.ndarray | None = None,
+                     held: tuple[list[str], np.ndarray] | None = None) -> None:
     scale = config.scale
     llm, embedder = models.llm, models.embedder
     benign_q = [q.question for q in data.benign]
@@ -132,22 +173,49 @@ def evaluate_corpora(result: dict, data: EvaluationData, corpora: list, models: 
     result["utility"] = utility_rows
     result["leakage"] = leakage_rows
 
-    result["quality"] = quality_rows(data, corpora, embedder, scale)
+    result["quality"] = quality_rows(data, corpora, embedder, scale, member_emb, held)
     result["membership"] = membership_rows(data, corpora, models, config, private_index, reporter)
     result["dp_rag"] = dp_rag_curve(data, corpora, models, config, private_index, benign_emb, per_question, reporter)
 
 
-def quality_rows(data: EvaluationData, corpora: list, embedder, scale) -> list[dict]:
-    member_emb = embedder.embed([r.text for r in data.members])
+def quality_rows(data: EvaluationData, corpora: list, embedder, scale, member_emb: np.ndarray | None = None,
+                 held: tuple[list[str], np.ndarray] | None = None) -> list[dict]:
+    if member_emb is None:
+        member_emb = embedder.embed([r.text for r in data.members])
     rows = []
     for c in corpora:
         emb = embedder.embed(c.texts) if c.texts else np.zeros((0, embedder.dim))
         rows.append({"corpus": c.label, "method": c.method, "epsilon": c.epsilon,
                      **quality.quality_scores(c.texts, emb, member_emb, scale.self_bleu_sample)})
     # Reference: held-out real text against the members (the distance between two real samples).
-    held = [r.text for r in data.non_members]
+    texts, emb = held if held is not None else ([r.text for r in data.non_members], None)
+    emb = embedder.embed(texts) if emb is None else emb
     rows.append({"corpus": "held-out real (non-members)", "method": "real", "epsilon": None,
-                 **quality.quality_scores(held, embedder.embed(held), member_emb, scale.self_bleu_sample)})
+                 **quality.quality_scores(texts, emb, member_emb, scale.self_bleu_sample)})
+    return rows
+
+
+def coverage_rows(data: EvaluationData, corpora: list, embedder, config: EvaluationConfig,
+                  member_emb: np.ndarray, held: list[str], held_emb: np.ndarray) -> list[dict]:
+    """Coverage of the held-out non-members by every corpus, and by a same-size random real sample."""
+    common = coverage.common_content_words(held)
+    rng = np.random.default_rng(COVERAGE_SEED)
+    rows = []
+    for c in corpora:
+        emb = embedder.embed(c.texts) if c.texts else np.zeros((0, embedder.dim))
+        kind = "public_only" if c.method == PUBLIC_ONLY_METHOD else "synthetic"
+        row = coverage.coverage_scores(c.label, kind, c.epsilon, c.texts, emb, held_emb, common, member_emb,
+                                       rng).to_dict()
+        # Released (DP) or public-only text only, never a real document: safe to quote verbatim.
+        row["samples"] = [{"text": t, "junk": quality.junk_reasons(t)} for t in c.texts[:SAMPLES_PER_CORPUS]]
+        rows.append(row)
+    dp = [c for c in corpora if c.method == "dp_synrag" and c.epsilon == config.max_epsilon and c.texts]
+    size = min(len(dp[0].texts) if dp else config.scale.dp_synrag.R, len(data.members))
+    if size:
+        pick = sorted(rng.choice(len(data.members), size, replace=False).tolist())
+        texts = [data.members[i].text for i in pick]
+        rows.append(coverage.coverage_scores(f"{REAL_SAMPLE}, n = {size}", "real_sample", None, texts,
+                                             member_emb[pick], held_emb, common, member_emb, rng).to_dict())
     return rows
 
 
@@ -162,7 +230,7 @@ def membership_rows(data: EvaluationData, corpora: list, models: Models, config:
     non_members = [r.text for r in data.non_members[::step_n][:n]]
     texts, labels, emb = membership.embed_candidates(models.embedder, members, non_members)
     targets = [(c.label, c.method, VectorIndex.build(c.texts, models.embedder)) for c in corpora
-               if c.epsilon == config.max_epsilon]
+               if c.epsilon == config.max_epsilon or c.method == PUBLIC_ONLY_METHOD]
     targets.append((PRIVATE, "private", private_index))
     progress = StageProgress(reporter, "evaluate_membership", len(targets) + 1).start("Membership inference")
     ref = membership.reference_nll(models.llm, texts, scale.mia_tokens)
@@ -215,4 +283,5 @@ def dp_rag_curve(data: EvaluationData, corpora: list, models: Models, config: Ev
         "synthetic_accuracy": flat(synthetic) if synthetic else None,
         "private_accuracy": flat(PRIVATE),
         "none_accuracy": flat(NONE),
+        "public_only_accuracy": flat(PUBLIC_ONLY_LABEL),
     }

@@ -127,23 +127,27 @@ _META = re.compile(
     r"|\bthe\s+(?:original|following|above|given)\s+text\b"
     r"|\brephras(?:e|ed|es|ing)\b|\bparaphras(?:e|ed|es|ing)\b|\brewritten\s+(?:text|version)\b"
     r"|\bwithout\s+(?:changing|altering)\b"
-    r"|\bhere(?:\s+is|'s|\s+are)\s+(?:the|a|an|your|my)\s+(?:\w+\s+){0,2}"
-    r"(?:document|text|version|note|review|article|summary|rewrite)\b"
+    r"|\bhere(?:\s+is|'s|\s+are)\s+(?:the|a|an|your|my|one)\s+(?:\w+\s+){0,3}"
+    r"(?:document|text|version|note|review|article|summary|rewrite|example)s?\b"
+    r"|\b(?:your|this|the)\s+(?:prompt|request)\b|\b(?:kind|type)\s+of\s+(?:document|text)\b"
+    r"|\bi(?:'m|\s+am)\s+(?:ready|happy|glad)\s+to\s+(?:help|assist)\b|\bi(?:'d|\s+would)\s+be\s+(?:happy|glad)\s+to\b"
     r"|\bas\s+an\s+ai\b|\blanguage\s+model\b|\bi\s+hope\s+this\s+helps\b|\blet\s+me\s+know\s+if\b",
     re.IGNORECASE | re.MULTILINE,
 )
 _URL = re.compile(r"\bhttps?://|\bwww\.|\bhref\b|\b[\w-]+\.(?:com|org|net|html?|php)/", re.IGNORECASE)
 _MARKUP = re.compile(r"</?[a-z][a-z0-9]*(?:\s[^<>]*)?/?>|&(?:amp|lt|gt|quot|nbsp|#\d+);|\[[^\]\n]*\]\(|```",
                      re.IGNORECASE)
+_PLACEHOLDER_SLOT = re.compile(r"\[[a-z][a-z _-]{1,30}\]", re.IGNORECASE)  # "[name]", "[Headline]": a form left unfilled
+MAX_PLACEHOLDERS = 1  # a real text may hold one bracketed remark ("[ZHU LIXIN/CHINA DAILY]"); a form holds several
 _TOPIC_LINE = re.compile(r"^\s*([^:.!?\n]{1,160}):(?=\s|$)")
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 ECHO_WORDS = 6  # an instruction echo = this many consecutive words of a prompt template
 MIN_BODY_WORDS = 4  # fewer words of prose (after the topic line) = near-empty
 MIN_PROSE_SHARE = 0.5  # fewer whitespace tokens that are words = not prose
-LOOP_NGRAM = 4
-MAX_LOOP_REPEATS = 4  # one 4-gram this often = a loop
-MIN_DISTINCT_NGRAMS = 0.75  # fewer distinct 4-grams than this share of all = a loop
+LOOP_NGRAM = 6  # a loop repeats whole phrases; shorter n-grams recur in real lists (MovieLens genres)
+MAX_LOOP_REPEATS = 4  # one 6-gram this often = a loop
+MIN_DISTINCT_NGRAMS = 0.7  # fewer distinct 6-grams than this share of all = a loop
 _NOT_TEMPLATES = ("self_filter_offtopic",)  # public calibration sentences, not instructions
 
 
@@ -182,6 +186,8 @@ def _markup_reasons(text: str) -> list[str]:
         reasons.append("URL")
     if _MARKUP.search(text):
         reasons.append("markup")
+    if len(_PLACEHOLDER_SLOT.findall(text)) > MAX_PLACEHOLDERS:
+        reasons.append("unfilled placeholders")
     return reasons
 
 

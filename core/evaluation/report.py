@@ -24,9 +24,10 @@ def write_report(result: dict, out_dir: Path) -> list[Path]:
 
     matplotlib.use("Agg")
     written = [path]
-    written.append(plot_utility(result, out_dir / PLOTS[0]))
-    written.append(plot_dp_rag(result, out_dir / PLOTS[1]))
-    written.append(plot_membership(result, out_dir / PLOTS[2]))
+    if "utility" in result:  # datasets with held-out questions (free text has coverage only)
+        written.append(plot_utility(result, out_dir / PLOTS[0]))
+        written.append(plot_dp_rag(result, out_dir / PLOTS[1]))
+        written.append(plot_membership(result, out_dir / PLOTS[2]))
     summary = out_dir / SUMMARY_MD
     summary.write_text(markdown_summary(result), encoding="utf-8")
     written.append(summary)
@@ -44,8 +45,11 @@ def _finite(value):
     return value
 
 
+REFERENCE_METHODS = ("private", "none", "public_only")  # drawn as horizontal lines, not over ε
+
+
 def _references(rows: list[dict]) -> dict[str, dict]:
-    return {r["method"]: r for r in rows if r["method"] in ("private", "none")}
+    return {r["method"]: r for r in rows if r["method"] in REFERENCE_METHODS}
 
 
 def plot_utility(result: dict, path: Path) -> Path:
@@ -61,7 +65,7 @@ def plot_utility(result: dict, path: Path) -> Path:
             pts = sorted((r["epsilon"], r[key]) for r in rows if r["method"] == m and r[key] is not None)
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=m)
-        for name, style in (("private", "--"), ("none", ":")):
+        for name, style in (("private", "--"), ("none", ":"), ("public_only", "-.")):
             if name in refs and refs[name][key] is not None:
                 ax.axhline(refs[name][key], linestyle=style, color="grey", label=refs[name]["corpus"])
         ax.set_xscale("log")
@@ -81,7 +85,8 @@ def plot_dp_rag(result: dict, path: Path) -> Path:
     xs = [p["queries"] for p in d["points"]]
     ax.plot(xs, [p["accuracy"] for p in d["points"]], marker="o", label="DP-RAG (budget spent per query)")
     for key, style, label in (("synthetic_accuracy", "-", f"synthetic corpus ({d['synthetic_corpus']})"),
-                              ("private_accuracy", "--", "non-private RAG"), ("none_accuracy", ":", "no retrieval")):
+                              ("private_accuracy", "--", "non-private RAG"), ("none_accuracy", ":", "no retrieval"),
+                              ("public_only_accuracy", "-.", "public-only corpus (ε = 0)")):
         if d.get(key) is not None:
             ax.axhline(d[key], linestyle=style, color="C1" if key.startswith("synthetic") else "grey", label=label)
     ax.set_xscale("log")
@@ -144,8 +149,15 @@ def markdown_summary(result: dict) -> str:
              f"total time {result['seconds'] / 60:.1f} min."]
     parts.append("### Runs\n\n" + _table(
         ["corpus", "ε", "δ", "ρ (zCDP)", "documents", "seconds"],
-        [[r["label"], r["epsilon"], f"{r['delta']:.0e}", r["rho_total"], r["n_synthetic"], r["seconds"]]
-         for r in result["runs"]]))
+        [[r["label"], r["epsilon"], f"{r['delta']:.0e}" if r["delta"] else "–", r["rho_total"], r["n_synthetic"],
+          r["seconds"]] for r in result["runs"]]))
+    if result.get("coverage"):
+        parts.append(coverage_markdown(result["coverage"]))
+    if "utility" not in result:  # free text: coverage and quality only
+        parts.append(_quality_markdown(result))
+        if result.get("notes"):
+            parts.append("Notes: " + " ".join(result["notes"]))
+        return "\n\n".join(parts) + "\n"
     parts.append("### Utility\n\n" + _table(
         ["corpus", "documents", "questions", "retrieval proxy", "RAG accuracy"],
         [[u["corpus"], u["n_documents"], u["n_questions"], u["retrieval_hit_rate"], u["answer_accuracy"]]
@@ -157,11 +169,7 @@ def markdown_summary(result: dict) -> str:
           r["benign_answers"]["member_rate"], r["attack_answers"]["member_rate"], r["attack_success"],
           f"{r['in_corpus']['control_rate']:.2f} / {r['attack_answers']['control_rate']:.2f}"]
          for r in result["leakage"]]))
-    parts.append("### Quality\n\n" + _table(
-        ["corpus", "documents", "mean words", "distinct-1", "distinct-2", "Self-BLEU", "Fréchet to members",
-         "MMD² to members"],
-        [[q["corpus"], q["n_documents"], q["mean_words"], q["distinct_1"], q["distinct_2"], q["self_bleu"],
-          q["frechet_to_private"], q["mmd2_to_private"]] for q in result["quality"]]))
+    parts.append(_quality_markdown(result))
     mia_rows = []
     for r in result["membership"]:
         for a in r["attacks"]:
@@ -175,10 +183,48 @@ def markdown_summary(result: dict) -> str:
         ["queries sharing the budget", "ε per query (basic)", "clip c", "accuracy"],
         [[str(p["queries"]), p["epsilon_per_query_basic"], f"{p['clip']:.3g}", p["accuracy"]] for p in d["points"]]
         + [[f"synthetic corpus ({d['synthetic_corpus']}), any number", "–", "–", d["synthetic_accuracy"]],
-           ["non-private RAG", "∞", "–", d["private_accuracy"]], ["no retrieval", "0", "–", d["none_accuracy"]]]))
+           ["non-private RAG", "∞", "–", d["private_accuracy"]],
+           ["public-only corpus (no private data), any number", "0", "–", d.get("public_only_accuracy")],
+           ["no retrieval", "0", "–", d["none_accuracy"]]]))
     if result.get("notes"):
         parts.append("Notes: " + " ".join(result["notes"]))
     return "\n\n".join(parts) + "\n"
+
+
+def _quality_markdown(result: dict) -> str:
+    return "### Quality\n\n" + _table(
+        ["corpus", "documents", "mean words", "distinct-1", "distinct-2", "Self-BLEU", "Fréchet to members",
+         "MMD² to members"],
+        [[q["corpus"], q["n_documents"], q["mean_words"], q["distinct_1"], q["distinct_2"], q["self_bleu"],
+          q["frechet_to_private"], q["mmd2_to_private"]] for q in result["quality"]])
+
+
+def coverage_markdown(rows: list[dict]) -> str:
+    """How much of the held-out non-members each corpus carries (core/evaluation/coverage.py)."""
+    return ("### Coverage of held-out non-members (model-independent)\n\n"
+            "Best cosine: mean over held-out documents of the cosine to the nearest corpus document (embedder "
+            "space). Content words: share of the held-out documents' 200 commonest content words found in the "
+            "corpus. MMD² beside a same-size random sample of real member documents (lower = closer).\n\n"
+            + _table(["corpus", "ε", "documents", "best cosine", "content words", "MMD²", "MMD² real same-size",
+                      "junk rate", "distinct-2", "mean words"],
+                     [[r["corpus"], "–" if r["epsilon"] is None else f"{r['epsilon']:g}", r["n_documents"],
+                       r["best_cosine"], r["content_words"], _fmt(r["mmd2"], 3), _fmt(r["mmd2_real"], 3),
+                       r["junk_rate"], r["distinct_2"], r["mean_words"]] for r in rows])
+            + _samples_markdown(rows))
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ⏎ ")
+
+
+def _samples_markdown(rows: list[dict]) -> str:
+    """Verbatim samples of the synthetic and public-only corpora (one line each), with their junk reasons."""
+    lines = [f"| {_cell(r['corpus'])} | {_cell(s['text'][:300])} | {_cell('; '.join(s['junk']) or 'clean')} |"
+             for r in rows for s in r.get("samples", [])]
+    if not lines:
+        return ""
+    return ("\n\nSamples (verbatim, first 300 characters):\n\n| corpus | text | junk |\n|---|---|---|\n"
+            + "\n".join(lines))
 
 
 def _save(fig, path: Path) -> Path:

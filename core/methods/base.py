@@ -17,6 +17,7 @@ from core.corpus import Corpus
 from core.models.base import Embedder, LanguageModel
 from core.privacy.accountant import PrivacyEvent
 from core.privacy.conversion import approx_rho_to_eps
+from core.privacy.forecast import TopicForecast
 from core.privacy.mechanisms import SAMPLER_DESCRIPTIONS, TokenSampler
 from core.privacy.randomness import secure_rng, test_mode_rng, test_mode_torch_generator
 from core.progress import Reporter, StageProgress
@@ -83,6 +84,14 @@ class PlanSummary:
     end_to_end_dp: bool = True
     dataset_name: str = ""  # the name the data are budgeted under in the ledger (on screen)
     delta_spent: float = 0.0  # the part of δ spent by (ε, δ) stages (phrase discovery); the rest is the conversion's
+    topic_forecast: TopicForecast | None = None  # expected topics (DP-SynRAG; core.privacy.forecast; on screen)
+    forecast_advice: tuple[str, ...] = ()  # what would help when about 0 topics are expected
+
+    @property
+    def spends_for_nothing(self) -> bool:
+        """About 0 topics are expected: the run would spend its budget and release nothing a public
+        model could not write (it then needs an explicit "spend anyway")."""
+        return self.topic_forecast is not None and self.topic_forecast.about_zero
 
     @property
     def epsilon_loose(self) -> float:

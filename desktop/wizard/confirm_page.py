@@ -14,6 +14,7 @@ from desktop.active_runs import ActiveRuns
 from desktop.controller import METHOD_SHORT_NAMES, WizardController
 from desktop.widgets.collapsible import Collapsible
 from desktop.wizard.common import Page
+from desktop.wizard.spend_anyway import SpendAnywayBox
 
 MODEL_NAMES = {"default": "packaged SmolLM2-135M-Instruct", "hf": "Hugging Face folder", "gguf": "GGUF file",
                "tiny-random": "tiny random test model"}
@@ -41,11 +42,13 @@ class ConfirmPage(Page):
         self.understood = QCheckBox("I &understand that once the run starts, this budget is spent, even if the "
                                     "run is cancelled or fails.")
         self.understood.toggled.connect(lambda *_: self.completeChanged.emit())
+        self.spend_anyway = SpendAnywayBox(controller.spec.privacy, lambda: self.completeChanged.emit())
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addWidget(self.recorded)
         layout.addWidget(self.cumulative)
         layout.addWidget(self.advanced)
+        layout.addWidget(self.spend_anyway)
         layout.addWidget(self.understood)
         layout.addStretch(1)
         layout.addWidget(self.message)
@@ -95,6 +98,7 @@ class ConfirmPage(Page):
             self.cumulative.setText(self._cumulative_text(plan))
             self.rho.setText(f"In the ledger's own unit: ρ = {plan.rho_total:.4g} (zero-concentrated DP). "
                              "ρ adds up exactly across runs; ε is its conversion at δ.")
+        self.spend_anyway.show_plan(plan, spec.privacy)
         self.completeChanged.emit()
 
     def _cumulative_text(self, plan: Any) -> str:
@@ -117,6 +121,9 @@ class ConfirmPage(Page):
         busy = self.active.busy_message(summary.fingerprint, own_run) if summary and summary.fingerprint else ""
         if busy:
             return busy
+        if not self.spend_anyway.consented():
+            return ("About 0 topics are expected, so this run would spend its budget for nothing. Go Back and "
+                    "raise ε, load more documents or use fewer clusters, or tick 'Spend anyway'.")
         if not self.understood.isChecked():
             return "Tick the box to confirm that the budget will be spent."
         return ""

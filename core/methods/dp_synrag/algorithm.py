@@ -58,6 +58,7 @@ from core.methods.private_prediction import (
     top_k_plus_margin,
 )
 from core.models.base import LanguageModel
+from core.privacy.forecast import significance_threshold  # the public topic threshold (one home: forecast)
 from core.privacy.mechanisms import gaussian_noise, threshold_exponential_mechanism
 from core.privacy.planner import (
     STAGE_CLUSTER_KEYWORDS,
@@ -152,13 +153,6 @@ def top_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int) -> list[str]:
     """W: the R words with the largest noisy counts, most frequent first (post-processing)."""
     order = np.argsort(-noisy_hist, kind="stable")[:R]
     return [vocab.words[i] for i in order]
-
-
-def significance_threshold(sigma_h: float, vocab_size: int, margin_sigmas: float = 1.5) -> float:
-    """A noisy count that pure noise rarely reaches anywhere in V: the typical maximum of |V|
-    draws of N(0, sigma_h^2), sigma_h * sqrt(2 ln |V|), plus ``margin_sigmas`` * sigma_h.
-    Public: it depends on sigma_h and |V| only."""
-    return sigma_h * (math.sqrt(2.0 * math.log(max(vocab_size, 2))) + margin_sigmas)
 
 
 def topic_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int, sigma_h: float, mode: str = "specific") -> list[str]:

@@ -14,7 +14,10 @@ Two quantities decide whether DP-SynRAG can carry a corpus's topics at a given �
   about 1 nat the text follows the public model; about 2 nats or more lets the cluster's shared
   content through.
 
-``guide`` reports both for a spec and suggests R, L, k, T and the histogram's budget share for
+* **Expected topics** (``core.privacy.forecast``): how many topics a plan can be expected to release
+  under a public prior on topic sizes; about 0 means the run would spend for nothing.
+
+``guide`` reports these for a spec and suggests R, L, k, T and the histogram's budget share for
 the corpus's size. The suggestion is shown to the custodian only; if they adopt it, those
 parameters (which reflect the corpus's order of magnitude) appear in the certificate like any
 other parameter.
@@ -25,13 +28,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from core.methods.dp_synrag.algorithm import CANDIDATES_PER_CLUSTER, co_keyword_level, significance_threshold
+from core.methods.dp_synrag.algorithm import CANDIDATES_PER_CLUSTER, co_keyword_level
+from core.privacy.forecast import TopicForecast, forecast_topics, significance_threshold
 from core.privacy.planner import DPSynRAGPlan, default_fractions, plan_dp_synrag
 from core.runspec import DPSynRAGSpec
 
 WEAK_CONSENSUS_NATS = 1.0
 GOOD_CONSENSUS_NATS = 2.0
 MAX_HIST_FRACTION = 0.5
+EPSILON_LADDER = (1.0, 2.0, 4.0, 6.0, 8.0, 10.0, 15.0, 20.0)  # the ε values a "raise ε to …" advice names
+ADVISED_HIST_FRACTION = 0.4  # the share for finding topics that the advice tries
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,8 @@ class Guidance:
     suggested_min_topic_support: float
     min_co_keyword_support: float = 0.0  # units of a cluster that must share a word for it to describe the cluster
     min_phrase_support: float = 0.0  # units that must share a phrase for it to be released half the time (0: off)
+    forecast: TopicForecast | None = None  # expected topics of this plan (on screen only)
+    advice: tuple[str, ...] = ()  # what would help when the forecast is about 0 topics
 
 
 def co_keyword_support(spec: DPSynRAGSpec, plan: DPSynRAGPlan) -> float:
@@ -92,6 +100,57 @@ def suggest(
     return replace(tuned, T=T)
 
 
+def topic_forecast(
+    spec: DPSynRAGSpec, epsilon: float, delta: float, n_units: int, vocab_size: int, conversion: str = "tight"
+) -> TopicForecast:
+    """Expected topics of this plan (``core.privacy.forecast``) from its public noise and the size order."""
+    plan = plan_dp_synrag(spec, epsilon, delta, conversion)
+    return forecast_topics(n_units, spec.R, plan.sigma_h, significance_threshold(plan.sigma_h, vocab_size),
+                           plan.sigma_c, co_keyword_support(spec, plan))
+
+
+def _topics(x: float) -> str:
+    return f"about {x:.0f} topic{'' if round(x) == 1 else 's'}" if x >= 1 else f"about {x:.1f} topics"
+
+
+def spend_advice(
+    spec: DPSynRAGSpec, epsilon: float, delta: float, n_units: int, vocab_size: int, conversion: str = "tight"
+) -> list[str]:
+    """Plain-words changes that would make topics expected: raise ε, a larger share for finding topics,
+    the suggested settings, more units. Each names the expected topics it would give."""
+    def expected(s: DPSynRAGSpec, eps: float = epsilon) -> float:
+        return topic_forecast(s, eps, delta, n_units, vocab_size, conversion).expected_topics
+
+    advice = []
+    higher = next((e for e in EPSILON_LADDER if e > epsilon and expected(spec, e) >= 1.0), None)
+    if higher is not None:
+        advice.append(f"Raise ε to {higher:g} ({_topics(expected(spec, higher))} expected).")
+    else:
+        advice.append(f"Raising ε (even to {EPSILON_LADDER[-1]:g}) is not enough for a corpus of this size.")
+    if plan_dp_synrag(spec, epsilon, delta, conversion).hist_fraction < ADVISED_HIST_FRACTION:
+        shares = replace(spec, hist_fraction=ADVISED_HIST_FRACTION,
+                         cluster_keywords_fraction=spec.cluster_keywords_fraction or ADVISED_HIST_FRACTION / 2)
+        advice.append(f"Give finding topics {100 * ADVISED_HIST_FRACTION:.0f}% of the budget instead of writing text "
+                      f"({_topics(expected(shares))} expected at this ε).")
+    better = suggest(spec, epsilon, delta, n_units, vocab_size, conversion)
+    advice.append(f"Use fewer, larger clusters as suggested (R = {better.R}, L = {better.L}, k = {better.k}, "
+                  f"histogram share {better.hist_fraction:.2f}): {_topics(expected(better))} expected.")
+    need = topic_forecast(spec, epsilon, delta, n_units, vocab_size, conversion).units_for_one_topic
+    advice.append(f"Add documents: with about {need} units or more the commonest topic is expected to clear the "
+                  "noise at these settings.")
+    return advice
+
+
+def forecast_warning(forecast: TopicForecast, epsilon: float) -> str:
+    """The plain-words warning when a plan is expected to release about 0 topics."""
+    share = 100 * forecast.support_share
+    return (f"About {forecast.expected_topics:.1f} topics are expected to clear the noise: a topic needs about "
+            f"{forecast.min_topic_support:.0f} units sharing its word ({share:.0f}% of this corpus), and even the "
+            f"commonest topic of a typical collection is shared by about a quarter of it. This run would spend "
+            f"ε = {epsilon:g} and is predicted to fall below the public-only baseline (a public model writing from "
+            "the task alone, which costs nothing). It needs an explicit 'spend anyway'.")
+
+
 def guide(
     spec: DPSynRAGSpec, epsilon: float, delta: float, n_units: int, vocab_size: int, conversion: str = "tight"
 ) -> Guidance:
@@ -126,6 +185,11 @@ def guide(
             f"{100 * phrases_needed / max(n_units, 1):.0f}% of this corpus. Raise ε or phrases_fraction, lower "
             "phrases_per_unit, or give a public domain list and set discover_phrases = false."
         )
+    forecast = topic_forecast(spec, epsilon, delta, n_units, vocab_size, conversion)
+    advice: tuple[str, ...] = ()
+    if forecast.about_zero:
+        warnings.insert(0, forecast_warning(forecast, epsilon))
+        advice = tuple(spend_advice(spec, epsilon, delta, n_units, vocab_size, conversion))
     suggestion = {
         "R": better.R,
         "L": better.L,
@@ -142,4 +206,6 @@ def guide(
         suggested_min_topic_support=significance_threshold(better_plan.sigma_h, vocab_size),
         min_co_keyword_support=co_support,
         min_phrase_support=phrases_needed,
+        forecast=forecast,
+        advice=advice,
     )

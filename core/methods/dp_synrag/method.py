@@ -42,7 +42,8 @@ class DPSynRAGMethod:
             derived.update(sigma_mu=plan.sigma_mu, eps_theta=plan.eps_theta)
         if plan.token_stage:
             derived.update(c_over_tau=plan.c_over_tau, c=plan.c)
-        warnings = list(dp_synrag_guidance(spec, delta, n_units).warnings)
+        guidance = dp_synrag_guidance(spec, delta, n_units)
+        warnings = list(guidance.warnings)
         warnings.extend(text_stage_notes(p))
         if p.k > n_units:
             warnings.append(
@@ -59,6 +60,8 @@ class DPSynRAGMethod:
             warnings=warnings,
             n_units=n_units,
             delta_spent=plan.delta_phrases,
+            topic_forecast=guidance.forecast,
+            forecast_advice=guidance.advice,
         )
 
     def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext):

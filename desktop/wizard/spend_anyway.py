@@ -1,0 +1,63 @@
+"""The Confirm page's "spend anyway" block (issue 22): shown only when the plan is expected to release
+about 0 topics (``PlanSummary.spends_for_nothing``, computed in core); the run then needs the box ticked,
+which sets the run spec's ``[privacy] spend_anyway``."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
+
+WARNING_STYLE = "color: #b71c1c;"
+
+
+class SpendAnywayBox(QWidget):
+    """Plain-words forecast, what would help, and the explicit consent box."""
+
+    def __init__(self, spec_privacy: Any, on_change: Any) -> None:
+        super().__init__()
+        self.setObjectName("spend_anyway_box")
+        self._privacy = spec_privacy
+        self.text = QLabel()
+        self.text.setWordWrap(True)
+        self.text.setObjectName("forecast_warning")
+        self.text.setStyleSheet(WARNING_STYLE)
+        self.box = QCheckBox("&Spend anyway: I accept that this run may release no topics, only text no better "
+                             "than a public model writes from the task alone.")
+        self.box.setObjectName("spend_anyway")
+        self.box.toggled.connect(self._toggled)
+        self.box.toggled.connect(lambda *_: on_change())
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.text)
+        layout.addWidget(self.box)
+        self.needed = False
+        self.hide()
+
+    def show_plan(self, plan: Any, spec_privacy: Any) -> None:
+        """Show the block for a plan expected to release about 0 topics; hide it otherwise."""
+        self._privacy = spec_privacy
+        self.box.setChecked(False)
+        spec_privacy.spend_anyway = False
+        self.needed = bool(plan is not None and plan.spends_for_nothing)
+        self.setVisible(self.needed)
+        if not self.needed:
+            self.text.setText("")
+            return
+        f = plan.topic_forecast
+        helps = "".join(f"<li>{escape(a)}</li>" for a in plan.forecast_advice)
+        needs = (f"A topic needs about {f.min_topic_support:.0f} units to share a word, more than the "
+                 f"{plan.n_units} units loaded." if f.support_share >= 1 else
+                 f"A topic needs about {f.min_topic_support:.0f} of the {plan.n_units} units to share a word "
+                 f"({f.support_share:.0%}), more than a typical collection shares.")
+        self.text.setText(
+            f"<b>This run is expected to find about {f.expected_topics:.0f} topics.</b> {needs} The budget would "
+            "be spent, and the synthetic text would be no better than a public model writing from the task alone "
+            f"(the public-only baseline, which costs nothing).<br>What would help:<ul>{helps}</ul>")
+
+    def consented(self) -> bool:
+        return not self.needed or self.box.isChecked()
+
+    def _toggled(self, checked: bool) -> None:
+        self._privacy.spend_anyway = bool(checked)

@@ -1,0 +1,31 @@
+"""Issue 22: the Confirm page says when a run would spend for nothing and needs "Spend anyway" (pytest-qt)."""
+
+from __future__ import annotations
+
+from test_desktop_wizard import next_enabled, walk_to_confirm, wizard  # noqa: F401 - the fixture
+
+
+def test_about_0_topics_needs_an_explicit_spend_anyway(wizard, tmp_path, privet_home):  # noqa: F811
+    walk_to_confirm(wizard, tmp_path, epsilon=4.0)  # 40 notes: a topic would need most of the corpus
+    page = wizard.confirm_page
+    box = page.spend_anyway
+    assert box.needed and not box.isHidden()
+    text = box.text.text()
+    assert "expected to find about 0 topics" in text and "public-only baseline" in text
+    assert "more than the 40 units loaded" in text
+    assert "ε" in text and "Add documents" in text  # what would help, from core's advice
+    assert box.box.isChecked() and wizard.controller.spec.privacy.spend_anyway  # ticked by walk_to_confirm
+    box.box.setChecked(False)
+    assert not next_enabled(wizard) and not wizard.controller.spec.privacy.spend_anyway
+    assert "Spend anyway" in page.message.text() and "raise ε" in page.message.text()
+    box.box.setChecked(True)
+    assert next_enabled(wizard) and wizard.controller.spec.privacy.spend_anyway
+    page.initializePage()  # coming back to the page asks again
+    assert not box.box.isChecked() and not wizard.controller.spec.privacy.spend_anyway
+
+
+def test_a_plan_that_expects_topics_shows_no_spend_anyway_block(wizard, tmp_path, privet_home):  # noqa: F811
+    walk_to_confirm(wizard, tmp_path, epsilon=10.0, n=600)
+    box = wizard.confirm_page.spend_anyway
+    assert not box.needed and box.isHidden() and next_enabled(wizard)
+    assert wizard.confirm_page.plan_result.topic_forecast.expected_topics >= 0.5
