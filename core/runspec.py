@@ -19,8 +19,6 @@ from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-import tomli_w
-
 from core.errors import PrivetError
 
 
@@ -255,6 +253,8 @@ class DPSynRAGSpec:
     batch_rows: int = 0  # rows per wave of the private-prediction engine; 0 = from the memory budget
     memory_budget_mb: int = 0  # 0 = automatic
     domain_lists: list[str] = field(default_factory=list)  # extra PUBLIC word lists for the vocabulary
+    row_bound: str = "poisson"  # without refinement: each C_r Poisson-subsampled at min(1, k / h'(w_r)) | "none"
+    force_length: bool = False  # every group writes exactly T tokens (EOS never sampled); throughput checks only
 
     RULES: ClassVar[dict[str, Rule]] = {
         "K": whole("keywords per unit"),
@@ -284,6 +284,7 @@ class DPSynRAGSpec:
         "public_weight": number("the public base's weight λ", low=0, open_low=True),
         "top_k_plus": whole("candidate tokens (0 = all)", low=0),
         "self_filter_mode": text("the self-filter", choices=("similarity", "score", "answer")),
+        "row_bound": text("how each cluster's rows are bounded", choices=("poisson", "none")),
     }
 
     @property
@@ -423,6 +424,8 @@ class RunSpec:
         return d
 
     def to_toml(self) -> str:
+        import tomli_w  # only when writing a spec (not on a bare GPU machine's run path)
+
         return tomli_w.dumps(self.to_dict())
 
     def save(self, path: str | Path) -> None:

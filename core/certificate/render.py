@@ -66,6 +66,8 @@ PARAMETER_MEANINGS = {
     "batch_rows": "rows per batch of the model (0 = automatic; speed only)",
     "memory_budget_mb": "memory allowed for a batch, MB (0 = automatic; speed only)",
     "domain_lists": "public word lists added to the keyword vocabulary",
+    "row_bound": "each topic writes with about k of its units, drawn at random (poisson) or with all (none); no budget",
+    "force_length": "every document runs the full T tokens (speed checks only; no budget)",
     "rho_total": "privacy loss of the whole run, in zCDP",
     "sigma_h": "noise added to each keyword count",
     "sigma_c": "noise added to each topic's word counts",

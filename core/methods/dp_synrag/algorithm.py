@@ -30,13 +30,15 @@ only on the unit and the released W, so they cost L times one cluster's budget.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Callable, Sequence
 
 import numpy as np
 
 from core.corpus import Unit
 from core.methods.base import MethodContext, SyntheticDoc, UnitWork
+from core.methods.dp_synrag.cluster_index import cluster_keyword_counts_indexed, soft_clusters_indexed
+from core.methods.dp_synrag.row_bound import cluster_counts, poisson_subsample, subsample_rates
 from core.methods.dp_synrag.self_filter import run_self_filter
 from core.methods.dp_synrag.vocabulary import Vocabulary, english_zipf, postprocess_keywords, specific_entries
 from core.methods.private_prediction import (
@@ -173,17 +175,11 @@ def topic_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int, sigma_h: floa
 
 
 def soft_clusters(keywords: Sequence[Sequence[str]], W: Sequence[str], L: int) -> list[list[int]]:
-    """C_1..C_R (indices into the units), built rarest word first; each unit in <= L clusters."""
-    sets = [set(words) for words in keywords]
-    membership = [0] * len(sets)
-    clusters: list[list[int]] = [[] for _ in W]
-    for r in range(len(W) - 1, -1, -1):
-        word = W[r]
-        for u, words in enumerate(sets):
-            if membership[u] < L and word in words:
-                clusters[r].append(u)
-                membership[u] += 1
-    return clusters
+    """C_1..C_R (indices into the units), built rarest word first; each unit in <= L clusters.
+
+    C_r takes, in unit order, every unit whose keywords contain w_r and that is in fewer than L
+    clusters so far (an inverted index reads each unit once: ``cluster_index``)."""
+    return soft_clusters_indexed(keywords, W, L)
 
 
 # -- Step 2b: co-keywords of each cluster ---------------------------------------------------
@@ -209,15 +205,11 @@ def cluster_keyword_counts(
     keywords: Sequence[Sequence[str]], clusters: Sequence[Sequence[int]], W: Sequence[str], candidates: Sequence[str],
     M: int,
 ) -> np.ndarray:
-    """The R × |candidates| vote counts (one row per cluster). Adding or removing one unit changes at
-    most M entries in each of at most L rows, by 1 each: L2 sensitivity sqrt(L·M)."""
-    index = {w: j for j, w in enumerate(candidates)}
-    counts = np.zeros((len(W), len(candidates)), dtype=np.float64)
-    for r, members in enumerate(clusters):
-        for u in members:
-            for j in cluster_keyword_votes(keywords[u], W[r], index, M):
-                counts[r, j] += 1.0
-    return counts
+    """The R × |candidates| vote counts (one row per cluster): each member of C_r votes as
+    :func:`cluster_keyword_votes` says (each unit's candidates ranked once: ``cluster_index``).
+    Adding or removing one unit changes at most M entries in each of at most L rows, by 1 each:
+    L2 sensitivity sqrt(L·M)."""
+    return cluster_keyword_counts_indexed(keywords, clusters, W, candidates, M, english_zipf)
 
 
 def release_cluster_keywords(
@@ -304,6 +296,19 @@ def select_members(
 
 
 # -- Step 4: private prediction ------------------------------------------------------------
+
+
+def bounded_rows(
+    clusters: Sequence[Sequence[int]], noisy_counts: Sequence[float], spec: DPSynRAGSpec, ctx: MethodContext
+) -> list[list[int]]:
+    """The rows of each group without refinement: all of C_r (``row_bound = "none"``), or a Poisson
+    subsample at q_r = min(1, k / h'(w_r)) from released counts only (``"poisson"``, docs/method.md
+    §2.4.8). Costs nothing extra: one unit still adds or removes at most its own row per group."""
+    if spec.row_bound == "none":
+        return [list(members) for members in clusters]
+    if spec.row_bound != "poisson":
+        raise ValueError(f"unknown row bound {spec.row_bound!r}")
+    return poisson_subsample(clusters, subsample_rates(noisy_counts, spec.k), ctx.rng())
 
 
 def build_groups(
@@ -415,11 +420,21 @@ def engine_config(spec: DPSynRAGSpec, c: float, batch_rows: int, shared_prefix: 
         top_k_plus=spec.top_k_plus,
         top_k_margin=margin,
         shared_prefix=shared_prefix,
+        force_length=spec.force_length,
     )
 
 
+@dataclass(frozen=True)
+class GroupSource:
+    """Groups built only once the private-prediction stage is charged: ``build(gids)`` returns the
+    groups of those ids (drawing their rows, e.g. the Poisson subsample of §2.4.8, inside the stage)."""
+
+    gids: tuple[int, ...]
+    build: Callable[[Sequence[int]], list[PredictionGroup]]
+
+
 def private_prediction(
-    groups: Sequence[PredictionGroup],
+    groups: Sequence[PredictionGroup] | GroupSource,
     cost: PredictionCost,
     spec: DPSynRAGSpec,
     ctx: MethodContext,
@@ -427,23 +442,26 @@ def private_prediction(
 ) -> dict[int, str]:
     """Texts for the groups not yet finished in the checkpoint; checkpoints each finished one."""
     done: dict[str, str] = ctx.checkpoints.load(stage) if ctx.checkpoints.has(stage) else {}
-    todo = [g for g in groups if str(g.gid) not in done]
-    progress = StageProgress(ctx.reporter, stage, len(groups)).start("Writing synthetic documents")
-    progress.done = len(groups) - len(todo)
+    gids = list(groups.gids) if isinstance(groups, GroupSource) else [g.gid for g in groups]
+    todo_ids = [gid for gid in gids if str(gid) not in done]
+    progress = StageProgress(ctx.reporter, stage, len(gids)).start("Writing synthetic documents")
+    progress.done = len(gids) - len(todo_ids)
     # Charged when the stage starts, even with no group to write (the plan, the ledger and the
     # certificate then agree); on a resume only if some group must be written again.
-    if todo or not ctx.checkpoints.has(stage):
+    if todo_ids or not ctx.checkpoints.has(stage):
         ctx.charge(
             stage,
-            cost.charge(len(todo), resumed=bool(done)),  # the plan's cost; a resume charges redrawn groups
+            cost.charge(len(todo_ids), resumed=bool(done)),  # the plan's cost; a resume charges redrawn groups
             f"Private prediction: {cost.T} tokens per group, c/tau={cost.c / cost.tau:.4g}, "
-            f"{len(todo)} groups, each unit in <= L={cost.overlap}",
+            f"{len(todo_ids)} groups, each unit in <= L={cost.overlap}",
         )
         ctx.checkpoints.save(stage, done)  # after the charge: a checkpoint means "charged"
+        wanted = set(todo_ids)
+        todo = groups.build(todo_ids) if isinstance(groups, GroupSource) else [g for g in groups if g.gid in wanted]
         config = engine_config(spec, cost.c, ctx.batch_rows, template_prefix_length(ctx.llm))
         engine = (ctx.engine_factory or PrivatePredictionEngine)(ctx.llm, config, ctx.token_sampler(spec.tau))
 
-        starts = {g.gid: list(g.start_ids) for g in groups}
+        starts = {g.gid: list(g.start_ids) for g in todo}
 
         def finished(out) -> None:
             text = ctx.llm.decode(starts.get(out.gid, []) + out.token_ids).strip()
@@ -494,7 +512,7 @@ def run_dp_synrag(
             cp.save(STAGE_CLUSTER_KEYWORDS, noisy_counts.tolist())
         related = released_cluster_keywords(noisy_counts, candidates, plan.M, plan.sigma_c)
 
-    if not plan.refine:  # no refinement: each cluster writes with all its members
+    if not plan.refine:  # no refinement: each cluster writes with its members (about k of them: §2.4.8)
         selected = [list(members) for members in clusters]
     else:
         progress = StageProgress(ctx.reporter, "embedding", len(units)).start("Embedding documents")
@@ -519,8 +537,20 @@ def run_dp_synrag(
         else None
     )
     starts = [answer_start(spec.answer_start, w, rel) for w, rel in zip(W, related)]
-    groups = build_groups(selected, units, ctx, messages, starts)
-    texts = private_prediction(groups, dp_synrag_prediction_cost(plan), spec, ctx)
+    noisy_counts = cluster_counts(noisy_hist, vocab.index, W)
+
+    def groups_of(gids: Sequence[int]) -> list[PredictionGroup]:
+        """Called by ``private_prediction`` after its charge, so the row subsample is drawn in the stage."""
+        rows = [selected[r] for r in gids]
+        if not plan.refine:
+            rows = bounded_rows(rows, [noisy_counts[r] for r in gids], spec, ctx)
+        for r, chosen in zip(gids, rows):
+            selected[r] = chosen
+        built = build_groups(rows, units, ctx, None if messages is None else [messages[r] for r in gids],
+                             [starts[r] for r in gids])
+        return [replace(g, gid=r) for g, r in zip(built, gids)]
+
+    texts = private_prediction(GroupSource(tuple(range(len(W))), groups_of), dp_synrag_prediction_cost(plan), spec, ctx)
     if spec.self_filter:
         kept = self_filter(texts, ctx.task, ctx, spec.self_filter_mode)
     else:
