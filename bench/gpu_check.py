@@ -69,6 +69,24 @@ REAL = Sizes("smollm2-135m", "llama-3.1-8b-shape", 32, 16, 64, 4096, SEED_DEFAUL
 TINY = Sizes("tiny", "tiny-wide", 3, 4, 6, 32, {"K": 10, "R": 40, "L": 5, "k": 8, "T": 6})
 
 
+@dataclass(frozen=True)
+class Models:
+    """Builds each step's model: a random-weight model of the step's shape, or the site's own model."""
+
+    tokenizer: Any
+    device: str
+    folder: str = ""  # a local Hugging Face causal-LM folder: every step then runs that model
+
+    def build(self, shape: str):
+        if self.folder:
+            from core.models.transformers_backend import load_transformers_folder
+
+            return load_transformers_folder(Path(self.folder), self.device, Path(self.folder).name)
+        from core.models.random_weights import random_language_model
+
+        return random_language_model(shape, self.tokenizer, self.device)
+
+
 def fail(step: str, what: str) -> None:
     print(f"GPU CHECK FAILED at {step}: {what}", file=sys.stderr)
     sys.exit(1)
@@ -113,14 +131,14 @@ def kit_notes(kit: Path, n: int) -> list[dict[str, str]]:
 # -- 1. engine vs HF generate vs DP-RAG-style ----------------------------------------------------------
 
 
-def engine_bench(tokenizer, device: str, sizes: Sizes, notes: list[dict[str, str]]) -> dict:
+def engine_bench(models: Models, sizes: Sizes, notes: list[dict[str, str]]) -> dict:
     import private_prediction as bench  # bench/private_prediction.py: the same three variants as on the CPU
 
     from core.methods.private_prediction import PredictionGroup
-    from core.models.random_weights import parameter_count, random_language_model
+    from core.models.random_weights import parameter_count
     from core.prompts import render
 
-    llm = random_language_model(sizes.bench_shape, tokenizer, device)
+    llm = models.build(sizes.bench_shape)
     n_rows = sizes.bench_groups * sizes.bench_rows
     prompts = llm.chat_prompt_ids([render("rephrase", document=n["note"]) for n in notes[:n_rows]], 160)
     rows = sizes.bench_rows
@@ -195,14 +213,14 @@ class SimulatedOomModel:
         return SimulatedOomSession(self._llm.start_logits(prompt_ids, shared_prefix=shared_prefix), self._limit)
 
 
-def forced_oom_halving(tokenizer, device: str, sizes: Sizes, fraction: float = 0.08) -> dict:
+def forced_oom_halving(models: Models, sizes: Sizes, fraction: float = 0.08) -> dict:
     import torch
 
     from core.methods.private_prediction import EngineConfig, PredictionGroup, PrivatePredictionEngine
-    from core.models.random_weights import random_language_model
     from core.privacy.mechanisms import TokenSampler
 
-    llm = random_language_model(sizes.bench_shape, tokenizer, device)
+    device = models.device
+    llm = models.build(sizes.bench_shape)
     prompt = llm.chat_prompt_ids(["Patient note: " + "fever, cough and a rash since Monday. " * 40], 256)[0]
     budget_rows, rows_per_group = sizes.oom_rows, 16 if device.startswith("cuda") else 4
     groups = [PredictionGroup(g, tuple(tuple(prompt) for _ in range(rows_per_group)))
@@ -262,7 +280,7 @@ class EngineRecorder:
         return Timed()
 
 
-def dp_synrag_run(tokenizer, device: str, sizes: Sizes, notes: list[dict[str, str]], workdir: Path) -> dict:
+def dp_synrag_run(models: Models, sizes: Sizes, notes: list[dict[str, str]], workdir: Path) -> dict:
     import torch
 
     from core.checkpoints import Checkpoints
@@ -271,15 +289,16 @@ def dp_synrag_run(tokenizer, device: str, sizes: Sizes, notes: list[dict[str, st
     from core.methods.dp_synrag.algorithm import run_dp_synrag
     from core.methods.dp_synrag.vocabulary import load_vocabulary
     from core.methods.wave_size import wave_rows
-    from core.models.random_weights import parameter_count, random_language_model
+    from core.models.random_weights import parameter_count
     from core.models.tiny import HashingEmbedder
     from core.paths import resources_dir
     from core.privacy.planner import plan_dp_synrag
     from core.progress import CallbackReporter
     from core.runspec import RunSpec
 
+    device = models.device
     start_all = time.perf_counter()
-    llm = random_language_model(sizes.run_shape, tokenizer, device)
+    llm = models.build(sizes.run_shape)
     sync(device)
     build_s = time.perf_counter() - start_all
     spec = RunSpec()
@@ -364,6 +383,8 @@ def main() -> None:
     parser.add_argument("--units", type=int, default=0, help="corpus size of the DP-SynRAG run (0 = 8,000; tiny: 240)")
     parser.add_argument("--steps", default="bench,oom,dp_synrag")
     parser.add_argument("--tests", default="", help="the CUDA tests' result line, folded into the line")
+    parser.add_argument("--llm-folder", default="", help="check the site's own model (a local Hugging Face "
+                        "causal-LM folder, run in bf16) instead of the random-weight models")
     parser.add_argument("--json-out", default="")
     args = parser.parse_args()
     hidden = hide_modules(os.environ.get("PRIVET_HIDE_MODULES", ""))
@@ -386,7 +407,7 @@ def main() -> None:
     notes = kit_notes(kit, max(units, sizes.bench_groups * sizes.bench_rows))
     from core.models.hf_loading import load_tokenizer
 
-    tokenizer = load_tokenizer(kit / "tokenizer")
+    models = Models(load_tokenizer(kit / "tokenizer"), args.device, args.llm_folder)
     figures: dict[str, Any] = {
         "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "device": args.device,
@@ -396,6 +417,7 @@ def main() -> None:
         "cuda": torch.version.cuda,
         "transformers": transformers.__version__,
         "shapes": args.shapes,
+        "llm_folder": args.llm_folder or None,
         "missing_modules": missing_modules(),
         "hidden_modules": hidden,
         "cuda_tests": args.tests,
@@ -405,12 +427,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="privet-gpu-check-") as tmp:
         os.environ["PRIVET_HOME"] = str(Path(tmp) / "home")  # nothing of the site's own Privet data is touched
         if "bench" in steps:
-            figures["bench"] = timed_step("bench", lambda: engine_bench(tokenizer, args.device, sizes, notes))
+            figures["bench"] = timed_step("bench", lambda: engine_bench(models, sizes, notes))
         if "oom" in steps:
-            figures["oom"] = timed_step("oom", lambda: forced_oom_halving(tokenizer, args.device, sizes))
+            figures["oom"] = timed_step("oom", lambda: forced_oom_halving(models, sizes))
         if "dp_synrag" in steps:
             figures["dp_synrag"] = timed_step(
-                "dp_synrag", lambda: dp_synrag_run(tokenizer, args.device, sizes, notes[:units], Path(tmp)))
+                "dp_synrag", lambda: dp_synrag_run(models, sizes, notes[:units], Path(tmp)))
     figures["python_steps_s"] = round(time.perf_counter() - start, 1)
     line = json.dumps(figures, separators=(",", ":"))
     print(line)

@@ -6,6 +6,8 @@
 #       python3 ($PY), this checkout and the offline kit (default bench/kit, built beforehand where the project
 #       is installed: .venv/bin/python bench/gpu_kit.py --out bench/kit). Installs nothing. Models are
 #       random-weight models from public configs (SmolLM2-135M's, a Llama-3.1-8B shape).
+#   PRIVET_GPU_CHECK_LLM=/models/my-llm bench/gpu_check.sh --offline-kit   the same steps with the site's own model
+#       (a local Hugging Face causal-LM folder with a chat template, loaded in bf16) instead of random weights.
 #   bench/gpu_check.sh --offline-kit KIT --cpu-dry-run   the same script on a CPU with tiny shapes
 #       (tests/test_gpu_kit.py runs it; CUDA tests are then skipped, not failed).
 #
@@ -62,7 +64,7 @@ fi
 
 echo "== engine benchmark, forced OOM halving, timed DP-SynRAG run ($SHAPES shapes on $DEVICE)" >&2
 timeout "$(left)" "$PY" bench/gpu_check.py --kit "$KIT" --device "$DEVICE" --shapes "$SHAPES" --tests "$tests_line" \
-  --json-out "$OUT_DIR/gpu_check.json" >"$OUT_DIR/gpu_check.stdout" \
+  ${PRIVET_GPU_CHECK_LLM:+--llm-folder "$PRIVET_GPU_CHECK_LLM"} --json-out "$OUT_DIR/gpu_check.json" >"$OUT_DIR/gpu_check.stdout" \
   || die "bench/gpu_check.py failed or ran past ${LIMIT}s (its error is above; figures so far in $OUT_DIR)."
 tail -n 1 "$OUT_DIR/gpu_check.stdout"
 echo "== GPU check passed in $(( $(date +%s) - started )) s; figures in $OUT_DIR/gpu_check.json" >&2

@@ -41,6 +41,12 @@ class Vocabulary:
     index: dict[str, int] = field(repr=False, compare=False)
     sources: tuple[str, ...] = ()
     max_phrase_words: int = field(default=1, compare=False)
+    phrase_starts: frozenset[str] = field(default=frozenset(), compare=False, repr=False, init=False)
+
+    def __post_init__(self) -> None:
+        # The first words of the multi-word entries: only there can a match be longer than one word.
+        starts = frozenset(w.split(" ", 1)[0] for w in self.words if " " in w)
+        object.__setattr__(self, "phrase_starts", starts)
 
     @classmethod
     def from_words(cls, words: Iterable[str], sources: Sequence[str] = ()) -> Vocabulary:
@@ -156,7 +162,8 @@ def _longest_matches(words: Sequence[str], vocab: Vocabulary) -> list[str]:
     found: list[str] = []
     i = 0
     while i < len(words):
-        for n in range(min(vocab.max_phrase_words, len(words) - i), 0, -1):
+        longest = min(vocab.max_phrase_words, len(words) - i) if words[i] in vocab.phrase_starts else 1
+        for n in range(longest, 0, -1):
             candidate = " ".join(words[i : i + n])
             if candidate in vocab.index:
                 found.append(candidate)
