@@ -306,6 +306,7 @@ def dp_synrag_run(models: Models, sizes: Sizes, notes: list[dict[str, str]], wor
     for key, value in sizes.run_params.items():
         setattr(p, key, value)
     p.force_length = True  # every group writes T tokens (no early EOS); no charge depends on it
+    p.topic_words = "frequent"  # SPEC §2.2 as written: exactly R clusters, the seed's workload (R groups of ~k rows)
     p.domain_lists = [str(resources_dir() / "vocab" / "medical_demo_domain.txt")]
     spec.llm = dataclasses.replace(spec.llm, device=device)
     plan = plan_dp_synrag(p, 10.0, 1e-6, "tight")
@@ -344,7 +345,7 @@ def dp_synrag_run(models: Models, sizes: Sizes, notes: list[dict[str, str]], wor
         "model": llm.name,
         "parameters": parameter_count(llm),
         "units": len(units),
-        **{key: getattr(p, key) for key in ("K", "R", "L", "k", "T")},
+        **{key: getattr(p, key) for key in ("K", "R", "L", "k", "T", "topic_words", "row_bound")},
         "seconds": round(seconds, 1),
         "model_build_s": round(build_s, 1),
         "stage_seconds": {s: round(b - a, 2) for s, (a, b) in stage_times.items()},

@@ -194,7 +194,27 @@ def run_size(n: int, spec: DPSynRAGSpec, llm, workdir: Path, predict: bool) -> d
     }
 
 
+def markdown_table(report: dict) -> str:
+    """The scale table of docs/bench/scale.md: one row per stage, seconds and MB per size, exponent."""
+    sizes = [r["units"] for r in report["sizes"]]
+    head = "| stage | " + " | ".join(f"{n:,} units: s / MB" for n in sizes) + " | exponent |"
+    lines = [head, "|" + "---|" * (len(sizes) + 2)]
+    for stage in STAGES:
+        if not all(stage in r["seconds"] for r in report["sizes"]):
+            continue
+        cells = [f"{r['seconds'][stage]:.2f} / {r['peak_mb'][stage]:.0f}" for r in report["sizes"]]
+        exponent = report["exponent"].get(stage)
+        lines.append(f"| {stage} | " + " | ".join(cells) + f" | {exponent if exponent is not None else '-'} |")
+    for key in ("clusters", "members_per_cluster_mean", "members_per_cluster_max", "rows_per_group_mean",
+                "rows_per_group_max", "rows_total", "rss_mb_end"):
+        lines.append(f"| *{key}* | " + " | ".join(str(r[key]) for r in report["sizes"]) + " | |")
+    return "\n".join(lines)
+
+
 def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--table":  # render a saved report as the Markdown table
+        print(markdown_table(json.loads(Path(sys.argv[2]).read_text())))
+        return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--T", type=int, default=2, help="tokens per group in the prediction stage (tiny model)")
