@@ -15,7 +15,9 @@ Algorithm 1, as ``run_dp_synrag`` runs it:
 3. **Retrieval refinement.** mu_r = sum of the members' embeddings + N(0, sigma_mu^2 I);
    theta_r by the exponential mechanism over intervals of [0, 1] with utility
    -|#{u : cos(E(u), mu_r) >= theta} - k|; S_r = members with cos >= theta_r.
-4. **Private prediction.** Each S_r writes one text token by token from the sum of its
+4. **Private prediction.** Without refinement S_r is a Poisson subsample of C_r at
+   q_r = min(1, k / h'(w_r)) (released counts only; docs/method.md §2.4.8), so a group has about k
+   rows whatever the corpus size, at no extra cost. Each S_r writes one text token by token from the sum of its
    members' clipped logits (``PrivatePredictionEngine``), sampling over the whole vocabulary
    (or over Top-k+, a candidate set from the public row's logits alone). The public row's
    stand-in document holds w_r and its released co-keywords only.
