@@ -75,7 +75,8 @@ def test_no_fixed_seed_outside_the_explicit_test_mode():
     for path in CORE_FILES:
         for func, source in seeded_calls(path):
             from_entropy = "urandom" in source or "_entropy" in source
-            test_mode = func.startswith("test_mode") or path.name in ("tiny.py", "random_weights.py") or "evaluation" in path.parts or "demo" in path.parts
+            public_weights = path.name in ("tiny.py", "random_weights.py")
+            test_mode = func.startswith("test_mode") or public_weights or "evaluation" in path.parts or "demo" in path.parts
             if not (from_entropy or test_mode):
                 offenders.append(f"{path.relative_to(ROOT)}:{func}: {source}")
     assert offenders == []
