@@ -31,13 +31,14 @@ PY=${PY:-python3}
 OUT_DIR=${OUT_DIR:-bench/out}
 LIMIT=${PRIVET_GPU_CHECK_TIMEOUT:-480}
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 QT_QPA_PLATFORM=offscreen RAY_USAGE_STATS_ENABLED=0 TOKENIZERS_PARALLELISM=false
-export PRIVET_TOKENIZER_DIR="$PWD/$KIT/tokenizer" PRIVET_ZIPF_TABLE="$PWD/$KIT/zipf.tsv"
 mkdir -p "$OUT_DIR"
 die() { echo "GPU CHECK FAILED: $*" >&2; exit 1; }
 started=$(date +%s)
 left() { echo $(( LIMIT - ($(date +%s) - started) )); }
 
 [ -f "$KIT/kit.json" ] || die "no offline kit in $KIT: build it where the project is installed with '.venv/bin/python bench/gpu_kit.py --out $KIT' and copy it along."
+KIT=$(cd "$KIT" && pwd)
+export PRIVET_TOKENIZER_DIR="$KIT/tokenizer" PRIVET_ZIPF_TABLE="$KIT/zipf.tsv"  # read by the CUDA tests too
 command -v "$PY" >/dev/null || die "$PY not found (set PY=/path/to/python3)."
 if [ "$DRY" = 1 ]; then
   DEVICE=cpu SHAPES=tiny
