@@ -53,7 +53,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/private_prediction.py
 
 gpu-check: $(STAMP)
-	PY=$(BIN)/python bench/gpu_check.sh
+	$(BIN)/python bench/gpu_kit.py --out bench/kit
+	PY=$(BIN)/python bench/gpu_check.sh --offline-kit bench/kit
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python docs/make_screenshots.py

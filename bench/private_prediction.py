@@ -62,19 +62,6 @@ def demo_groups(llm, n_groups: int, rows: int, max_prompt_tokens: int) -> list[P
     ]
 
 
-class NeverEos:
-    """Wraps the DP sampler so every group runs the full T steps (fair token counts)."""
-
-    def __init__(self, sampler: TokenSampler, eos: frozenset[int]):
-        self.sampler = sampler
-        self.eos = torch.tensor(sorted(eos))
-
-    def sample(self, z: torch.Tensor, keys=None) -> torch.Tensor:
-        z = z.clone()
-        z[:, self.eos.to(z.device)] = -1e9
-        return self.sampler.sample(z, keys=keys)
-
-
 def _sync(device: str) -> None:
     if device.startswith("cuda"):
         torch.cuda.synchronize()
@@ -87,8 +74,9 @@ def run_engine(llm, groups, T: int) -> float:
         tau=TAU,
         max_rows=sum(len(g.prompt_ids) for g in groups),
         shared_prefix=template_prefix_length(llm),  # as DP-SynRAG runs it (llama.cpp: not used yet)
+        force_length=True,  # EOS never sampled: every group runs the full T steps
     )
-    engine = PrivatePredictionEngine(llm, config, NeverEos(TokenSampler(TAU), llm.eos_token_ids))
+    engine = PrivatePredictionEngine(llm, config, TokenSampler(TAU))
     start = time.perf_counter()
     engine.run(groups)
     _sync(llm.device)

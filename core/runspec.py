@@ -19,8 +19,6 @@ from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-import tomli_w
-
 from core.errors import PrivetError
 
 
@@ -279,6 +277,8 @@ class DPSynRAGSpec:
     document_form: str = ""  # the shipped public example of the form: "clinical_note" | "case_file" | "review" | ""
     public_example: str = ""  # the custodian's own INVENTED example of the form (replaces document_form)
     realisation_tokens: int = 80  # tokens of each realised draft (public decoding)
+    row_bound: str = "poisson"  # without refinement: each C_r Poisson-subsampled at min(1, k / h'(w_r)) | "none"
+    force_length: bool = False  # every group writes exactly T tokens (EOS never sampled); throughput checks only
 
     RULES: ClassVar[dict[str, Rule]] = {
         "text": text_rule("how the documents are written", choices=TEXT_MODES),
@@ -318,6 +318,7 @@ class DPSynRAGSpec:
         "phrases_delta_fraction": number("the phrase discovery's share of delta", low=0, high=1, open_low=True,
                                          open_high=True, zero_default=True),
         "self_filter_mode": text_rule("the self-filter", choices=("similarity", "score", "answer")),
+        "row_bound": text_rule("how each cluster's rows are bounded", choices=("poisson", "none")),
     }
 
     @property
@@ -473,6 +474,8 @@ class RunSpec:
         return d
 
     def to_toml(self) -> str:
+        import tomli_w  # only when writing a spec (not on a bare GPU machine's run path)
+
         return tomli_w.dumps(self.to_dict())
 
     def save(self, path: str | Path) -> None:

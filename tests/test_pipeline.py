@@ -280,7 +280,7 @@ def test_rpsg_run_is_recorded_without_an_end_to_end_guarantee(tmp_path):
 
 def test_wave_rows_follow_the_memory_budget():
     from core.models.registry import load_language_model
-    from core.pipeline import kv_bytes_per_token, wave_rows
+    from core.methods.wave_size import kv_bytes_per_token, wave_rows
 
     llm = load_language_model(TINY)
     spec = RunSpec()

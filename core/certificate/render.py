@@ -78,6 +78,8 @@ PARAMETER_MEANINGS = {
     "document_form": "the shipped invented example of the document form given to the public writer",
     "public_example": "the custodian's invented example of the document form (checked: not a real document)",
     "realisation_tokens": "longest document the public writer wrote, in tokens (no budget)",
+    "row_bound": "each topic writes with about k of its units, drawn at random (poisson) or with all (none); no budget",
+    "force_length": "every document runs the full T tokens (speed checks only; no budget)",
     "rho_total": "privacy loss of the whole run, in zCDP",
     "sigma_h": "noise added to each keyword count",
     "sigma_c": "noise added to each topic's word counts",

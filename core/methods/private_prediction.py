@@ -78,12 +78,15 @@ class EngineConfig:
     top_k_plus: int = 0  # 0 = whole vocabulary; k > 0 = sample over V_k+ from the public logits
     top_k_margin: float = 0.0  # V_k+ margin on the public log-probabilities (public quantities only)
     shared_prefix: int = 0  # first tokens every prompt takes from the public template (0 = share none)
+    force_length: bool = False  # EOS tokens get probability 0: every group writes exactly T tokens
 
     def __post_init__(self) -> None:
         if self.clip_mode not in CLIP_MODES:
             raise ValueError(f"clip_mode must be one of {CLIP_MODES}, got {self.clip_mode!r}")
         if (self.clip_mode == "dclip" or self.top_k_plus) and not self.public_anchor:
             raise ValueError("DClip and Top-k+ need a public row per group (public_anchor=True)")
+        if self.force_length and self.top_k_plus:
+            raise ValueError("force_length and Top-k+ do not combine (V_k+ may hold only EOS tokens)")
 
 
 @dataclass
@@ -197,6 +200,8 @@ class PrivatePredictionEngine:
             if progress:
                 progress.check_cancel()
             z = self._aggregate(session, groups_of_rows, active, anchor)
+            if cfg.force_length:  # a fixed public candidate set (all but EOS): the same cost per token
+                z = without_eos(z, eos)
             tokens = self.sampler.sample(z, keys=[wave[gi].gid for gi in active])  # softmax(z / tau), whole vocabulary
             token_list = tokens.tolist()
             finished: set[int] = set()
@@ -263,6 +268,15 @@ class PrivatePredictionEngine:
         public_logits = logits[public_rows][torch.argsort(slot[public_rows])]  # one per active group, slot order
         priv_rows = torch.nonzero(private, as_tuple=False).flatten()
         return anchored_aggregate(logits[priv_rows], slot[priv_rows], public_logits, self.config)
+
+
+def without_eos(z: torch.Tensor, eos: frozenset[int]) -> torch.Tensor:
+    """z with every EOS token at -inf: sampling then never stops a group before T tokens.
+
+    The excluded set is public (the tokenizer's EOS ids), so sampling from softmax(z/tau) over the
+    rest is an exponential mechanism over a fixed candidate set: the per-token cost is unchanged."""
+    ids = torch.tensor(sorted(i for i in eos if i < z.shape[-1]), dtype=torch.long, device=z.device)
+    return z.index_fill(-1, ids, float("-inf"))
 
 
 def anchored_aggregate(

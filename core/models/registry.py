@@ -156,17 +156,28 @@ def load_language_model(choice: ModelChoice | ResolvedModel) -> LanguageModel:
     from core.models.transformers_backend import load_transformers_folder
 
     if model.source == "tiny-random":
-        from core.models.gguf_convert import gguf_tokenizer_folder
         from core.models.tiny import build_tiny_language_model
 
-        tokenizer = load_tokenizer(gguf_tokenizer_folder(sources.packaged_llm_path()))
-        return build_tiny_language_model(tokenizer, device)
+        return build_tiny_language_model(packaged_tokenizer(), device)
     assert location is not None
     if location.is_file():  # a GGUF file: convert once, then load the cached folder
         from core.models.gguf_convert import converted_model_folder
 
         return load_transformers_folder(converted_model_folder(location), device, name)
     return load_transformers_folder(location, device, name)
+
+
+def packaged_tokenizer():
+    """The packaged SmolLM2 tokenizer: from its GGUF file, or from the folder ``PRIVET_TOKENIZER_DIR``
+    names (a GPU check kit carries the tokenizer files but not the 98 MB GGUF)."""
+    import os
+
+    folder = os.environ.get("PRIVET_TOKENIZER_DIR")
+    if folder:
+        return load_tokenizer(sources.require_folder(folder, "tokenizer_config.json", "tokenizer"))
+    from core.models.gguf_convert import gguf_tokenizer_folder
+
+    return load_tokenizer(gguf_tokenizer_folder(sources.packaged_llm_path()))
 
 
 def _embedder_location(choice: ModelChoice) -> Path | None:

@@ -17,7 +17,9 @@ Algorithm 1, as ``run_dp_synrag`` runs it:
 3. **Retrieval refinement.** mu_r = sum of the members' embeddings + N(0, sigma_mu^2 I);
    theta_r by the exponential mechanism over intervals of [0, 1] with utility
    -|#{u : cos(E(u), mu_r) >= theta} - k|; S_r = members with cos >= theta_r.
-4. **Private prediction.** Each S_r writes one text token by token from the sum of its
+4. **Private prediction.** Without refinement S_r is a Poisson subsample of C_r at
+   q_r = min(1, k / h'(w_r)) (released counts only; docs/method.md §2.4.8), so a group has about k
+   rows whatever the corpus size, at no extra cost. Each S_r writes one text token by token from the sum of its
    members' clipped logits (``PrivatePredictionEngine``), sampling over the whole vocabulary
    (or over Top-k+, a candidate set from the public row's logits alone). The public row's
    stand-in document holds w_r and its released co-keywords only.
@@ -32,13 +34,15 @@ only on the unit and the released W, so they cost L times one cluster's budget.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 import numpy as np
 
 from core.corpus import Unit
 from core.methods.base import MethodContext, SyntheticDoc, UnitWork
+from core.methods.dp_synrag.cluster_index import cluster_keyword_counts_indexed, soft_clusters_indexed
+from core.methods.dp_synrag.row_bound import cluster_counts, poisson_subsample, subsample_rates
 from core.methods.dp_synrag.phrases import PublicLists, extend_vocabulary, release_phrases
 from core.methods.dp_synrag.realisation import (
     Topic,
@@ -179,17 +183,11 @@ def topic_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int, sigma_h: floa
 
 
 def soft_clusters(keywords: Sequence[Sequence[str]], W: Sequence[str], L: int) -> list[list[int]]:
-    """C_1..C_R (indices into the units), built rarest word first; each unit in <= L clusters."""
-    sets = [set(words) for words in keywords]
-    membership = [0] * len(sets)
-    clusters: list[list[int]] = [[] for _ in W]
-    for r in range(len(W) - 1, -1, -1):
-        word = W[r]
-        for u, words in enumerate(sets):
-            if membership[u] < L and word in words:
-                clusters[r].append(u)
-                membership[u] += 1
-    return clusters
+    """C_1..C_R (indices into the units), built rarest word first; each unit in <= L clusters.
+
+    C_r takes, in unit order, every unit whose keywords contain w_r and that is in fewer than L
+    clusters so far (an inverted index reads each unit once: ``cluster_index``)."""
+    return soft_clusters_indexed(keywords, W, L)
 
 
 # -- Step 2b: co-keywords of each cluster ---------------------------------------------------
@@ -215,15 +213,11 @@ def cluster_keyword_counts(
     keywords: Sequence[Sequence[str]], clusters: Sequence[Sequence[int]], W: Sequence[str], candidates: Sequence[str],
     M: int,
 ) -> np.ndarray:
-    """The R × |candidates| vote counts (one row per cluster). Adding or removing one unit changes at
-    most M entries in each of at most L rows, by 1 each: L2 sensitivity sqrt(L·M)."""
-    index = {w: j for j, w in enumerate(candidates)}
-    counts = np.zeros((len(W), len(candidates)), dtype=np.float64)
-    for r, members in enumerate(clusters):
-        for u in members:
-            for j in cluster_keyword_votes(keywords[u], W[r], index, M):
-                counts[r, j] += 1.0
-    return counts
+    """The R × |candidates| vote counts (one row per cluster): each member of C_r votes as
+    :func:`cluster_keyword_votes` says (each unit's candidates ranked once: ``cluster_index``).
+    Adding or removing one unit changes at most M entries in each of at most L rows, by 1 each:
+    L2 sensitivity sqrt(L·M)."""
+    return cluster_keyword_counts_indexed(keywords, clusters, W, candidates, M, english_zipf)
 
 
 def release_cluster_keywords(
@@ -326,6 +320,19 @@ def select_members(
 def rephrase_message(document: str) -> str:
     """A private row's message: the seed's rephrase instruction around the unit's own document."""
     return render("rephrase", document=document)
+
+
+def bounded_rows(
+    clusters: Sequence[Sequence[int]], noisy_counts: Sequence[float], spec: DPSynRAGSpec, ctx: MethodContext
+) -> list[list[int]]:
+    """The rows of each group without refinement: all of C_r (``row_bound = "none"``), or a Poisson
+    subsample at q_r = min(1, k / h'(w_r)) from released counts only (``"poisson"``, docs/method.md
+    §2.4.8). Costs nothing extra: one unit still adds or removes at most its own row per group."""
+    if spec.row_bound == "none":
+        return [list(members) for members in clusters]
+    if spec.row_bound != "poisson":
+        raise ValueError(f"unknown row bound {spec.row_bound!r}")
+    return poisson_subsample(clusters, subsample_rates(noisy_counts, spec.k), ctx.rng())
 
 
 def build_groups(
@@ -438,11 +445,21 @@ def engine_config(spec: DPSynRAGSpec, c: float, batch_rows: int, shared_prefix: 
         top_k_plus=spec.top_k_plus,
         top_k_margin=margin,
         shared_prefix=shared_prefix,
+        force_length=spec.force_length,
     )
 
 
+@dataclass(frozen=True)
+class GroupSource:
+    """Groups built only once the private-prediction stage is charged: ``build(gids)`` returns the
+    groups of those ids (drawing their rows, e.g. the Poisson subsample of §2.4.8, inside the stage)."""
+
+    gids: tuple[int, ...]
+    build: Callable[[Sequence[int]], list[PredictionGroup]]
+
+
 def private_prediction(
-    groups: Sequence[PredictionGroup],
+    groups: Sequence[PredictionGroup] | GroupSource,
     cost: PredictionCost,
     spec: DPSynRAGSpec,
     ctx: MethodContext,
@@ -451,23 +468,26 @@ def private_prediction(
 ) -> dict[int, str]:
     """Texts for the groups not yet finished in the checkpoint; checkpoints each finished one."""
     done: dict[str, str] = ctx.checkpoints.load(stage) if ctx.checkpoints.has(stage) else {}
-    todo = [g for g in groups if str(g.gid) not in done]
-    progress = StageProgress(ctx.reporter, stage, len(groups)).start("Writing synthetic documents")
-    progress.done = len(groups) - len(todo)
+    gids = list(groups.gids) if isinstance(groups, GroupSource) else [g.gid for g in groups]
+    todo_ids = [gid for gid in gids if str(gid) not in done]
+    progress = StageProgress(ctx.reporter, stage, len(gids)).start("Writing synthetic documents")
+    progress.done = len(gids) - len(todo_ids)
     # Charged when the stage starts, even with no group to write (the plan, the ledger and the
     # certificate then agree); on a resume only if some group must be written again.
-    if todo or not ctx.checkpoints.has(stage):
+    if todo_ids or not ctx.checkpoints.has(stage):
         ctx.charge(
             stage,
-            cost.charge(len(todo), resumed=bool(done)),  # the plan's cost; a resume charges redrawn groups
+            cost.charge(len(todo_ids), resumed=bool(done)),  # the plan's cost; a resume charges redrawn groups
             f"Private prediction: {cost.T} tokens per group, c/tau={cost.c / cost.tau:.4g}, "
-            f"{len(todo)} groups, each unit in <= L={cost.overlap}",
+            f"{len(todo_ids)} groups, each unit in <= L={cost.overlap}",
         )
         ctx.checkpoints.save(stage, done)  # after the charge: a checkpoint means "charged"
+        wanted = set(todo_ids)
+        todo = groups.build(todo_ids) if isinstance(groups, GroupSource) else [g for g in groups if g.gid in wanted]
         config = engine_config(spec, cost.c, ctx.batch_rows, template_prefix_length(ctx.llm, private_message))
         engine = (ctx.engine_factory or PrivatePredictionEngine)(ctx.llm, config, ctx.token_sampler(spec.tau))
 
-        starts = {g.gid: list(g.start_ids) for g in groups}
+        starts = {g.gid: list(g.start_ids) for g in todo}
 
         def finished(out) -> None:
             text = ctx.llm.decode(starts.get(out.gid, []) + out.token_ids).strip()
@@ -480,11 +500,42 @@ def private_prediction(
     return {int(gid): text for gid, text in done.items()}
 
 
+def group_source(
+    selected: list[list[int]],
+    noisy_counts: Sequence[float],
+    units: Sequence[Unit],
+    spec: DPSynRAGSpec,
+    plan: DPSynRAGPlan,
+    ctx: MethodContext,
+    messages: Sequence[str] | None,
+    starts: Sequence[str],
+    private_message: Callable[[str], str] = rephrase_message,
+) -> GroupSource:
+    """The prediction groups, built by ``private_prediction`` only after its charge, so that the row
+    bound's subsample (docs/method.md §2.4.8) is drawn inside the stage. ``selected[r]`` is updated to
+    the rows group r actually wrote with (on-screen diagnostics)."""
+
+    def build(gids: Sequence[int]) -> list[PredictionGroup]:
+        rows = [selected[r] for r in gids]
+        if not plan.refine:
+            rows = bounded_rows(rows, [noisy_counts[r] for r in gids], spec, ctx)
+        for r, chosen in zip(gids, rows):
+            selected[r] = chosen
+        built = build_groups(
+            rows, units, ctx, None if messages is None else [messages[r] for r in gids], [starts[r] for r in gids],
+            private_message,
+        )
+        return [replace(g, gid=r) for g, r in zip(built, gids)]
+
+    return GroupSource(tuple(range(len(selected))), build)
+
+
 def write_texts(
     units: Sequence[Unit],
     W: Sequence[str],
     related: Sequence[Sequence[str]],
-    selected: Sequence[Sequence[int]],
+    selected: list[list[int]],
+    noisy_counts: Sequence[float],
     spec: DPSynRAGSpec,
     plan: DPSynRAGPlan,
     ctx: MethodContext,
@@ -504,7 +555,7 @@ def write_texts(
             else None
         )
         starts = [answer_start(spec.answer_start, w, rel) for w, rel in zip(W, related)]
-        groups = build_groups(selected, units, ctx, messages, starts)
+        groups = group_source(selected, noisy_counts, units, spec, plan, ctx, messages, starts)
         return private_prediction(groups, dp_synrag_prediction_cost(plan), spec, ctx)
     topics = [Topic(w, tuple(rel)) for w, rel in zip(W, related)]
     example = public_example(spec.document_form, spec.public_example)
@@ -515,7 +566,9 @@ def write_texts(
     # "realised+private": the draft is the public row; every member rewrites its own document in the same form.
     rewrite = form_rewrite_message(example)
     lead = example_lead(example)
-    groups = build_groups(selected, units, ctx, [rewrite(d.text) for d in drafts], [lead] * len(drafts), rewrite)
+    groups = group_source(
+        selected, noisy_counts, units, spec, plan, ctx, [rewrite(d.text) for d in drafts], [lead] * len(drafts), rewrite
+    )
     texts = private_prediction(groups, dp_synrag_prediction_cost(plan), spec, ctx, private_message=rewrite)
     return {r: guarantee_words(clean_draft(t), topics[r].words)[0] for r, t in texts.items()}
 
@@ -561,7 +614,7 @@ def run_dp_synrag(
             cp.save(STAGE_CLUSTER_KEYWORDS, noisy_counts.tolist())
         related = released_cluster_keywords(noisy_counts, candidates, plan.M, plan.sigma_c)
 
-    if not plan.refine:  # no refinement: each cluster writes with all its members
+    if not plan.refine:  # no refinement: each cluster writes with its members (about k of them: §2.4.8)
         selected = [list(members) for members in clusters]
     else:
         progress = StageProgress(ctx.reporter, "embedding", len(units)).start("Embedding documents")
@@ -580,7 +633,8 @@ def run_dp_synrag(
             select_members(members, embeddings, rel["mu"], rel["theta"]) for members, rel in zip(clusters, released)
         ]
 
-    texts = write_texts(units, W, related, selected, spec, plan, ctx)
+    topic_counts = cluster_counts(noisy_hist, vocab.index, W)  # h'(w_r), released: the row bound's rates
+    texts = write_texts(units, W, related, selected, topic_counts, spec, plan, ctx)
     if spec.self_filter:
         kept = self_filter(texts, ctx.task, ctx, spec.self_filter_mode)
     else:

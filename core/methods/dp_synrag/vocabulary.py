@@ -48,6 +48,12 @@ class Vocabulary:
     index: dict[str, int] = field(repr=False, compare=False)
     sources: tuple[str, ...] = ()
     max_phrase_words: int = field(default=1, compare=False)
+    phrase_starts: frozenset[str] = field(default=frozenset(), compare=False, repr=False, init=False)
+
+    def __post_init__(self) -> None:
+        # The first words of the multi-word entries: only there can a match be longer than one word.
+        starts = frozenset(w.split(" ", 1)[0] for w in self.words if " " in w)
+        object.__setattr__(self, "phrase_starts", starts)
 
     @classmethod
     def from_words(cls, words: Iterable[str], sources: Sequence[str] = ()) -> Vocabulary:
@@ -211,7 +217,8 @@ def _longest_matches(words: Sequence[str], vocab: Vocabulary) -> list[str]:
     found: list[str] = []
     i = 0
     while i < len(words):
-        for n in range(min(vocab.max_phrase_words, len(words) - i), 0, -1):
+        longest = min(vocab.max_phrase_words, len(words) - i) if words[i] in vocab.phrase_starts else 1
+        for n in range(longest, 0, -1):
             candidate = " ".join(words[i : i + n])
             if candidate in vocab.index:
                 found.append(candidate)
@@ -229,9 +236,43 @@ def english_zipf(entry: str) -> float:
     Used only to rank *released* keywords by how specific they are; it reads wordfreq's
     shipped word counts, never the private corpus.
     """
-    from wordfreq import zipf_frequency  # loads wordfreq's data on first use (about a second)
-
+    try:
+        from wordfreq import zipf_frequency  # loads wordfreq's data on first use (about a second)
+    except ImportError:  # a bare GPU machine: the same public figures, exported into a table
+        return zipf_table().get(entry, 0.0)
     return float(zipf_frequency(entry, "en"))
+
+
+ZIPF_TABLE_ENV = "PRIVET_ZIPF_TABLE"
+
+
+@lru_cache(maxsize=1)
+def zipf_table() -> dict[str, float]:
+    """wordfreq's English Zipf figures for the entries of V, read from the tab-separated file that
+    ``PRIVET_ZIPF_TABLE`` names (``bench/gpu_kit.py`` writes it where wordfreq is installed)."""
+    import os
+
+    path = os.environ.get(ZIPF_TABLE_ENV)
+    if not path:
+        raise VocabularyError(
+            "Keyword ranking needs the wordfreq package, which is not installed.",
+            f"Install it (pip install wordfreq), or set {ZIPF_TABLE_ENV} to a table written by bench/gpu_kit.py.",
+        )
+    table: dict[str, float] = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        word, _, value = line.partition("\t")
+        if value:
+            table[word] = float(value)
+    return table
+
+
+def write_zipf_table(entries: Iterable[str], path: Path) -> int:
+    """Write ``entry<TAB>zipf`` for every entry (wordfreq must be installed here). Returns the count."""
+    from wordfreq import zipf_frequency
+
+    rows = [f"{e}\t{zipf_frequency(e, 'en'):.2f}" for e in sorted(set(entries))]
+    Path(path).write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return len(rows)
 
 
 def specific_entries(text: str, vocab: Vocabulary, K: int) -> list[str]:
