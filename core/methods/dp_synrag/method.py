@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from pathlib import Path
 
+from core.checkpoints import Checkpoints
 from core.corpus import Corpus
 from core.methods.base import (
     COMMON_NOTES,
@@ -16,7 +18,7 @@ from core.methods.dp_synrag.algorithm import run_dp_synrag
 from core.methods.dp_synrag.guidance import guide
 from core.methods.dp_synrag.vocabulary import load_vocabulary
 from core.privacy.mechanisms import GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER
-from core.privacy.planner import plan_dp_synrag
+from core.privacy.planner import STAGE_CLUSTER_KEYWORDS, STAGE_HISTOGRAM, STAGE_MEAN, STAGE_THRESHOLD, plan_dp_synrag
 from core.runspec import RunSpec
 
 
@@ -70,7 +72,25 @@ class DPSynRAGMethod:
         return stages_from_events(self._plan(spec, delta).accountant().events)
 
     def parameters(self, spec: RunSpec, summary) -> dict:
-        return {**asdict(spec.dp_synrag), **{k: float(v) for k, v in summary.derived.items()}}
+        params = {**asdict(spec.dp_synrag), **{k: float(v) for k, v in summary.derived.items()}}
+        params["domain_lists"] = [Path(p).name for p in spec.dp_synrag.domain_lists]  # names: no local paths
+        return params
+
+    @staticmethod
+    def finished_stages(checkpoints: Checkpoints) -> set[str]:
+        """Charged stages whose released output is checkpointed: a resume reuses it and charges nothing.
+
+        The writing stage is never listed: it checkpoints as it goes, and its unfinished groups are drawn
+        (and charged) again; a resume quote counts it at its planned cost, an upper bound.
+        """
+        done = set()
+        if checkpoints.has("histogram"):
+            done.add(STAGE_HISTOGRAM)
+        if checkpoints.has(STAGE_CLUSTER_KEYWORDS):
+            done.add(STAGE_CLUSTER_KEYWORDS)
+        if checkpoints.has("retrieval"):
+            done |= {STAGE_MEAN, STAGE_THRESHOLD}
+        return done
 
     def samplers(self) -> list[str]:
         return sampler_descriptions(GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER)
