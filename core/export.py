@@ -86,7 +86,7 @@ def _write_release(run_dir: Path, staging: Path, record: PrivacyRecord, identity
     html_path.write_text(render_html(certificate), encoding="utf-8")
     renderings = [html_path]
     pages = render_pdf(html_path.read_text(encoding="utf-8"), staging / PDF_FILE,
-                       title=f"Privacy certificate {certificate['certificate_id']}")
+                       title=f"Privacy certificate {certificate['certificate_id']}", run_date=record.started_at[:10])
     if pages is None:
         certificate["rendering_note"] = "No PDF: fpdf2 is not installed; certificate.html holds the same facts."
     else:

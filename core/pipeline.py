@@ -162,8 +162,9 @@ class ResumeQuote:
                  f"{epsilon_of(self.charged_rho, self.delta):.3g} before it stopped (that stays spent)."]
         if self.redrawn:
             listed = ", ".join(name(s) for s, _ in self.redrawn)
-            lines.append(f"Resuming draws these stages again and charges them again: {listed}: at most "
-                         f"ε = {self.extra_epsilon:.3g} extra (ρ = {self.extra_rho:.4g}) on top of the plan.")
+            lines.append(f"Resuming draws these stages again, and they are charged again: {listed}. That is at "
+                         f"most ε = {self.extra_epsilon:.3g} extra on its own (ρ = {self.extra_rho:.4g}), on top "
+                         "of the plan.")
         else:
             lines.append("No stage that was already charged is charged again.")
         if self.remaining:
