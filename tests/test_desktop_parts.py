@@ -100,7 +100,7 @@ def test_controller_loads_data_and_saves_and_opens_specs(tmp_path):
 
 def test_ledger_status_shows_spent_budget_and_cap(tmp_path):
     controller = WizardController()
-    summary = controller.load_data(str(notes(tmp_path)), "note", "id", "")
+    controller.load_data(str(notes(tmp_path)), "note", "id", "")
     assert controller.ledger_status().spent_rho == 0.0
     Ledger().charge(controller.booking().key, "run-1", "histogram", 0.25, 1e-4, "test charge")  # as a run books it
     controller.set_cap(8.0, 1e-4)
