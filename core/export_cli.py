@@ -10,6 +10,7 @@ from core.certificate.seal import verify_export
 from core.certificate.signing import load_signing_key, public_key_fingerprint, public_key_pem
 from core.errors import LedgerError, PrivetError
 from core.export import export_release
+from core import ledger_highwater as highwater
 from core.corpus import dataset_identity
 from core.ledger import Ledger, check_before_run
 from core.paths import data_dir
@@ -160,7 +161,8 @@ def _ledger(args: argparse.Namespace) -> int:
             return 0
         with Ledger() as ledger:
             n = len(ledger.entries())
-        print(f"Ledger intact: {n} entries; hash chain, append-only triggers and witness in place.")
+        print(f"Ledger intact: {n} entries; hash chain, append-only triggers, witness and high-water mark "
+              f"(kept in {highwater.where()}) agree.")
         return 0
     ledger = Ledger()
     if args.rewitness:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
 from PySide6.QtWidgets import QMessageBox
-from test_desktop_wizard import RUN_TIMEOUT_MS, walk_to_confirm, wizard, write_notes  # noqa: F401 - fixture
+from test_desktop_wizard import RUN_TIMEOUT_MS, tiny_controller, walk_to_confirm, write_notes
 
 from core.corpus import load_corpus
 from core.dataset_booking import book_dataset, record_booking
@@ -14,7 +15,18 @@ from core.ledger import Ledger
 from core.progress import stage_label
 from core.runspec import DataSpec
 from desktop.runner import TEST_HOOK_ENV
+from desktop.wizard import RunWizard
 from desktop.wizard import run_page as run_page_module
+
+
+@pytest.fixture
+def wizard(qtbot):
+    wiz = RunWizard(tiny_controller(), gpus=[], grace_ms=3000)
+    qtbot.addWidget(wiz, before_close_func=lambda w: w.relay.shutdown())
+    wiz.show()
+    yield wiz
+    if wiz.relay.running:
+        wiz.relay.hard_stop()
 
 
 def _earlier_run_on_a_renamed_copy(tmp_path) -> str:
