@@ -195,9 +195,10 @@ def resume_quote(spec: RunSpec, run_dir: Path, corpus: Corpus | None = None, led
     try:
         booking = book_dataset(ledger, spec.data, corpus)
         rows = [r for r in ledger.entries(booking.key) if r["kind"] == "charge" and r["run_id"] == meta["run_id"]]
-        planned = dict(summary.stages)
-        charged = [str(r["stage"]) for r in rows]
-        redrawn = [(s, planned.get(s, 0.0)) for s in dict.fromkeys(charged) if s not in finished]
+        charged = {str(r["stage"]) for r in rows}
+        # Every planned entry of a stage already charged and not confirmed finished may be drawn again at its
+        # planned cost (a stage planned several times, e.g. once per iteration, counts each time).
+        redrawn = [(s, rho) for s, rho in summary.stages if s in charged and s not in finished]
         remaining = [(s, rho) for s, rho in summary.stages if s not in charged]
         cumulative = cumulative_after(ledger, booking.key, 0.0, delta)
         spent = ledger.spent_rho(booking.key)
@@ -370,24 +371,27 @@ def run_pipeline(
                               "Resume again and accept the charge shown, or start a new run.")
         # the cap is checked again (it may have been lowered), for everything the resume may charge
         reserve_rho = quote.resume_rho
+        accepted_rho = quote.resume_rho
     else:
         run_id = Path(run_dir).name if run_dir else new_run_id()  # one id: run folder, ledger, certificate
         ledger.check_plan(fingerprint, summary.rho_total, delta)  # a cap set on this view before it was registered
         reserve_rho = summary.rho_total
+        accepted_rho = None
     # The whole plan is reserved atomically before the first stage: a run that lost a race for the cap is
     # refused here, before it is charged anything (core.ledger.Ledger.reserve).
     ledger.reserve(identity.key, run_id, reserve_rho)
     try:
         return _run_reserved(spec, reporter, run_dir, resume, ledger, models, corpus, method, summary, delta,
-                             booking, run_id, started, out_dir, test_mode)
+                             booking, run_id, started, out_dir, test_mode, accepted_rho)
     finally:
         ledger.release_reservation(run_id)
 
 
 def _run_reserved(spec, reporter, run_dir, resume, ledger, models, corpus, method, summary, delta, booking,
-                  run_id, started, out_dir, test_mode) -> RunResult:
+                  run_id, started, out_dir, test_mode, accepted_rho) -> RunResult:
     """The run past its reservation: register the view, run the method, write the record, export."""
     identity, fingerprint = booking.identity, booking.fingerprint
+    charged_before_resume = ledger.run_rho(identity.key, run_id)
     record_booking(ledger, booking)  # past the cap check: this view is budgeted under the identity
     if not resume:
         run_dir = Path(run_dir) if run_dir else data_dir() / "runs" / run_id
@@ -410,6 +414,13 @@ def _run_reserved(spec, reporter, run_dir, resume, ledger, models, corpus, metho
         The cap check reserves what the run still plans to charge, so a run is stopped at its first
         stage rather than midway when another run has spent the budget meanwhile.
         """
+        if accepted_rho is not None:  # a resume never charges more than the custodian accepted
+            so_far = ledger.run_rho(identity.key, run_id) - charged_before_resume
+            if so_far + rho > accepted_rho * (1 + 1e-9) + 1e-15:
+                raise PrivetError(
+                    f"Resuming would charge rho={so_far + rho:.4g}, more than the rho={accepted_rho:.4g} accepted "
+                    f"before it started. Nothing more was charged (rho={so_far:.4g} was charged by this resume).",
+                    "Please report this: the resume quote should have been an upper bound.")
         ledger.charge(identity.key, run_id, stage, rho, delta, description)  # within the run's reservation
         reporter.emit(ProgressEvent(stage, "charged", rho=rho, message=description))
 

@@ -371,6 +371,14 @@ class Outcome:
     code: int
     message: str
     output: str
+    command: str = ""  # the sub-command and its telling options, for the table
+
+
+SHOWN_OPTIONS = ("--check", "--rewitness", "--set-cap", "--resume", "--output")
+
+
+def _command(argv: list[str]) -> str:
+    return " ".join(["privet", argv[0], *(a for a in argv[1:] if a in SHOWN_OPTIONS)])
 
 
 def _snapshot(home: Path) -> dict[str, str]:
@@ -398,7 +406,7 @@ def _run_case(case: Case, root: Path, monkeypatch) -> tuple[Outcome, dict, dict,
     after = _snapshot(home)
     text = (stderr.getvalue() + stdout.getvalue()).replace(str(root), "<tmp>")
     text = re.sub(r"\d{4}-\d\d-\d\dT[0-9:.]+\+00:00", "<time>", text)
-    return Outcome(code, _headline(text, case), text), before, after, site
+    return Outcome(code, _headline(text, case), text, _command(argv)), before, after, site
 
 
 def _headline(text: str, case: Case) -> str:
@@ -448,8 +456,7 @@ def _table(outcomes) -> str:
     rows = ["| # | bad input | command | exit | message (first line) |", "|---|---|---|---|---|"]
     for i, case in enumerate(CASES, start=1):
         outcome = outcomes[case.name][0]
-        command = "privet plan" if case.expect == "warned" else "privet " + (
-            "ledger --check" if "ledger --check" in case.name else "run")
+        command = outcome.command
         message = outcome.message.replace("|", "\\|").replace("privet: ", "")
         if len(message) > 260:
             message = message[:257] + "…"
