@@ -353,6 +353,15 @@ def run_pipeline(
     planner_warnings = [w for w in delta_warnings(delta, spec.privacy.max_units, n) if w not in summary.warnings]
     for warning in corpus.report.warnings + summary.warnings + planner_warnings + spec.warnings():
         reporter.emit(ProgressEvent("plan", "warning", message=warning))  # before anything is charged
+    accepted_rho: float | None = None
+    if resume and consent is not None:  # asked before the models load; nothing is charged before the answer
+        meta = _run_meta(run_dir)
+        check_resumable(meta, spec, fingerprint, booking_now.identity)
+        quote = resume_quote(spec, Path(run_dir), corpus, ledger)
+        if not consent(quote):
+            raise PrivetError("The resume was not started: nothing more was charged.",
+                              "Resume again and accept the charge shown, or start a new run.")
+        accepted_rho = quote.resume_rho
     models = _load_models(spec, reporter)  # a model that fails to load leaves no run folder or ledger
     ledger = ledger or Ledger()
     booking = book_dataset(ledger, spec.data, corpus)  # again, now with the ledger the run books against
@@ -360,18 +369,13 @@ def run_pipeline(
     for warning in booking.warnings:
         reporter.emit(ProgressEvent("plan", "warning", message=warning))
 
-    if resume:
-        meta = _run_meta(run_dir)
+    if resume and accepted_rho is not None:
         check_resumable(meta, spec, fingerprint, identity)
         run_id = meta["run_id"]
         started = meta.get("started_at", started)
-        quote = resume_quote(spec, Path(run_dir), corpus, ledger)
-        if not consent(quote):
-            raise PrivetError("The resume was not started: nothing more was charged.",
-                              "Resume again and accept the charge shown, or start a new run.")
-        # the cap is checked again (it may have been lowered), for everything the resume may charge
-        reserve_rho = quote.resume_rho
-        accepted_rho = quote.resume_rho
+        # the cap is checked again (it may have been lowered), for everything the resume may charge; every
+        # charge of the resume is also held to what was accepted
+        reserve_rho = accepted_rho
     else:
         run_id = Path(run_dir).name if run_dir else new_run_id()  # one id: run folder, ledger, certificate
         ledger.check_plan(fingerprint, summary.rho_total, delta)  # a cap set on this view before it was registered
