@@ -415,6 +415,7 @@ def _headline(text: str, case: Case) -> str:
     if case.expect == "warned":
         lines = [line for line in lines if case.shows in line] or lines
         return lines[0] if lines else ""
+    lines = [line for line in lines if not line.startswith("Warning:")] or lines  # the refusal, not a warning
     detail = [line for line in lines[1:5] if line.startswith("- ")]
     return " ".join(lines[:1] + detail[:1])
 
