@@ -10,8 +10,10 @@ leaves no partial folder behind.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -28,12 +30,33 @@ from core.certificate.seal import (
 from core.certificate.signing import load_signing_key, public_key_pem
 from core.errors import PrivetError
 from core.ledger import Ledger
+from core.privacy.conversion import approx_rho_to_eps
 
 CORPUS_FILES = ("synthetic.jsonl", "synthetic.csv")  # the only files taken from a run folder
 RUN_FILE = "run.json"  # the run's spec: [output] formats says which of CORPUS_FILES are exported
 REQUIRED_FILE = "synthetic.jsonl"
 HTML_FILE = "certificate.html"
 PDF_FILE = "certificate.pdf"
+
+
+def check_writable(out_dir: Path) -> None:
+    """Refuse an output folder whose release could not be written: a path under a file, a read-only or
+    special folder (``/proc``). The export writes a staging folder beside ``out_dir`` and renames it, so
+    the nearest existing folder above is probed by making (and removing) an empty folder in it."""
+    out_dir = Path(out_dir).absolute()
+    parent = out_dir.parent
+    while not parent.exists():
+        parent = parent.parent
+    fix = "Choose an output folder on a disk you can write to (for example in your home folder)."
+    if not parent.is_dir():
+        raise PrivetError(f"The output folder {out_dir} is under {parent}, which is a file, not a folder.", fix)
+    try:
+        probe = Path(tempfile.mkdtemp(prefix=".privet-write-check-", dir=parent))
+        probe.rmdir()
+    except OSError as exc:
+        raise PrivetError(
+            f"The output folder {out_dir} cannot be written: making a folder in {parent} failed "
+            f"({exc.strerror or type(exc).__name__}). Nothing was charged.", fix) from None
 
 
 def _check_destination(out_dir: Path, overwrite: bool) -> None:
@@ -44,6 +67,7 @@ def _check_destination(out_dir: Path, overwrite: bool) -> None:
             f"The output folder {out_dir} is not empty.",
             "Choose an empty or new folder, or allow overwriting (--overwrite); its contents will be replaced.",
         )
+    check_writable(out_dir)
 
 
 def _write_release(run_dir: Path, staging: Path, record: PrivacyRecord, identity: dict[str, str],
@@ -62,7 +86,7 @@ def _write_release(run_dir: Path, staging: Path, record: PrivacyRecord, identity
     html_path.write_text(render_html(certificate), encoding="utf-8")
     renderings = [html_path]
     pages = render_pdf(html_path.read_text(encoding="utf-8"), staging / PDF_FILE,
-                       title=f"Privacy certificate {certificate['certificate_id']}")
+                       title=f"Privacy certificate {certificate['certificate_id']}", run_date=record.started_at[:10])
     if pages is None:
         certificate["rendering_note"] = "No PDF: fpdf2 is not installed; certificate.html holds the same facts."
     else:
@@ -70,6 +94,27 @@ def _write_release(run_dir: Path, staging: Path, record: PrivacyRecord, identity
     certificate["renderings"] = [file_entry(p) for p in renderings]
     write_document(sign_certificate(certificate, key), staging / CERTIFICATE_FILE)
     (staging / PUBLIC_KEY_FILE).write_text(public_key_pem(key.public_key), encoding="ascii")
+
+
+def refuse_disagreeing_record(record: PrivacyRecord, ledger: Ledger) -> None:
+    """Refuse (``PrivetError``) a record whose budget figures differ from what the ledger charged the run:
+    a certificate is made only from figures the ledger confirms."""
+    problems = ledger.claim_problems(record.dataset_id or record.dataset_fingerprint, record.run_id,
+                                     record.rho_total, record.delta)
+    stage_sum = sum(float(s.get("rho", 0.0)) for s in record.stages)
+    if not math.isclose(stage_sum, record.rho_total, rel_tol=1e-9, abs_tol=1e-12):
+        problems.append(f"its stages add up to rho={stage_sum:.6g}, not the total rho={record.rho_total:.6g}")
+    delta_spent = math.fsum(float(s.get("delta", 0.0)) for s in record.stages)  # (ε, δ) stages: phrase discovery
+    tight = approx_rho_to_eps(record.rho_total, record.delta, delta_spent, "tight")
+    if record.rho_total > 0 and not math.isclose(record.epsilon_tight, tight, rel_tol=1e-3):
+        problems.append(f"its epsilon={record.epsilon_tight:g} is not the tight conversion of its rho at its delta")
+    if problems:
+        raise PrivetError(
+            f"The privacy record of run {record.run_id} disagrees with the budget ledger, so no certificate is made:\n"
+            + "\n".join(f"  - {p}" for p in problems),
+            "Export the run folder as the run left it, on the installation that ran it; if the record was edited, "
+            "run again (what the run was charged stays charged).",
+        )
 
 
 def corpus_files(run_dir: Path) -> list[str]:
@@ -91,7 +136,7 @@ def export_release(run_dir: Path, out_dir: Path, identity: dict[str, str], overw
     are figures computed on the private data; the certificate labels them as not DP. Returns ``out_dir``.
     """
     run_dir, out_dir = Path(run_dir), Path(out_dir).absolute()
-    record = PrivacyRecord.load(run_dir)
+    record = PrivacyRecord.load_authenticated(run_dir)  # the record the run wrote, not an edited one
     if record.test_mode:
         raise PrivetError(
             "This run was made in test mode (fixed seed): it is not private and cannot be exported.",
@@ -103,6 +148,7 @@ def export_release(run_dir: Path, out_dir: Path, identity: dict[str, str], overw
     if ledger is None:
         ledger = Ledger()
     ledger.require_intact()  # a wiped or edited ledger would make the certificate's budget history false
+    refuse_disagreeing_record(record, ledger)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = out_dir.parent / f".{out_dir.name}.export-{uuid.uuid4().hex}"
     staging.mkdir()

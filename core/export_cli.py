@@ -10,6 +10,8 @@ from core.certificate.seal import verify_export
 from core.certificate.signing import load_signing_key, public_key_fingerprint, public_key_pem
 from core.errors import LedgerError, PrivetError
 from core.export import export_release
+from core import ledger_highwater as highwater
+from core.corpus import dataset_identity
 from core.ledger import Ledger, check_before_run
 from core.paths import data_dir
 from core.privacy.budget import epsilon_of
@@ -33,12 +35,18 @@ def register(subparsers) -> None:
     p.set_defaults(func=_verify)
 
     p = subparsers.add_parser("ledger", help="list the privacy budget spent per dataset; check or set caps")
-    p.add_argument("dataset", nargs="?", default=None, help="dataset fingerprint (or a unique prefix of it)")
+    p.add_argument("dataset", nargs="?", default=None,
+                   help="dataset name (as `privet plan` shows it), or its key (or a unique prefix of it)")
     p.add_argument("--check", action="store_true",
                    help="check the ledger's hash chain and its witness for tampering (wiped, cut back, edited)")
     p.add_argument("--rewitness", action="store_true",
-                   help="record the current ledger head as its witness (only for a ledger written by a Privet "
-                        "version without a witness; refused if anything else is wrong)")
+                   help="accept the ledger as it is now: record its head as the witness and the high-water mark "
+                        "(for a ledger written by a Privet version without them); needs "
+                        "--acknowledge-unverifiable-history and is recorded in the ledger")
+    p.add_argument("--acknowledge-unverifiable-history", dest="acknowledge", action="store_true",
+                   help="with --rewitness: accept that entries the ledger may have lost cannot be brought back")
+    p.add_argument("--new-dataset", action="store_true",
+                   help="with --set-cap: cap a dataset name that no run has used yet (the name its run spec will use)")
     p.add_argument("--set-cap", type=float, default=None, metavar="EPS", help="set the dataset's total epsilon cap")
     p.add_argument("--delta", type=float, default=None, help="delta of the cap (with --set-cap)")
     p.set_defaults(func=_ledger)
@@ -69,6 +77,7 @@ def _verify(args: argparse.Namespace) -> int:
         try:
             with Ledger() as ledger:
                 head_problems, chain_problems = ledger.check_head(head), ledger.verify_chain()
+                head_problems += certificate_claim_problems(certificate["certificate"], ledger)
                 n_rows = len(ledger.entries())
             report.problems.extend(head_problems + chain_problems)
             ledger_finding = ledger_check_words(head, head_problems, chain_problems, n_rows)
@@ -87,6 +96,17 @@ def _verify(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def certificate_claim_problems(certificate: dict, ledger: Ledger) -> list[str]:
+    """Where a certificate's budget (run, ρ, δ) disagrees with what this ledger charged the run."""
+    try:
+        run_id = certificate["identity"]["run_id"]
+        key = certificate["dataset_identity"]["value"]
+        rho, delta = float(certificate["guarantee"]["rho_total"]), float(certificate["guarantee"]["delta"])
+    except (KeyError, TypeError, ValueError):
+        return ["the certificate does not name its run, dataset and budget, so the ledger cannot confirm them"]
+    return ledger.claim_problems(key, run_id, rho, delta)
+
+
 def ledger_check_words(head: dict, head_problems: list[str], chain_problems: list[str], n_rows: int) -> str:
     """What ``privet verify --ledger`` found, in one or a few lines."""
     seq = head.get("seq") if isinstance(head, dict) else None
@@ -99,13 +119,14 @@ def ledger_check_words(head: dict, head_problems: list[str], chain_problems: lis
             f"unchanged; its hash chain and append-only triggers are intact ({n_rows} entries).")
 
 
-def _resolve_dataset(ledger: Ledger, prefix: str) -> str:
-    matches = [fp for fp in ledger.datasets() if fp.startswith(prefix)]
-    if len(matches) == 1:
-        return matches[0]
-    if len(matches) > 1:
-        raise PrivetError(f"'{prefix}' matches {len(matches)} datasets.", "Give more characters of the fingerprint.")
-    return prefix  # unknown yet: allowed for --set-cap before the first run
+def _cap_target(ledger: Ledger, text: str, new_dataset: bool) -> str:
+    """The dataset key a cap is set on: a known dataset, or (``--new-dataset``) the identity of a new name."""
+    if not new_dataset:
+        return ledger.resolve_dataset(text)  # refuses an unknown name, listing the known ones
+    identity = dataset_identity(text, text)
+    if ledger.identity_of_name(identity.name) is None and identity.key not in ledger.datasets():
+        ledger.name_dataset(identity.key, identity.name)
+    return identity.key
 
 
 def _print_dataset(ledger: Ledger, fp: str) -> None:
@@ -140,22 +161,27 @@ def _ledger(args: argparse.Namespace) -> int:
             return 0
         with Ledger() as ledger:
             n = len(ledger.entries())
-        print(f"Ledger intact: {n} entries; hash chain, append-only triggers and witness in place.")
+        print(f"Ledger intact: {n} entries; hash chain, append-only triggers, witness and high-water mark "
+              f"(kept in {highwater.where()}) agree.")
         return 0
     ledger = Ledger()
     if args.rewitness:
-        head = ledger.rewitness()
-        print(f"Witness recorded: {head.rows} entries, newest entry {head.head_seq}. From now on, a ledger "
-              "with fewer entries is refused as tampered.")
+        head, accepted = ledger.rewitness(acknowledge=args.acknowledge)
+        for problem in accepted:
+            print(f"Accepted (recorded in the ledger): {problem}")
+        print(f"Witness and high-water mark recorded: {head.rows} entries, newest entry {head.head_seq}. From now "
+              "on, a ledger with fewer entries is refused as tampered.")
         return 0
     if args.set_cap is not None:
         if not args.dataset or args.delta is None:
-            raise PrivetError("--set-cap needs a DATASET and --delta.", "Example: privet ledger 3fa2 --set-cap 8 --delta 1e-5")
-        fp = _resolve_dataset(ledger, args.dataset)
+            raise PrivetError("--set-cap needs a DATASET and --delta.",
+                              "Example: privet ledger \"notes.csv\" --set-cap 8 --delta 1e-5")
+        fp = _cap_target(ledger, args.dataset, args.new_dataset)
         ledger.set_cap(fp, args.set_cap, args.delta)
-        print(f"Cap for {fp}: epsilon={args.set_cap:g} at delta={args.delta:g} (change logged in the ledger).")
+        name = ledger.dataset_name(fp) or fp
+        print(f"Cap for dataset '{name}': epsilon={args.set_cap:g} at delta={args.delta:g} (change logged in the ledger).")
         return 0
-    datasets = [_resolve_dataset(ledger, args.dataset)] if args.dataset else ledger.datasets()
+    datasets = [ledger.resolve_dataset(args.dataset)] if args.dataset else ledger.datasets()
     if not datasets:
         print("The ledger is empty.")
     for fp in datasets:

@@ -29,6 +29,10 @@ both passed ``check_plan`` cannot both charge past the cap, and ``charge`` itsel
 from __future__ import annotations
 
 import hashlib
+import json
+import math
+import os
+import socket
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
@@ -37,6 +41,7 @@ from typing import Any, Callable
 import rfc8785
 import sqlite_utils
 
+from core import ledger_highwater as highwater
 from core import ledger_witness as witness
 from core.errors import BudgetError, PrivetError
 from core.paths import data_dir
@@ -45,6 +50,7 @@ from core.privacy.conversion import eps_to_rho
 from core.private_files import private_file, private_folder, touch_private
 
 GENESIS_HASH = "0" * 64
+LEDGER_EVENTS = "(ledger)"  # the dataset key of rows about the ledger itself (a re-witnessing), not a dataset
 KINDS = ("charge", "release", "cap")
 HASHED_FIELDS = (
     "seq", "kind", "created_at", "dataset_fp", "run_id", "stage",
@@ -92,6 +98,19 @@ CREATE TABLE IF NOT EXISTS views (
     source TEXT NOT NULL,
     created_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS sketches (
+    fingerprint TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL,
+    sketch TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS reservations (
+    run_id TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL,
+    rho REAL NOT NULL,
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
 """
 
 
@@ -114,8 +133,8 @@ class Ledger:
         self.path = Path(path)
         private_folder(self.path.parent)
         fresh = _is_missing(self.path)
-        if fresh:  # a new ledger, unless its witness says there was one (deleted or wiped)
-            problems = witness.missing_ledger_problems(self.path)
+        if fresh:  # a new ledger, unless its witness or high-water mark says there was one (deleted or wiped)
+            problems = witness.missing_ledger_problems(self.path) + highwater.missing_ledger_mark_problems(self.path)
             if problems:
                 raise witness.refusal(problems)
             touch_private(self.path)  # 0600 before SQLite writes anything (its journals copy the mode)
@@ -130,7 +149,7 @@ class Ledger:
                 # evidence of tampering that ``verify_chain`` reports, not something to paper over.
                 conn.executescript(_SCHEMA)
                 if fresh:
-                    witness.record_head(self.path, self._head_now, self._row_hash_at)
+                    self._record_head()
             conn.executescript(_IDENTITY_SCHEMA)  # settings tables (not part of the chain); added to older ledgers
         except sqlite3.DatabaseError as exc:
             conn.close()
@@ -185,8 +204,14 @@ class Ledger:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        # After the commit, so the witness never runs ahead of the ledger.
-        witness.record_head(self.path, self._head_now, self._row_hash_at)
+        # After the commit, so the witness and the high-water mark never run ahead of the ledger.
+        self._record_head()
+
+    def _record_head(self, force: bool = False) -> None:
+        witness.record_head(self.path, self._head_now, self._row_hash_at, force=force)
+        now = self._head_now()
+        highwater.raise_mark(self.path, highwater.HighWater(now.rows, now.head_seq, now.head_hash),
+                             self._row_hash_at, force=force)
 
     def charge(self, dataset_fp: str, run_id: str, stage: str, rho: float, delta: float, description: str,
                reserve: float = 0.0) -> None:
@@ -199,7 +224,50 @@ class Ledger:
         key = self.dataset_key(dataset_fp)
         need = max(float(rho), float(reserve))
         self._append("charge", key, run_id=run_id, stage=stage, rho=rho, delta=delta, description=description,
-                     guard=lambda: self._refuse_over_cap(key, need))
+                     guard=lambda: self._refuse_over_cap(key, need, run_id=run_id))
+
+    # ----------------------------------------------------------------- reservations (the cap race)
+    def reserve(self, dataset_fp: str, run_id: str, rho: float) -> None:
+        """Reserve ``rho`` of the dataset's cap for ``run_id`` before its first stage, atomically.
+
+        Refused (``BudgetError``, nothing charged or reserved) when the spend so far, plus what other runs
+        in progress have reserved and not yet charged, plus ``rho`` would exceed the cap. Two runs that
+        race can therefore not both start when only one fits: the loser is refused before it is charged.
+        A reservation is not a charge (it is a setting, outside the hash chain); ``release_reservation``
+        drops it when the run ends, and a reservation whose process is gone is dropped by the next check.
+        """
+        key = self.dataset_key(dataset_fp)
+        conn = self.db.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._drop_stale_reservations()
+            self._refuse_over_cap(key, float(rho), run_id=run_id)
+            conn.execute(
+                "INSERT OR REPLACE INTO reservations (run_id, dataset_id, rho, pid, host, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [run_id, key, float(rho) + self.run_rho(key, run_id), os.getpid(), socket.gethostname(), _now()],
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def release_reservation(self, run_id: str) -> None:
+        self.db.execute("DELETE FROM reservations WHERE run_id = ?", [run_id])
+
+    def reserved_by_others(self, dataset_fp: str, run_id: str = "") -> float:
+        """What other runs in progress on this dataset have reserved and not yet charged (rho)."""
+        keys = self._keys(dataset_fp)
+        rows = self.db.execute(
+            f"SELECT run_id, rho FROM reservations WHERE run_id != ? AND dataset_id IN ({', '.join('?' * len(keys))})",
+            [run_id, *keys]).fetchall()
+        return sum(max(float(rho) - self.run_rho(dataset_fp, str(other)), 0.0) for other, rho in rows)
+
+    def _drop_stale_reservations(self) -> None:
+        host = socket.gethostname()
+        for run_id, pid, where in self.db.conn.execute("SELECT run_id, pid, host FROM reservations").fetchall():
+            if where == host and not _process_alive(int(pid)):
+                self.db.conn.execute("DELETE FROM reservations WHERE run_id = ?", [run_id])
 
     def release(self, dataset_fp: str, run_id: str, epsilon: float, delta: float, export_path: str,
                 fingerprint: str = "") -> None:
@@ -229,7 +297,8 @@ class Ledger:
 
     # ----------------------------------------------------------------- dataset identities
     def register_view(
-        self, dataset_id: str, name: str, fingerprint: str, source: str, dry_run: bool = False
+        self, dataset_id: str, name: str, fingerprint: str, source: str, dry_run: bool = False,
+        sketch: list[int] | None = None,
     ) -> list[str]:
         """Budget the view ``fingerprint`` (loaded from ``source``) under the identity ``dataset_id`` (named ``name``).
 
@@ -261,11 +330,59 @@ class Ledger:
                          [dataset_id, name, _now()])
             conn.execute("INSERT OR IGNORE INTO views (fingerprint, dataset_id, source, created_at) VALUES (?, ?, ?, ?)",
                          [fingerprint, dataset_id, source, _now()])
+            if sketch:
+                conn.execute("INSERT OR IGNORE INTO sketches (fingerprint, dataset_id, sketch) VALUES (?, ?, ?)",
+                             [fingerprint, dataset_id, json.dumps(sketch)])
             conn.execute("ROLLBACK" if dry_run else "COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
         return warnings
+
+    def name_dataset(self, dataset_id: str, name: str) -> None:
+        """Record that ``dataset_id`` is the identity named ``name`` (a cap set before its first run)."""
+        self.db.execute("INSERT OR IGNORE INTO datasets (dataset_id, name, created_at) VALUES (?, ?, ?)",
+                        [dataset_id, name, _now()])
+
+    def sketches(self) -> list[tuple[str, list[int]]]:
+        """``(dataset_id, content sketch)`` of every view registered with one (core.corpus.fingerprint)."""
+        return [(r[0], json.loads(r[1])) for r in self.db.execute("SELECT dataset_id, sketch FROM sketches")]
+
+    def identity_of_name(self, name: str) -> str | None:
+        """The identity key of a dataset registered under ``name`` (case and spacing ignored); ``None`` if none."""
+        wanted = " ".join(name.split()).casefold()
+        for dataset_id, known in self.db.execute("SELECT dataset_id, name FROM datasets"):
+            if " ".join(str(known).split()).casefold() == wanted:
+                return str(dataset_id)
+        return None
+
+    def known_datasets(self) -> list[tuple[str, str]]:
+        """``(name, identity key)`` of every registered dataset, by name; plus unnamed keys that hold rows."""
+        named = {str(r[0]): str(r[1]) for r in self.db.execute("SELECT dataset_id, name FROM datasets")}
+        out = sorted(((name, key) for key, name in named.items()), key=lambda p: p[0].casefold())
+        out += [("", key) for key in self.datasets() if key not in named]
+        return out
+
+    def resolve_dataset(self, text: str) -> str:
+        """The identity key of the dataset ``text`` names (its name, key, a view's fingerprint, or a unique
+        prefix of a key); refuses (``PrivetError``, listing the known datasets) anything else."""
+        if text in {key for _name, key in self.known_datasets()} or self.dataset_key(text) != text:
+            return self.dataset_key(text)
+        by_name = self.identity_of_name(text)
+        if by_name is not None:
+            return by_name
+        matches = sorted({key for _name, key in self.known_datasets() if key.startswith(text)}) if len(text) >= 4 else []
+        if len(matches) == 1:
+            return matches[0]
+        known = self.known_datasets()
+        listed = "; ".join(f"'{name}' ({key[:12]})" if name else key[:12] for name, key in known) or "none yet"
+        if len(matches) > 1:
+            raise PrivetError(f"'{text}' matches {len(matches)} datasets.", f"Give more characters. Known datasets: {listed}.")
+        raise PrivetError(
+            f"No dataset named '{text}' is known to this ledger, so a cap set on it would protect nothing.",
+            f"Give the name (or key) of a known dataset: {listed}. To cap data that has never been run, give "
+            "the dataset name its run spec will use ([data] dataset_name, else the file name) and add --new-dataset.",
+        )
 
     def dataset_key(self, dataset: str) -> str:
         """The budget key of ``dataset``: an identity key, or the fingerprint of a view registered under one."""
@@ -293,7 +410,7 @@ class Ledger:
 
     def datasets(self) -> list[str]:
         rows = self.db.execute("SELECT DISTINCT dataset_fp FROM charges ORDER BY dataset_fp").fetchall()
-        return sorted({self.dataset_key(r[0]) for r in rows})
+        return sorted({self.dataset_key(r[0]) for r in rows} - {LEDGER_EVENTS})
 
     def spent_rho(self, dataset_fp: str, exclude_run: str | None = None) -> float:
         """Total rho charged on a dataset (optionally leaving out one run)."""
@@ -328,6 +445,22 @@ class Ledger:
         """
         return dataset_spend(self, dataset_fp, delta)
 
+    def claim_problems(self, dataset: str, run_id: str, rho_total: float, delta: float) -> list[str]:
+        """Why a privacy record or certificate that claims ``rho_total`` at ``delta`` for ``run_id`` on
+        ``dataset`` disagrees with what this ledger charged that run (empty list: it agrees)."""
+        rows = [r for r in self.entries(dataset) if r["kind"] == "charge" and r["run_id"] == run_id]
+        if not rows:
+            return [f"this ledger holds no charge for run {run_id} on this dataset, so its budget cannot be confirmed"]
+        problems = []
+        charged = sum(float(r["rho"]) for r in rows)
+        if not math.isclose(charged, float(rho_total), rel_tol=1e-9, abs_tol=1e-12):
+            problems.append(f"the ledger charged run {run_id} rho={charged:.6g}, but the record or certificate "
+                            f"states rho={float(rho_total):.6g}")
+        if any(not math.isclose(float(r["delta"]), float(delta), rel_tol=1e-9) for r in rows):
+            problems.append(f"the ledger charged run {run_id} at delta={float(rows[-1]['delta']):.3g}, but the record "
+                            f"or certificate states delta={float(delta):.3g}")
+        return problems
+
     def head(self) -> dict[str, Any]:
         """The newest row's sequence number and hash (certificates record it)."""
         row = self.db.execute("SELECT seq, row_hash FROM charges ORDER BY seq DESC LIMIT 1").fetchone()
@@ -343,21 +476,26 @@ class Ledger:
         """
         self._refuse_over_cap(dataset_fp, planned_rho)
 
-    def _refuse_over_cap(self, dataset_fp: str, needed_rho: float) -> None:
+    def _refuse_over_cap(self, dataset_fp: str, needed_rho: float, run_id: str = "") -> None:
         limit = self.cap(dataset_fp)
         if limit is None:
             return
         cap_eps, cap_delta = limit
         cap_rho = eps_to_rho(cap_eps, cap_delta, "tight")
         spent = self.spent_rho(dataset_fp)
-        if spent + needed_rho > cap_rho * (1 + 1e-12):
-            left = max(cap_rho - spent, 0.0)
+        others = self.reserved_by_others(dataset_fp, run_id)
+        if spent + others + needed_rho > cap_rho * (1 + 1e-12):
+            left = max(cap_rho - spent - others, 0.0)
+            held = (f"; other runs in progress have reserved rho={others:.4g} more" if others > 0 else "")
+            already = self.run_rho(dataset_fp, run_id) if run_id else 0.0
+            outcome = (f"This run was already charged rho={already:.4g} for the stages it started (that stays "
+                       "spent); nothing more was charged." if already > 0 else "Nothing was charged.")
             raise BudgetError(
                 f"This run needs rho={needed_rho:.4g} but only rho={left:.4g} of the cap "
                 f"(epsilon={cap_eps:g} at delta={cap_delta:g}, i.e. rho={cap_rho:.4g}) is left for this dataset; "
-                f"runs so far spent rho={spent:.4g}. Nothing was charged.",
-                "Lower epsilon for this run, or (if the custodian agrees) raise the cap with "
-                "`privet ledger DATASET --set-cap EPS --delta D`.",
+                f"runs so far spent rho={spent:.4g}{held}. {outcome}",
+                "Lower epsilon for this run, wait for the other runs to finish, or (if the custodian agrees) raise "
+                "the cap with `privet ledger DATASET --set-cap EPS --delta D`.",
             )
 
     # ----------------------------------------------------------------- integrity
@@ -376,14 +514,34 @@ class Ledger:
         if problems:
             raise witness.refusal(problems)
 
-    def rewitness(self) -> witness.Witness:
-        """Record the current head as the witness, for a ledger whose only problem is a missing witness
-        (an installation upgraded from a Privet version without one). Refused otherwise."""
-        problems = self.verify_chain()
-        if any("witness file" not in p or "is missing" not in p for p in problems):
-            raise witness.refusal(problems)
-        witness.record_head(self.path, self._head_now, self._row_hash_at)
-        return self._head_now()
+    def rewitness(self, acknowledge: bool = False) -> tuple[witness.Witness, list[str]]:
+        """Accept the ledger as it is now: record its head as the witness and the high-water mark.
+
+        For an installation upgraded from a Privet version without them, or restored on purpose. Refused
+        when the hash chain itself is broken (an edited ledger stays refused), and without ``acknowledge``.
+        The re-witnessing is itself appended to the ledger with every problem it accepted (for example
+        "the ledger holds 8 entries but had 12"), so entries it cannot bring back are never forgotten
+        silently. Returns the new head and the problems accepted.
+        """
+        chain = self._chain_problems()
+        if chain:
+            raise witness.refusal(chain)
+        accepted = self.verify_chain()
+        if not acknowledge:
+            listed = "".join(f"\n  - {p}" for p in accepted) or " none (the ledger passes its check)"
+            raise PrivetError(
+                "Re-witnessing accepts the ledger exactly as it is now, including any entries it has lost, which "
+                "cannot be brought back (their spent budget is then no longer counted). Problems it would accept:"
+                + listed,
+                "Restore the data folder from a backup if you can. Only if this installation was upgraded from a "
+                "Privet version without a witness, or you restored it on purpose and accept the loss, run "
+                "`privet ledger --rewitness --acknowledge-unverifiable-history` (it is recorded in the ledger).",
+            )
+        note = ("; ".join(accepted) if accepted else "no problem found")
+        self._append("release", LEDGER_EVENTS, stage="rewitness",
+                     description=f"ledger re-witnessed by the custodian; accepted: {note}")
+        self._record_head(force=True)
+        return self._head_now(), accepted
 
     def check_head(self, head: dict[str, Any]) -> list[str]:
         """Problems if this ledger no longer holds the row a certificate saw as its newest.
@@ -406,7 +564,8 @@ class Ledger:
         try:
             problems = self._chain_problems()
             rows = self.db.conn.execute("SELECT COUNT(*) FROM charges").fetchone()[0]
-            return problems + witness.witness_problems(self.path, rows, self._row_hash_at)
+            return (problems + witness.witness_problems(self.path, rows, self._row_hash_at)
+                    + highwater.mark_problems(self.path, rows, self._row_hash_at))
         except sqlite3.DatabaseError as exc:
             return [f"the ledger file {self.path.name} is damaged and cannot be read ({exc})"]
 
@@ -442,6 +601,19 @@ class Ledger:
         return problems
 
 
+def _process_alive(pid: int) -> bool:
+    """Whether the process that reserved budget still runs (Windows: assumed, os.kill would signal it)."""
+    if os.name == "nt":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
 def _is_missing(path: Path) -> bool:
     return not path.exists() or (path.is_file() and path.stat().st_size == 0)
 
@@ -456,7 +628,7 @@ def check_before_run(path: Path | None = None) -> None:
         path = data_dir() / "ledger.db"
     path = Path(path)
     if _is_missing(path):
-        problems = witness.missing_ledger_problems(path)
+        problems = witness.missing_ledger_problems(path) + highwater.missing_ledger_mark_problems(path)
         if problems:
             raise witness.refusal(problems)
         return

@@ -39,8 +39,9 @@ _LABEL = b"privet-ledger-witness-v1\x00"
 TAMPER_FIX = (
     "Do not run anything until this is resolved: restore the data folder (ledger.db and ledger.witness "
     "together) from your backup, or contact your Privet administrator. Only if this installation was "
-    "upgraded from a Privet version without a witness and the witness is the only problem: record the "
-    "current ledger head with `privet ledger --rewitness`."
+    "upgraded from a Privet version without a witness or high-water mark: accept the ledger as it is with "
+    "`privet ledger --rewitness --acknowledge-unverifiable-history` (recorded in the ledger; it cannot bring back "
+    "entries that were removed)."
 )
 
 
@@ -104,7 +105,7 @@ def _locked(ledger_path: Path) -> Iterator[None]:
 
 
 def record_head(ledger_path: Path, read_head: Callable[[], Witness],
-                row_hash_at: Callable[[int], str | None]) -> None:
+                row_hash_at: Callable[[int], str | None], force: bool = False) -> None:
     """Write the ledger's current head as its witness (after an append has committed).
 
     ``read_head`` reads the head from the database *inside* the lock, so concurrent appenders
@@ -114,9 +115,9 @@ def record_head(ledger_path: Path, read_head: Callable[[], Witness],
     with _locked(ledger_path):
         head = read_head()
         old, problem = read_witness(ledger_path)
-        if problem:
+        if not force and problem:
             return
-        if old is not None and (old.rows > head.rows or (
+        if not force and old is not None and (old.rows > head.rows or (
                 old.head_seq > 0 and row_hash_at(old.head_seq) != old.head_hash)):
             return
         payload = {

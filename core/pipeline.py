@@ -24,6 +24,7 @@ import subprocess
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable
 
 import rfc8785
 
@@ -32,10 +33,11 @@ from core.bundle import bundle_info
 from core.certificate.privacy_record import PrivacyRecord
 from core.checkpoints import Checkpoints
 from core.compute.factory import engine_factory, unit_work
-from core.corpus import Corpus, DatasetIdentity, dataset_fingerprint, dataset_identity, load_corpus
+from core.corpus import Corpus, DatasetIdentity, load_corpus
+from core.dataset_booking import Booking, book_dataset, record_booking
 from core.errors import PrivetError
 from core.estimate import estimate
-from core.export import export_release
+from core.export import check_writable, export_release
 from core.ledger import Ledger, check_before_run
 from core.methods import registry
 from core.methods.base import MethodContext, PlanSummary, SyntheticDoc
@@ -44,7 +46,7 @@ from core.methods.wave_size import default_batch_rows, wave_rows
 from core.models.registry import load_embedder, load_language_model, model_fingerprint, resolve_model
 from core.paths import data_dir
 from core.privacy.conversion import approx_rho_to_eps
-from core.privacy.budget import resolve_delta
+from core.privacy.budget import cumulative_after, epsilon_of, resolve_delta
 from core.privacy.planner import delta_warnings
 from core.private_files import private_folder, write_private
 from core.progress import NULL_REPORTER, ProgressEvent, Reporter, StageProgress
@@ -87,18 +89,34 @@ def load_spec_corpus(spec: RunSpec) -> Corpus:
 def register_dataset(
     spec: RunSpec, fingerprint: str, ledger: Ledger, dry_run: bool = False
 ) -> tuple[DatasetIdentity, list[str]]:
-    """The identity the data are budgeted under; this view is recorded under it (unless ``dry_run``).
-    Returns load warnings."""
-    identity = dataset_identity(spec.data.dataset_name, spec.data.path)
-    source = str(Path(spec.data.path).resolve())
-    return identity, ledger.register_view(identity.key, identity.name, fingerprint, source, dry_run=dry_run)
+    """The identity the data are budgeted under (``core.dataset_booking``); the view is recorded under it
+    (unless ``dry_run``). Returns the booking's warnings. ``fingerprint`` must be the loaded view's."""
+    booking = book_dataset(ledger, spec.data, load_spec_corpus(spec))
+    if booking.fingerprint != fingerprint:
+        raise PrivetError("The data changed while they were being loaded.", "Start again.")
+    if not dry_run:
+        record_booking(ledger, booking)
+    return booking.identity, booking.warnings
+
+
+def dataset_booking(spec: RunSpec, corpus: Corpus, ledger: Ledger | None = None) -> Booking:
+    """The dataset these data are budgeted under: what `privet plan` prints, the wizard shows and the run books.
+
+    Writes nothing (a fresh installation without a ledger is not given one).
+    """
+    if ledger is not None:
+        return book_dataset(ledger, spec.data, corpus)
+    if not (data_dir() / "ledger.db").exists():  # nothing budgeted yet: nothing to match
+        return book_dataset(None, spec.data, corpus)
+    with Ledger() as own:
+        return book_dataset(own, spec.data, corpus)
 
 
 def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = None) -> PlanSummary:
     """The budget split and derived parameters for this spec on this corpus (charges and writes nothing).
 
-    The loaded view is checked against the dataset identities the ledger knows (a known source under
-    a new name warns; the same data under a new name is refused); it is registered when a run starts.
+    The loaded view is matched against the datasets the ledger knows (``core.dataset_booking``): the
+    plan names the dataset the run will be booked under; the same data under a new chosen name is refused.
     """
     spec.check()  # refuses nonsense before anything is loaded
     corpus = corpus or load_spec_corpus(spec)
@@ -108,18 +126,9 @@ def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = No
     method = _method(spec.method)
     summary = method.plan_summary(spec, delta, n)
     summary.warnings.extend(delta_warnings(delta, spec.privacy.max_units, n))
-    own_ledger = ledger is None
-    if own_ledger and not (data_dir() / "ledger.db").exists():  # nothing budgeted yet: nothing to check
-        identity, warnings = dataset_identity(spec.data.dataset_name, spec.data.path), []
-    else:
-        ledger = ledger or Ledger()
-        try:
-            identity, warnings = register_dataset(spec, dataset_fingerprint(corpus), ledger, dry_run=True)
-        finally:
-            if own_ledger:
-                ledger.close()
-    summary.dataset_name = identity.name
-    summary.warnings.extend(warnings)
+    booking = dataset_booking(spec, corpus, ledger)
+    summary.dataset_name = booking.name
+    summary.warnings.extend(booking.warnings)
     summary.warnings.extend(spec.warnings())
     summary.estimate_seconds, summary.estimate_memory_mb = estimate_cost(spec, n)
     return summary
@@ -140,6 +149,103 @@ def refuse_spending_for_nothing(spec: RunSpec, summary: PlanSummary) -> None:
         " ".join(summary.forecast_advice)
         + " To spend the budget anyway, run with --spend-anyway (or set [privacy] spend_anyway = true).",
     )
+
+
+@dataclass(frozen=True)
+class ResumeQuote:
+    """What resuming an interrupted run may charge, before anything is charged (the consent dialogs' figures).
+
+    ``redrawn``: stages already charged whose output was not finished, charged again (at most their
+    planned ρ); ``remaining``: planned stages not yet started. ``extra_*`` is the redraw only, the
+    charge on top of the run's plan; ``after_epsilon`` is the dataset's total if the resume charges it all.
+    """
+
+    run_id: str
+    dataset_name: str
+    redrawn: list[tuple[str, float]]
+    remaining: list[tuple[str, float]]
+    charged_rho: float
+    extra_rho: float
+    extra_epsilon: float
+    resume_rho: float  # everything the resume may charge: redraws plus the stages not yet started
+    before_epsilon: float
+    after_epsilon: float
+    delta: float
+    cap_epsilon: float | None
+
+    @property
+    def charges_anything(self) -> bool:
+        return self.resume_rho > 0
+
+    def words(self, label: Callable[[str], str] | None = None) -> str:
+        """The consent text: which stages are charged again, the extra ε and the dataset's total after."""
+        name = label or (lambda stage: stage)
+        lines = [f"Run {self.run_id} on dataset '{self.dataset_name}' was charged ε = "
+                 f"{epsilon_of(self.charged_rho, self.delta):.3g} before it stopped (that stays spent)."]
+        if self.redrawn:
+            listed = ", ".join(name(s) for s, _ in self.redrawn)
+            lines.append(f"Resuming draws these stages again, and they are charged again: {listed}. That is at "
+                         f"most ε = {self.extra_epsilon:.3g} extra on its own (ρ = {self.extra_rho:.4g}), on top "
+                         "of the plan.")
+        else:
+            lines.append("No stage that was already charged is charged again.")
+        if self.remaining:
+            listed = ", ".join(name(s) for s, _ in self.remaining)
+            lines.append(f"Stages not started yet, charged as planned: {listed}.")
+        cap = f" (cap ε = {self.cap_epsilon:g})" if self.cap_epsilon is not None else ""
+        lines.append(f"The dataset's total goes from ε = {self.before_epsilon:.3g} to at most "
+                     f"ε = {self.after_epsilon:.3g}{cap}, at δ = {self.delta:.2g}.")
+        return "\n".join(lines)
+
+
+def resume_quote(spec: RunSpec, run_dir: Path, corpus: Corpus | None = None, ledger: Ledger | None = None) -> ResumeQuote:
+    """What ``run_pipeline(spec, run_dir=run_dir, resume=True)`` may charge (charges and writes nothing).
+
+    A stage counts as finished only when the method confirms its checkpoint (``finished_stages``);
+    any other stage this run was charged for counts as drawn again at its planned cost (an upper bound).
+    """
+    meta = _run_meta(run_dir)
+    corpus = corpus or load_spec_corpus(spec)
+    delta = resolve_delta(spec)
+    method = _method(spec.method)
+    summary = method.plan_summary(spec, delta, len(corpus.units))
+    finished_of = getattr(method, "finished_stages", None)
+    checkpoints = Path(run_dir) / "checkpoints" / spec.method
+    finished: set[str] = set(finished_of(Checkpoints(checkpoints))) if finished_of and checkpoints.is_dir() else set()
+    own = ledger is None
+    ledger = ledger or Ledger()
+    try:
+        booking = book_dataset(ledger, spec.data, corpus)
+        rows = [r for r in ledger.entries(booking.key) if r["kind"] == "charge" and r["run_id"] == meta["run_id"]]
+        charged = {str(r["stage"]) for r in rows}
+        # Every planned entry of a stage already charged and not confirmed finished may be drawn again at its
+        # planned cost (a stage planned several times, e.g. once per iteration, counts each time).
+        redrawn = [(s, rho) for s, rho in summary.stages if s in charged and s not in finished]
+        remaining = [(s, rho) for s, rho in summary.stages if s not in charged]
+        cumulative = cumulative_after(ledger, booking.key, 0.0, delta)
+        spent = ledger.spent_rho(booking.key)
+    finally:
+        if own:
+            ledger.close()
+    extra = sum(rho for _s, rho in redrawn)
+    resume_rho = extra + sum(rho for _s, rho in remaining)
+    at = cumulative.delta
+    return ResumeQuote(
+        run_id=meta["run_id"], dataset_name=booking.name, redrawn=redrawn, remaining=remaining,
+        charged_rho=sum(float(r["rho"]) for r in rows), extra_rho=extra, extra_epsilon=epsilon_of(extra, at),
+        resume_rho=resume_rho, before_epsilon=epsilon_of(spent, at), after_epsilon=epsilon_of(spent + resume_rho, at),
+        delta=at, cap_epsilon=cumulative.cap_epsilon,
+    )
+
+
+def _run_meta(run_dir: Path | None) -> dict:
+    path = Path(run_dir) / RUN_FILE if run_dir else None
+    if path is None or not path.is_file():
+        raise PrivetError("There is no interrupted run to resume in that folder.", "Start a new run instead.")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise PrivetError(f"The run file {path} cannot be read.", "Start a new run instead.") from None
 
 
 def estimate_cost(spec: RunSpec, n_units: int) -> tuple[float, float]:
@@ -238,6 +344,7 @@ def run_pipeline(
     resume: bool = False,
     ledger: Ledger | None = None,
     require_consent: bool = False,
+    consent: Callable[[ResumeQuote], bool] | None = None,
 ) -> RunResult:
     """Run the spec end to end. ``resume`` reuses the checkpoints in ``run_dir``.
 
@@ -246,13 +353,19 @@ def run_pipeline(
     (``refuse_spending_for_nothing``).
 
     A resume is refused unless the spec (but for ``RESUMABLE_CHANGES``), the data and the dataset
-    identity are those the run started with, and the cap is checked again before anything is drawn.
+    identity are those the run started with, and ``consent`` accepts the ``ResumeQuote`` (what the
+    resume may charge again) before anything is drawn; the cap is checked again for all of it.
     """
     started = _now()
     spec.check()  # refuses nonsense before anything is loaded or charged
     check_before_run(ledger.path if ledger else None)  # a wiped or edited ledger refuses every run
-    if resume and (run_dir is None or not (Path(run_dir) / "run.json").exists()):  # before anything loads
-        raise PrivetError("There is no interrupted run to resume in that folder.", "Start a new run instead.")
+    if resume:  # before anything loads
+        _run_meta(run_dir)
+        if consent is None:
+            raise PrivetError(
+                "Resuming this run may charge the privacy budget again for the stage that was in progress.",
+                "Look at what it would charge (privet run --resume asks; the wizard shows a dialog) and agree to it.",
+            )
     test_mode = spec.test_mode_seed is not None
     out_dir = Path(spec.output.folder) if spec.output.folder else None
     if out_dir and not test_mode:
@@ -264,32 +377,58 @@ def run_pipeline(
     delta = resolve_delta(spec)
     method = _method(spec.method)
     summary = method.plan_summary(spec, delta, n)
-    fingerprint = dataset_fingerprint(corpus)
+    booking_now = dataset_booking(spec, corpus, ledger)  # refuses the same data under a new name, before models load
+    fingerprint = booking_now.fingerprint
     if require_consent and not resume:
         refuse_spending_for_nothing(spec, summary)  # before any model loads or anything is charged
     planner_warnings = [w for w in delta_warnings(delta, spec.privacy.max_units, n) if w not in summary.warnings]
     for warning in corpus.report.warnings + summary.warnings + planner_warnings + spec.warnings():
         reporter.emit(ProgressEvent("plan", "warning", message=warning))  # before anything is charged
+    accepted_rho: float | None = None
+    if resume and consent is not None:  # asked before the models load; nothing is charged before the answer
+        meta = _run_meta(run_dir)
+        check_resumable(meta, spec, fingerprint, booking_now.identity)
+        quote = resume_quote(spec, Path(run_dir), corpus, ledger)
+        if not consent(quote):
+            raise PrivetError("The resume was not started: nothing more was charged.",
+                              "Resume again and accept the charge shown, or start a new run.")
+        accepted_rho = quote.resume_rho
     models = _load_models(spec, reporter)  # a model that fails to load leaves no run folder or ledger
     ledger = ledger or Ledger()
-    identity, identity_warnings = register_dataset(spec, fingerprint, ledger, dry_run=True)
-    for warning in identity_warnings:
+    booking = book_dataset(ledger, spec.data, corpus)  # again, now with the ledger the run books against
+    identity = booking.identity
+    for warning in booking.warnings:
         reporter.emit(ProgressEvent("plan", "warning", message=warning))
 
-    if resume:
-        meta = json.loads((Path(run_dir) / RUN_FILE).read_text(encoding="utf-8"))
+    if resume and accepted_rho is not None:
         check_resumable(meta, spec, fingerprint, identity)
         run_id = meta["run_id"]
         started = meta.get("started_at", started)
-        still_planned = summary.rho_total - ledger.run_rho(identity.key, run_id)
-        if still_planned > 0:  # the cap is checked again (it may have been lowered); every charge checks it too
-            ledger.check_plan(identity.key, still_planned, delta)
+        # the cap is checked again (it may have been lowered), for everything the resume may charge; every
+        # charge of the resume is also held to what was accepted
+        reserve_rho = accepted_rho
     else:
-        ledger.check_plan(identity.key, summary.rho_total, delta)
-        ledger.check_plan(fingerprint, summary.rho_total, delta)  # a cap set on this view before it was registered
-    register_dataset(spec, fingerprint, ledger)  # past the cap check: this view is budgeted under the identity
-    if not resume:
         run_id = Path(run_dir).name if run_dir else new_run_id()  # one id: run folder, ledger, certificate
+        ledger.check_plan(fingerprint, summary.rho_total, delta)  # a cap set on this view before it was registered
+        reserve_rho = summary.rho_total
+        accepted_rho = None
+    # The whole plan is reserved atomically before the first stage: a run that lost a race for the cap is
+    # refused here, before it is charged anything (core.ledger.Ledger.reserve).
+    ledger.reserve(identity.key, run_id, reserve_rho)
+    try:
+        return _run_reserved(spec, reporter, run_dir, resume, ledger, models, corpus, method, summary, delta,
+                             booking, run_id, started, out_dir, test_mode, accepted_rho)
+    finally:
+        ledger.release_reservation(run_id)
+
+
+def _run_reserved(spec, reporter, run_dir, resume, ledger, models, corpus, method, summary, delta, booking,
+                  run_id, started, out_dir, test_mode, accepted_rho) -> RunResult:
+    """The run past its reservation: register the view, run the method, write the record, export."""
+    identity, fingerprint = booking.identity, booking.fingerprint
+    charged_before_resume = ledger.run_rho(identity.key, run_id)
+    record_booking(ledger, booking)  # past the cap check: this view is budgeted under the identity
+    if not resume:
         run_dir = Path(run_dir) if run_dir else data_dir() / "runs" / run_id
         private_folder(run_dir)
         meta = {
@@ -310,8 +449,14 @@ def run_pipeline(
         The cap check reserves what the run still plans to charge, so a run is stopped at its first
         stage rather than midway when another run has spent the budget meanwhile.
         """
-        reserve = max(summary.rho_total - ledger.run_rho(identity.key, run_id), rho)
-        ledger.charge(identity.key, run_id, stage, rho, delta, description, reserve=reserve)
+        if accepted_rho is not None:  # a resume never charges more than the custodian accepted
+            so_far = ledger.run_rho(identity.key, run_id) - charged_before_resume
+            if so_far + rho > accepted_rho * (1 + 1e-9) + 1e-15:
+                raise PrivetError(
+                    f"Resuming would charge rho={so_far + rho:.4g}, more than the rho={accepted_rho:.4g} accepted "
+                    f"before it started. Nothing more was charged (rho={so_far:.4g} was charged by this resume).",
+                    "Please report this: the resume quote should have been an upper bound.")
+        ledger.charge(identity.key, run_id, stage, rho, delta, description)  # within the run's reservation
         reporter.emit(ProgressEvent(stage, "charged", rho=rho, message=description))
 
     ctx = MethodContext(
@@ -448,13 +593,19 @@ def _method(name: str):
 
 
 def _check_output_folder(out_dir: Path, overwrite: bool) -> None:
+    """Refuse, before anything is charged, an output folder the export could not write (``check_writable``)."""
     if out_dir.exists() and not out_dir.is_dir():
         raise PrivetError(f"The output folder {out_dir} is a file, not a folder.", "Choose a new or empty folder.")
-    if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
-        raise PrivetError(
-            f"The output folder {out_dir} is not empty.",
-            "Choose an empty or new folder, or allow overwriting (--overwrite / [output] overwrite = true).",
-        )
+    try:
+        if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
+            raise PrivetError(
+                f"The output folder {out_dir} is not empty.",
+                "Choose an empty or new folder, or allow overwriting (--overwrite / [output] overwrite = true).",
+            )
+    except OSError as exc:
+        raise PrivetError(f"The output folder {out_dir} cannot be read ({exc.strerror or type(exc).__name__}).",
+                          "Choose a folder you can write to.") from None
+    check_writable(out_dir)
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -21,7 +21,10 @@ def register(subparsers) -> None:
     r.add_argument("spec", help="run spec (TOML)")
     r.add_argument("--overwrite", action="store_true", help="allow writing into a non-empty output folder")
     r.add_argument("--output", help="output folder (overrides [output] folder)")
-    r.add_argument("--resume", metavar="RUN_DIR", help="resume an interrupted run from its run folder")
+    r.add_argument("--resume", metavar="RUN_DIR", help="resume an interrupted run from its run folder (shows what it "
+                   "would charge again and asks first)")
+    r.add_argument("--accept-recharge", action="store_true",
+                   help="with --resume: accept the charge shown without asking (needed when not run in a terminal)")
     r.add_argument("--quiet", action="store_true", help="no progress bars")
     r.add_argument("--spend-anyway", action="store_true",
                    help="run even when the plan is expected to release about 0 topics (see 'privet plan')")
@@ -103,9 +106,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.output:
         spec.output.folder = str(Path(args.output).resolve())
     reporter = TerminalReporter(sys.stderr, quiet=args.quiet)
+    consent = resume_consent(bool(args.accept_recharge)) if args.resume else None
     result = run_pipeline(
         spec, reporter, run_dir=Path(args.resume) if args.resume else None, resume=bool(args.resume),
-        require_consent=True,
+        require_consent=True, consent=consent,
     )
     reporter.close()
     record = result.record
@@ -121,6 +125,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     for key, value in result.private_diagnostics.items():
         print(f"  [on screen only] {key}: {value}")
     return 0
+
+
+def resume_consent(accepted: bool, stdin: TextIO | None = None, out: TextIO | None = None):
+    """The consent ``run_pipeline`` asks before a resume charges: shows the quote, then accepts it
+    (``--accept-recharge``), asks (a terminal), or refuses (no terminal and no flag)."""
+    from core.errors import PrivetError
+
+    def consent(quote) -> bool:
+        stream, answers = out or sys.stderr, stdin or sys.stdin
+        print(quote.words(stage_label), file=stream)
+        if not quote.charges_anything or accepted:
+            return True
+        if not answers.isatty():
+            raise PrivetError(
+                "Resuming this run charges the privacy budget (shown above), and there is no terminal to ask.",
+                "Run it again with --accept-recharge to accept the charge shown, or run it in a terminal.",
+            )
+        print("Resume and accept this charge? Type yes to go on: ", end="", file=stream, flush=True)
+        return answers.readline().strip().lower() in ("y", "yes")
+
+    return consent
 
 
 @dataclass

@@ -38,6 +38,13 @@ class ModelChoice:
     device: str = "auto"
 
 
+# Size limits (far above any useful setting): the histogram, clusters and token buffers grow with them.
+MAX_CLUSTERS = 50_000  # R (the seeds use 500, 1000 for very broad corpora)
+MAX_KEYWORDS = 1_000  # K
+MAX_UNITS_PER_CLUSTER = 1_000_000  # k
+MAX_TOKENS = 4_096  # T
+MAX_PROMPT_TOKENS = 32_768
+
 # Above this epsilon the run goes ahead with a loud warning; above the hard limit it is refused.
 WEAK_EPSILON = 20.0
 MAX_EPSILON = 100.0
@@ -285,11 +292,12 @@ class DPSynRAGSpec:
         "document_form": text_rule("the shipped example of the document form", choices=("", *DOCUMENT_FORMS)),
         "public_example": text_rule("the invented example of the document form"),
         "realisation_tokens": whole("tokens of each realised document", low=8),
-        "K": whole("keywords per unit"),
-        "R": whole("the number of clusters"),
-        "L": whole("clusters per unit"),
-        "k": whole("retrieved units per cluster"),
-        "T": whole("tokens per synthetic document"),
+        # Upper bounds keep a typo (R = 1e9) from being planned, or charged before running out of memory.
+        "K": whole("keywords per unit", high=MAX_KEYWORDS),
+        "R": whole("the number of clusters", high=MAX_CLUSTERS),
+        "L": whole("clusters per unit", high=MAX_CLUSTERS),
+        "k": whole("retrieved units per cluster", high=MAX_UNITS_PER_CLUSTER),
+        "T": whole("tokens per synthetic document", high=MAX_TOKENS),
         "tau": number("the sampling temperature τ", low=0, open_low=True),
         "hist_fraction": number("the histogram's share of the budget", low=0, high=1, open_low=True,
                                 open_high=True, zero_default=True),
@@ -301,7 +309,7 @@ class DPSynRAGSpec:
         "cluster_keywords_fraction": number("the co-keywords' share of the budget", low=0, high=1, open_low=True,
                                             open_high=True, zero_default=True),
         "min_cluster_size": whole("the smallest cluster reported as useful", low=0),
-        "max_prompt_tokens": whole("the longest prompt, in tokens", low=16),
+        "max_prompt_tokens": whole("the longest prompt, in tokens", low=16, high=MAX_PROMPT_TOKENS),
         "batch_rows": whole("rows per wave", low=0),
         "memory_budget_mb": whole("the memory budget in MB", low=0),
         "keywords": text_rule("how keywords are found", choices=("vocabulary", "llm")),
@@ -494,6 +502,17 @@ class RunSpec:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise PrivetError(f"Run spec {path} does not exist.", "Check the path.") from None
+        except IsADirectoryError:
+            raise PrivetError(f"Run spec {path} is a folder, not a file.", "Give the path of the .toml file.") from None
+        except PermissionError:
+            raise PrivetError(f"Run spec {path} cannot be read (permission denied).",
+                              "Check the file's permissions, or copy it somewhere you can read.") from None
+        except UnicodeDecodeError:
+            raise PrivetError(f"Run spec {path} is not UTF-8 text.",
+                              "Save the run spec as UTF-8 (a plain-text TOML file).") from None
+        except OSError as exc:
+            raise PrivetError(f"Run spec {path} cannot be read ({exc.strerror or type(exc).__name__}).",
+                              "Check the path.") from None
         except tomllib.TOMLDecodeError as exc:
             raise PrivetError(f"Run spec {path} is not valid TOML: {exc}.", "Fix the line named.") from None
         spec = cls.from_dict(data)

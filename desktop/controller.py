@@ -111,6 +111,7 @@ class LedgerStatus:
     cap_epsilon: float | None
     cap_delta: float | None
     n_entries: int
+    dataset_name: str = ""  # the name the run will be booked under
 
 
 @dataclass(frozen=True)
@@ -199,12 +200,30 @@ class WizardController:
             return None
         return estimate(self.spec, self.summary.n_units)
 
+    def booking(self) -> Any:
+        """``core.pipeline.dataset_booking``: the dataset the run will be booked under (the same function the
+        run books with), or ``None`` before data is loaded. Raises ``PrivetError`` for the same data under a
+        new chosen name."""
+        if self._corpus is None:
+            return None
+        from core.pipeline import dataset_booking  # imports the models (torch): on first use, not at window start
+
+        return dataset_booking(self.spec, self._corpus)
+
+    def _booked_key(self) -> str | None:
+        try:
+            booking = self.booking()
+        except PrivetError:
+            return None
+        return booking.key if booking is not None else None
+
     def cumulative(self, planned_rho: float, delta: float) -> Any:
-        """``core.privacy.budget.cumulative_after``: the dataset's ε before and after this run."""
-        if self.summary is None or not self.summary.fingerprint:
+        """``core.privacy.budget.cumulative_after``: the booked dataset's ε before and after this run."""
+        key = self._booked_key()
+        if key is None:
             return None
         with Ledger() as ledger:
-            return cumulative_after(ledger, self.summary.fingerprint, planned_rho, delta)
+            return cumulative_after(ledger, key, planned_rho, delta)
 
     @staticmethod
     def run_spend(run_id: str) -> Any:
@@ -221,31 +240,42 @@ class WizardController:
             return ""
         return example_problem(public_example(document_form, example), self._corpus.units)
 
+    def resume_quote(self, run_dir: str | Path) -> Any:
+        """``core.pipeline.resume_quote``: what resuming ``run_dir`` may charge again (the consent dialog's text)."""
+        from core.pipeline import resume_quote
+
+        return resume_quote(self.spec, Path(run_dir), corpus=self._corpus)
+
     def ledger_status(self, delta: float | None = None) -> LedgerStatus | None:
-        """Spent budget and cap of the loaded dataset (``Ledger.summary``); ``None`` without a dataset."""
-        if self.summary is None or not self.summary.fingerprint:
+        """Spent budget and cap of the dataset the run will be booked under (``Ledger.summary``); ``None``
+        without data (or when the booking is refused: the plan shows why)."""
+        key = self._booked_key()
+        if key is None:
             return None
         with Ledger() as ledger:
-            spend = ledger.summary(self.summary.fingerprint, delta or self.effective_delta())
+            spend = ledger.summary(key, delta or self.effective_delta())
         return LedgerStatus(spend.spent_rho, spend.spent_epsilon, spend.cap_epsilon, spend.cap_delta,
-                            spend.n_charges)
+                            spend.n_charges, self.booking().name)
 
     def budget_problem(self, rho: float, delta: float) -> str:
-        """Why this run would exceed the dataset's cap (empty when allowed)."""
-        if self.summary is None or not self.summary.fingerprint:
-            return ""
+        """Why this run would exceed the booked dataset's cap (empty when allowed)."""
         try:
+            booking = self.booking()
+            if booking is None:
+                return ""
             with Ledger() as ledger:
-                ledger.check_plan(self.summary.fingerprint, rho, delta)
+                ledger.check_plan(booking.key, rho, delta)
+                ledger.check_plan(booking.fingerprint, rho, delta)
         except PrivetError as exc:
             return exc.user_message()
         return ""
 
     def set_cap(self, epsilon: float, delta: float) -> None:
-        if self.summary is None or not self.summary.fingerprint:
+        key = self._booked_key()
+        if key is None:
             raise PrivetError("Load a dataset first.", "Go back to the Data page.")
         with Ledger() as ledger:
-            ledger.set_cap(self.summary.fingerprint, epsilon, delta)
+            ledger.set_cap(key, epsilon, delta)
 
     @staticmethod
     def rho_to_eps(rho: float, delta: float) -> float:

@@ -48,10 +48,10 @@ class RunRelay(QObject):
         return None if self._process is None else self._process.run_dir
 
     def start(self, spec: dict[str, Any], run_dir: Path, resume: bool = False,
-              estimate: dict[str, Any] | None = None) -> None:
+              estimate: dict[str, Any] | None = None, accepted_rho: float | None = None) -> None:
         if self.running:
             raise RuntimeError("a run is already in progress")
-        self._process = RunProcess(spec, Path(run_dir), resume, estimate)
+        self._process = RunProcess(spec, Path(run_dir), resume, estimate, accepted_rho)
         self._process.start()
         self._timer.start()
 

@@ -85,6 +85,16 @@ def describe_failure(exc: BaseException) -> tuple[str, bool]:
     )
 
 
+def accepted_up_to(accepted_rho: float | None) -> Any:
+    """The child's resume consent: what the custodian accepted in the wizard's dialog (``None``: nothing).
+
+    The dialog showed a ``core.pipeline.ResumeQuote``; the resume goes ahead only if it would charge no more
+    than that (the ledger may have changed in between)."""
+    if accepted_rho is None:
+        return None
+    return lambda quote: quote.resume_rho <= float(accepted_rho) * (1 + 1e-9) + 1e-15
+
+
 def child_main(request: dict[str, Any], out: Any, cancel_event: Any) -> None:
     """Entry point of the child process: run the pipeline and report one terminal message."""
     try:
@@ -102,7 +112,8 @@ def child_main(request: dict[str, Any], out: Any, cancel_event: Any) -> None:
         reporter = QueueReporter(out, cancel_event, delay, tracker)
         try:
             result = run_pipeline(spec, reporter, run_dir=Path(request["run_dir"]), resume=request["resume"],
-                                  require_consent=True)  # the Confirm page's "spend anyway" sets the spec's field
+                                  require_consent=True,  # the Confirm page's "spend anyway" sets the spec's field
+                                  consent=accepted_up_to(request.get("accepted_rho")))
         except Cancelled as exc:
             out.put({"type": "cancelled", "message": exc.user_message()})
             return
@@ -157,6 +168,7 @@ class RunProcess:
     run_dir: Path
     resume: bool = False
     estimate: dict[str, Any] | None = None  # core.estimate.Estimate.to_dict(), for the overall time left
+    accepted_rho: float | None = None  # a resume: the most the custodian agreed it may charge (its quote)
     _ctx: Any = field(default_factory=lambda: mp.get_context("spawn"))
     _process: Any = None
     _queue: Any = None
@@ -167,7 +179,8 @@ class RunProcess:
     def start(self) -> None:
         self._queue = self._ctx.Queue()
         self._cancel = self._ctx.Event()
-        request = {"spec": self.spec, "run_dir": str(self.run_dir), "resume": self.resume, "estimate": self.estimate}
+        request = {"spec": self.spec, "run_dir": str(self.run_dir), "resume": self.resume, "estimate": self.estimate,
+                   "accepted_rho": self.accepted_rho}
         self._process = self._ctx.Process(
             target=child_main, args=(request, self._queue, self._cancel), name="privet-run", daemon=True
         )

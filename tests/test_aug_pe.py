@@ -231,7 +231,7 @@ def test_cancelled_run_resumes_without_redrawing_a_charged_iteration(tmp_path):
     saved = {p.name: p.read_text() for p in run_dir.rglob("aug_pe_histogram_*.json")}
     assert set(saved) == {"aug_pe_histogram_1.json", "aug_pe_histogram_2.json"}
 
-    result = run_pipeline(spec, run_dir=run_dir, resume=True)
+    result = run_pipeline(spec, run_dir=run_dir, resume=True, consent=lambda quote: True)
     after = [e["stage"] for e in charges(Ledger())]
     assert after[len(before):] == [aug_pe_stage(3)]  # iterations 1 and 2 were not redrawn
     assert {name: (run_dir.rglob(name).__next__()).read_text() for name in saved} == saved

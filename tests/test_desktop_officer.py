@@ -102,13 +102,14 @@ def test_back_keeps_every_field_and_confirm_shows_them(wizard, tmp_path):
 
 
 def test_confirm_shows_the_cumulative_epsilon_of_the_dataset(wizard, tmp_path):
-    load = wizard.controller.load_data(str(write_notes(tmp_path)), "note", "id", "patient")
-    Ledger().charge(load.fingerprint, "earlier-run", "histogram", 0.5, 1e-3, "an earlier run")
-    Ledger().set_cap(load.fingerprint, 30.0, 1e-3)
+    wizard.controller.load_data(str(write_notes(tmp_path)), "note", "id", "patient")
+    key = wizard.controller.booking().key  # the dataset the run books against (core.pipeline.dataset_booking)
+    Ledger().charge(key, "earlier-run", "histogram", 0.5, 1e-3, "an earlier run")
+    Ledger().set_cap(key, 30.0, 1e-3)
     walk_to_confirm(wizard, tmp_path, epsilon=4.0)
     plan = wizard.confirm_page.plan_result
     with Ledger() as ledger:
-        expected = cumulative_after(ledger, load.fingerprint, plan.rho_total, plan.delta)
+        expected = cumulative_after(ledger, key, plan.rho_total, plan.delta)
     text = wizard.confirm_page.cumulative.text()
     assert f"will have spent ε ≈ {expected.after_epsilon:.3g} of its cap ε = 30" in text
     assert f"so far ε ≈ {expected.before_epsilon:.3g}" in text
@@ -370,7 +371,15 @@ def test_closing_during_a_run_asks_keeps_it_running_then_stops_and_the_main_wind
     assert window.runs.item(row, 4).text() == "interrupted"
     assert window.runs.cellWidget(row, 5).text() == "Resume"
     monkeypatch.setenv(TEST_HOOK_ENV, "")
+    from PySide6.QtWidgets import QMessageBox
+
+    from desktop.wizard import run_page as run_page_module
+
+    asked = []  # the resume asks first, stating what it charges again (issue 24)
+    monkeypatch.setattr(run_page_module.QMessageBox, "question", staticmethod(
+        lambda parent, title, text, *a, **k: asked.append(text) or QMessageBox.StandardButton.Yes))
     resumed = window.resume_run(run.run_dir)
+    assert asked and "ε =" in asked[0]
     assert resumed.currentId() == RUN and resumed.run_page.run_dir == run.run_dir
     qtbot.waitUntil(lambda: resumed.run_page.state != "running", timeout=RUN_TIMEOUT_MS)
     assert resumed.run_page.state == "succeeded", resumed.run_page.log.toPlainText()

@@ -100,11 +100,12 @@ def test_controller_loads_data_and_saves_and_opens_specs(tmp_path):
 
 def test_ledger_status_shows_spent_budget_and_cap(tmp_path):
     controller = WizardController()
-    summary = controller.load_data(str(notes(tmp_path)), "note", "id", "")
+    controller.load_data(str(notes(tmp_path)), "note", "id", "")
     assert controller.ledger_status().spent_rho == 0.0
-    Ledger().charge(summary.fingerprint, "run-1", "histogram", 0.25, 1e-4, "test charge")
+    Ledger().charge(controller.booking().key, "run-1", "histogram", 0.25, 1e-4, "test charge")  # as a run books it
     controller.set_cap(8.0, 1e-4)
     status = controller.ledger_status(1e-4)
+    assert status.dataset_name == "notes.csv"
     assert status.spent_rho == pytest.approx(0.25) and status.n_entries == 1
     assert (status.cap_epsilon, status.cap_delta) == (8.0, 1e-4) and status.spent_epsilon > 0.25
     assert "cap" in controller.budget_problem(100.0, 1e-4).lower()

@@ -50,6 +50,14 @@ def make_run_dir(root: Path, **changes) -> Path:
     return run
 
 
+def charged_run_dir(root: Path, **changes) -> Path:
+    """``make_run_dir`` whose run the installation's ledger charged as its record states."""
+    run = make_run_dir(root, **changes)
+    with Ledger() as ledger:
+        ledger.charge(FP, "run-42", "all", 0.3731, 1e-5, "all stages")
+    return run
+
+
 @pytest.fixture
 def exported(tmp_path):
     run = make_run_dir(tmp_path)
@@ -171,7 +179,7 @@ def test_refuses_test_mode_run(tmp_path):
 
 
 def test_refuses_non_empty_folder_unless_overwrite(tmp_path):
-    run = make_run_dir(tmp_path)
+    run = charged_run_dir(tmp_path)
     out = tmp_path / "release"
     out.mkdir()
     (out / "old.txt").write_text("old")
@@ -184,7 +192,7 @@ def test_refuses_non_empty_folder_unless_overwrite(tmp_path):
 
 
 def test_failed_export_leaves_nothing(tmp_path, monkeypatch):
-    run = make_run_dir(tmp_path)
+    run = charged_run_dir(tmp_path)
 
     def broken(*args, **kwargs):
         raise RuntimeError("disk full")
@@ -197,7 +205,7 @@ def test_failed_export_leaves_nothing(tmp_path, monkeypatch):
 
 
 def test_cli_export(tmp_path, capsys):
-    run = make_run_dir(tmp_path)
+    run = charged_run_dir(tmp_path)
     out = tmp_path / "cli-release"
     assert main(["export", str(run), str(out), "--custodian", "X", "--irb", "P-1"]) == 0
     cert = json.loads((out / "certificate.json").read_text())["certificate"]

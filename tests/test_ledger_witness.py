@@ -129,11 +129,15 @@ def test_deleted_witness_is_reported_and_rewitness_only_fixes_that(privet_home, 
     path = privet_home / "ledger.db"
     witness_path(path).unlink()
     assert any("witness file" in p and "missing" in p for p in Ledger(path).verify_chain())
-    assert main(["ledger", "--rewitness"]) == 0
+    assert main(["ledger", "--rewitness"]) == 1  # refused without the acknowledgement
+    assert "acknowledge-unverifiable-history" in capsys.readouterr().err
+    assert main(["ledger", "--rewitness", "--acknowledge-unverifiable-history"]) == 0
     assert Ledger(path).verify_chain() == []
+    rewitnessed = [e for e in Ledger(path).entries() if e["stage"] == "rewitness"]  # recorded in the ledger
+    assert len(rewitnessed) == 1 and "witness file" in rewitnessed[0]["description"]
     _tamper(path, "UPDATE charges SET rho = 0 WHERE seq = 1")
     witness_path(path).unlink()
-    assert main(["ledger", "--rewitness"]) == 1  # refused: the chain is broken too
+    assert main(["ledger", "--rewitness", "--acknowledge-unverifiable-history"]) == 1  # refused: the chain is broken
     assert "changed" in capsys.readouterr().err
 
 

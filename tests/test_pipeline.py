@@ -153,7 +153,7 @@ def test_cancelled_run_stays_charged_and_resume_reuses_released_outputs(tmp_path
     assert "private_prediction" in stages_before  # charged at stage start, stays charged
     hist_before = json.loads((run_dir / "checkpoints" / "dp_synrag" / "histogram.json").read_text())
 
-    result = run_pipeline(spec, run_dir=run_dir, resume=True)
+    result = run_pipeline(spec, run_dir=run_dir, resume=True, consent=lambda quote: True)
     stages_after = [e["stage"] for e in ledger.entries() if e.get("kind", "charge") == "charge"]
     new = stages_after[len(stages_before):]
     assert new == ["private_prediction"]  # histogram and retrieval were not redrawn

@@ -56,29 +56,29 @@ def test_interrupted_run_resumes_only_under_its_own_settings_and_is_certified_as
     lower = tiny_spec(tmp_path)
     lower.privacy.epsilon = 1.0
     with pytest.raises(PrivetError) as info:
-        run_pipeline(lower, run_dir=run_dir, resume=True)
+        run_pipeline(lower, run_dir=run_dir, resume=True, consent=lambda quote: True)
     assert "privacy.epsilon" in info.value.user_message() and "new run" in info.value.user_message()
     # ... and so are another method and other data.
     other = tiny_spec(tmp_path)
     other.method = "dp_synth"
     with pytest.raises(PrivetError, match="method"):
-        run_pipeline(other, run_dir=run_dir, resume=True)
+        run_pipeline(other, run_dir=run_dir, resume=True, consent=lambda quote: True)
     data = Path(spec.data.path)
     original = data.read_text(encoding="utf-8")
     data.write_text(original + "n99,Patient 99,one more note about a cough\n", encoding="utf-8")
     with pytest.raises(PrivetError, match="not the data it started with"):
-        run_pipeline(spec, run_dir=run_dir, resume=True)
+        run_pipeline(spec, run_dir=run_dir, resume=True, consent=lambda quote: True)
     data.write_text(original, encoding="utf-8")
     # The wizard's Resume (also after Back) runs this same core function in its child process.
     source = Path(runner.__file__).read_text(encoding="utf-8")
-    assert 'run_pipeline(spec, reporter, run_dir=Path(request["run_dir"]), resume=request["resume"])' in source
+    assert 'run_pipeline(spec, reporter, run_dir=Path(request["run_dir"]), resume=request["resume"],' in source
 
     # Item 1: a run folder from before this change (no recorded spec) is not resumed.
     old_dir = tmp_path / "old-run"
     old_dir.mkdir()
     (old_dir / RUN_FILE).write_text(json.dumps({"run_id": meta["run_id"], "started_at": meta["started_at"]}))
     with pytest.raises(PrivetError, match="earlier version"):
-        run_pipeline(spec, run_dir=old_dir, resume=True)
+        run_pipeline(spec, run_dir=old_dir, resume=True, consent=lambda quote: True)
 
     # Item 1/2: the cap is checked again on resume (here a redraw is needed and the cap was lowered).
     hist = run_dir / "checkpoints" / "dp_synrag" / "histogram.json"
@@ -86,7 +86,7 @@ def test_interrupted_run_resumes_only_under_its_own_settings_and_is_certified_as
     hist.unlink()  # as after a crash in the middle of the histogram stage
     ledger.set_cap(meta["dataset_id"], 0.5, 1e-3)
     with pytest.raises(BudgetError):
-        run_pipeline(spec, run_dir=run_dir, resume=True)
+        run_pipeline(spec, run_dir=run_dir, resume=True, consent=lambda quote: True)
     hist.write_text(saved)
     ledger.set_cap(meta["dataset_id"], 100.0, 1e-3)
     assert len(charges(ledger)) == len(before)  # no refused attempt charged anything
@@ -97,7 +97,7 @@ def test_interrupted_run_resumes_only_under_its_own_settings_and_is_certified_as
         json.dumps({str(g): f"synthetic text {g}" for g in range(4)}))
     spec.output.folder = str(tmp_path / "elsewhere")
     spec.dp_synrag.batch_rows = 3
-    result = run_pipeline(spec, run_dir=run_dir, resume=True)
+    result = run_pipeline(spec, run_dir=run_dir, resume=True, consent=lambda quote: True)
     assert result.export_dir == tmp_path / "elsewhere"
     new = charges(ledger)[len(before):]
     assert [r["stage"] for r in new] == ["private_prediction"]
@@ -188,10 +188,10 @@ def test_the_same_data_under_a_new_name_is_refused_and_a_known_source_warns(tmp_
     with pytest.raises(PrivetError, match="already budgeted under the dataset name 'notes.csv'"):
         plan(renamed)
     changed = tiny_spec(tmp_path)
-    changed.data.person_column = "patient"  # another view of the same file, now under a new name
+    changed.data.person_column = "patient"  # another view of the same file, now under a new name: same documents
     changed.data.dataset_name = "Clinic notes"
-    warnings = plan(changed).warnings
-    assert any("loaded before under the dataset name 'notes.csv'" in w for w in warnings)
+    with pytest.raises(PrivetError, match="already budgeted under the dataset name 'notes.csv'.*100% of these documents"):
+        plan(changed)
 
 
 def test_charge_itself_refuses_to_exceed_the_cap(tmp_path):

@@ -182,6 +182,12 @@ CASES: list[Case] = [
     Case("spec file is not valid TOML", lambda s: ["run", str(s.data_file("bad.toml", b"epsilon = = 4\n"))],
          shows="not valid TOML"),
     Case("spec file does not exist", lambda s: ["run", str(s.root / "missing.toml")], shows="does not exist"),
+    Case("spec file is a folder", lambda s: ["run", str(_mkdir(s.root / "spec-folder.toml"))], shows="is a folder"),
+    Case("spec file is not UTF-8", lambda s: ["run", str(s.data_file("latin.toml", 'method = "dp_synrag" # caf\xe9\n'
+                                                                     .encode("latin-1")))], shows="not UTF-8"),
+    _spec_case("R = 1e9 (privet run)", "[dp_synrag] R", dp_synrag={"R": "1000000000"}),
+    Case("R = 1e9 (privet plan)", lambda s: ["plan", str(s.spec(dp_synrag={"R": "1000000000"}))], shows="[dp_synrag] R"),
+    _spec_case("T = 1e6 tokens", "[dp_synrag] T", dp_synrag={"T": "1000000"}),
     # the private data
     Case("data path does not exist", lambda s: s.run_on(s.root / "nowhere.csv"), shows="does not exist"),
     Case("empty folder", lambda s: s.run(data={"path": _q(_mkdir(s.root / "empty")), "text_column": None,
@@ -212,6 +218,10 @@ CASES: list[Case] = [
          lambda s: s.run() + ["--output", str(s.data_file("a_file.txt", b"x"))], shows="is a file"),
     Case("output folder not empty", lambda s: s.run(output={"folder": _q(_nonempty(s.root / "full"))}),
          shows="not empty"),
+    Case("output folder under a file", lambda s: s.run(output={"folder": _q(s.data_file("f.txt", b"x") / "out")}),
+         shows="which is a file"),
+    Case("output folder on /proc", lambda s: s.run(output={"folder": '"/proc/privet-release"'}),
+         shows="cannot be written"),
     Case("--resume on a folder that holds no run", lambda s: s.run() + ["--resume", str(_mkdir(s.root / "r"))],
          shows="resume"),
     # models
@@ -253,6 +263,16 @@ CASES: list[Case] = [
          lambda s: (_ledger_with_rows(s), (s.home / "installation.key").write_bytes(os.urandom(32)), s.run())[2],
          shows="does not authenticate"),
     Case("run over the dataset's budget cap", lambda s: _capped(s), shows="Nothing was charged"),
+    Case("older ledger.db restored together with its witness", lambda s: _rolled_back(s), shows="high-water mark"),
+    Case("ledger --check after restoring an older ledger and witness",
+         lambda s: (_rolled_back(s), ["ledger", "--check"])[1], shows="tampered"),
+    Case("ledger --rewitness without the acknowledgement",
+         lambda s: (_ledger_with_rows(s).with_suffix(".witness").unlink(), ["ledger", "--rewitness"])[1],
+         shows="acknowledge-unverifiable-history"),
+    Case("ledger --set-cap on a dataset name no run used",
+         lambda s: (_ledger_with_rows(s), ["ledger", "notes_canary.csv", "--set-cap", "0.5", "--delta", "1e-3"])[1],
+         shows="No dataset named"),
+    Case("export of a run whose privacy record was edited", lambda s: _edited_record(s), shows="does not authenticate"),
     Case("ledger --check on a wiped ledger", lambda s: (_ledger_with_rows(s).write_bytes(b""), ["ledger", "--check"])[1],
          shows="witness recorded"),
     # accepted, but with a loud warning before anything could be charged (privet plan charges nothing)
@@ -310,6 +330,39 @@ def _capped(site: Site) -> list[str]:
     return site.run()
 
 
+def _rolled_back(site: Site) -> list[str]:
+    """Restore ledger.db and ledger.witness from a copy taken before the last charge (the audit's rollback)."""
+    import shutil
+
+    from core.ledger import Ledger
+
+    path = _ledger_with_rows(site, 2)
+    backup = _mkdir(site.root / "backup")
+    for name in ("ledger.db", "ledger.witness"):
+        shutil.copy2(site.home / name, backup / name)
+    with Ledger() as ledger:
+        ledger.charge("a1" * 32, "late-run", "histogram", 0.1, 1e-3, "the run to forget")
+    for name in ("ledger.db", "ledger.witness"):
+        shutil.copy2(backup / name, path.parent / name)
+    return site.run()
+
+
+def _edited_record(site: Site) -> list[str]:
+    """A finished run's privacy record with a smaller epsilon written into it after the run."""
+    from core.certificate.privacy_record import PrivacyRecord
+    from core.ledger import Ledger
+
+    run = _mkdir(site.root / "run")
+    (run / "synthetic.jsonl").write_text('{"id": 1, "text": "A synthetic note."}\n', encoding="utf-8")
+    PrivacyRecord(run_id="run-9", method="dp_synrag", dataset_fingerprint="b2" * 32, delta=1e-5, rho_total=0.3731,
+                  epsilon_tight=4.0, stages=[{"stage": "all", "mechanism": "zCDP", "rho": 0.3731}]).save(run)
+    with Ledger() as ledger:
+        ledger.charge("b2" * 32, "run-9", "all", 0.3731, 1e-5, "the run")
+    record = run / "privacy_record.json"
+    record.write_text(record.read_text().replace('"epsilon_tight": 4.0', '"epsilon_tight": 0.5'))
+    return ["export", str(run), str(site.out)]
+
+
 # --- running them --------------------------------------------------------------------------------
 
 
@@ -318,6 +371,14 @@ class Outcome:
     code: int
     message: str
     output: str
+    command: str = ""  # the sub-command and its telling options, for the table
+
+
+SHOWN_OPTIONS = ("--check", "--rewitness", "--set-cap", "--resume", "--output")
+
+
+def _command(argv: list[str]) -> str:
+    return " ".join(["privet", argv[0], *(a for a in argv[1:] if a in SHOWN_OPTIONS)])
 
 
 def _snapshot(home: Path) -> dict[str, str]:
@@ -345,7 +406,7 @@ def _run_case(case: Case, root: Path, monkeypatch) -> tuple[Outcome, dict, dict,
     after = _snapshot(home)
     text = (stderr.getvalue() + stdout.getvalue()).replace(str(root), "<tmp>")
     text = re.sub(r"\d{4}-\d\d-\d\dT[0-9:.]+\+00:00", "<time>", text)
-    return Outcome(code, _headline(text, case), text), before, after, site
+    return Outcome(code, _headline(text, case), text, _command(argv)), before, after, site
 
 
 def _headline(text: str, case: Case) -> str:
@@ -354,6 +415,7 @@ def _headline(text: str, case: Case) -> str:
     if case.expect == "warned":
         lines = [line for line in lines if case.shows in line] or lines
         return lines[0] if lines else ""
+    lines = [line for line in lines if not line.startswith("Warning:")] or lines  # the refusal, not a warning
     detail = [line for line in lines[1:5] if line.startswith("- ")]
     return " ".join(lines[:1] + detail[:1])
 
@@ -395,8 +457,7 @@ def _table(outcomes) -> str:
     rows = ["| # | bad input | command | exit | message (first line) |", "|---|---|---|---|---|"]
     for i, case in enumerate(CASES, start=1):
         outcome = outcomes[case.name][0]
-        command = "privet plan" if case.expect == "warned" else "privet " + (
-            "ledger --check" if "ledger --check" in case.name else "run")
+        command = outcome.command
         message = outcome.message.replace("|", "\\|").replace("privet: ", "")
         if len(message) > 260:
             message = message[:257] + "…"

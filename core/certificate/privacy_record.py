@@ -12,12 +12,15 @@ Sampler strings follow the convention ``"<what it samples>: <implementation> (ex
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from core.errors import PrivetError
+from core.installation import installation_secret
 from core.private_files import write_private
 
 METHODS = ("dp_synrag", "dp_synth", "rpsg", "aug_pe")
@@ -25,6 +28,13 @@ UNIT_KINDS = ("document", "person")
 CONVERSIONS = ("tight",)
 STAGE_KEYS = ("stage", "mechanism", "rho", "count", "parallel", "parameters", "description", "delta")
 RECORD_FILE = "privacy_record.json"
+MAC_FILE = "privacy_record.mac"
+_MAC_LABEL = b"privet-privacy-record-v1\x00"
+
+
+def record_mac(text: str) -> str:
+    """HMAC-SHA256 of a record's exact file text under the installation secret (``core.installation``)."""
+    return hmac.new(installation_secret(), _MAC_LABEL + text.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
 @dataclass
@@ -115,9 +125,32 @@ class PrivacyRecord:
         return cls.from_dict(data)
 
     def save(self, run_dir: Path) -> Path:
+        """Write the record and its MAC (``privacy_record.mac``, HMAC-SHA256 under the installation secret)."""
         path = Path(run_dir) / RECORD_FILE
+        text = self.to_json() + "\n"
+        write_private(path, text)
+        write_private(Path(run_dir) / MAC_FILE, record_mac(text) + "\n")
+        return path
 
-        return write_private(path, self.to_json() + "\n")
+    @classmethod
+    def load_authenticated(cls, run_dir: Path) -> "PrivacyRecord":
+        """The record, refused (``PrivetError``) unless its MAC made at run time authenticates it."""
+        path = Path(run_dir) / RECORD_FILE
+        mac_path = Path(run_dir) / MAC_FILE
+        record = cls.load(run_dir)
+        try:
+            mac = mac_path.read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            mac = ""
+        if not mac or not hmac.compare_digest(mac, record_mac(path.read_text(encoding="utf-8"))):
+            raise PrivetError(
+                f"The privacy record of run {record.run_id} does not authenticate: {RECORD_FILE} was changed after "
+                f"the run wrote it, or its {MAC_FILE} is missing. A certificate is made only from the record the run "
+                "wrote.",
+                "Export a run folder as the run left it; if the record was edited, run again (what the run was "
+                "charged stays charged).",
+            )
+        return record
 
     @classmethod
     def load(cls, run_dir: Path) -> "PrivacyRecord":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+from datetime import datetime, timezone
 from pathlib import Path
 from string import Template
 from typing import Any
@@ -242,8 +243,11 @@ def pdf_page_count(data: bytes) -> int:
     return len(re.findall(rb"/Type\s*/Page(?![a-zA-Z])", data))
 
 
-def render_pdf(html_text: str, path: Path, title: str = "Privacy certificate") -> int | None:
-    """Write ``html_text`` as an A4 PDF at ``path``; the page count, or None when fpdf2 is missing."""
+def render_pdf(html_text: str, path: Path, title: str = "Privacy certificate", run_date: str = "") -> int | None:
+    """Write ``html_text`` as an A4 PDF at ``path``; the page count, or None when fpdf2 is missing.
+
+    The PDF's creation date is the run's date (``YYYY-MM-DD``) at midnight UTC, never the time of export:
+    times to the second would say how long the run took, which grows with the private data."""
     try:
         import matplotlib
         from fpdf import FPDF, TextStyle
@@ -253,6 +257,7 @@ def render_pdf(html_text: str, path: Path, title: str = "Privacy certificate") -
     pdf = FPDF(format="A4")
     pdf.set_title(title)
     pdf.set_creator("Privet")
+    pdf.set_creation_date(_midnight_utc(run_date))
     pdf.set_margins(14, 12, 14)
     pdf.set_auto_page_break(True, 12)
     for style, name in {"": "DejaVuSans", "B": "DejaVuSans-Bold", "I": "DejaVuSans-Oblique",
@@ -267,6 +272,15 @@ def render_pdf(html_text: str, path: Path, title: str = "Privacy certificate") -
     pdf.write_html(_pdf_body(html_text), font_family="DejaVu", tag_styles=styles, table_line_separators=False)
     pdf.output(str(path))
     return pdf.pages_count
+
+
+def _midnight_utc(day: str) -> datetime:
+    """``YYYY-MM-DD`` (today when empty or unreadable) at 00:00 UTC."""
+    try:
+        parsed = datetime.strptime(day[:10], "%Y-%m-%d")
+    except ValueError:
+        parsed = datetime.now(timezone.utc).replace(tzinfo=None)
+    return datetime(parsed.year, parsed.month, parsed.day, tzinfo=timezone.utc)
 
 
 def _pdf_body(html_text: str) -> str:

@@ -83,6 +83,7 @@ def load_corpus(
         unit_kind="person" if by_person else "document",
         source=str(source.resolve()),
         columns=columns,
+        document_texts=[d.text for d in documents],
     )
 
 

@@ -67,6 +67,10 @@ class Corpus:
     unit_kind: UnitKind
     source: str
     columns: dict[str, str] = field(default_factory=dict)
+    # Each loaded document's text before it is grouped into units or truncated (for the content sketch
+    # that tells whether two views hold the same documents; core.corpus.fingerprint.content_sketch).
+    # Empty for a corpus built in code: the sketch then uses the units' texts.
+    document_texts: list[str] = field(default_factory=list, repr=False)
 
     def __len__(self) -> int:
         return len(self.units)

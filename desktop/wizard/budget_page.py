@@ -7,7 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
-    QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget,
+    QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QSlider, QVBoxLayout, QWidget,
 )
 
 from core.errors import PrivetError
@@ -32,6 +32,10 @@ DERIVED_LABELS = {
     "c": "c — per-token logit clipping bound",
     "sigma": "σ — noise on the candidate scores",
 }
+
+
+def _html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def slider_to_eps(position: int) -> float:
@@ -69,10 +73,18 @@ class BudgetPage(Page):
         self.conversion.addItem("loose (ρ + 2√(ρ log 1/δ))", "loose")
         self.conversion.setToolTip("How the zCDP ledger is converted to (ε, δ)")
 
+        self.dataset_name = QLineEdit()
+        self.dataset_name.setObjectName("dataset_name")
+        self.dataset_name.setPlaceholderText("the file or folder name (stays on this computer)")
+        self.dataset_name.setToolTip(
+            "The name this data is budgeted under on this computer: every run on the same documents (any file "
+            "name, row order or columns) is charged to one budget. A name you type here appears in the certificate.")
+
         eps_row = QHBoxLayout()
         eps_row.addWidget(self.slider, 1)
         eps_row.addWidget(self.epsilon)
         form = QFormLayout()
+        form.addRow("Dataset &name:", self.dataset_name)
         form.addRow("&ε (epsilon):", eps_row)
         form.labelForField(eps_row).setBuddy(self.epsilon)
         form.addRow("&δ (delta):", self.delta)
@@ -127,11 +139,13 @@ class BudgetPage(Page):
         self.epsilon.valueChanged.connect(self._epsilon_changed)
         self.delta.currentTextChanged.connect(lambda *_: self._debounce.start())
         self.conversion.currentIndexChanged.connect(lambda *_: self._debounce.start())
+        self.dataset_name.editingFinished.connect(self.refresh_plan)
 
     # --- Qt wizard hooks ---------------------------------------------------------------------
 
     def initializePage(self) -> None:  # noqa: N802 - Qt API
         privacy = self.controller.spec.privacy
+        self.dataset_name.setText(self.controller.spec.data.dataset_name)
         self.set_epsilon(privacy.epsilon)
         self.delta.setCurrentText(AUTO_DELTA if privacy.delta <= 0 else f"{privacy.delta:g}")
         self.conversion.setCurrentIndex(max(0, self.conversion.findData(privacy.conversion)))
@@ -189,6 +203,7 @@ class BudgetPage(Page):
         if delta is None:
             self.completeChanged.emit()
             return
+        self.controller.spec.data.dataset_name = " ".join(self.dataset_name.text().split())
         privacy = self.controller.spec.privacy
         privacy.epsilon = float(self.epsilon.value())
         privacy.delta = delta
@@ -241,8 +256,9 @@ class BudgetPage(Page):
             return
         cap = (f"cap ε = {status.cap_epsilon:g} at δ = {status.cap_delta:.2g}" if status.cap_epsilon is not None
                else "no cap set (a cap can be set in the main window)")
-        self.ledger.setText(f"<b>Budget already spent on this dataset:</b> ε = {status.spent_epsilon:.3g} "
-                            f"in {status.n_entries} charge(s); {cap}.")
+        self.ledger.setText(f"<b>This run is booked on the dataset '{_html(status.dataset_name)}'.</b> Budget "
+                            f"already spent on it: ε = {status.spent_epsilon:.3g} in {status.n_entries} charge(s); "
+                            f"{cap}.")
         if plan is not None:
             problem = self.controller.budget_problem(plan.rho_total, plan.delta)
             if problem:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QProgressBar, QPushButton, QSplitter, QVBoxLayout,
 )
 
+from core.errors import PrivetError
 from core.estimate import duration_words
 from core.privacy.budget import charged_summary
 from core.progress import STAGE_LABELS, stage_label
@@ -47,6 +48,7 @@ class RunPage(Page):
         self._resume_dir: Path | None = None
         self._bars: dict[str, tuple[QProgressBar, QLabel]] = {}
         self._n_previews = 0
+        self.resume_text = ""  # the last resume consent text shown
 
         self.stages = QGridLayout()
         stage_box = QGroupBox("Stages")
@@ -79,7 +81,7 @@ class RunPage(Page):
         self.cancel_button.setToolTip("Stop the run. Budget already charged stays charged.")
         self.cancel_button.clicked.connect(self.cancel)
         self.resume_button = QPushButton("&Resume run")
-        self.resume_button.setToolTip("Continue from the last checkpoint; charged stages are not charged again.")
+        self.resume_button.setToolTip("Continue from the last checkpoint; shows what it would charge again and asks first.")
         self.resume_button.clicked.connect(self.resume)
         self.resume_button.setVisible(False)
         buttons = QHBoxLayout()
@@ -160,6 +162,17 @@ class RunPage(Page):
             self.planned_rho = 0.0
         if not resume or self.run_dir is None:
             self.run_dir = self.controller.new_run_dir()
+        accepted_rho = None
+        if resume:
+            accepted_rho = self.ask_resume_consent()
+            if accepted_rho is None:
+                self.state = "cancelled"
+                self.stop_report = ("The run was not resumed: nothing more was charged. You can resume it later "
+                                    "or start a new run.")
+                self.resume_button.setVisible(self._resumable())
+                self.set_message(self.stop_report, error=False)
+                self.completeChanged.emit()
+                return
         fingerprint = self.controller.summary.fingerprint if self.controller.summary else ""
         problem = self.active.claim(fingerprint, self.run_dir, self) if fingerprint else ""
         if problem:
@@ -180,15 +193,45 @@ class RunPage(Page):
                                  f"(estimate based on {estimate.basis}).")
         self._log(f"{'Resuming' if resume else 'Starting'} run {self.run_id} in {self.run_dir}")
         self.relay.start(self.controller.run_spec_dict(), self.run_dir, resume=resume,
-                         estimate=estimate.to_dict() if estimate is not None else None)
+                         estimate=estimate.to_dict() if estimate is not None else None, accepted_rho=accepted_rho)
         self.completeChanged.emit()
 
+    def ask_resume_consent(self) -> float | None:
+        """Show what resuming charges again (``core.pipeline.resume_quote``) and ask; the ρ accepted, or ``None``."""
+        try:
+            quote = self.controller.resume_quote(self.run_dir)
+        except PrivetError as exc:
+            self.resume_text = exc.user_message()
+            QMessageBox.warning(self, "The run cannot be resumed", self.resume_text)
+            return None
+        self.resume_text = quote.words(stage_label)
+        if not quote.charges_anything:
+            return quote.resume_rho
+        answer = QMessageBox.question(
+            self, "Resume and charge the budget again?",
+            self.resume_text + "\n\nResume the run and accept this charge?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+        return quote.resume_rho if answer == QMessageBox.StandardButton.Yes else None
+
+    def resume_words(self) -> str:
+        """What a resume after stopping now would charge again, in words (for the Cancel dialog)."""
+        if self.run_dir is None or not self._resumable():
+            return "A run stopped now cannot be resumed: it has not started its first private step."
+        try:
+            quote = self.controller.resume_quote(self.run_dir)
+        except PrivetError:
+            return "A stopped run can be resumed later; the stage in progress is then drawn and charged again."
+        if not quote.redrawn:
+            return "A stopped run can be resumed later: no stage charged so far would be charged again."
+        listed = ", ".join(stage_label(s) for s, _ in quote.redrawn)
+        return (f"A stopped run can be resumed later: stages that finished are not charged again, but the stage in "
+                f"progress ({listed}) is drawn again and charged again, up to ε = {quote.extra_epsilon:.3g} more.")
+
     def confirm_cancel(self) -> bool:
-        """Ask before stopping; says what has been charged so far (from the ledger)."""
+        """Ask before stopping; says what has been charged so far (from the ledger) and what a resume would cost."""
         answer = QMessageBox.question(
             self, "Stop the run?",
-            "Stop this run?\n\n" + self.charged_now() + "\nA stopped run can be resumed later without "
-            "charging the budget again for stages that already ran.",
+            "Stop this run?\n\n" + self.charged_now() + "\n" + self.resume_words(),
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
         return answer == QMessageBox.StandardButton.Yes
 
@@ -318,7 +361,7 @@ class RunPage(Page):
     def _update_meter(self) -> None:
         spent = sum(r for _, r in self.charged)
         total = max(self.planned_rho, spent)
-        self.meter.set_segments([(stage_label(s), r) for s, r in self.charged], total=total or None)
+        self.meter.set_segments(meter_segments(self.charged), total=total or None)
         delta = self.planned_delta or self.controller.effective_delta()
         spent_eps = self.controller.rho_to_eps(spent, delta)
         self.meter_label.setText(
@@ -328,6 +371,19 @@ class RunPage(Page):
 
     def _log(self, line: str) -> None:
         self.log.appendPlainText(line)
+
+
+def meter_segments(charged: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """One legend entry per charge; a stage charged again after a resume is named so (no duplicate entries)."""
+    seen: dict[str, int] = {}
+    out = []
+    for stage, rho in charged:
+        seen[stage] = seen.get(stage, 0) + 1
+        label = stage_label(stage)
+        if seen[stage] > 1:
+            label += " (charged again on resume)" if seen[stage] == 2 else f" (charged again, {seen[stage]})"
+        out.append((label, rho))
+    return out
 
 
 def _eta_text(eta: float | None) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from core.checkpoints import Checkpoints
 from core.corpus import Corpus
 from core.methods.base import (
     COMMON_NOTES,
@@ -17,7 +18,15 @@ from core.methods.dp_synrag.guidance import guide
 from core.methods.dp_synrag.realisation import check_spec_example, public_example
 from core.methods.dp_synrag.vocabulary import load_vocabulary, word_list_info
 from core.privacy.mechanisms import GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER
-from core.privacy.planner import DPSynRAGPlan, plan_dp_synrag
+from core.privacy.planner import (
+    STAGE_CLUSTER_KEYWORDS,
+    STAGE_HISTOGRAM,
+    STAGE_MEAN,
+    STAGE_PHRASES,
+    STAGE_THRESHOLD,
+    DPSynRAGPlan,
+    plan_dp_synrag,
+)
 from core.runspec import RunSpec
 
 
@@ -99,6 +108,24 @@ class DPSynRAGMethod:
         # A list is recorded by its file name and SHA-256, never by a path (which could name the custodian's folders).
         params["domain_lists"] = [f"{i.file} (sha256 {i.sha256})" for i in map(word_list_info, spec.dp_synrag.domain_lists)]
         return params
+
+    @staticmethod
+    def finished_stages(checkpoints: Checkpoints) -> set[str]:
+        """Charged stages whose released output is checkpointed: a resume reuses it and charges nothing.
+
+        The writing stage is never listed: it checkpoints as it goes, and its unfinished groups are drawn
+        (and charged) again; a resume quote counts it at its planned cost, an upper bound.
+        """
+        done = set()
+        if checkpoints.has(STAGE_PHRASES):
+            done.add(STAGE_PHRASES)
+        if checkpoints.has("histogram"):
+            done.add(STAGE_HISTOGRAM)
+        if checkpoints.has(STAGE_CLUSTER_KEYWORDS):
+            done.add(STAGE_CLUSTER_KEYWORDS)
+        if checkpoints.has("retrieval"):
+            done |= {STAGE_MEAN, STAGE_THRESHOLD}
+        return done
 
     def samplers(self) -> list[str]:
         return sampler_descriptions(GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER)
