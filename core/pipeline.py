@@ -34,7 +34,7 @@ from core.compute.factory import engine_factory, unit_work
 from core.corpus import Corpus, DatasetIdentity, dataset_fingerprint, dataset_identity, load_corpus
 from core.errors import PrivetError
 from core.estimate import estimate
-from core.export import export_release
+from core.export import export_release, release_size
 from core.ledger import Ledger, check_before_run
 from core.methods import registry
 from core.methods.base import MethodContext, PlanSummary, SyntheticDoc
@@ -55,7 +55,7 @@ COMPUTE_SPILL = "compute-spill"  # where a Ray started for this run spills objec
 # file lies (its content is checked by fingerprint), and how much memory and which device are used;
 # none of them changes what a stage draws or what it costs. Any other difference refuses the resume.
 RESUMABLE_CHANGES = (
-    "output", "data.path", "llm.device", "embedder.device", "dp_synrag.batch_rows", "dp_synrag.memory_budget_mb",
+    "output", "privacy.rationale", "data.path", "llm.device", "embedder.device", "dp_synrag.batch_rows", "dp_synrag.memory_budget_mb",
 )
 
 
@@ -226,7 +226,7 @@ def run_pipeline(
     if resume and (run_dir is None or not (Path(run_dir) / "run.json").exists()):  # before anything loads
         raise PrivetError("There is no interrupted run to resume in that folder.", "Start a new run instead.")
     test_mode = spec.test_mode_seed is not None
-    out_dir = Path(spec.output.folder) if spec.output.folder else None
+    out_dir = Path(spec.output.folder) if spec.output.folder and spec.output.export_at_end else None
     if out_dir and not test_mode:
         _check_output_folder(out_dir, spec.output.overwrite)
 
@@ -338,10 +338,16 @@ def run_pipeline(
         end_to_end_dp=summary.end_to_end_dp,
         scope_notes=notes,
         test_mode=test_mode,
+        budget_rationale=spec.privacy.rationale.strip(),
     )
     record.save(run_dir)
     result = RunResult(run_id, run_dir, synthetic_path, len(documents), record, None, diagnostics)
 
+    size = release_size(run_dir) if out_dir and not test_mode else None
+    if size is not None and size.empty:  # an empty release is never written without the custodian's say-so
+        reporter.emit(ProgressEvent("export", "warning", message=f"Not exported: {size.problem} Export it anyway with "
+                                    f"privet export {run_dir} {out_dir} --allow-empty."))
+        out_dir = None
     if out_dir and not test_mode:
         identity = {
             "custodian": spec.output.custodian,

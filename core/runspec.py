@@ -218,9 +218,11 @@ class PrivacySpec:
     delta: float = 0.0  # 0 = the public default: 1e-6, or 1/(10 N) when max_units states N
     max_units: int = 0  # a PUBLIC upper bound N on the number of units (0 = not stated); never the loaded count
     conversion: str = "tight"  # "tight" (Canonne-Kamath-Steinke) or "loose" (seed)
+    rationale: str = ""  # why this budget was chosen, in the custodian's words; printed on the certificate
 
     RULES: ClassVar[dict[str, Rule]] = {
         "epsilon": number("the privacy budget ε", low=0, high=MAX_EPSILON, open_low=True),
+        "rationale": text("why this budget was chosen (printed on the certificate)"),
         "delta": number("δ", low=0, high=1, open_low=True, open_high=True, zero_default=True),
         "conversion": text("the zCDP conversion", choices=("tight", "loose")),
     }
@@ -330,6 +332,8 @@ class OutputSpec:
     custodian: str = ""
     organisation: str = ""
     irb_protocol: str = ""
+    export_at_end: bool = True  # False: the run only keeps the release in its run folder and the desktop
+    # exports it to ``folder`` from its review page (the folder is kept through a resume)
 
     RULES: ClassVar[dict[str, Rule]] = {
         "formats": texts("the export formats", choices=("jsonl", "csv")),

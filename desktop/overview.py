@@ -44,9 +44,8 @@ def recent_runs(limit: int = 50) -> list[RunInfo]:
         runs.append(RunInfo(folder, str(meta.get("run_id", folder.name)), str(meta.get("started_at", "")),
                             str(spec.get("method", "")), str(spec.get("data", {}).get("path", "")),
                             "finished" if done else "interrupted"))
-        if len(runs) >= limit:
-            break
-    return runs
+    runs.sort(key=lambda r: (r.started_at, r.run_id), reverse=True)  # newest first, by when each run started
+    return runs[:limit]
 
 
 def ledger_overview() -> list[DatasetSpend]:

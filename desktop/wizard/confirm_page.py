@@ -109,6 +109,9 @@ class ConfirmPage(Page):
             text += " This is more than the cap: the run will be refused."
         return text
 
+    def is_instruction(self, problem: str) -> bool:
+        return problem.startswith("Tick the box")
+
     def blocking_message(self) -> str:
         if self.plan_result is None:
             return self.message.text() or "The run could not be planned; go back and check the settings."

@@ -11,13 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QGridLayout, QGroupBox, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QMessageBox, QPlainTextEdit,
     QProgressBar, QPushButton, QSplitter, QVBoxLayout,
 )
 
-from core.estimate import duration_words
+from core.estimate import EtaTracker, duration_words
 from core.privacy.budget import charged_summary
 from core.progress import STAGE_LABELS, stage_label
 from desktop.active_runs import ActiveRuns
@@ -27,6 +27,7 @@ from desktop.widgets.stacked_bar import StackedBar
 from desktop.wizard.common import Page
 
 MAX_PREVIEWS = 200
+TICK_MS = 1000  # the time left counts down once a second between progress events
 
 
 class RunPage(Page):
@@ -47,6 +48,11 @@ class RunPage(Page):
         self._resume_dir: Path | None = None
         self._bars: dict[str, tuple[QProgressBar, QLabel]] = {}
         self._n_previews = 0
+        self.tracker: EtaTracker | None = None  # core's time-left model, fed with this run's events
+        self._basis = ""
+        self._tick = QTimer(self)
+        self._tick.setInterval(TICK_MS)
+        self._tick.timeout.connect(self.show_time_left)
 
         self.stages = QGridLayout()
         stage_box = QGroupBox("Stages")
@@ -175,9 +181,10 @@ class RunPage(Page):
         self.resume_button.setVisible(False)
         self.cancel_button.setEnabled(True)
         self.set_message("Running…", error=False)
-        if estimate is not None:
-            self.overall.setText(f"<b>Whole run:</b> {duration_words(estimate.total_s)} left "
-                                 f"(estimate based on {estimate.basis}).")
+        self.tracker = EtaTracker(estimate) if estimate is not None else None
+        self._basis = estimate.basis if estimate is not None else ""
+        self.show_time_left()
+        self._tick.start()
         self._log(f"{'Resuming' if resume else 'Starting'} run {self.run_id} in {self.run_dir}")
         self.relay.start(self.controller.run_spec_dict(), self.run_dir, resume=resume,
                          estimate=estimate.to_dict() if estimate is not None else None)
@@ -226,7 +233,10 @@ class RunPage(Page):
             total = max(int(event["total"]), 0)
             bar.setMaximum(total if total else 0)
             bar.setValue(total if kind == "stage_end" else int(event["done"]))
-            eta.setText("done" if kind == "stage_end" else _eta_text(event.get("eta_s")))
+            if kind == "stage_end":
+                eta.setText("done")
+            elif self.tracker is None:
+                eta.setText(_eta_text(event.get("eta_s")))
             if kind == "stage_start":
                 self._log(f"Started: {stage_label(stage)}" + (f" — {event['message']}" if event.get("message") else ""))
         elif kind == "charged":
@@ -238,12 +248,32 @@ class RunPage(Page):
         elif kind in ("log", "done"):
             if event.get("message"):
                 self._log(event["message"])
-        overall = event.get("overall_eta_s")
-        if overall is not None and self.state == "running":
-            self.overall.setText(f"<b>Whole run:</b> {duration_words(float(overall))} left "
-                                 "(refined as stages finish).")
+        if self.tracker is not None:
+            self.tracker.update(event)
+            if kind in ("stage_start", "progress", "stage_end"):
+                self.show_time_left()
+
+    def time_left_s(self) -> float | None:
+        """The whole run's time left from core's tracker (None without an estimate)."""
+        return self.tracker.remaining_s() if self.tracker is not None else None
+
+    def show_time_left(self) -> None:
+        """Show the time left of the whole run and of the current stage (called on events and every second)."""
+        if self.state != "running" or self.tracker is None:
+            return
+        left = self.tracker.remaining_s()
+        basis = ("refined from this run's progress" if self.tracker.refined
+                 else f"estimate based on {self._basis}")
+        self.overall.setText(f"<b>Whole run:</b> {duration_words(max(left, 1.0))} left ({basis}).")
+        for stage, (_bar, eta) in self._bars.items():
+            if eta.text() == "done":
+                continue
+            stage_left = self.tracker.stage_remaining_s(stage)
+            if stage_left is not None and self.tracker.started(stage):
+                eta.setText(_eta_text(max(stage_left, 1.0)))
 
     def on_succeeded(self, result: dict[str, Any]) -> None:
+        self._tick.stop()
         self.result = result
         self.state = "succeeded"
         self.cancel_button.setEnabled(False)
@@ -254,6 +284,7 @@ class RunPage(Page):
         self.completeChanged.emit()
 
     def on_cancelled(self, message: str) -> None:
+        self._tick.stop()
         self.state = "cancelled"
         self.cancel_button.setEnabled(False)
         self.resume_button.setVisible(self._resumable())
@@ -268,6 +299,7 @@ class RunPage(Page):
         self.completeChanged.emit()
 
     def on_failed(self, message: str, resumable: bool) -> None:
+        self._tick.stop()
         self.state = "failed"
         self.failure = message
         self.cancel_button.setEnabled(False)

@@ -36,7 +36,9 @@ class DPSynRAGMethod:
         if plan.refine:
             derived.update(sigma_mu=plan.sigma_mu, eps_theta=plan.eps_theta)
         derived.update(c_over_tau=plan.c_over_tau, c=plan.c)
-        warnings = list(dp_synrag_guidance(spec, delta, n_units).warnings)
+        guidance = dp_synrag_guidance(spec, delta, n_units)
+        derived["min_topic_units"] = guidance.min_topic_support  # public: from σ_h and the public vocabulary
+        warnings = list(guidance.warnings)
         if p.k > n_units:
             warnings.append(
                 f"The target cluster size k={p.k} exceeds the number of units; clusters will be small "
