@@ -32,6 +32,8 @@ MODEL_LOAD_S_PER_GB = 8.0
 CALIBRATION_FILE = "calibration.json"
 MIN_STAGE_S_FOR_CALIBRATION = 5.0  # stages shorter than this say little about speed
 CALIBRATION_BOUNDS = (0.05, 50.0)
+NOT_COMPUTE = frozenset({"models"})  # stages whose speed is not the model's (start-up, loading weights)
+MODEL_LOAD_BASE_S = 15.0  # start-up of the run process (imports, tokenizer) before any weights are read
 
 
 @dataclass(frozen=True)
@@ -156,7 +158,7 @@ def estimate(spec: Any, n_units: int, model_bytes: float | None = None, calibrat
     def llm(prompt_tokens: float, row_tokens: float) -> float:
         return prompt_tokens / prefill + row_tokens / decode
 
-    stages: list[tuple[str, float]] = [("models", 3.0 + MODEL_LOAD_S_PER_GB * size / 1e9)]
+    stages: list[tuple[str, float]] = [("models", MODEL_LOAD_BASE_S + MODEL_LOAD_S_PER_GB * size / 1e9)]
     if spec.method == "rpsg":
         r = spec.rpsg
         stages += [
@@ -254,6 +256,8 @@ class EtaTracker:
         planned = self._planned()
         est = act = 0.0
         for stage, seconds in self._actual.items():
+            if stage in NOT_COMPUTE:  # loading says nothing about how fast the model computes
+                continue
             if stage in planned and max(planned[stage], seconds) >= MIN_STAGE_S_FOR_CALIBRATION:
                 est += planned[stage]
                 act += seconds
@@ -297,9 +301,12 @@ class EtaTracker:
         return [(s, raw[s], a) for s, a in self._actual.items()
                 if s in raw and raw[s] > 0 and max(self._planned().get(s, 0.0), a) >= MIN_STAGE_S_FOR_CALIBRATION]
 
+    def _compute_measured(self) -> list[tuple[str, float, float]]:
+        return [m for m in self._measured() if m[0] not in NOT_COMPUTE]
+
     def finished_factor(self) -> float | None:
         """Measured ÷ uncalibrated estimate over the measured stages (to remember), or None."""
-        pairs = self._measured()
+        pairs = self._compute_measured()
         est = sum(e for _, e, _ in pairs)
         act = sum(a for _, _, a in pairs)
         return act / est if est > 0 and act > 0 else None

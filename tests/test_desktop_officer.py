@@ -291,7 +291,11 @@ def test_eta_tracker_refines_the_overall_time_from_finished_stages():
     tracker.update({"stage": "private_prediction", "kind": "stage_start"})
     now[0] = 300.0
     tracker.update({"stage": "private_prediction", "kind": "progress", "done": 1, "total": 4})
-    assert tracker.remaining_s() == pytest.approx(300.0), "the current stage's own rate: 100 s per group"
+    # A quarter done in 100 s: its own rate says 400 s for the stage, the plan times the factor 600 s;
+    # the blend trusts the rate by the share done: 0.25 * 400 + 0.75 * 600 = 550 s, 100 s of it spent.
+    assert tracker.remaining_s() == pytest.approx(450.0), "the current stage's own rate, blended with the plan"
+    tracker.update({"stage": "private_prediction", "kind": "progress", "done": 3, "total": 4})
+    assert tracker.remaining_s() == pytest.approx(0.75 * 100 / 0.75 * 1 + 0.25 * 600 - 100), "mostly its own rate"
     assert tracker.finished_factor() == pytest.approx(2.0)
 
 
@@ -411,7 +415,7 @@ def test_certificate_has_a_parameter_table_prose_and_the_number_of_documents(tmp
     words = " ".join(cert["summary"])
     assert "e^epsilon =" not in words and "22,000 times" in words and "2 synthetic documents" in words
     html = render_html(cert)
-    assert "<th>parameter</th><th>value</th><th>meaning</th>" in html
+    assert ">parameter</th><th width='16%' align='left'>value</th><th width='60%' align='left'>meaning</th>" in html
     assert "0.1788" in html and "0.1788000238739732" not in html and "noise added to each keyword count" in html
     assert "c=0.1788" not in html and "Alma Fenwick" not in html
     assert "Synthetic documents released: <b>2</b>" in html

@@ -260,7 +260,8 @@ def build_certificate(
             "privet_commit": record.privet_commit,
             "privet_bundle": record.privet_bundle,
         },
-        "summary": plain_summary(record) + ([f"This release contains {documents} synthetic documents."]
+        "summary": plain_summary(record) + ([f"This release contains {documents} synthetic "
+                                             f"document{'' if documents == 1 else 's'}."]
                                             if documents is not None else []),
         "guarantee": {
             "end_to_end_dp": record.end_to_end_dp,

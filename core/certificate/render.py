@@ -38,8 +38,10 @@ def _bytes(value: Any) -> str:
 
 
 def _rows(pairs: list[tuple[str, str]]) -> str:
-    body = "".join(f"<tr><th width='32%' align='left'>{_e(k)}</th><td width='68%' align='left'>{v}</td></tr>"
-                   for k, v in pairs)
+    """A two-column table of name and value; the widths on its first row hold for all (fpdf2 reads them there)."""
+    first = (" width='32%'", " width='68%'")  # <td>, not <th>: fpdf2 would repeat a <th> first row as a header
+    body = "".join(f"<tr><td{first[0] if i == 0 else ''} align='left'><b>{_e(k)}</b></td>"
+                   f"<td{first[1] if i == 0 else ''} align='left'>{v}</td></tr>" for i, (k, v) in enumerate(pairs))
     return f"<table width='100%' border='1' cellspacing='0' cellpadding='3'>{body}</table>"
 
 
@@ -47,8 +49,7 @@ def _table(headers: list[str], rows: list[list[str]], widths: list[int] | None =
     """A table; ``widths`` (percent, summing to 100) keep long words from breaking in the PDF."""
     width = [f" width='{w}%'" for w in widths] if widths else [""] * len(headers)
     head = "".join(f"<th{w} align='left'>{_e(h)}</th>" for h, w in zip(headers, width))
-    body = "".join("<tr>" + "".join(f"<td{w} align='left'>{c}</td>" for c, w in zip(row, width)) + "</tr>"
-                   for row in rows)
+    body = "".join("<tr>" + "".join(f"<td align='left'>{c}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table width='100%' border='1' cellspacing='0' cellpadding='3'><tr>{head}</tr>{body}</table>"
 
 
@@ -132,7 +133,7 @@ def _params(params: dict[str, Any]) -> str:
     """The method's parameters as a table: name, rounded value, meaning."""
     rows = [[_e(k), _value(v), _e(PARAMETER_MEANINGS.get(k, ""))]
             for k, v in params.items() if k not in HIDDEN_PARAMETERS]
-    return _table(["parameter", "value", "meaning"], rows, [24, 16, 60]) if rows else "<p>—</p>"
+    return _table(["parameter", "value", "meaning"], rows, [30, 12, 58]) if rows else "<p>—</p>"
 
 
 def _guarantee(cert: dict[str, Any]) -> str:
@@ -245,7 +246,8 @@ def _summary_page(cert: dict[str, Any]) -> str:
     released = cert.get("documents_released")
     ident = cert.get("dataset_identity") or {}
     files = ", ".join(o["file"] for o in cert["outputs"]) or "none"
-    what = (f"{'An unknown number of' if released is None else released} synthetic documents"
+    what = (f"{'An unknown number of' if released is None else released} synthetic "
+            f"document{'' if released == 1 else 's'}"
             f"{' (an empty release)' if released == 0 else ''}, written by Privet {_e(i['privet_version'])} with "
             f"{_e(i['method_name'])}. Dataset: {_e(ident.get('name') or 'not named by the custodian')}. "
             f"Run on {_e(i.get('run_date', ''))}; certificate created on {_e(cert.get('created_on', ''))}. "
@@ -339,4 +341,7 @@ def _pdf_body(html_text: str) -> str:
     body = match.group(1) if match else html_text
     body = re.sub(r"</?span[^>]*>", "", body)  # styling spans: fpdf2 allows no nested tags in cells
     body = re.sub(r"</?div[^>]*>", "", body)
+    # Bold outside tables: fpdf2 carries it into the next table's cells, so text outside tables loses it.
+    parts = re.split(r"(<table.*?</table>)", body, flags=re.S)
+    body = "".join(p if p.startswith("<table") else re.sub(r"</?b>", "", p) for p in parts)
     return body.replace("cellpadding='3'", "cellpadding='1'")

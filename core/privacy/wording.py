@@ -91,7 +91,8 @@ def _meaning(band: str, factor: str, unit: str) -> str:
         return (f"{bound}: this limits what can be learnt about any one {unit}, but someone who already knows "
                 f"a lot about a {unit} may still learn something more.")
     if band == "weak":
-        return (f"{bound}. That bound is loose: it does not stop someone from learning about a {unit} who stands "
+        who = "who" if unit == "person" else "that"
+        return (f"{bound}. That bound is loose: it does not stop someone from learning about a {unit} {who} stands "
                 "out. Do not describe this release as protecting individuals.")
     return (f"{bound}. That bound is so loose that it gives no meaningful protection to any one {unit}. "
             "Do not rely on it.")

@@ -75,16 +75,6 @@ class BudgetPage(Page):
         self.conversion.setToolTip("How the ledger's running total (kept in zero-concentrated DP, ρ) is turned into "
                                    "ε at δ. Tight is exact and recommended; loose is the older, larger formula.")
 
-        eps_row = QHBoxLayout()
-        eps_row.addWidget(self.slider, 1)
-        eps_row.addWidget(self.epsilon)
-        form = QFormLayout()
-        form.addRow("&ε (epsilon):", eps_row)
-        form.labelForField(eps_row).setBuddy(self.epsilon)
-        form.addRow("&δ (delta):", self.delta)
-        form.labelForField(self.delta).setBuddy(self.delta)
-        form.addRow("", self.delta_meaning)
-
         self.band = QLabel()
         self.band.setWordWrap(True)
         self.band.setObjectName("band")
@@ -101,6 +91,16 @@ class BudgetPage(Page):
                                           "IRB for internal analysis'. It is printed on the certificate.")
         self.rationale.setToolTip("Why this ε: printed on the certificate's first page. Do not put private "
                                   "details here.")
+        eps_row = QHBoxLayout()
+        eps_row.addWidget(self.slider, 1)
+        eps_row.addWidget(self.epsilon)
+        form = QFormLayout()
+        form.addRow("&ε (epsilon):", eps_row)
+        form.labelForField(eps_row).setBuddy(self.epsilon)
+        form.addRow("&δ (delta):", self.delta)
+        form.labelForField(self.delta).setBuddy(self.delta)
+        form.addRow("", self.delta_meaning)
+
         self.unit = QLabel()
         self.unit.setWordWrap(True)
         self.ledger = QLabel()
