@@ -35,7 +35,7 @@ RUN_FILE = "run.json"  # the run's spec: [output] formats says which of CORPUS_F
 REQUIRED_FILE = "synthetic.jsonl"
 HTML_FILE = "certificate.html"
 PDF_FILE = "certificate.pdf"
-FEW_DOCUMENTS = 5  # a release with fewer synthetic documents than this is asked about before export
+FEW_SHARE = 0.1  # a release with fewer than this share of the documents asked for (R) is asked about
 
 
 @dataclass(frozen=True)
@@ -73,13 +73,14 @@ def release_size(run_dir: Path) -> ReleaseSize:
     path = run_dir / REQUIRED_FILE
     with open(path, encoding="utf-8") as handle:
         n = sum(1 for line in handle if line.strip())
-    if n >= FEW_DOCUMENTS:
-        return ReleaseSize(n, "")
     record = PrivacyRecord.load(run_dir)
+    asked = record.method_parameters.get("R") if record.method != "rpsg" else None
+    if n > 0 and not (isinstance(asked, (int, float)) and n < FEW_SHARE * asked):
+        return ReleaseSize(n, "")
     head = ("This run produced no synthetic documents: the release would be empty, yet it is signed and counted "
             "as a release of this dataset" if n == 0 else
-            f"This run produced only {n} synthetic document{'s' if n != 1 else ''}, too few to be useful for most "
-            "purposes")
+            f"This run produced only {n} synthetic document{'s' if n != 1 else ''} of the up to {asked:g} asked "
+            "for, too few to be useful for most purposes")
     return ReleaseSize(n, f"{head}. Why: {_why_few(record)}. The budget it spent stays spent either way. "
                           "What to do: run again with a larger ε, more data or fewer, larger topics; or "
                           "export anyway if a small release is what you need.")

@@ -284,6 +284,14 @@ def test_an_empty_release_asks_before_exporting(wizard, tmp_path):
     assert out is not None and (out / "certificate.json").is_file()
 
 
+def test_very_few_documents_of_those_asked_for_are_asked_about_too(wizard, tmp_path):
+    few = finished_run(tmp_path / "runs" / "20261201-few", 4.0, 1)  # R = 24 asked for
+    size = wizard.controller.release_size(few)
+    assert not size.empty and "only 1 synthetic document of the up to 24" in size.problem
+    rewrites = finished_run(tmp_path / "runs" / "20261201-rpsg", 4.0, 1, method="rpsg", end_to_end_dp=False)
+    assert wizard.controller.release_size(rewrites).problem == "", "RPSG asks for no number of documents"
+
+
 def test_a_full_release_is_exported_without_a_question(wizard, tmp_path):
     run = finished_run(tmp_path / "runs" / "20261201-full", 4.0, 12)
     wizard.run_page.result = {"run_dir": str(run), "synthetic_path": str(run / "synthetic.jsonl"), "n_synthetic": 12}
