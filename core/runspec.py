@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 import tomli_w
 
 from core.errors import PrivetError
+from core.wording import MODERATE_MAX, WEAK_MAX, factor_words
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class ModelChoice:
 
 
 # Above this epsilon the run goes ahead with a loud warning; above the hard limit it is refused.
-WEAK_EPSILON = 20.0
+WEAK_EPSILON = WEAK_MAX  # core.wording: above it, no meaningful protection
 MAX_EPSILON = 100.0
 
 
@@ -414,9 +415,10 @@ class RunSpec:
         out = []
         if isinstance(eps, (int, float)) and eps > WEAK_EPSILON:
             out.append(
-                f"ε = {eps:g} is far above common guidance (ε ≤ 10): at this ε the guarantee gives weak "
-                "protection (each person's or document's presence may change the output's probabilities by "
-                f"a factor up to e^{eps:g}). Use ε ≤ 10 unless the custodian has accepted this."
+                f"ε = {eps:g} is far above common guidance (weak protection above ε = {MODERATE_MAX:g}, no "
+                f"meaningful protection above ε = {WEAK_MAX:g}): each person's or document's presence may change "
+                f"the output's probabilities {factor_words(eps)}. Lower ε unless the custodian has recorded why "
+                "this is accepted."
             )
         return out
 

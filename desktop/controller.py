@@ -22,7 +22,7 @@ from core.estimate import estimate
 from core.export import ReleaseSize, export_release, release_size
 from core.ledger import Ledger
 from core.paths import data_dir
-from core.privacy.wording import guarantee_words
+from core.wording import guarantee_words
 from core.privacy.budget import RECOMMENDED_EPSILON, cumulative_after, epsilon_of, resolve_delta, run_spend
 from core.runspec import METHOD_NAMES, RunSpec
 from core.internal_check import InternalCheck, find_identifiers, private_identifiers

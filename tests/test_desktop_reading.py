@@ -21,7 +21,7 @@ from core.certificate.build import rare_topics_words
 from core.certificate.privacy_record import PrivacyRecord
 from core.certificate.signing import load_public_key_pem, load_signing_key, public_key_fingerprint
 from core.estimate import Estimate, EtaTracker, calibration_key, estimate, load_calibration, save_calibration
-from core.privacy.wording import BANDS, band_of, guarantee_words
+from core.wording import BANDS, band_of, guarantee_words
 from core.runspec import ModelChoice, RunSpec
 from desktop.controller import WizardController
 from desktop.settings import DesktopSettings

@@ -19,7 +19,7 @@ from core.certificate.privacy_record import PrivacyRecord, sampler_kind
 from core.certificate.signing import SigningKey, load_signing_key, public_key_fingerprint
 from core.errors import PrivetError
 from core.privacy.conversion import rho_to_eps
-from core.privacy.wording import guarantee_words
+from core.wording import guarantee_words
 
 if TYPE_CHECKING:
     from core.ledger import Ledger
