@@ -117,6 +117,13 @@ class BudgetPage(Page):
         advanced_layout.setContentsMargins(0, 0, 0, 0)
         conversion_form = QFormLayout()
         conversion_form.addRow("&Conversion:", self.conversion)
+        conversion_note = QLabel("How the ledger's running total ρ (zero-concentrated DP, which adds up exactly "
+                                 "across runs) is turned into ε at δ. Keep tight.")
+        conversion_note.setWordWrap(True)
+        conversion_form.addRow("", conversion_note)
+        derived_note = QLabel("Noise levels the plan derives from ε (each with what it means):")
+        derived_note.setWordWrap(True)
+        conversion_form.addRow("", derived_note)
         advanced_layout.addLayout(conversion_form)
         self.derived_box = QWidget()
         self.derived = QFormLayout(self.derived_box)

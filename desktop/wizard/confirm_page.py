@@ -31,7 +31,7 @@ class ConfirmPage(Page):
         self.recorded = QLabel()
         self.recorded.setWordWrap(True)
         self.recorded.setObjectName("recorded")
-        self.recorded.setStyleSheet("font-size: 14px; font-weight: bold; color: #b71c1c;")
+        self.recorded.setStyleSheet("font-size: 14px; font-weight: bold;")  # important, not an error: no red
         self.cumulative = QLabel()
         self.cumulative.setWordWrap(True)
         self.cumulative.setObjectName("cumulative")

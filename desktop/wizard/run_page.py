@@ -356,7 +356,8 @@ class RunPage(Page):
         self.meter_label.setText(
             f"Charged so far: ε = {spent_eps:.3g} of ε = {self.planned_epsilon:g} planned for this run "
             f"(at δ = {delta:.2g}). <span style='color:#757575'>Advanced: ρ = {spent:.4g} of "
-            f"{self.planned_rho:.4g} (zCDP).</span>")
+            f"{self.planned_rho:.4g} (ρ is the ledger's running total in zero-concentrated DP; ε is its "
+            "conversion at δ).</span>")
 
     def _log(self, line: str) -> None:
         self.log.appendPlainText(line)
