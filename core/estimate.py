@@ -44,18 +44,21 @@ class Estimate:
     stages: list[tuple[str, float]]
     basis: str
     raw: list[tuple[str, float]] = field(default_factory=list)
+    items: dict[str, float] = field(default_factory=dict)  # planned work items per stage (groups, units)
 
     @property
     def total_s(self) -> float:
         return sum(s for _, s in self.stages)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"stages": [list(p) for p in self.stages], "basis": self.basis, "raw": [list(p) for p in self.raw]}
+        return {"stages": [list(p) for p in self.stages], "basis": self.basis, "raw": [list(p) for p in self.raw],
+                "items": dict(self.items)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Estimate:
         return cls([(str(s), float(v)) for s, v in data.get("stages", [])], str(data.get("basis", "")),
-                   [(str(s), float(v)) for s, v in data.get("raw", [])])
+                   [(str(s), float(v)) for s, v in data.get("raw", [])],
+                   {str(s): float(v) for s, v in dict(data.get("items", {})).items()})
 
 
 def _device_kind(device: str) -> str:
@@ -187,8 +190,11 @@ def estimate(spec: Any, n_units: int, model_bytes: float | None = None, calibrat
         ]
     else:  # dp_synth and methods without a model of their own: one generation per unit
         stages += [("private_prediction", llm(n * prompt, n * p.T))]
+    items = {"keywords": float(n), "embedding": float(n)}
+    if spec.method == "dp_synrag":  # one group per topic: at most R, fewer when few topics clear the noise
+        items.update(private_prediction=float(p.R), self_filter=float(p.R))
     return Estimate([(s, float(v) * per_stage.get(s, factor)) for s, v in stages], basis,
-                    [(s, float(v)) for s, v in stages])
+                    [(s, float(v)) for s, v in stages], items)
 
 
 @dataclass
@@ -209,6 +215,7 @@ class EtaTracker:
     _progress: dict[str, tuple[float, float]] = field(default_factory=dict)  # stage -> (fraction done, when)
     _current: str = ""
     _finished: bool = False
+    _totals: dict[str, int] = field(default_factory=dict)  # work items each stage reported (e.g. its groups)
 
     def update(self, event: dict[str, Any]) -> None:
         stage, kind, now = str(event.get("stage", "")), event.get("kind"), self.clock()
@@ -218,7 +225,9 @@ class EtaTracker:
             self._progress.pop(stage, None)
             self._current = stage
             self._skip_before(stage)
-        elif kind == "progress" and stage in self._started:
+        if kind in ("stage_start", "progress") and int(event.get("total", 0) or 0) > 0:
+            self._totals[stage] = int(event["total"])
+        if kind == "progress" and stage in self._started:
             fraction = event.get("fraction")
             if fraction is None:
                 done, total = int(event.get("done", 0)), int(event.get("total", 0))
@@ -249,7 +258,15 @@ class EtaTracker:
                 self._skipped.add(earlier)
 
     def _planned(self) -> dict[str, float]:
-        return dict(self.estimate.stages)
+        """Each stage's estimate, rescaled once the stage says how many items it really has (the topics that
+        cleared the noise are known only when private prediction starts)."""
+        planned = dict(self.estimate.stages)
+        return {stage: seconds * self._scale(stage) for stage, seconds in planned.items()}
+
+    def _scale(self, stage: str) -> float:
+        expected = self.estimate.items.get(stage, 0.0)
+        total = self._totals.get(stage)
+        return total / expected if total is not None and expected > 0 else 1.0
 
     def factor(self) -> float:
         """Measured ÷ estimated time over the stages long enough to say something (1.0 before any)."""
@@ -297,7 +314,7 @@ class EtaTracker:
 
     def _measured(self) -> list[tuple[str, float, float]]:
         """(stage, uncalibrated estimate, measured seconds) of the stages long enough to say something."""
-        raw = dict(self.estimate.raw) or self._planned()
+        raw = {s: v * self._scale(s) for s, v in self.estimate.raw} or self._planned()
         return [(s, raw[s], a) for s, a in self._actual.items()
                 if s in raw and raw[s] > 0 and max(self._planned().get(s, 0.0), a) >= MIN_STAGE_S_FOR_CALIBRATION]
 

@@ -231,6 +231,17 @@ def test_after_a_resume_stages_done_before_count_as_done():
     assert tracker.remaining_s() == pytest.approx(60.0), "it counts down without events"
 
 
+def test_a_stage_with_fewer_groups_than_planned_is_priced_by_its_real_count():
+    now = [0.0]
+    tracker = EtaTracker(Estimate([("private_prediction", 240.0)], "t", [("private_prediction", 120.0)],
+                                  {"private_prediction": 24.0}), clock=lambda: now[0])
+    tracker.update({"kind": "stage_start", "stage": "private_prediction", "done": 0, "total": 6})
+    assert tracker.remaining_s() == pytest.approx(60.0), "6 topics cleared the noise, not 24"
+    now[0] = 100.0
+    tracker.update({"kind": "stage_end", "stage": "private_prediction", "done": 6, "total": 6})
+    assert tracker.stage_factors() == {"private_prediction": pytest.approx(100.0 / 30.0)}
+
+
 def test_loading_the_models_does_not_scale_the_compute_estimate():
     now = [0.0]
     tracker = EtaTracker(Estimate([("models", 5.0), ("private_prediction", 100.0)], "t"), clock=lambda: now[0])
