@@ -7,8 +7,8 @@ from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
-    QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPlainTextEdit, QSlider, QVBoxLayout,
-    QWidget,
+    QComboBox, QDoubleSpinBox, QFormLayout, QFrame, QGroupBox, QHBoxLayout, QLabel, QPlainTextEdit, QScrollArea,
+    QSlider, QVBoxLayout, QWidget,
 )
 
 from core.certificate.render import PARAMETER_MEANINGS
@@ -135,7 +135,15 @@ class BudgetPage(Page):
         split_layout.addWidget(self.split)
         split_layout.addWidget(self.split_caption)
 
-        layout = QVBoxLayout(self)
+        body = QWidget()  # scrolls: with Advanced open the page is taller than the wizard
+        layout = QVBoxLayout(body)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(body)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll, 1)
         layout.addLayout(form)
         layout.addWidget(self.band)
         layout.addWidget(self.meaning)
@@ -149,7 +157,7 @@ class BudgetPage(Page):
         layout.addWidget(self.warnings)
         layout.addWidget(self.advanced)
         layout.addStretch(1)
-        layout.addWidget(self.message)
+        outer.addWidget(self.message)
 
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
@@ -262,8 +270,8 @@ class BudgetPage(Page):
             return
         self.split.set_segments([(stage_label(name), rho) for name, rho in plan.stages])
         self.split_caption.setText(
-            f"This run: ε = {plan.epsilon:g} at δ = {plan.delta:.2g}, shared between the steps above; each step "
-            "adds noise in proportion to its share (the noise levels are under Advanced).")
+            f"This run: ε = {plan.epsilon:g} at δ = {plan.delta:.2g}, shared between the steps above; a larger "
+            "share means less noise for that step (the noise levels are under Advanced).")
         # The plan's warnings include core's δ warnings (core.privacy.planner.delta_warnings).
         self.warnings.setText("\n".join(f"⚠ {w}" for w in plan.warnings))
         shown = {"rho_total": plan.rho_total, **plan.derived}
