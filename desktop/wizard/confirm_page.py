@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWizard
 
 from core.errors import PrivetError
 from core.estimate import duration_words
+from core.wording import guarantee_words
 from desktop.active_runs import ActiveRuns
 from desktop.controller import METHOD_SHORT_NAMES, WizardController
 from desktop.widgets.collapsible import Collapsible
@@ -68,8 +69,9 @@ class ConfirmPage(Page):
             ("Data", f"{escape(spec.data.path)}"
                      + (f" — {summary.n_units} units ({summary.unit_kind}s)" if summary else "")),
             ("Method", METHOD_SHORT_NAMES.get(spec.method, spec.method)),
-            ("Privacy", f"ε = {spec.privacy.epsilon:g}, δ = {plan.delta:.2g}" if plan
-             else f"ε = {spec.privacy.epsilon:g}"),
+            ("Privacy", (f"ε = {spec.privacy.epsilon:g}, δ = {plan.delta:.2g}" if plan
+                         else f"ε = {spec.privacy.epsilon:g}")
+             + f" — {guarantee_words(spec.privacy.epsilon, 1e-6).headline.lower()}"),
             ("Unit of privacy", escape(self.controller.unit_description())),
             ("Model", MODEL_NAMES.get(spec.llm.source, spec.llm.source)
                       + (f" ({escape(spec.llm.path)})" if spec.llm.path else "") + f", device {spec.llm.device}"),
@@ -77,7 +79,8 @@ class ConfirmPage(Page):
             ("Synthetic documents", "one per private document" if spec.method == "rpsg"
              else f"up to {spec.dp_synrag.R}"),
             ("Formats", ", ".join(out.formats)),
-            ("Export folder", escape(out.folder or "(chosen when exporting)")),
+            ("Export folder", escape(f"{self.controller.export_folder()} (one folder per run inside it; "
+                                     "you can change it when exporting)")),
             ("Custodian", escape(out.custodian or "(not given)")),
             ("Organisation", escape(out.organisation or "(not given)")),
             ("IRB protocol", escape(out.irb_protocol or "(not given)")),
