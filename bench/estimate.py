@@ -48,6 +48,8 @@ class TimingReporter:
     samples: list[tuple[float, float]] = field(default_factory=list)  # (elapsed, predicted time left)
     stages: dict[str, float] = field(default_factory=dict)
     _starts: dict[str, float] = field(default_factory=dict)
+    trace: Path | None = None
+    _traced: float = 0.0
 
     def emit(self, event: ProgressEvent) -> None:
         data = event.to_dict()
@@ -59,6 +61,11 @@ class TimingReporter:
             self.stages[event.stage] = now - self._starts[event.stage]
         if not self.samples or now - self.samples[-1][0] >= 1.0:
             self.samples.append((now, self.tracker.remaining_s()))
+            if self.trace is not None and (len(self.samples) == 1 or now - self._traced >= 60.0):
+                self._traced = now  # a line a minute: what the Run page would show, even if the run is cut short
+                with open(self.trace, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps({"elapsed_s": round(now, 1), "predicted_left_s": round(self.samples[-1][1], 1),
+                                         "stage": event.stage}) + "\n")
 
     def cancelled(self) -> bool:
         return False
@@ -66,6 +73,7 @@ class TimingReporter:
 
 def case_spec(name: str, work: Path) -> RunSpec:
     spec = RunSpec.load(DEMO_SPEC)
+    spec.data.dataset_name = f"bench-{name}"  # each case its own dataset: a subset may equal the whole corpus
     if name == "demo":
         return spec
     if not name.startswith(("tiny-", "smol-")):
@@ -99,7 +107,10 @@ def run_case(name: str, work: Path) -> dict[str, Any]:
                          person_column=data.person_column, max_unit_chars=data.max_unit_chars)
     n_units = len(corpus.units)
     planned = estimate(spec, n_units)
-    reporter = TimingReporter(EtaTracker(planned))
+    reporter = TimingReporter(EtaTracker(planned), trace=work / f"trace-{name}.jsonl")
+    with open(reporter.trace, "w", encoding="utf-8") as fh:  # type: ignore[arg-type]
+        fh.write(json.dumps({"case": name, "units": n_units, "estimate_s": round(planned.total_s, 1),
+                             "basis": planned.basis}) + "\n")
     start = time.monotonic()
     result = run_pipeline(spec, reporter, run_dir=work / f"run-{name}")
     actual = time.monotonic() - start
@@ -138,13 +149,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", default="tiny-120,tiny-600,smol-200,demo")
     parser.add_argument("--json-out", type=Path, default=None)
+    parser.add_argument("--work", type=Path, default=None,
+                        help="keep the data folder (ledger, calibration) and runs here instead of a temporary folder; "
+                             "a calibration.json already in WORK/home is used, as a later run on this computer would")
     args = parser.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory(prefix="privet-bench-estimate-") as tmp:
-        os.environ["PRIVET_HOME"] = str(Path(tmp) / "home")
-        Path(os.environ["PRIVET_HOME"]).mkdir()
+        work = args.work.resolve() if args.work else Path(tmp)
+        os.environ["PRIVET_HOME"] = str(work / "home")
+        Path(os.environ["PRIVET_HOME"]).mkdir(parents=True, exist_ok=True)
         for name in args.cases.split(","):
-            row = run_case(name.strip(), Path(tmp))
+            row = run_case(name.strip(), work)
             rows.append(row)
             print(json.dumps(row), flush=True)
             if args.json_out:

@@ -32,6 +32,7 @@ MODEL_LOAD_S_PER_GB = 8.0
 CALIBRATION_FILE = "calibration.json"
 MIN_STAGE_S_FOR_CALIBRATION = 5.0  # stages shorter than this say little about speed
 CALIBRATION_BOUNDS = (0.05, 50.0)
+TRUST_RATE_AFTER = 0.1  # share of a stage after which its own rate alone says how long it takes
 NOT_COMPUTE = frozenset({"models"})  # stages whose speed is not the model's (start-up, loading weights)
 MODEL_LOAD_BASE_S = 15.0  # start-up of the run process (imports, tokenizer) before any weights are read
 
@@ -201,9 +202,10 @@ def estimate(spec: Any, n_units: int, model_bytes: float | None = None, calibrat
 class EtaTracker:
     """Refines the time left from progress events (``ProgressEvent.to_dict()`` dicts).
 
-    A finished stage tells how much slower or faster than estimated this computer is (the factor applied
-    to the stages still to come); the current stage's time left blends its estimate with its own rate,
-    trusting the rate more as the stage goes on, and counts down between events. A stage that starts
+    A finished stage, and the current one once a tenth of it is done, tell how much slower or faster than
+    estimated this computer is (the factor applied to the stages still to come); the current stage's time
+    left blends its estimate with its own rate, trusting the rate alone after a tenth of the stage, and
+    counts down between events. A stage that starts
     marks every earlier planned stage that never reported as done (skipped, or finished before a resume).
     """
 
@@ -278,6 +280,11 @@ class EtaTracker:
             if stage in planned and max(planned[stage], seconds) >= MIN_STAGE_S_FOR_CALIBRATION:
                 est += planned[stage]
                 act += seconds
+        stage = self._current
+        fraction, when = self._progress.get(stage, (0.0, 0.0))
+        if stage in planned and stage not in NOT_COMPUTE and fraction >= TRUST_RATE_AFTER and stage in self._started:
+            est += planned[stage] * fraction  # the stage under way says how fast this computer is right now
+            act += when - self._started[stage]
         if est <= 0 or act <= 0:
             return 1.0
         return _clamp(act / est)
@@ -296,7 +303,8 @@ class EtaTracker:
         if fraction > 0.0:
             at_event = when - self._started[stage]
             measured = at_event / fraction  # the whole stage at the rate seen so far
-            expected = measured if planned is None else fraction * measured + (1.0 - fraction) * expected
+            trust = 1.0 if planned is None else min(fraction / TRUST_RATE_AFTER, 1.0)
+            expected = trust * measured + (1.0 - trust) * expected
         elif planned is None:
             return None
         return max(expected - elapsed, 0.0)

@@ -291,11 +291,9 @@ def test_eta_tracker_refines_the_overall_time_from_finished_stages():
     tracker.update({"stage": "private_prediction", "kind": "stage_start"})
     now[0] = 300.0
     tracker.update({"stage": "private_prediction", "kind": "progress", "done": 1, "total": 4})
-    # A quarter done in 100 s: its own rate says 400 s for the stage, the plan times the factor 600 s;
-    # the blend trusts the rate by the share done: 0.25 * 400 + 0.75 * 600 = 550 s, 100 s of it spent.
-    assert tracker.remaining_s() == pytest.approx(450.0), "the current stage's own rate, blended with the plan"
+    assert tracker.remaining_s() == pytest.approx(300.0), "the current stage's own rate: 100 s per group"
     tracker.update({"stage": "private_prediction", "kind": "progress", "done": 3, "total": 4})
-    assert tracker.remaining_s() == pytest.approx(0.75 * 100 / 0.75 * 1 + 0.25 * 600 - 100), "mostly its own rate"
+    assert tracker.remaining_s() == pytest.approx(100 / 0.75 - 100)
     assert tracker.finished_factor() == pytest.approx(2.0)
 
 

@@ -221,6 +221,20 @@ def test_time_left_counts_down_within_a_stage_during_a_fake_run(wizard):
     assert page.time_left_s() == 0.0
 
 
+def test_early_in_a_stage_the_plan_counts_and_later_its_own_rate_alone():
+    now = [0.0]
+    tracker = EtaTracker(Estimate([("private_prediction", 100.0), ("self_filter", 50.0)], "t"), clock=lambda: now[0])
+    tracker.update({"kind": "stage_start", "stage": "private_prediction", "done": 0, "total": 20})
+    now[0] = 10.0
+    tracker.update({"kind": "progress", "stage": "private_prediction", "done": 0, "total": 20, "fraction": 0.05})
+    # 5 % done in 10 s: the rate says 200 s, the plan 100 s; halfway to trusting the rate: 150 s, 10 s spent
+    assert tracker.stage_remaining_s("private_prediction") == pytest.approx(140.0)
+    now[0] = 100.0
+    tracker.update({"kind": "progress", "stage": "private_prediction", "done": 5, "total": 20, "fraction": 0.25})
+    assert tracker.stage_remaining_s("private_prediction") == pytest.approx(300.0), "400 s at its own rate"
+    assert tracker.stage_remaining_s("self_filter") == pytest.approx(200.0), "the slowness carries to what follows"
+
+
 def test_after_a_resume_stages_done_before_count_as_done():
     now = [0.0]
     tracker = EtaTracker(Estimate([("models", 10.0), ("keywords", 50.0), ("private_prediction", 100.0)], "t"),
