@@ -157,7 +157,7 @@ def _guarantee(cert: dict[str, Any]) -> str:
     return (
         _rows(pairs)
         + "<p><b>Privacy loss per stage</b> (rho is the stage's total contribution)</p>"
-        + _table(["stage", "mechanism", "rho", "count", "parallel", "what it does"], stages, [17, 17, 10, 7, 9, 40])
+        + _table(["stage", "mechanism", "rho", "count", "groups per unit", "what it does"], stages, [17, 16, 10, 7, 10, 40])
         + f"<p class='small'>Accounting: {_e(g['accounting_method'])}</p>"
     )
 
