@@ -405,6 +405,8 @@ def test_runs_are_listed_newest_first(tmp_path):
         folder.mkdir(parents=True)
         (folder / "run.json").write_text(json.dumps({"run_id": name, "started_at": started, "spec": {}}))
     assert [r.run_id for r in recent_runs()] == ["20261201-00000000", "20261201-ffffffff", "20261130-99999999"]
+    empty = finished_run(data_dir() / "runs" / "20261201-11111111", 4.0, 0)
+    assert {r.run_id: r.status for r in recent_runs()}[empty.name] == "finished, no documents"
 
 
 def test_instructions_are_not_in_the_error_colour(wizard, tmp_path):
