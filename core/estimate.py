@@ -2,10 +2,13 @@
 
 ``estimate(spec, n_units)`` splits a run into its stages and prices each one in model rows × tokens.
 The speed is a built-in figure for the packaged SmolLM2 on 2 CPU cores (README, "Benchmarks",
-~110 row-tokens/s) scaled by model size, multiplied by the factor measured on this computer in its
-last run (``calibration.json`` in the data folder). During a run, ``EtaTracker`` refines the overall
-time left from the stages that have finished and the progress of the current one, and records the
-measured factor for the next estimate. Estimates never look at document text; only counts enter.
+~110 row-tokens/s) scaled by model size, multiplied per stage by the factor measured on this computer
+for the same kind of device and model in earlier runs (``calibration.json`` in the data folder: one
+factor per stage, and one for the whole run for stages not measured yet). During a run, ``EtaTracker``
+refines the time left from the stages already done (how much slower or faster than planned they ran)
+and from the current stage's own progress, counting down between events (per group and per token
+step); it records the measured factors for the next estimate. Estimates never look at document text;
+only counts enter. ``bench/estimate.py`` measures estimate ÷ actual (docs/bench/estimate.md).
 """
 
 from __future__ import annotations
@@ -29,60 +32,97 @@ MODEL_LOAD_S_PER_GB = 8.0
 CALIBRATION_FILE = "calibration.json"
 MIN_STAGE_S_FOR_CALIBRATION = 5.0  # stages shorter than this say little about speed
 CALIBRATION_BOUNDS = (0.05, 50.0)
+TRUST_RATE_AFTER = 0.1  # share of a stage after which its own rate alone says how long it takes
+NOT_COMPUTE = frozenset({"models"})  # stages whose speed is not the model's (start-up, loading weights)
+MODEL_LOAD_BASE_S = 15.0  # start-up of the run process (imports, tokenizer) before any weights are read
 
 
 @dataclass(frozen=True)
 class Estimate:
-    """Seconds per stage in run order, and what the speed figure is based on."""
+    """Seconds per stage in run order, and what the speed figure is based on. ``raw`` holds the same stages
+    before this computer's calibration (what a measured time is compared with to calibrate the next run)."""
 
     stages: list[tuple[str, float]]
     basis: str
+    raw: list[tuple[str, float]] = field(default_factory=list)
+    items: dict[str, float] = field(default_factory=dict)  # planned work items per stage (groups, units)
 
     @property
     def total_s(self) -> float:
         return sum(s for _, s in self.stages)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"stages": [list(p) for p in self.stages], "basis": self.basis}
+        return {"stages": [list(p) for p in self.stages], "basis": self.basis, "raw": [list(p) for p in self.raw],
+                "items": dict(self.items)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Estimate:
-        return cls([(str(s), float(v)) for s, v in data.get("stages", [])], str(data.get("basis", "")))
+        return cls([(str(s), float(v)) for s, v in data.get("stages", [])], str(data.get("basis", "")),
+                   [(str(s), float(v)) for s, v in data.get("raw", [])],
+                   {str(s): float(v) for s, v in dict(data.get("items", {})).items()})
 
 
 def _device_kind(device: str) -> str:
     return "gpu" if device.startswith("cuda") else "cpu"
 
 
+def calibration_key(spec: Any) -> str:
+    """Speeds are remembered per kind of device and per model: a test model's speed says nothing about another."""
+    llm = spec.llm
+    model = llm.source if llm.source != "hf" and llm.source != "gguf" else f"{llm.source}:{Path(llm.path).name}"
+    return f"{_device_kind(llm.device)}/{model}"
+
+
 def calibration_path() -> Path:
     return data_dir() / CALIBRATION_FILE
 
 
-def load_calibration(device: str) -> tuple[float, str] | None:
-    """(factor, when measured) for this kind of device, or None when no run has been measured yet."""
+@dataclass(frozen=True)
+class Calibration:
+    """Measured time ÷ estimated time on this computer: for the whole run, and per stage where measured."""
+
+    factor: float
+    stages: dict[str, float]
+    measured_at: str
+
+
+def _clamp(factor: float) -> float:
+    lo, hi = CALIBRATION_BOUNDS
+    return min(max(float(factor), lo), hi)
+
+
+def _read_calibrations() -> dict[str, Any]:
     try:
         data = json.loads(calibration_path().read_text(encoding="utf-8"))
-        entry = data[_device_kind(device)]
-        factor = float(entry["factor"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def load_calibration(key: str) -> Calibration | None:
+    """The calibration of ``calibration_key(spec)``, or None when no run of it has been measured yet."""
+    entry = _read_calibrations().get(key)
+    try:
+        factor = float(entry["factor"])  # type: ignore[index]
+        stages = {str(k): _clamp(v) for k, v in dict(entry.get("stages", {})).items()}  # type: ignore[union-attr]
+    except (KeyError, TypeError, ValueError, AttributeError):
         return None
     lo, hi = CALIBRATION_BOUNDS
-    return (factor, str(entry.get("measured_at", ""))) if lo <= factor <= hi else None
+    if not lo <= factor <= hi:
+        return None
+    return Calibration(factor, stages, str(entry.get("measured_at", "")))  # type: ignore[union-attr]
 
 
-def save_calibration(device: str, factor: float) -> None:
-    """Remember how much slower (> 1) or faster (< 1) than the built-in figures this computer ran."""
-    lo, hi = CALIBRATION_BOUNDS
-    factor = min(max(factor, lo), hi)
+def save_calibration(key: str, factor: float, stages: dict[str, float] | None = None) -> None:
+    """Remember how much slower (> 1) or faster (< 1) than the built-in figures this computer ran, per stage.
+    Stages measured before and not in this run keep their earlier factor."""
+    data = _read_calibrations()
+    old = data.get(key) if isinstance(data.get(key), dict) else {}
+    merged = {str(k): _clamp(v) for k, v in dict(old.get("stages", {})).items()}  # type: ignore[union-attr]
+    merged.update({k: _clamp(v) for k, v in (stages or {}).items()})
+    data[key] = {"factor": _clamp(factor), "stages": merged,
+                 "measured_at": datetime.now(UTC).isoformat(timespec="seconds")}
     path = calibration_path()
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(data, dict):
-            data = {}
-    except (OSError, ValueError):
-        data = {}
-    data[_device_kind(device)] = {"factor": factor,
-                                  "measured_at": datetime.now(UTC).isoformat(timespec="seconds")}
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
     tmp.replace(path)
@@ -109,25 +149,26 @@ def estimate(spec: Any, n_units: int, model_bytes: float | None = None, calibrat
     prefill = CPU_PREFILL_TOKENS_S * speedup / slow
     decode = CPU_DECODE_ROW_TOKENS_S * speedup / slow
     embed = CPU_EMBED_UNITS_S * speedup
-    factor, basis = 1.0, "built-in speed figures for this kind of computer (no run measured here yet)"
-    measured = load_calibration(spec.llm.device) if calibrate else None
+    factor, per_stage = 1.0, {}
+    basis = "built-in speed figures for this kind of computer (no run with this model measured here yet)"
+    measured = load_calibration(calibration_key(spec)) if calibrate else None
     if measured is not None:
-        factor, when = measured
-        basis = f"the speed measured on this computer in its last run ({when[:10]})"
+        factor, per_stage = measured.factor, measured.stages
+        basis = f"the speed measured on this computer in earlier runs with this model ({measured.measured_at[:10]})"
     p = spec.dp_synrag
     prompt = min(p.max_prompt_tokens, 200)
     n = max(int(n_units), 0)
 
     def llm(prompt_tokens: float, row_tokens: float) -> float:
-        return factor * (prompt_tokens / prefill + row_tokens / decode)
+        return prompt_tokens / prefill + row_tokens / decode
 
-    stages: list[tuple[str, float]] = [("models", 3.0 + MODEL_LOAD_S_PER_GB * size / 1e9)]
+    stages: list[tuple[str, float]] = [("models", MODEL_LOAD_BASE_S + MODEL_LOAD_S_PER_GB * size / 1e9)]
     if spec.method == "rpsg":
         r = spec.rpsg
         stages += [
             ("rpsg_mask", n * 0.005),
             ("rpsg_abstract", llm(n * r.m * prompt, n * r.m * r.max_new_tokens)),
-            ("embedding", factor * n * (r.m + 1) / embed),
+            ("embedding", n * (r.m + 1) / embed),
             ("rpsg_selection", n * 0.001),
             ("rpsg_generate", llm(n * (r.n_variants + 1) * prompt, n * (r.n_variants + 1) * r.max_new_tokens)),
             ("rpsg_refine", llm(n * (r.n_variants + 1) * prompt, 0)),
@@ -139,7 +180,7 @@ def estimate(spec: Any, n_units: int, model_bytes: float | None = None, calibrat
             stages += [("phrases", n * 0.006)]  # measured 6 ms per demo note on a loaded 2-core machine
         stages += [("keywords", keywords)]
         if p.refine:
-            stages += [("embedding", factor * n / embed), ("retrieval", 1.0 + p.R * 0.02 + n * p.R * 2e-6)]
+            stages += [("embedding", n / embed), ("retrieval", 1.0 + p.R * 0.02 + n * p.R * 2e-6)]
         if p.realisation:  # public writer: up to two drafts per topic (realisation.ATTEMPTS)
             stages += [("realisation", llm(2 * p.R * prompt, 2 * p.R * p.realisation_tokens))]
         if p.token_stage:
@@ -152,94 +193,158 @@ def estimate(spec: Any, n_units: int, model_bytes: float | None = None, calibrat
         texts = a.population + (a.iterations - 1) * (a.population // (1 + a.variations)) * a.variations
         stages += [
             ("aug_pe_generation", llm(texts * (a.max_new_tokens + 60), texts * a.max_new_tokens)),
-            ("embedding", factor * (n + texts) / embed),
+            ("embedding", (n + texts) / embed),
         ]
     else:  # dp_synth and methods without a model of their own: one generation per unit
         stages += [("private_prediction", llm(n * prompt, n * p.T))]
-    return Estimate([(s, float(v)) for s, v in stages], basis)
+    items = {"keywords": float(n), "embedding": float(n)}
+    if spec.method == "dp_synrag":  # one group per topic: at most R, fewer when few topics clear the noise
+        items.update(private_prediction=float(p.R), self_filter=float(p.R))
+    return Estimate([(s, float(v) * per_stage.get(s, factor)) for s, v in stages], basis,
+                    [(s, float(v)) for s, v in stages], items)
 
 
 @dataclass
 class EtaTracker:
-    """Refines the overall time left from progress events (``ProgressEvent.to_dict()`` dicts).
+    """Refines the time left from progress events (``ProgressEvent.to_dict()`` dicts).
 
-    A stage that finished tells how much slower or faster than estimated this computer is (the
-    calibration factor); the current stage's own rate gives its time left; stages still to come are
-    their estimate times the factor.
+    A finished stage, and the current one once a tenth of it is done, tell how much slower or faster than
+    estimated this computer is (the factor applied to the stages still to come); the current stage's time
+    left blends its estimate with its own rate, trusting the rate alone after a tenth of the stage, and
+    counts down between events. A stage that starts
+    marks every earlier planned stage that never reported as done (skipped, or finished before a resume).
     """
 
     estimate: Estimate
     clock: Callable[[], float] = time.monotonic
     _started: dict[str, float] = field(default_factory=dict)
     _actual: dict[str, float] = field(default_factory=dict)
-    _progress: dict[str, tuple[int, int, float]] = field(default_factory=dict)
+    _skipped: set[str] = field(default_factory=set)
+    _progress: dict[str, tuple[float, float]] = field(default_factory=dict)  # stage -> (fraction done, when)
     _current: str = ""
+    _finished: bool = False
+    _totals: dict[str, int] = field(default_factory=dict)  # work items each stage reported (e.g. its groups)
 
     def update(self, event: dict[str, Any]) -> None:
         stage, kind, now = str(event.get("stage", "")), event.get("kind"), self.clock()
         if kind == "stage_start":
             self._started[stage] = now
+            self._actual.pop(stage, None)
+            self._progress.pop(stage, None)
             self._current = stage
-        elif kind == "progress" and stage in self._started:
-            self._progress[stage] = (int(event.get("done", 0)), int(event.get("total", 0)), now)
+            self._skip_before(stage)
+        if kind in ("stage_start", "progress") and int(event.get("total", 0) or 0) > 0:
+            self._totals[stage] = int(event["total"])
+        if kind == "progress" and stage in self._started:
+            fraction = event.get("fraction")
+            if fraction is None:
+                done, total = int(event.get("done", 0)), int(event.get("total", 0))
+                fraction = done / total if total > 0 else 0.0
+            self._progress[stage] = (min(max(float(fraction), 0.0), 1.0), now)
             self._current = stage
         elif kind == "stage_end" and stage in self._started:
             self._actual[stage] = now - self._started[stage]
             if self._current == stage:
                 self._current = ""
+        elif kind == "done" and stage == "run":
+            self._finished = True
+
+    def started(self, stage: str) -> bool:
+        return stage in self._started
+
+    @property
+    def refined(self) -> bool:
+        """True once this run's own progress has entered the figure (a stage finished or reported progress)."""
+        return bool(self._actual or self._progress)
+
+    def _skip_before(self, stage: str) -> None:
+        order = [s for s, _ in self.estimate.stages]
+        if stage not in order:
+            return
+        for earlier in order[: order.index(stage)]:
+            if earlier not in self._started:
+                self._skipped.add(earlier)
+
+    def _planned(self) -> dict[str, float]:
+        """Each stage's estimate, rescaled once the stage says how many items it really has (the topics that
+        cleared the noise are known only when private prediction starts)."""
+        planned = dict(self.estimate.stages)
+        return {stage: seconds * self._scale(stage) for stage, seconds in planned.items()}
+
+    def _scale(self, stage: str) -> float:
+        expected = self.estimate.items.get(stage, 0.0)
+        total = self._totals.get(stage)
+        return total / expected if total is not None and expected > 0 else 1.0
 
     def factor(self) -> float:
-        """Measured time / estimated time over the stages long enough to say something (1.0 before any)."""
-        planned = dict(self.estimate.stages)
+        """Measured ÷ estimated time over the stages long enough to say something (1.0 before any)."""
+        planned = self._planned()
         est = act = 0.0
         for stage, seconds in self._actual.items():
+            if stage in NOT_COMPUTE:  # loading says nothing about how fast the model computes
+                continue
             if stage in planned and max(planned[stage], seconds) >= MIN_STAGE_S_FOR_CALIBRATION:
-                est += planned.get(stage, 0.0)
+                est += planned[stage]
                 act += seconds
         stage = self._current
-        if stage in self._progress and planned.get(stage, 0.0) > 0:
-            done, total, when = self._progress[stage]
-            elapsed = when - self._started[stage]
-            if done > 0 and total > 0 and elapsed >= 1.0:
-                est += planned[stage] * done / total
-                act += elapsed
+        fraction, when = self._progress.get(stage, (0.0, 0.0))
+        if stage in planned and stage not in NOT_COMPUTE and fraction >= TRUST_RATE_AFTER and stage in self._started:
+            est += planned[stage] * fraction  # the stage under way says how fast this computer is right now
+            act += when - self._started[stage]
         if est <= 0 or act <= 0:
             return 1.0
-        lo, hi = CALIBRATION_BOUNDS
-        return min(max(act / est, lo), hi)
+        return _clamp(act / est)
 
     def stage_remaining_s(self, stage: str) -> float | None:
-        planned = dict(self.estimate.stages)
-        if stage in self._actual:
+        """Seconds left in one stage (0 when done, None when it is not part of the estimate and not running)."""
+        if stage in self._actual or stage in self._skipped or self._finished:
             return 0.0
-        if stage in self._progress:
-            done, total, when = self._progress[stage]
-            elapsed = when - self._started[stage]
-            if done > 0 and total >= done:
-                return elapsed / done * (total - done) - (self.clock() - when)
-        if stage not in planned:
+        planned = self._planned().get(stage)
+        if stage not in self._started:
+            return None if planned is None else planned * self.factor()
+        now = self.clock()
+        elapsed = now - self._started[stage]
+        expected = (planned or 0.0) * self.factor()
+        fraction, when = self._progress.get(stage, (0.0, now))
+        if fraction > 0.0:
+            at_event = when - self._started[stage]
+            measured = at_event / fraction  # the whole stage at the rate seen so far
+            trust = 1.0 if planned is None else min(fraction / TRUST_RATE_AFTER, 1.0)
+            expected = trust * measured + (1.0 - trust) * expected
+        elif planned is None:
             return None
-        spent = self.clock() - self._started[stage] if stage in self._started else 0.0
-        return max(planned[stage] * self.factor() - spent, 0.0)
+        return max(expected - elapsed, 0.0)
 
     def remaining_s(self) -> float:
-        """Seconds left for the whole run (never negative)."""
+        """Seconds left for the whole run (never negative; 0 once the run is done)."""
+        if self._finished:
+            return 0.0
         total = 0.0
         for stage, _ in self.estimate.stages:
-            if stage in self._actual:
-                continue
-            left = self.stage_remaining_s(stage)
-            total += max(left or 0.0, 0.0)
+            total += self.stage_remaining_s(stage) or 0.0
+        if self._current and self._current not in self._planned():
+            total += self.stage_remaining_s(self._current) or 0.0
         return total
 
+    def _measured(self) -> list[tuple[str, float, float]]:
+        """(stage, uncalibrated estimate, measured seconds) of the stages long enough to say something."""
+        raw = {s: v * self._scale(s) for s, v in self.estimate.raw} or self._planned()
+        return [(s, raw[s], a) for s, a in self._actual.items()
+                if s in raw and raw[s] > 0 and max(self._planned().get(s, 0.0), a) >= MIN_STAGE_S_FOR_CALIBRATION]
+
+    def _compute_measured(self) -> list[tuple[str, float, float]]:
+        return [m for m in self._measured() if m[0] not in NOT_COMPUTE]
+
     def finished_factor(self) -> float | None:
-        """The factor to remember after the run, or None when no stage was long enough to measure."""
-        planned = dict(self.estimate.stages)
-        pairs = [(planned[s], a) for s, a in self._actual.items()
-                 if s in planned and max(planned[s], a) >= MIN_STAGE_S_FOR_CALIBRATION]
-        est = sum(e for e, _ in pairs)
-        act = sum(a for _, a in pairs)
+        """Measured ÷ uncalibrated estimate over the measured stages (to remember), or None."""
+        pairs = self._compute_measured()
+        est = sum(e for _, e, _ in pairs)
+        act = sum(a for _, _, a in pairs)
         return act / est if est > 0 and act > 0 else None
+
+    def stage_factors(self) -> dict[str, float]:
+        """Per stage: measured ÷ uncalibrated estimate (to remember for the next estimate)."""
+        return {s: a / e for s, e, a in self._measured()}
 
 
 def duration_words(seconds: float | None) -> str:

@@ -15,6 +15,7 @@ import os
 import shutil
 import tempfile
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 from core.certificate.build import build_certificate, file_entry
@@ -37,6 +38,55 @@ RUN_FILE = "run.json"  # the run's spec: [output] formats says which of CORPUS_F
 REQUIRED_FILE = "synthetic.jsonl"
 HTML_FILE = "certificate.html"
 PDF_FILE = "certificate.pdf"
+FEW_SHARE = 0.1  # a release with fewer than this share of the documents asked for (R) is asked about
+
+
+@dataclass(frozen=True)
+class ReleaseSize:
+    """How many synthetic documents a finished run holds, and why a small number is a problem ('' if not)."""
+
+    n_documents: int
+    problem: str
+
+    @property
+    def empty(self) -> bool:
+        return self.n_documents == 0
+
+
+def _why_few(record: PrivacyRecord) -> str:
+    """Why a run wrote few documents, from public facts of its record only."""
+    params = record.method_parameters
+    reasons = []
+    topic_units = params.get("min_topic_units")
+    if record.method == "dp_synrag":
+        need = f"about {float(topic_units):.0f}" if isinstance(topic_units, (int, float)) else "many"
+        reasons.append(f"DP-SynRAG writes one document per topic, and at ε = {record.epsilon_target:g} a topic "
+                       f"must be mentioned by {need} units to rise above the noise; few topics did")
+    if params.get("self_filter"):
+        reasons.append("the self-filter dropped documents it judged off-task")
+    if not reasons:
+        reasons.append("the method kept only the documents its noisy votes supported")
+    return "; or ".join(reasons)
+
+
+def release_size(run_dir: Path) -> ReleaseSize:
+    """The number of synthetic documents of a finished run and, when there are none or very few, what that
+    means and what to do (for the export question in the desktop and ``privet export``'s refusal)."""
+    run_dir = Path(run_dir)
+    path = run_dir / REQUIRED_FILE
+    with open(path, encoding="utf-8") as handle:
+        n = sum(1 for line in handle if line.strip())
+    record = PrivacyRecord.load(run_dir)
+    asked = record.method_parameters.get("R") if record.method != "rpsg" else None
+    if n > 0 and not (isinstance(asked, (int, float)) and n < FEW_SHARE * asked):
+        return ReleaseSize(n, "")
+    head = ("This run produced no synthetic documents: the release would be empty, yet it is signed and counted "
+            "as a release of this dataset" if n == 0 else
+            f"This run produced only {n} synthetic document{'s' if n != 1 else ''} of the up to {asked:g} asked "
+            "for, too few to be useful for most purposes")
+    return ReleaseSize(n, f"{head}. Why: {_why_few(record)}. The budget it spent stays spent either way. "
+                          "What to do: run again with a larger ε, more data or fewer, larger topics; or "
+                          "export anyway if a small release is what you need.")
 
 
 def check_writable(out_dir: Path) -> None:
@@ -128,12 +178,14 @@ def corpus_files(run_dir: Path) -> list[str]:
 
 
 def export_release(run_dir: Path, out_dir: Path, identity: dict[str, str], overwrite: bool = False,
-                   ledger: "Ledger | None" = None, non_dp_statistics: dict | None = None) -> Path:
+                   ledger: "Ledger | None" = None, non_dp_statistics: dict | None = None,
+                   allow_empty: bool = False) -> Path:
     """Write the release folder ``out_dir`` for a finished run and record it in the ledger.
 
     ``identity`` holds ``custodian``, ``organisation`` and ``irb_protocol`` (any may be empty).
     ``ledger`` defaults to the installation's ledger. ``non_dp_statistics`` (custodian opt-in only)
-    are figures computed on the private data; the certificate labels them as not DP. Returns ``out_dir``.
+    are figures computed on the private data; the certificate labels them as not DP. A run without any
+    synthetic document is refused unless ``allow_empty`` (the caller asked the custodian). Returns ``out_dir``.
     """
     run_dir, out_dir = Path(run_dir), Path(out_dir).absolute()
     record = PrivacyRecord.load_authenticated(run_dir)  # the record the run wrote, not an edited one
@@ -144,6 +196,10 @@ def export_release(run_dir: Path, out_dir: Path, identity: dict[str, str], overw
         )
     if not (run_dir / REQUIRED_FILE).is_file():
         raise PrivetError(f"The run folder {run_dir} has no {REQUIRED_FILE}.", "Export a run that finished.")
+    size = release_size(run_dir)
+    if size.empty and not allow_empty:
+        raise PrivetError(size.problem, "To export the empty release anyway, add --allow-empty (privet export) or "
+                          "answer Yes when the desktop asks.")
     _check_destination(out_dir, overwrite)
     if ledger is None:
         ledger = Ledger()

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 from core.certificate.seal import verify_export
-from core.certificate.signing import load_signing_key, public_key_fingerprint, public_key_pem
+from core.certificate.signing import export_public_key, load_signing_key, public_key_fingerprint
 from core.errors import LedgerError, PrivetError
-from core.export import export_release
+from core.export import export_release, release_size
 from core import ledger_highwater as highwater
 from core.corpus import dataset_identity
 from core.ledger import Ledger, check_before_run
@@ -25,6 +25,8 @@ def register(subparsers) -> None:
     p.add_argument("--organisation", default="", help="the custodian's organisation")
     p.add_argument("--irb", default="", help="IRB / ethics protocol number")
     p.add_argument("--overwrite", action="store_true", help="replace the contents of a non-empty OUT_DIR")
+    p.add_argument("--allow-empty", action="store_true",
+                   help="export even when the run produced no synthetic documents (refused without it)")
     p.set_defaults(func=_export)
 
     p = subparsers.add_parser("verify", help="check an export folder's signature, hashes and contents")
@@ -62,7 +64,10 @@ def register(subparsers) -> None:
 
 def _export(args: argparse.Namespace) -> int:
     identity = {"custodian": args.custodian, "organisation": args.organisation, "irb_protocol": args.irb}
-    out = export_release(args.run_dir, args.out_dir, identity, overwrite=args.overwrite)
+    size = release_size(args.run_dir) if (Path(args.run_dir) / "synthetic.jsonl").is_file() else None
+    out = export_release(args.run_dir, args.out_dir, identity, overwrite=args.overwrite, allow_empty=args.allow_empty)
+    if size is not None and size.problem:
+        print(f"Note: {size.problem}")
     print(f"Exported to {out}. Check it with: privet verify {out} --public-key YOUR_COPY_OF_public_key.pem")
     return 0
 
@@ -190,9 +195,8 @@ def _ledger(args: argparse.Namespace) -> int:
 
 
 def _export_public(args: argparse.Namespace) -> int:
-    key = load_signing_key()
-    args.file.write_text(public_key_pem(key.public_key), encoding="ascii")
-    print(f"Public key written to {args.file} (fingerprint {public_key_fingerprint(key.public_key)}).")
+    fingerprint = export_public_key(args.file)
+    print(f"Public key written to {args.file} (fingerprint {fingerprint}).")
     return 0
 
 

@@ -37,7 +37,7 @@ from core.corpus import Corpus, DatasetIdentity, load_corpus
 from core.dataset_booking import Booking, book_dataset, record_booking
 from core.errors import PrivetError
 from core.estimate import estimate
-from core.export import check_writable, export_release
+from core.export import check_writable, export_release, release_size
 from core.ledger import Ledger, check_before_run
 from core.methods import registry
 from core.methods.base import MethodContext, PlanSummary, SyntheticDoc
@@ -60,7 +60,7 @@ COMPUTE_SPILL = "compute-spill"  # where a Ray started for this run spills objec
 # file lies (its content is checked by fingerprint), and how much memory and which device are used;
 # none of them changes what a stage draws or what it costs. Any other difference refuses the resume.
 RESUMABLE_CHANGES = (
-    "output", "data.path", "privacy.spend_anyway",
+    "output", "privacy.rationale", "data.path", "privacy.spend_anyway",
     "llm.device", "embedder.device", "dp_synrag.batch_rows", "dp_synrag.memory_budget_mb",
 )
 
@@ -367,7 +367,7 @@ def run_pipeline(
                 "Look at what it would charge (privet run --resume asks; the wizard shows a dialog) and agree to it.",
             )
     test_mode = spec.test_mode_seed is not None
-    out_dir = Path(spec.output.folder) if spec.output.folder else None
+    out_dir = Path(spec.output.folder) if spec.output.folder and spec.output.export_at_end else None
     if out_dir and not test_mode:
         _check_output_folder(out_dir, spec.output.overwrite)
 
@@ -515,10 +515,16 @@ def _run_reserved(spec, reporter, run_dir, resume, ledger, models, corpus, metho
         end_to_end_dp=summary.end_to_end_dp,
         scope_notes=notes,
         test_mode=test_mode,
+        budget_rationale=spec.privacy.rationale.strip(),
     )
     record.save(run_dir)
     result = RunResult(run_id, run_dir, synthetic_path, len(documents), record, None, diagnostics)
 
+    size = release_size(run_dir) if out_dir and not test_mode else None
+    if size is not None and size.empty:  # an empty release is never written without the custodian's say-so
+        reporter.emit(ProgressEvent("export", "warning", message=f"Not exported: {size.problem} Export it anyway with "
+                                    f"privet export {run_dir} {out_dir} --allow-empty."))
+        out_dir = None
     if out_dir and not test_mode:
         identity = {
             "custodian": spec.output.custodian,

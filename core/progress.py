@@ -61,6 +61,7 @@ class ProgressEvent:
     eta_s: float | None = None
     message: str = ""
     rho: float | None = None
+    fraction: float | None = None  # share of the stage done, counting work within unfinished items (token steps)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -114,6 +115,17 @@ class StageProgress:
         elapsed = now - self._t0
         eta = elapsed / self.done * (self.total - self.done) if self.done else None
         self.reporter.emit(ProgressEvent(self.stage, "progress", self.done, self.total, eta, message))
+
+    def partial(self, items_in_flight: float) -> None:
+        """Work inside items not yet finished (e.g. token steps of a wave of groups), as a number of items:
+        lets the time left count down within a stage whose items all finish together. Rate-limited."""
+        self.check_cancel()
+        now = time.monotonic()
+        if now - self._last_emit < 0.5 or self.total <= 0:
+            return
+        self._last_emit = now
+        fraction = min((self.done + max(items_in_flight, 0.0)) / self.total, 1.0)
+        self.reporter.emit(ProgressEvent(self.stage, "progress", self.done, self.total, None, "", None, fraction))
 
     def finish(self, message: str = "") -> None:
         self.reporter.emit(ProgressEvent(self.stage, "stage_end", self.total, self.total, 0.0, message))

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from core.errors import PrivetError
+from core.wording import MODERATE_MAX, WEAK_MAX, factor_words
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ MAX_TOKENS = 4_096  # T
 MAX_PROMPT_TOKENS = 32_768
 
 # Above this epsilon the run goes ahead with a loud warning; above the hard limit it is refused.
-WEAK_EPSILON = 20.0
+WEAK_EPSILON = WEAK_MAX  # core.wording: above it, no meaningful protection
 MAX_EPSILON = 100.0
 
 
@@ -227,9 +228,11 @@ class PrivacySpec:
     max_units: int = 0  # a PUBLIC upper bound N on the number of units (0 = not stated); never the loaded count
     conversion: str = "tight"  # "tight" (Canonne-Kamath-Steinke) or "loose" (seed)
     spend_anyway: bool = False  # run even when the planner expects about 0 topics (core.privacy.forecast)
+    rationale: str = ""  # why this budget was chosen, in the custodian's words; printed on the certificate
 
     RULES: ClassVar[dict[str, Rule]] = {
         "epsilon": number("the privacy budget ε", low=0, high=MAX_EPSILON, open_low=True),
+        "rationale": text("why this budget was chosen (printed on the certificate)"),
         "delta": number("δ", low=0, high=1, open_low=True, open_high=True, zero_default=True),
         "conversion": text("the zCDP conversion", choices=("tight", "loose")),
         "spend_anyway": flag("run even when about 0 topics are expected"),
@@ -389,6 +392,8 @@ class OutputSpec:
     custodian: str = ""
     organisation: str = ""
     irb_protocol: str = ""
+    export_at_end: bool = True  # False: the run only keeps the release in its run folder and the desktop
+    # exports it to ``folder`` from its review page (the folder is kept through a resume)
 
     RULES: ClassVar[dict[str, Rule]] = {
         "formats": texts("the export formats", choices=("jsonl", "csv")),
@@ -469,9 +474,10 @@ class RunSpec:
         out = []
         if isinstance(eps, (int, float)) and eps > WEAK_EPSILON:
             out.append(
-                f"ε = {eps:g} is far above common guidance (ε ≤ 10): at this ε the guarantee gives weak "
-                "protection (each person's or document's presence may change the output's probabilities by "
-                f"a factor up to e^{eps:g}). Use ε ≤ 10 unless the custodian has accepted this."
+                f"ε = {eps:g} is far above common guidance (weak protection above ε = {MODERATE_MAX:g}, no "
+                f"meaningful protection above ε = {WEAK_MAX:g}): each person's or document's presence may change "
+                f"the output's probabilities {factor_words(eps)}. Lower ε unless the custodian has recorded why "
+                "this is accepted."
             )
         return out
 

@@ -19,13 +19,15 @@ from core.corpus import dataset_fingerprint, list_columns, load_corpus
 from core.corpus.columns import suggest_columns
 from core.errors import PrivetError
 from core.estimate import estimate
-from core.export import export_release
+from core.export import ReleaseSize, export_release, release_size
 from core.ledger import Ledger
 from core.paths import data_dir
+from core.wording import guarantee_words
 from core.privacy.budget import RECOMMENDED_EPSILON, cumulative_after, epsilon_of, resolve_delta, run_spend
 from core.runspec import METHOD_NAMES, RunSpec
 from core.internal_check import InternalCheck, find_identifiers, private_identifiers
 
+DEFAULT_EXPORT_FOLDER = "privet-releases"
 PREVIEW_LIMIT = 5000  # synthetic documents read for the review page
 
 
@@ -92,7 +94,8 @@ METHODS = (
 
 
 METHOD_SHORT_NAMES = {"dp_synrag": "DP-SynRAG", "dp_synth": "DP-Synth", "rpsg": "RPSG", "aug_pe": "Aug-PE"}
-GENERIC_TASK = "Answer questions about the documents in {name}."
+GENERIC_TASK = ("Write realistic documents of the kind found in the collection “{name}”, covering the topics "
+                "they discuss, for people who will ask questions about those topics.")
 
 
 def fresh_spec() -> RunSpec:
@@ -168,6 +171,19 @@ class WizardController:
     @property
     def data_loaded(self) -> bool:
         return self.summary is not None
+
+    def unit_word(self) -> str:
+        """'person' or 'document': what one unit of privacy is, for sentences."""
+        return "person" if self.summary is not None and self.summary.unit_kind == "person" else "document"
+
+    def topic_units(self) -> float | None:
+        """About how many units must mention a topic for it to be found (``min_topic_units`` of the plan, the
+        same figure the certificate prints); ``None`` for methods without topics or when it cannot be planned."""
+        try:
+            value = self.plan().derived.get("min_topic_units")
+        except PrivetError:
+            return None
+        return float(value) if value is not None else None
 
     def unit_description(self) -> str:
         if self.summary is None:
@@ -323,10 +339,19 @@ class WizardController:
 
     def run_spec_dict(self) -> dict[str, Any]:
         """The spec the child runs: identical to the saved one, except that the wizard exports itself
-        (on the review page), so the pipeline's own export step is switched off."""
+        (on the review page), so the pipeline's own export step is switched off. The chosen export folder
+        stays in the spec (and so in run.json), so a resumed run still exports there."""
         spec = self.spec.to_dict()
-        spec["output"]["folder"] = ""
+        spec["output"]["export_at_end"] = False
         return spec
+
+    def export_folder(self, run_id: str = "") -> Path:
+        """Where the review page proposes to export: the folder chosen in the wizard (kept through a resume),
+        else ``privet-releases`` in the home folder; one sub-folder per run. Always an absolute path."""
+        chosen = self.spec.output.folder.strip()
+        base = Path(chosen).expanduser() if chosen else Path.home() / DEFAULT_EXPORT_FOLDER
+        base = base.absolute()
+        return base / run_id if run_id else base
 
     @staticmethod
     def new_run_dir() -> Path:
@@ -362,9 +387,10 @@ class WizardController:
             return (f"Made with {METHOD_SHORT_NAMES.get(record.method, record.method)}: NO end-to-end differential "
                     f"privacy guarantee (only the choice of summary is private, ε = {record.epsilon_tight:.3g}). "
                     "Treat it as de-identified text and review it before sharing.")
+        words = guarantee_words(record.epsilon_tight, record.delta, unit)
         return (f"Differentially private at ε = {record.epsilon_tight:.3g}, δ = {record.delta:.2g}, with each {unit} "
-                f"as the unit: the corpus reveals little about any one {unit}. It is not a guarantee that no "
-                "sensitive wording appears; read it, and see the certificate's limits, before sharing.")
+                f"as the unit — {words.headline.lower()}. {words.meaning} It is not a guarantee that no sensitive "
+                "wording appears; read the documents, and the certificate's limits, before sharing.")
 
     def internal_check(self, synthetic_texts: list[str]) -> InternalCheck | None:
         """Private names found in the synthetic text; for the screen only, never exported."""
@@ -378,8 +404,19 @@ class WizardController:
         out = self.spec.output
         return {"custodian": out.custodian, "organisation": out.organisation, "irb_protocol": out.irb_protocol}
 
-    def export(self, run_dir: str | Path, out_dir: str | Path, overwrite: bool = False) -> Path:
-        return Path(export_release(Path(run_dir), Path(out_dir), self.identity(), overwrite=overwrite))
+    def export(self, run_dir: str | Path, out_dir: str | Path, overwrite: bool = False,
+               allow_empty: bool = False) -> Path:
+        return Path(export_release(Path(run_dir), Path(out_dir), self.identity(), overwrite=overwrite,
+                                   allow_empty=allow_empty))
+
+    @staticmethod
+    def release_size(run_dir: str | Path) -> ReleaseSize:
+        """``core.export.release_size``: the run's document count and, when none or very few, why and what to do."""
+        try:
+            return release_size(Path(run_dir))
+        except (OSError, PrivetError):
+            return ReleaseSize(0, "This run has no readable synthetic corpus, so there is nothing to export. "
+                                  "Run it again.")
 
 
 def verify_folder(folder: str | Path, public_key: str | Path | None = None) -> VerifyOutcome:

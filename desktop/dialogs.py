@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtWidgets import (
     QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout,
     QWidget,
 )
 
-from core.certificate.signing import load_signing_key, public_key_fingerprint
+from core.certificate.signing import export_public_key, load_signing_key, public_key_fingerprint
 from core.errors import PrivetError
 from desktop.controller import verify_folder
 from desktop.settings import DesktopSettings
@@ -118,12 +120,20 @@ class SettingsDialog(QDialog):
         self.irb = QLineEdit(settings.irb_protocol)
         self.keyring = QLabel(keyring_status())
         self.keyring.setWordWrap(True)
+        self.export_key_button = QPushButton("&Export public key…")
+        self.export_key_button.setToolTip("Save the public key (public_key.pem) to give to the IRB or a reviewer: "
+                                          "with it they can check that a release was signed by you")
+        self.export_key_button.clicked.connect(self._export_key_clicked)
+        self.export_key_result = QLabel()
+        self.export_key_result.setWordWrap(True)
         form = QFormLayout()
         form.addRow("&Models folder:", folder_row)
         form.addRow("&Custodian:", self.custodian)
         form.addRow("&Organisation:", self.organisation)
         form.addRow("&IRB protocol:", self.irb)
         form.addRow("Signing key:", self.keyring)
+        form.addRow("", self.export_key_button)
+        form.addRow("", self.export_key_result)
         for widget in (self.custodian, self.organisation, self.irb):
             form.labelForField(widget).setBuddy(widget)
         form.labelForField(folder_row).setBuddy(self.models_folder)
@@ -143,6 +153,24 @@ class SettingsDialog(QDialog):
         self.settings.save()
         self.settings.apply_to_environment()
         super().accept()
+
+    def export_public_key(self, path: str | Path) -> bool:
+        """Write the public key to ``path`` (``core.certificate.signing.export_public_key``) and say so."""
+        try:
+            fingerprint = export_public_key(Path(path))
+        except (OSError, PrivetError) as exc:
+            message = exc.user_message() if isinstance(exc, PrivetError) else (
+                f"The public key could not be written to {path} ({exc.strerror or exc}). Choose another folder.")
+            self.export_key_result.setText(message)
+            return False
+        self.export_key_result.setText(f"Public key written to {path} (fingerprint {fingerprint}). Give this file "
+                                       "to the IRB together with the release folder.")
+        return True
+
+    def _export_key_clicked(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export public key", "public_key.pem", "PEM key (*.pem)")
+        if path:
+            self.export_public_key(path)
 
     def _browse_key(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Choose the custodian's public key", "", "PEM key (*.pem)")

@@ -6,16 +6,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog, QGroupBox, QHBoxLayout, QHeaderView, QInputDialog, QLabel, QMainWindow, QMessageBox, QPushButton,
     QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
+from core import __version__
 from core.errors import PrivetError
 from core.ledger import Ledger
-from core.paths import data_dir
+from core.paths import data_dir, resources_dir
 from core.privacy.budget import DatasetSpend
 from desktop.active_runs import ActiveRuns
 from desktop.controller import WizardController
@@ -25,6 +26,30 @@ from desktop.settings import DesktopSettings
 from desktop.wizard import RunWizard
 
 LIVE_REFRESH_MS = 3000
+DEMO_SPEC = "demo/demo_run.toml"
+DEMO_CORPUS = "demo/clinic/notes.csv"
+GETTING_STARTED = (
+    "Privet turns a private collection of texts (clinical notes, case files, reviews) into a synthetic "
+    "collection with a mathematical privacy guarantee, plus a signed certificate for your privacy officer or "
+    "IRB. Everything runs on this computer. Three steps: <b>1.</b> New synthetic corpus: choose the data, the "
+    "method and the privacy budget. <b>2.</b> Run it and watch the progress. <b>3.</b> Read the synthetic "
+    "documents, then export them with the certificate. Not sure yet? Try the demo corpus: synthetic clinic notes, "
+    "no real patient."
+)
+HELP_TEXT = (
+    "<p><b>What Privet does.</b> It writes a synthetic corpus from your private texts with differential privacy: "
+    "a limit, set by the privacy budget ε, on how much the result can depend on any one person or document. It "
+    "exports only the synthetic texts and a signed certificate; the private texts never leave this computer.</p>"
+    "<p><b>The three steps.</b> 1. <i>File → New synthetic corpus</i>: choose the data, the method, the budget "
+    "ε, the model and the task. 2. Start the run: the budget is spent when each stage starts; you can cancel and "
+    "resume. 3. Review the synthetic documents and export them; give the IRB the release folder and your public "
+    "key (<i>Settings → Export public key…</i>).</p>"
+    "<p><b>The demo corpus</b> (synthetic clinic notes, no real patient) is at {demo}. <i>Help → Try with the "
+    "demo corpus</i> opens the wizard with it.</p>"
+    "<p><b>Your data folder</b> (runs, the budget ledger, the signing key) is {data}.</p>"
+)
+ABOUT_TEXT = ("Privet {version}: differentially private synthetic text with a signed privacy certificate. "
+              "It runs entirely on this computer and sends nothing over the network.")
 
 
 def _table(headers: list[str]) -> QTableWidget:
@@ -51,6 +76,18 @@ class MainWindow(QMainWindow):
         self._live.setInterval(LIVE_REFRESH_MS)
         self._live.timeout.connect(self.refresh)
         self.setWindowTitle("Privet — private synthetic text")
+
+        self.getting_started = QLabel(GETTING_STARTED)
+        self.getting_started.setWordWrap(True)
+        self.getting_started.setObjectName("getting_started")
+        self.getting_started.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        try_demo = QPushButton("&Try with the demo corpus")
+        try_demo.setToolTip("Open the wizard with the synthetic demo clinic corpus and its settings loaded")
+        try_demo.clicked.connect(lambda: self.try_demo())
+        self.start_box = QGroupBox("Getting started")
+        start_layout = QVBoxLayout(self.start_box)
+        start_layout.addWidget(self.getting_started)
+        start_layout.addWidget(try_demo, 0, Qt.AlignmentFlag.AlignLeft)
 
         new_run = QPushButton("&New synthetic corpus…")
         new_run.setToolTip("Start the wizard: from private files to an exported synthetic corpus")
@@ -81,10 +118,15 @@ class MainWindow(QMainWindow):
 
         central = QWidget()
         layout = QVBoxLayout(central)
+        layout.addWidget(self.start_box)
         layout.addLayout(actions)
         layout.addWidget(runs_box, 1)
         layout.addWidget(ledger_box, 1)
         layout.addWidget(QLabel(f"Data folder: {data_dir()}"))
+        self.status = QLabel()  # the status line: wraps instead of being cut off, cleared when a run ends
+        self.status.setWordWrap(True)
+        self.status.setObjectName("status")
+        self.statusBar().addWidget(self.status, 1)
         self.setCentralWidget(central)
         self._menu()
         self.refresh()
@@ -102,6 +144,13 @@ class MainWindow(QMainWindow):
                 action.setShortcut(shortcut)
             action.triggered.connect(lambda checked=False, s=slot: s())
             file_menu.addAction(action)
+        help_menu = self.menuBar().addMenu("&Help")
+        for text, slot in (("&Getting started", self.show_help), ("Try with the &demo corpus", self.try_demo),
+                           ("&About Privet", self.show_about)):
+            action = QAction(text, self)
+            action.triggered.connect(lambda checked=False, s=slot: s())
+            help_menu.addAction(action)
+        self.help_menu = help_menu
 
     def refresh(self) -> None:
         """Re-read the runs folder and the ledger (live while a run is going)."""
@@ -125,6 +174,7 @@ class MainWindow(QMainWindow):
                 item = QTableWidgetItem(value)
                 item.setToolTip(b.fingerprint)
                 self.ledger.setItem(row, col, item)
+        self.start_box.setVisible(not self._runs)  # the getting-started panel greets a first start
         if running and not self._live.isActive():
             self._live.start()
         elif not running:
@@ -178,8 +228,9 @@ class MainWindow(QMainWindow):
         wizard.relay.ended.connect(self.refresh)
         wizard.relay.event.connect(self._run_event)
         wizard.relay.cancelled.connect(lambda *_: self._report_stop(wizard))
-        wizard.kept_running.connect(lambda: self.statusBar().showMessage(
+        wizard.kept_running.connect(lambda: self.show_status(
             "The run goes on in the background; it is listed under Recent runs (Show opens its window)."))
+        wizard.relay.succeeded.connect(lambda *_: self.show_status(""))
         self.wizards.append(wizard)
         self.wizard = wizard
         return wizard
@@ -190,7 +241,14 @@ class MainWindow(QMainWindow):
 
     def _report_stop(self, wizard: RunWizard) -> None:
         if wizard.run_page.stop_report:
-            self.statusBar().showMessage(wizard.run_page.stop_report)
+            self.show_status(wizard.run_page.stop_report)
+
+    def show_status(self, text: str) -> None:
+        """The status line (wrapped, never cut off); '' clears it."""
+        self.status.setText(text)
+
+    def status_text(self) -> str:
+        return self.status.text()
 
     def running_wizards(self) -> list[RunWizard]:
         return [w for w in self.wizards if w.relay.running]
@@ -231,6 +289,26 @@ class MainWindow(QMainWindow):
         wizard = self._open_wizard(controller)
         wizard.show()
         return wizard
+
+    def try_demo(self) -> RunWizard:
+        """Open the wizard on the packaged demo corpus (synthetic clinic notes) with the demo's settings."""
+        return self.new_run(str(resources_dir() / DEMO_SPEC))
+
+    def help_text(self) -> str:
+        return HELP_TEXT.format(demo=resources_dir() / DEMO_CORPUS, data=data_dir())
+
+    def show_help(self) -> QMessageBox:
+        box = QMessageBox(QMessageBox.Icon.Information, "Getting started with Privet", self.help_text(),
+                          QMessageBox.StandardButton.Close, self)
+        box.setTextFormat(Qt.TextFormat.RichText)
+        box.open()
+        return box
+
+    def show_about(self) -> QMessageBox:
+        box = QMessageBox(QMessageBox.Icon.Information, "About Privet", ABOUT_TEXT.format(version=__version__),
+                          QMessageBox.StandardButton.Close, self)
+        box.open()
+        return box
 
     def show_verify(self) -> VerifyDialog:
         dialog = VerifyDialog(self)

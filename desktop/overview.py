@@ -22,7 +22,7 @@ class RunInfo:
     started_at: str
     method: str
     data_path: str
-    status: str  # "finished" or "interrupted"
+    status: str  # "finished", "finished, no documents" or "interrupted"
 
 
 def recent_runs(limit: int = 50) -> list[RunInfo]:
@@ -41,12 +41,21 @@ def recent_runs(limit: int = 50) -> list[RunInfo]:
             continue
         spec = meta.get("spec", {})
         done = (folder / RECORD_FILE).is_file() and (folder / SYNTHETIC_FILE).is_file()
+        status = ("finished" if _has_documents(folder / SYNTHETIC_FILE) else "finished, no documents") if done \
+            else "interrupted"
         runs.append(RunInfo(folder, str(meta.get("run_id", folder.name)), str(meta.get("started_at", "")),
-                            str(spec.get("method", "")), str(spec.get("data", {}).get("path", "")),
-                            "finished" if done else "interrupted"))
-        if len(runs) >= limit:
-            break
-    return runs
+                            str(spec.get("method", "")), str(spec.get("data", {}).get("path", "")), status))
+    runs.sort(key=lambda r: (r.started_at, r.run_id), reverse=True)  # newest first, by when each run started
+    return runs[:limit]
+
+
+def _has_documents(path: Path) -> bool:
+    """Whether a synthetic.jsonl holds at least one document (reads up to its first non-empty line)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return any(line.strip() for line in handle)
+    except OSError:
+        return False
 
 
 def ledger_overview() -> list[DatasetSpend]:

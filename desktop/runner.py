@@ -137,9 +137,9 @@ def _remember_speed(spec: Any, tracker: Any) -> None:
     if factor is None:
         return
     try:
-        from core.estimate import save_calibration
+        from core.estimate import calibration_key, save_calibration
 
-        save_calibration(spec.llm.device, factor)
+        save_calibration(calibration_key(spec), factor, tracker.stage_factors())
     except OSError:
         pass
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -53,6 +54,19 @@ def grab(widget, out: Path, name: str, app) -> None:
     path = out / f"{name}.png"
     widget.grab().save(str(path))
     print(f"wrote {path}")
+
+
+def certificate_pages(pdf: Path, out: Path) -> None:
+    """Pages 1-2 of the exported certificate as certificate-p1.png and -p2.png (needs pdftoppm: poppler-utils)."""
+    if not pdf.is_file() or shutil.which("pdftoppm") is None:
+        print("no certificate pages: pdftoppm (poppler-utils) is not installed", file=sys.stderr)
+        return
+    subprocess.run(["pdftoppm", "-r", "110", "-png", "-f", "1", "-l", "2", str(pdf), str(out / "certificate-p")],
+                   check=True)
+    for number in (1, 2):  # pdftoppm names them certificate-p-1.png (or -01 for longer documents)
+        for candidate in (out / f"certificate-p-{number}.png", out / f"certificate-p-0{number}.png"):
+            if candidate.is_file():
+                candidate.replace(out / f"certificate-p{number}.png")
 
 
 def main() -> int:
@@ -129,8 +143,11 @@ def main() -> int:
     wizard.next()
     review = wizard.review_page
     review.out_dir.setText(str(Path(home) / "export" / "demo-release"))
+    review.ask_about_small_release = lambda problem: True  # the question's own dialog is not part of the pictures
     exported = review.export()
     grab(wizard, args.out, "08-review-export", app)
+    if exported is not None:
+        certificate_pages(exported / "certificate.pdf", args.out)
 
     window.refresh()
     grab(window, args.out, "00-main-window", app)

@@ -241,7 +241,7 @@ def test_data_page_picks_columns_keeps_choices_and_forgets_old_summaries(wizard,
     page._path_changed()
     assert page._column(page.text_column) == "note" and page._column(page.person_column) == ""
     assert page.summary.text() == "Nothing loaded yet."
-    assert wizard.controller.spec.task.endswith("notes.")
+    assert "“notes”" in wizard.controller.spec.task
 
 
 def test_a_tiny_corpus_is_warned_about(wizard, tmp_path):
@@ -293,6 +293,8 @@ def test_eta_tracker_refines_the_overall_time_from_finished_stages():
     now[0] = 300.0
     tracker.update({"stage": "private_prediction", "kind": "progress", "done": 1, "total": 4})
     assert tracker.remaining_s() == pytest.approx(300.0), "the current stage's own rate: 100 s per group"
+    tracker.update({"stage": "private_prediction", "kind": "progress", "done": 3, "total": 4})
+    assert tracker.remaining_s() == pytest.approx(100 / 0.75 - 100)
     assert tracker.finished_factor() == pytest.approx(2.0)
 
 
@@ -420,7 +422,7 @@ def test_certificate_has_a_parameter_table_prose_and_the_number_of_documents(tmp
     words = " ".join(cert["summary"])
     assert "e^epsilon =" not in words and "22,000 times" in words and "2 synthetic documents" in words
     html = render_html(cert)
-    assert "<th>parameter</th><th>value</th><th>meaning</th>" in html
+    assert ">parameter</th><th width='12%' align='left'>value</th><th width='58%' align='left'>meaning</th>" in html
     assert "0.1788" in html and "0.1788000238739732" not in html and "noise added to each keyword count" in html
     assert "c=0.1788" not in html and "Alma Fenwick" not in html
     assert "Synthetic documents released: <b>2</b>" in html

@@ -91,7 +91,8 @@ def test_controller_loads_data_and_saves_and_opens_specs(tmp_path):
     spec = other.open_spec(path)
     assert spec.privacy.epsilon == 3.5 and other.summary == summary
     assert RunSpec.load(path).data.person_column == "patient"
-    assert other.run_spec_dict()["output"]["folder"] == "" and other.spec.output.folder  # the wizard exports itself
+    exported = other.run_spec_dict()["output"]
+    assert exported["export_at_end"] is False and exported["folder"] == other.spec.output.folder  # the wizard exports
     plan = other.plan()
     assert plan.rho_total > 0 and plan.stages
     check = other.internal_check(["Person07 Quellmark met Ottoline Brack."])

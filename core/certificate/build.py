@@ -19,6 +19,7 @@ from core.certificate.privacy_record import PrivacyRecord, sampler_kind
 from core.certificate.signing import SigningKey, load_signing_key, public_key_fingerprint
 from core.errors import PrivetError
 from core.privacy.conversion import rho_to_eps
+from core.wording import guarantee_words
 
 if TYPE_CHECKING:
     from core.ledger import Ledger
@@ -80,37 +81,6 @@ def _unit_words(record: PrivacyRecord) -> str:
     return "document"
 
 
-def _strength_words(eps: float) -> str:
-    if eps > 20:  # core.runspec.WEAK_EPSILON
-        return (
-            "This epsilon is far above common guidance: the guarantee is so weak that it gives no meaningful "
-            "protection to any one unit. Do not rely on it."
-        )
-    if eps <= 1:
-        return "By common guidance this is a strong guarantee."
-    if eps <= 5:
-        return "By common guidance this is a moderate guarantee."
-    return (
-        "By common guidance this is a weak worst-case guarantee: it still limits what can be learnt about "
-        "any one unit, but much less tightly than epsilon of 1 or below would."
-    )
-
-
-def _factor_words(eps: float) -> str:
-    """e^epsilon in words: 'at most about 55 times (e^epsilon)'; never "inf"."""
-    if eps >= 50:  # a power of ten: e^epsilon itself would not print
-        return f"at most about 10^{eps / math.log(10):.0f} times (far more than a million times)"
-    if eps >= 14:  # e^14 is about 1.2 million
-        return f"at most e^{eps:.3g} times (more than a million times)"
-    factor = math.exp(eps)
-    if factor < 10:
-        amount = f"{factor:.1f}"
-    else:
-        digits = len(str(int(factor))) - 2
-        amount = f"{round(factor, -digits):,.0f}"
-    return f"at most about {amount} times (e raised to the power epsilon)"
-
-
 def plain_summary(record: PrivacyRecord) -> list[str]:
     """The guarantee in plain words (shown first in the readable certificate)."""
     unit = "person" if record.unit_kind == "person" else "document"
@@ -126,20 +96,51 @@ def plain_summary(record: PrivacyRecord) -> list[str]:
             "Judge the risk of this release by the empirical privacy audit (membership-inference test, "
             "replay of personal identifiers), not by epsilon.",
         ]
-    reveals = (
-        f"So the corpus reveals little about any one {unit} beyond what could be learnt without it."
-        if eps <= 20 else
-        f"With an epsilon this large that bound is too loose to protect any one {unit}."
-    )
+    words = guarantee_words(eps, delta, unit)
     return [
         f"This synthetic corpus was made with differential privacy (epsilon = {eps:.3g}, delta = {delta:.2g}), with "
-        f"each {unit} as the unit of privacy.",
-        f"Whether or not any single {unit} was in the private data, any particular output is {_factor_words(eps)} "
-        f"as likely as it would have been without that {unit}, except with a probability of at most "
-        f"{delta:.2g}. {reveals} Smaller epsilon means stronger protection. {_strength_words(eps)}",
+        f"each {unit} as the unit of privacy. {words.headline} by common guidance.",
+        f"{words.meaning} (Except with a probability of at most delta = {delta:.2g}.) Smaller epsilon means "
+        "stronger protection.",
         "The guarantee covers everything derived from this release, including any number of questions answered "
-        "from the synthetic corpus. It does not cover the limits listed under 'Scope and hazards'.",
+        "from the synthetic corpus. It does not cover the limits listed under 'What is not covered'.",
     ]
+
+
+def rare_topics_words(min_topic_units: Any, unit_kind: str = "document") -> str:
+    """Why rare topics are missing, with the one figure the wizard also shows (``min_topic_units``)."""
+    units = "people" if unit_kind == "person" else "documents"
+    if isinstance(min_topic_units, (int, float)) and min_topic_units > 0:
+        return (f"Rare topics are not reproduced, by design: at this budget a topic must be mentioned by about "
+                f"{min_topic_units:.0f} or more {units} to be found; rarer topics are drowned out by the noise, "
+                f"because reproducing them would reveal those {units}.")
+    return (f"Rare topics are not reproduced, by design: topics mentioned by only a few {units} are drowned out "
+            f"by the noise, because reproducing them would reveal those {units}.")
+
+
+def not_covered(record: PrivacyRecord) -> list[str]:
+    """The few limits an IRB reviewer must know, in plain words, for the certificate's first page (the full
+    technical list is ``scope_and_hazards``)."""
+    units = "people" if record.unit_kind == "person" else "documents"
+    notes = []
+    if not record.end_to_end_dp:
+        notes.append("Most of the process: only the choice of summary is private; the rewriting reads the private "
+                     "texts directly. Treat the output as de-identified text, not as differentially private.")
+    notes.append("What the public language model already knew: it was trained by others on public text, and "
+                 "anything it memorised can appear in the output.")
+    notes.append("Work done on the data before Privet loaded it, and Privet's own masking of names, which is a "
+                 "best effort.")
+    if record.unit_kind == "document":
+        notes.append("People with several documents: the unit is the document, so a person who wrote k documents is "
+                     "protected up to k times less.")
+    notes.append("Other releases: every run on the same data spends budget; only the runs recorded on this "
+                 "computer are counted in the budget history.")
+    if record.end_to_end_dp:
+        notes.append(f"Rare topics are left out on purpose (see the appendix); the release says nothing about "
+                     f"topics few {units} share.")
+    if record.test_mode:
+        notes.append("TEST MODE: this run used a fixed seed and is NOT private. It must not be released.")
+    return notes
 
 
 def scope_and_hazards(record: PrivacyRecord) -> list[str]:
@@ -153,10 +154,7 @@ def scope_and_hazards(record: PrivacyRecord) -> list[str]:
         "differential privacy protects only the private corpus, not what the public models already contain.",
     ]
     if record.end_to_end_dp:
-        notes.append(
-            "Rare topics are not reproduced, by design: topics supported by only a few units (roughly fewer than "
-            "30) are drowned out by the noise, because reproducing them would reveal those units."
-        )
+        notes.append(rare_topics_words(record.method_parameters.get("min_topic_units"), record.unit_kind))
     else:
         notes.append(
             "No end-to-end guarantee: only the candidate selection is differentially private. Abstraction, "
@@ -262,7 +260,8 @@ def build_certificate(
             "privet_commit": record.privet_commit,
             "privet_bundle": record.privet_bundle,
         },
-        "summary": plain_summary(record) + ([f"This release contains {documents} synthetic documents."]
+        "summary": plain_summary(record) + ([f"This release contains {documents} synthetic "
+                                             f"document{'' if documents == 1 else 's'}."]
                                             if documents is not None else []),
         "guarantee": {
             "end_to_end_dp": record.end_to_end_dp,
@@ -282,6 +281,8 @@ def build_certificate(
             "accounting_method": ACCOUNTING,
         },
         "budget_history": _budget_history(record, ledger),
+        "budget_rationale": record.budget_rationale,
+        "not_covered": not_covered(record),
         "scope_and_hazards": scope_and_hazards(record),
         "samplers": [{"sampler": s, "kind": sampler_kind(s)} for s in record.samplers],
         "dataset_fingerprint": {

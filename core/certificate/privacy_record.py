@@ -67,6 +67,7 @@ class PrivacyRecord:
     end_to_end_dp: bool = True
     scope_notes: list[str] = field(default_factory=list)
     test_mode: bool = False
+    budget_rationale: str = ""  # the custodian's reason for this ε (run spec ``privacy.rationale``)
 
     def __post_init__(self) -> None:
         self.validate()

@@ -15,6 +15,7 @@ from string import Template
 from typing import Any
 
 from core.paths import resources_dir
+from core.progress import stage_label
 
 TEMPLATE = ("templates", "certificate.html")
 
@@ -38,31 +39,47 @@ def _bytes(value: Any) -> str:
 
 
 def _rows(pairs: list[tuple[str, str]]) -> str:
-    body = "".join(f"<tr><th width='32%'>{_e(k)}</th><td>{v}</td></tr>" for k, v in pairs)
+    """A two-column table of name and value; the widths on its first row hold for all (fpdf2 reads them there)."""
+    first = (" width='32%'", " width='68%'")  # <td>, not <th>: fpdf2 would repeat a <th> first row as a header
+    body = "".join(f"<tr><td{first[0] if i == 0 else ''} align='left'><b>{_e(k)}</b></td>"
+                   f"<td{first[1] if i == 0 else ''} align='left'>{v}</td></tr>" for i, (k, v) in enumerate(pairs))
     return f"<table width='100%' border='1' cellspacing='0' cellpadding='3'>{body}</table>"
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+def _table(headers: list[str], rows: list[list[str]], widths: list[int] | None = None) -> str:
+    """A table; ``widths`` (percent, summing to 100) keep long words from breaking in the PDF."""
+    width = [f" width='{w}%'" for w in widths] if widths else [""] * len(headers)
+    head = "".join(f"<th{w} align='left'>{_e(h)}</th>" for h, w in zip(headers, width))
+    body = "".join("<tr>" + "".join(f"<td align='left'>{c}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table width='100%' border='1' cellspacing='0' cellpadding='3'><tr>{head}</tr>{body}</table>"
 
 
 PARAMETER_MEANINGS = {
+    # DP-SynRAG (and DP-Synth, which shares R, T, tau and the clip)
     "K": "keywords taken from each private unit",
     "R": "topics (clusters) at most; at most one synthetic document each",
     "L": "topics a unit can belong to at most",
     "k": "private units used to write each synthetic document",
-    "T": "tokens written per synthetic document",
-    "tau": "sampling temperature",
-    "hist_fraction": "share of the budget spent on finding topics",
-    "mu_fraction": "share of the budget spent on topic centres",
-    "theta_fraction": "share of the budget spent on choosing how many units per topic",
+    "T": "tokens (word pieces) written per synthetic document",
+    "tau": "sampling temperature (higher: more varied wording)",
+    "hist_fraction": "share of the budget spent on finding topics (0 = the default share)",
+    "mu_fraction": "share of the budget spent on topic centres (0 = the default share)",
+    "theta_fraction": "share of the budget spent on choosing how many units per topic (0 = the default share)",
     "cluster_keywords": "words released to describe each topic, at most (each document votes for this many)",
     "cluster_keywords_fraction": "share of the budget spent on describing each topic (0 = default 0.2)",
     "min_cluster_size": "topics supported by fewer units are reported as weak",
+    "refine": "whether topic centres and a threshold re-choose the documents of each topic (costs budget)",
+    "keywords": "how each unit's keywords are found: 'vocabulary' = rarest words of a public list in the text",
+    "topic_words": "how topic words are chosen from the noisy counts: 'specific' = significant and rare in English",
+    "clip": "how each document's say on the next word is limited: 'dclip' = clamped difference to a public row",
+    "public_prompt": "what the public row of each topic holds: 'keyword' = the released topic words and the task",
+    "public_row": "what the public row holds: 'empty' = an instruction around an empty document; 'none' = none",
+    "answer_start": "how each synthetic document starts: with its released topic word(s), or with nothing",
+    "public_weight": "weight of the public model's own prediction (a public constant)",
+    "top_k_plus": "candidate next words per step, chosen from public text only (0 = all words)",
     "public_anchor": "public (non-private) text steers each token",
     "self_filter": "the model drops synthetic documents it judges off-task (no budget)",
+    "self_filter_mode": "how the self-filter judges a document (reads synthetic and public text only)",
     "max_prompt_tokens": "longest prompt, in tokens",
     "batch_rows": "rows per batch of the model (0 = automatic; speed only)",
     "memory_budget_mb": "memory allowed for a batch, MB (0 = automatic; speed only)",
@@ -81,23 +98,40 @@ PARAMETER_MEANINGS = {
     "realisation_tokens": "longest document the public writer wrote, in tokens (no budget)",
     "row_bound": "each topic writes with about k of its units, drawn at random (poisson) or with all (none); no budget",
     "force_length": "every document runs the full T tokens (speed checks only; no budget)",
-    "rho_total": "privacy loss of the whole run, in zCDP",
-    "sigma_h": "noise added to each keyword count",
-    "sigma_c": "noise added to each topic's word counts",
-    "sigma_mu": "noise added to each coordinate of a topic centre",
+    # derived by the planner
+    "rho_total": "privacy loss of the whole run, in zCDP (ρ; converted to ε above)",
+    "sigma_h": "noise added to each keyword count (standard deviation)",
+    "sigma_c": "noise added to each topic's word counts (standard deviation)",
+    "sigma_mu": "noise added to each coordinate of a topic centre (standard deviation)",
     "eps_theta": "privacy parameter of choosing how many units per topic",
-    "c_over_tau": "per-token clipping bound over the temperature",
-    "c": "per-token clipping bound on the model's scores",
+    "c_over_tau": "most one document can move the score of a next word, over the temperature",
+    "c": "most one document can move the score of a next word (clipping bound)",
+    "min_topic_units": "units that must mention a topic for it to be found, about (from the noise level)",
+    # RPSG
     "m": "candidate summaries per private document",
-    "sigma": "noise added to the candidates' scores",
+    "sigma": "noise added to the candidates' scores (standard deviation)",
+    "sensitivity": "most one unit can change a candidate's score",
+    "epsilon_guaranteed": "ε of the summary choice alone (the only private step of RPSG)",
     "similarity_threshold": "rewrites more similar than this to their source are dropped",
     "nll_percentile": "least likely rewrites dropped (percentile)",
-    "temperature": "sampling temperature",
+    "temperature": "sampling temperature (higher: more varied wording)",
     "max_new_tokens": "longest generated text, in tokens",
     "n_variants": "rewrites made per summary",
     "batch_size": "texts per batch of the model (speed only)",
+    # Aug-PE
+    "iterations": "rounds of private votes (the budget is split equally over them)",
+    "population": "candidate texts voted on in each round",
+    "variations": "new variations the public model writes of each winning text",
+    "threshold": "noisy vote counts below this are set to 0 (0 = twice the noise level)",
+    "top_p": "the public model samples from the most likely words that make up this share of probability",
+    "rho_per_iteration": "privacy loss of one round of votes, in zCDP",
 }
 HIDDEN_PARAMETERS = ("pii_patterns", "pii_names", "pii_places")  # the custodian's own lists: not shown
+
+
+def _spaced(text: Any) -> str:
+    """Identifiers as words ('private_prediction' -> 'private prediction'), so table cells wrap between words."""
+    return str(text).replace("_", " ")
 
 
 def _value(value: Any) -> str:
@@ -114,7 +148,7 @@ def _params(params: dict[str, Any]) -> str:
     """The method's parameters as a table: name, rounded value, meaning."""
     rows = [[_e(k), _value(v), _e(PARAMETER_MEANINGS.get(k, ""))]
             for k, v in params.items() if k not in HIDDEN_PARAMETERS]
-    return _table(["parameter", "value", "meaning"], rows) if rows else "<p>—</p>"
+    return _table(["parameter", "value", "meaning"], rows, [30, 12, 58]) if rows else "<p>—</p>"
 
 
 def _guarantee(cert: dict[str, Any]) -> str:
@@ -131,14 +165,14 @@ def _guarantee(cert: dict[str, Any]) -> str:
         ("epsilon requested", _num(g["epsilon_target"])),
     ]
     stages = [
-        [_e(s.get("stage", "")), _e(s.get("mechanism", "")), _num(s.get("rho"), 6), _e(s.get("count", "")),
-         _e(s.get("parallel", "")), _e(s.get("description", ""))]
+        [_e(stage_label(str(s.get("stage", ""))).capitalize()), _e(_spaced(s.get("mechanism", ""))),
+         _num(s.get("rho"), 6), _e(s.get("count", "")), _value(s.get("parallel", "")), _e(s.get("description", ""))]
         for s in g["stages"]
     ]
     return (
         _rows(pairs)
         + "<p><b>Privacy loss per stage</b> (rho is the stage's total contribution)</p>"
-        + _table(["stage", "mechanism", "rho", "count", "parallel", "what it does"], stages)
+        + _table(["stage", "mechanism", "rho", "count", "groups per unit", "what it does"], stages, [17, 16, 10, 7, 10, 40])
         + f"<p class='small'>Accounting: {_e(g['accounting_method'])}</p>"
     )
 
@@ -183,7 +217,8 @@ def _identity(cert: dict[str, Any]) -> str:
         for m in i["models"]
     ]
     return (_rows(pairs) + "<p><b>Method parameters</b></p>" + _params(i["method_parameters"])
-            + "<p><b>Models</b></p>" + _table(["model", "backend", "size (bytes)", "SHA-256 of weights"], models))
+            + "<p><b>Models</b></p>"
+            + _table(["model", "backend", "size (bytes)", "SHA-256 of weights"], models, [28, 12, 14, 46]))
 
 
 def _outputs(cert: dict[str, Any]) -> str:
@@ -197,7 +232,7 @@ def _outputs(cert: dict[str, Any]) -> str:
     released = cert.get("documents_released")
     return (
         (f"<p>Synthetic documents released: <b>{_e(released)}</b></p>" if released is not None else "")
-        + _table(["file", "size (bytes)", "SHA-256"], rows)
+        + _table(["file", "size (bytes)", "SHA-256"], rows, [30, 15, 55])
         + f"<p>Dataset fingerprint: <span class='hash'>{_e(fp['value'])}</span><br>"
         + f"<span class='small'>{_e(fp['kind'])}</span></p>"
         + (f"<p>Dataset identity: {_e(ident.get('name') or 'not named')} "
@@ -216,24 +251,66 @@ def _non_dp(cert: dict[str, Any]) -> str:
     return f"<h2>Statistics of the private data (not DP)</h2><p class='warn'>{_e(section['label'])}</p>{_rows(pairs)}"
 
 
-def render_html(cert: dict[str, Any]) -> str:
-    """The readable certificate as a standalone HTML page (plain-language summary first)."""
-    method = cert["identity"]["method"]
+PAGE_BREAK = "<!-- page break -->"
+
+
+def _summary_page(cert: dict[str, Any]) -> str:
+    """Page 1: what was released, the guarantee in plain words, the unit, what is not covered, who signed,
+    how to verify. Everything an IRB reviewer needs, in two minutes."""
+    i, g, key = cert["identity"], cert["guarantee"], cert["signing_key"]
+    released = cert.get("documents_released")
+    ident = cert.get("dataset_identity") or {}
+    files = ", ".join(o["file"] for o in cert["outputs"]) or "none"
+    what = (f"{'An unknown number of' if released is None else released} synthetic "
+            f"document{'' if released == 1 else 's'}"
+            f"{' (an empty release)' if released == 0 else ''}, written by Privet {_e(i['privet_version'])} with "
+            f"{_e(i['method_name'])}. Dataset: {_e(ident.get('name') or 'not named by the custodian')}. "
+            f"Run on {_e(i.get('run_date', ''))}; certificate created on {_e(cert.get('created_on', ''))}. "
+            f"Files: {_e(files)}. No private document is part of the release.")
     summary = "".join(f"<p>{_e(p)}</p>" for p in cert["summary"])
+    not_covered = "".join(f"<li>{_e(n)}</li>" for n in cert.get("not_covered") or cert["scope_and_hazards"])
+    rationale = cert.get("budget_rationale") or ""
+    why = _e(rationale) if rationale else "<i>No reason was recorded by the custodian.</i>"
+    signed = (f"Custodian: <b>{_e(i['custodian'] or 'not given')}</b>; organisation: "
+              f"<b>{_e(i['organisation'] or 'not given')}</b>; IRB protocol: <b>{_e(i['irb_protocol'] or 'not given')}"
+              f"</b>. Signed with the custodian's {_e(key['algorithm'])} key, fingerprint "
+              f"<span class='hash'>{_e(key['public_key_fingerprint'])}</span>.")
+    verify = ("Ask the custodian for the public key file (in Privet: Settings, Export public key), then run "
+              "<code>privet verify FOLDER --public-key public_key.pem</code> on the release folder. It checks the "
+              "signature and that no file was changed since signing (SHA-256 of each file, listed in the appendix).")
+    test = "<p class='warn'>TEST MODE — NOT PRIVATE — NOT FOR RELEASE</p>" if cert.get("test_mode") else ""
+    return (
+        f"<h1>Privacy certificate</h1><p class='small'>Summary for reviewers. The technical appendix follows on "
+        f"the next pages. Certificate {_e(cert['certificate_id'])}.</p>{test}"
+        f"<h2>What was released</h2><p>{what}</p>"
+        f"<h2>In plain words: the guarantee</h2>{summary}"
+        f"<h2>Unit of privacy</h2><p>One {_e(g['unit_description'])}. The guarantee compares the data with and "
+        f"without any one such unit.</p>"
+        f"<h2>What is not covered</h2><ul>{not_covered}</ul>"
+        f"<h2>Why this budget was chosen</h2><p>{why}</p>"
+        f"<h2>Who signed</h2><p>{signed}</p>"
+        f"<h2>How to verify</h2><p>{verify}</p>"
+    )
+
+
+def _appendix(cert: dict[str, Any]) -> str:
     hazards = "".join(f"<li>{_e(n)}</li>" for n in cert["scope_and_hazards"])
     samplers = "".join(f"<li>{_e(s['sampler'])} — <b>{_e(s['kind'])}</b></li>" for s in cert["samplers"]) or "<li>none listed</li>"
-    test = "<p class='warn'>TEST MODE — NOT PRIVATE — NOT FOR RELEASE</p>" if cert.get("test_mode") else ""
-    body = (
-        f"<h1>Privacy certificate</h1><p class='small'>Privet synthetic corpus release, method {_e(method)}</p>{test}"
-        f"<h2>In plain words</h2>{summary}"
-        f"<h2>Scope and hazards: what is not covered</h2><ul>{hazards}</ul>"
+    return (
+        "<h1>Technical appendix</h1>"
         f"<h2>The guarantee in figures</h2>{_guarantee(cert)}"
+        f"<h2>Scope and hazards: the full list of what is not covered</h2><ul>{hazards}</ul>"
         f"<h2>Budget history of this dataset</h2>{_history(cert)}"
         f"<h2>Samplers</h2><ul>{samplers}</ul>"
         f"{_non_dp(cert)}"
-        f"<h2>Identity</h2>{_identity(cert)}"
+        f"<h2>Identity and parameters</h2>{_identity(cert)}"
         f"<h2>Exported files</h2>{_outputs(cert)}"
     )
+
+
+def render_html(cert: dict[str, Any]) -> str:
+    """The readable certificate as a standalone HTML page: the one-page summary, then the technical appendix."""
+    body = f"{_summary_page(cert)}{PAGE_BREAK}<div class='appendix'>{_appendix(cert)}</div>"
     template = Template(resources_dir().joinpath(*TEMPLATE).read_text(encoding="utf-8"))
     return template.substitute(title=_e(f"Privacy certificate {cert['certificate_id']}"), body=body)
 
@@ -269,7 +346,10 @@ def render_pdf(html_text: str, path: Path, title: str = "Privacy certificate", r
         "h1": TextStyle(font_size_pt=15, color="#111111", t_margin=0, b_margin=2),
         "h2": TextStyle(font_size_pt=11, color="#1f3a5f", t_margin=4, b_margin=1),
     }
-    pdf.write_html(_pdf_body(html_text), font_family="DejaVu", tag_styles=styles, table_line_separators=False)
+    for number, part in enumerate(_pdf_body(html_text).split(PAGE_BREAK)):
+        if number:
+            pdf.add_page()
+        pdf.write_html(part, font_family="DejaVu", tag_styles=styles, table_line_separators=False)
     pdf.output(str(path))
     return pdf.pages_count
 
@@ -287,6 +367,9 @@ def _pdf_body(html_text: str) -> str:
     """The <body> of the HTML in the subset fpdf2 lays out (it needs all or no column widths)."""
     match = re.search(r"<body>(.*)</body>", html_text, re.S)
     body = match.group(1) if match else html_text
-    body = re.sub(r"(<t[hd])\s+width=.[0-9]+%.", r"\1", body)
     body = re.sub(r"</?span[^>]*>", "", body)  # styling spans: fpdf2 allows no nested tags in cells
+    body = re.sub(r"</?div[^>]*>", "", body)
+    # Bold outside tables: fpdf2 carries it into the next table's cells, so text outside tables loses it.
+    parts = re.split(r"(<table.*?</table>)", body, flags=re.S)
+    body = "".join(p if p.startswith("<table") else re.sub(r"</?b>", "", p) for p in parts)
     return body.replace("cellpadding='3'", "cellpadding='1'")

@@ -83,6 +83,14 @@ def public_key_pem(public_key: Ed25519PublicKey) -> str:
     ).decode("ascii")
 
 
+def export_public_key(path: Path) -> str:
+    """Write this installation's public signing key (PEM) to ``path`` for the IRB; returns its fingerprint.
+    ``privet keys export-public`` and the desktop's Settings both call this."""
+    key = load_signing_key()
+    Path(path).write_text(public_key_pem(key.public_key), encoding="ascii")
+    return public_key_fingerprint(key.public_key)
+
+
 def public_key_fingerprint(public_key: Ed25519PublicKey) -> str:
     """``SHA256:<hex>`` of the raw 32-byte public key."""
     raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)

@@ -212,6 +212,8 @@ class PrivatePredictionEngine:
                     finished.add(gi)
                 else:
                     outputs[gi].token_ids.append(tok)
+            if progress:  # the time left counts down token step by token step
+                progress.partial(len(wave) * (_step + 1) / cfg.max_new_tokens)
             if _step == cfg.max_new_tokens - 1:
                 break
             still = [gi for gi in active if gi not in finished]

@@ -7,9 +7,11 @@ from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
-    QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QSlider, QVBoxLayout, QWidget,
+    QComboBox, QDoubleSpinBox, QFormLayout, QFrame, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit,
+    QScrollArea, QSlider, QVBoxLayout, QWidget,
 )
 
+from core.certificate.render import PARAMETER_MEANINGS
 from core.errors import PrivetError
 from core.privacy.budget import EPSILON_TRADE_OFF
 from core.progress import stage_label
@@ -21,17 +23,19 @@ from desktop.wizard.common import Page
 
 EPS_MIN, EPS_MAX = 0.1, 50.0
 SLIDER_STEPS = 200
-AUTO_DELTA = "automatic (1/(10·n))"
+AUTO_DELTA = "automatic (recommended)"
 DELTA_CHOICES = (AUTO_DELTA, "1e-5", "1e-6", "1e-7")
-DERIVED_LABELS = {
-    "rho_total": "ρ — the whole run in zero-concentrated DP",
-    "sigma_h": "σ_h — noise on the keyword histogram",
-    "sigma_mu": "σ_μ — noise on each cluster centre",
-    "eps_theta": "ε_θ — retrieval threshold selection",
-    "c_over_tau": "c/τ — per-token clipping over temperature",
-    "c": "c — per-token logit clipping bound",
-    "sigma": "σ — noise on the candidate scores",
-}
+SYMBOLS = {"rho_total": "ρ", "sigma_h": "σ_h", "sigma_c": "σ_c", "sigma_mu": "σ_μ", "eps_theta": "ε_θ",
+           "c_over_tau": "c/τ", "c": "c", "sigma": "σ", "min_topic_units": "units per topic",
+           "rho_per_iteration": "ρ per round", "threshold": "vote threshold", "sensitivity": "sensitivity",
+           "epsilon_guaranteed": "ε of the summary choice"}
+
+
+def derived_label(key: str) -> str:
+    """'σ_h — noise added to each keyword count': the symbol with its meaning from the certificate's table."""
+    meaning = PARAMETER_MEANINGS.get(key, "")
+    symbol = SYMBOLS.get(key, key.replace("_", " "))
+    return f"{symbol} — {meaning}" if meaning else symbol
 
 
 def _html(text: str) -> str:
@@ -67,11 +71,13 @@ class BudgetPage(Page):
         self.delta = QComboBox()
         self.delta.setEditable(True)
         self.delta.addItems(DELTA_CHOICES)
-        self.delta.setToolTip("δ, the small probability that the ε guarantee fails. Leave it on automatic.")
+        self.delta.setToolTip("δ, the small chance that the ε bound does not hold at all. Leave it on automatic "
+                              "(10⁻⁶, or 1/(10·N) when a public upper bound N on the number of units is stated).")
         self.conversion = QComboBox()
         self.conversion.addItem("tight (Canonne, Kamath & Steinke 2020)", "tight")
         self.conversion.addItem("loose (ρ + 2√(ρ log 1/δ))", "loose")
-        self.conversion.setToolTip("How the zCDP ledger is converted to (ε, δ)")
+        self.conversion.setToolTip("How the ledger's running total (kept in zero-concentrated DP, ρ) is turned into "
+                                   "ε at δ. Tight is exact and recommended; loose is the older, larger formula.")
 
         self.dataset_name = QLineEdit()
         self.dataset_name.setObjectName("dataset_name")
@@ -80,6 +86,22 @@ class BudgetPage(Page):
             "The name this data is budgeted under on this computer: every run on the same documents (any file "
             "name, row order or columns) is charged to one budget. A name you type here appears in the certificate.")
 
+        self.band = QLabel()
+        self.band.setWordWrap(True)
+        self.band.setObjectName("band")
+        self.meaning = QLabel()
+        self.meaning.setWordWrap(True)
+        self.meaning.setObjectName("guarantee_meaning")
+        self.delta_meaning = QLabel()
+        self.delta_meaning.setWordWrap(True)
+        self.delta_meaning.setObjectName("delta_meaning")
+        self.rationale = QPlainTextEdit()
+        self.rationale.setTabChangesFocus(True)
+        self.rationale.setFixedHeight(48)
+        self.rationale.setPlaceholderText("Record why this budget was chosen, e.g. 'moderate ε, as agreed with the "
+                                          "IRB for internal analysis'. It is printed on the certificate.")
+        self.rationale.setToolTip("Why this ε: printed on the certificate's first page. Do not put private "
+                                  "details here.")
         eps_row = QHBoxLayout()
         eps_row.addWidget(self.slider, 1)
         eps_row.addWidget(self.epsilon)
@@ -89,10 +111,8 @@ class BudgetPage(Page):
         form.labelForField(eps_row).setBuddy(self.epsilon)
         form.addRow("&δ (delta):", self.delta)
         form.labelForField(self.delta).setBuddy(self.delta)
+        form.addRow("", self.delta_meaning)
 
-        self.band = QLabel()
-        self.band.setWordWrap(True)
-        self.band.setObjectName("band")
         self.unit = QLabel()
         self.unit.setWordWrap(True)
         self.ledger = QLabel()
@@ -109,6 +129,13 @@ class BudgetPage(Page):
         advanced_layout.setContentsMargins(0, 0, 0, 0)
         conversion_form = QFormLayout()
         conversion_form.addRow("&Conversion:", self.conversion)
+        conversion_note = QLabel("How the ledger's running total ρ (zero-concentrated DP, which adds up exactly "
+                                 "across runs) is turned into ε at δ. Keep tight.")
+        conversion_note.setWordWrap(True)
+        conversion_form.addRow("", conversion_note)
+        derived_note = QLabel("Noise levels the plan derives from ε (each with what it means):")
+        derived_note.setWordWrap(True)
+        conversion_form.addRow("", derived_note)
         advanced_layout.addLayout(conversion_form)
         self.derived_box = QWidget()
         self.derived = QFormLayout(self.derived_box)
@@ -120,16 +147,29 @@ class BudgetPage(Page):
         split_layout.addWidget(self.split)
         split_layout.addWidget(self.split_caption)
 
-        layout = QVBoxLayout(self)
+        body = QWidget()  # scrolls: with Advanced open the page is taller than the wizard
+        layout = QVBoxLayout(body)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(body)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll, 1)
         layout.addLayout(form)
         layout.addWidget(self.band)
+        layout.addWidget(self.meaning)
+        rationale_form = QFormLayout()
+        rationale_form.addRow("&Why this budget:", self.rationale)
+        rationale_form.labelForField(self.rationale).setBuddy(self.rationale)
+        layout.addLayout(rationale_form)
         layout.addWidget(self.unit)
         layout.addWidget(self.ledger)
         layout.addWidget(split_box)
         layout.addWidget(self.warnings)
         layout.addWidget(self.advanced)
         layout.addStretch(1)
-        layout.addWidget(self.message)
+        outer.addWidget(self.message)
 
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
@@ -149,11 +189,13 @@ class BudgetPage(Page):
         self.set_epsilon(privacy.epsilon)
         self.delta.setCurrentText(AUTO_DELTA if privacy.delta <= 0 else f"{privacy.delta:g}")
         self.conversion.setCurrentIndex(max(0, self.conversion.findData(privacy.conversion)))
+        self.rationale.setPlainText(privacy.rationale)
         self.unit.setText(f"<b>Unit of privacy:</b> {self.controller.unit_description()}. The guarantee "
                           "covers adding or removing any one such unit.")
         self.refresh_plan()
 
     def store(self) -> None:
+        self.controller.spec.privacy.rationale = self.rationale.toPlainText().strip()
         self.refresh_plan()
 
     def blocking_message(self) -> str:
@@ -219,10 +261,14 @@ class BudgetPage(Page):
         self.completeChanged.emit()
 
     def _show_band(self, epsilon: float) -> None:
-        band = band_for(epsilon)
+        delta = self.parsed_delta()
+        shown_delta = delta if delta else self.controller.effective_delta() if delta == 0.0 else 1e-6
+        band = band_for(epsilon, shown_delta, self.controller.unit_word())
         self.band.setText(f"<span style='color:{band.colour}; font-weight:bold'>■ {band.headline} "
                           f"(ε = {epsilon:g})</span> — {band.guidance}")
         self.band.setProperty("band", band.name)
+        self.meaning.setText(f"<b>What it means for one {self.controller.unit_word()}:</b> {band.meaning}")
+        self.delta_meaning.setText(band.delta)
 
     def derived_rows(self) -> list[str]:
         """The labels of the Advanced panel's derived-parameter rows (each parameter once)."""
@@ -239,13 +285,13 @@ class BudgetPage(Page):
             return
         self.split.set_segments([(stage_label(name), rho) for name, rho in plan.stages])
         self.split_caption.setText(
-            f"This run: ε = {plan.epsilon:g} at δ = {plan.delta:.2g}, shared between the steps above "
-            "(ρ and the noise levels are under Advanced).")
+            f"This run: ε = {plan.epsilon:g} at δ = {plan.delta:.2g}, shared between the steps above; a larger "
+            "share means less noise for that step (the noise levels are under Advanced).")
         # The plan's warnings include core's δ warnings (core.privacy.planner.delta_warnings).
         self.warnings.setText("\n".join(f"⚠ {w}" for w in plan.warnings))
         shown = {"rho_total": plan.rho_total, **plan.derived}
         for key, value in shown.items():
-            self.derived.addRow(DERIVED_LABELS.get(key, key) + ":", QLabel(f"{value:.4g}"))
+            self.derived.addRow(derived_label(key) + ":", QLabel(f"{value:.4g}"))
 
     def _show_ledger(self) -> None:
         plan = self.plan_result

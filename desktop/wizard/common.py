@@ -38,11 +38,17 @@ class Page(QWizardPage):
         """Why the page is not complete ('' when it is). Subclasses override."""
         return ""
 
+    def is_instruction(self, problem: str) -> bool:
+        """True when a blocking message is only the next step to take (shown plainly, not in the error colour).
+        Subclasses override; errors stay red."""
+        return False
+
     def isComplete(self) -> bool:  # noqa: N802 - Qt API
         problem = self.blocking_message()
         if problem:
-            self.set_message(problem)
-        elif self.message.styleSheet() == ERROR_STYLE:
+            self.set_message(problem, error=not self.is_instruction(problem))
+            self._blocking_shown = problem
+        elif self.message.styleSheet() == ERROR_STYLE or self.message.text() == getattr(self, "_blocking_shown", None):
             self.message.clear()
         return not problem
 

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWizard
 
 from core.errors import PrivetError
 from core.estimate import duration_words
+from core.wording import guarantee_words
 from desktop.active_runs import ActiveRuns
 from desktop.controller import METHOD_SHORT_NAMES, WizardController
 from desktop.widgets.collapsible import Collapsible
@@ -32,7 +33,7 @@ class ConfirmPage(Page):
         self.recorded = QLabel()
         self.recorded.setWordWrap(True)
         self.recorded.setObjectName("recorded")
-        self.recorded.setStyleSheet("font-size: 14px; font-weight: bold; color: #b71c1c;")
+        self.recorded.setStyleSheet("font-size: 14px; font-weight: bold;")  # important, not an error: no red
         self.cumulative = QLabel()
         self.cumulative.setWordWrap(True)
         self.cumulative.setObjectName("cumulative")
@@ -71,8 +72,9 @@ class ConfirmPage(Page):
             ("Data", f"{escape(spec.data.path)}"
                      + (f" — {summary.n_units} units ({summary.unit_kind}s)" if summary else "")),
             ("Method", METHOD_SHORT_NAMES.get(spec.method, spec.method)),
-            ("Privacy", f"ε = {spec.privacy.epsilon:g}, δ = {plan.delta:.2g}" if plan
-             else f"ε = {spec.privacy.epsilon:g}"),
+            ("Privacy", (f"ε = {spec.privacy.epsilon:g}, δ = {plan.delta:.2g}" if plan
+                         else f"ε = {spec.privacy.epsilon:g}")
+             + f" — {guarantee_words(spec.privacy.epsilon, 1e-6).headline.lower()}"),
             ("Unit of privacy", escape(self.controller.unit_description())),
             ("Model", MODEL_NAMES.get(spec.llm.source, spec.llm.source)
                       + (f" ({escape(spec.llm.path)})" if spec.llm.path else "") + f", device {spec.llm.device}"),
@@ -80,7 +82,8 @@ class ConfirmPage(Page):
             ("Synthetic documents", "one per private document" if spec.method == "rpsg"
              else f"up to {spec.dp_synrag.R}"),
             ("Formats", ", ".join(out.formats)),
-            ("Export folder", escape(out.folder or "(chosen when exporting)")),
+            ("Export folder", escape(f"{self.controller.export_folder()} (one folder per run inside it; "
+                                     "you can change it when exporting)")),
             ("Custodian", escape(out.custodian or "(not given)")),
             ("Organisation", escape(out.organisation or "(not given)")),
             ("IRB protocol", escape(out.irb_protocol or "(not given)")),
@@ -112,6 +115,9 @@ class ConfirmPage(Page):
         if not after.within_cap:
             text += " This is more than the cap: the run will be refused."
         return text
+
+    def is_instruction(self, problem: str) -> bool:
+        return problem.startswith("Tick the box")
 
     def blocking_message(self) -> str:
         if self.plan_result is None:

@@ -20,7 +20,8 @@ class DataPage(Page):
     def __init__(self, controller: WizardController) -> None:
         super().__init__(controller, "Private data",
                          "Choose a folder of .txt/.md files (one document per file) or a .csv, .tsv or .jsonl "
-                         "file. Document text is never shown here.")
+                         "file, then press Load. Document text is never shown here. New to Privet? The demo corpus "
+                         "(synthetic clinic notes) is under Help → Try with the demo corpus in the main window.")
         self.path = QLineEdit()
         self.path.setPlaceholderText("Folder or table file with the private documents")
         self.path.setToolTip("The private corpus. It is read on this computer only.")
@@ -99,6 +100,9 @@ class DataPage(Page):
         if not self._loaded_matches_inputs():
             return "Press Load to read the data with these settings."
         return ""
+
+    def is_instruction(self, problem: str) -> bool:
+        return problem != self._load_error  # "choose a file", "press Load": steps, not errors
 
     # --- actions -------------------------------------------------------------------------------
 

@@ -50,6 +50,9 @@ class MethodPage(Page):
     def select(self, key: str) -> None:
         self.buttons[key].setChecked(True)
 
+    def is_instruction(self, problem: str) -> bool:
+        return problem == "Choose a method."
+
     def blocking_message(self) -> str:
         return "" if self.selected() else "Choose a method."
 

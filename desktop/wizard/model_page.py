@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import PrivetError
-from core.estimate import duration_words
 from desktop.controller import WizardController
 from desktop.hardware import GpuInfo, detect_gpus
 from desktop.wizard.common import Page
@@ -145,12 +144,12 @@ class ModelPage(Page):
         except PrivetError as exc:
             self.estimate.setText(exc.what)
             return
-        parts = []
-        if plan.estimate_seconds is not None:
-            parts.append(duration_words(plan.estimate_seconds))
-        if plan.estimate_memory_mb is not None:
-            parts.append(f"about {plan.estimate_memory_mb / 1024:.1f} GiB of memory")
-        self.estimate.setText(", ".join(parts) + f" for {plan.n_units} units." if parts else "No estimate available.")
+        # No time here: it depends on the Task page's settings (documents, tokens), not chosen yet. The Confirm
+        # page shows it once everything that drives it is known.
+        memory = (f"About {plan.estimate_memory_mb / 1024:.1f} GiB of memory for {plan.n_units} units. "
+                  if plan.estimate_memory_mb is not None else "")
+        self.estimate.setText(memory + "The time the run takes is shown on the Confirm page, once the task "
+                              "settings that drive it are chosen.")
 
     def _use_listed_model(self, row: int, _column: int = 0) -> None:
         """Double-click on a listed language model: use it."""

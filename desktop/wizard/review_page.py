@@ -7,7 +7,8 @@ from pathlib import Path
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import (
-    QCheckBox, QFileDialog, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QListWidget, QPlainTextEdit, QPushButton,
+    QCheckBox, QFileDialog, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QListWidget, QMessageBox, QPlainTextEdit,
+    QPushButton,
     QSplitter, QVBoxLayout, QWidget,
 )
 from PySide6.QtCore import Qt
@@ -107,10 +108,10 @@ class ReviewPage(Page):
         if self.texts:
             self.documents.setCurrentRow(0)
         self._show_check()
-        folder = Path(self.controller.spec.output.folder or "privet-output")
-        if result.get("run_dir"):
-            folder = folder / Path(result["run_dir"]).name
-        self.out_dir.setText(str(folder))
+        run_id = Path(result["run_dir"]).name if result.get("run_dir") else ""
+        self.out_dir.setText(str(self.controller.export_folder(run_id)))
+        size = self.controller.release_size(result["run_dir"]) if result.get("run_dir") else None
+        self.set_message(size.problem if size is not None else "", error=False)
 
     def export(self) -> Path | None:
         """Export the run; verify the folder and say where it went."""
@@ -118,8 +119,13 @@ class ReviewPage(Page):
         if not run_dir:
             self.set_message("There is no finished run to export.")
             return None
+        size = self.controller.release_size(run_dir)
+        if size.problem and not self.ask_about_small_release(size.problem):
+            self.set_message("Not exported. " + size.problem, error=False)
+            return None
         try:
-            out = self.controller.export(run_dir, self.out_dir.text().strip(), overwrite=self.overwrite.isChecked())
+            out = self.controller.export(run_dir, self.out_dir.text().strip(), overwrite=self.overwrite.isChecked(),
+                                         allow_empty=size.empty)
             outcome = verify_folder(out)
         except PrivetError as exc:
             self.set_message(exc.user_message())
@@ -133,6 +139,13 @@ class ReviewPage(Page):
         self.path_row.setVisible(True)
         self.set_message("", error=False)
         return out
+
+    def ask_about_small_release(self, problem: str) -> bool:
+        """True: export anyway. Asked when the run produced no or very few documents (tests replace this)."""
+        answer = QMessageBox.question(self, "Export this release?", problem + "\n\nExport it anyway?",
+                                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                      QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
 
     def _show_check(self) -> None:
         check = self.controller.internal_check(self.texts)

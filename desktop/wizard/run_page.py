@@ -11,14 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QGridLayout, QGroupBox, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QMessageBox, QPlainTextEdit,
     QProgressBar, QPushButton, QSplitter, QVBoxLayout,
 )
 
 from core.errors import PrivetError
-from core.estimate import duration_words
+from core.estimate import EtaTracker, duration_words
 from core.privacy.budget import charged_summary
 from core.progress import STAGE_LABELS, stage_label
 from desktop.active_runs import ActiveRuns
@@ -28,6 +28,7 @@ from desktop.widgets.stacked_bar import StackedBar
 from desktop.wizard.common import Page
 
 MAX_PREVIEWS = 200
+TICK_MS = 1000  # the time left counts down once a second between progress events
 
 
 class RunPage(Page):
@@ -49,6 +50,11 @@ class RunPage(Page):
         self._bars: dict[str, tuple[QProgressBar, QLabel]] = {}
         self._n_previews = 0
         self.resume_text = ""  # the last resume consent text shown
+        self.tracker: EtaTracker | None = None  # core's time-left model, fed with this run's events
+        self._basis = ""
+        self._tick = QTimer(self)
+        self._tick.setInterval(TICK_MS)
+        self._tick.timeout.connect(self.show_time_left)
 
         self.stages = QGridLayout()
         stage_box = QGroupBox("Stages")
@@ -188,9 +194,10 @@ class RunPage(Page):
         self.resume_button.setVisible(False)
         self.cancel_button.setEnabled(True)
         self.set_message("Running…", error=False)
-        if estimate is not None:
-            self.overall.setText(f"<b>Whole run:</b> {duration_words(estimate.total_s)} left "
-                                 f"(estimate based on {estimate.basis}).")
+        self.tracker = EtaTracker(estimate) if estimate is not None else None
+        self._basis = estimate.basis if estimate is not None else ""
+        self.show_time_left()
+        self._tick.start()
         self._log(f"{'Resuming' if resume else 'Starting'} run {self.run_id} in {self.run_dir}")
         self.relay.start(self.controller.run_spec_dict(), self.run_dir, resume=resume,
                          estimate=estimate.to_dict() if estimate is not None else None, accepted_rho=accepted_rho)
@@ -269,7 +276,10 @@ class RunPage(Page):
             total = max(int(event["total"]), 0)
             bar.setMaximum(total if total else 0)
             bar.setValue(total if kind == "stage_end" else int(event["done"]))
-            eta.setText("done" if kind == "stage_end" else _eta_text(event.get("eta_s")))
+            if kind == "stage_end":
+                eta.setText("done")
+            elif self.tracker is None:
+                eta.setText(_eta_text(event.get("eta_s")))
             if kind == "stage_start":
                 self._log(f"Started: {stage_label(stage)}" + (f" — {event['message']}" if event.get("message") else ""))
         elif kind == "charged":
@@ -281,12 +291,32 @@ class RunPage(Page):
         elif kind in ("log", "done"):
             if event.get("message"):
                 self._log(event["message"])
-        overall = event.get("overall_eta_s")
-        if overall is not None and self.state == "running":
-            self.overall.setText(f"<b>Whole run:</b> {duration_words(float(overall))} left "
-                                 "(refined as stages finish).")
+        if self.tracker is not None:
+            self.tracker.update(event)
+            if kind in ("stage_start", "progress", "stage_end"):
+                self.show_time_left()
+
+    def time_left_s(self) -> float | None:
+        """The whole run's time left from core's tracker (None without an estimate)."""
+        return self.tracker.remaining_s() if self.tracker is not None else None
+
+    def show_time_left(self) -> None:
+        """Show the time left of the whole run and of the current stage (called on events and every second)."""
+        if self.state != "running" or self.tracker is None:
+            return
+        left = self.tracker.remaining_s()
+        basis = ("refined from this run's progress" if self.tracker.refined
+                 else f"estimate based on {self._basis}")
+        self.overall.setText(f"<b>Whole run:</b> {duration_words(max(left, 1.0))} left ({basis}).")
+        for stage, (_bar, eta) in self._bars.items():
+            if eta.text() == "done":
+                continue
+            stage_left = self.tracker.stage_remaining_s(stage)
+            if stage_left is not None and self.tracker.started(stage):
+                eta.setText(_eta_text(max(stage_left, 1.0)))
 
     def on_succeeded(self, result: dict[str, Any]) -> None:
+        self._tick.stop()
         self.result = result
         self.state = "succeeded"
         self.cancel_button.setEnabled(False)
@@ -297,6 +327,7 @@ class RunPage(Page):
         self.completeChanged.emit()
 
     def on_cancelled(self, message: str) -> None:
+        self._tick.stop()
         self.state = "cancelled"
         self.cancel_button.setEnabled(False)
         self.resume_button.setVisible(self._resumable())
@@ -311,6 +342,7 @@ class RunPage(Page):
         self.completeChanged.emit()
 
     def on_failed(self, message: str, resumable: bool) -> None:
+        self._tick.stop()
         self.state = "failed"
         self.failure = message
         self.cancel_button.setEnabled(False)
@@ -367,7 +399,8 @@ class RunPage(Page):
         self.meter_label.setText(
             f"Charged so far: ε = {spent_eps:.3g} of ε = {self.planned_epsilon:g} planned for this run "
             f"(at δ = {delta:.2g}). <span style='color:#757575'>Advanced: ρ = {spent:.4g} of "
-            f"{self.planned_rho:.4g} (zCDP).</span>")
+            f"{self.planned_rho:.4g} (ρ is the ledger's running total in zero-concentrated DP; ε is its "
+            "conversion at δ).</span>")
 
     def _log(self, line: str) -> None:
         self.log.appendPlainText(line)

@@ -83,8 +83,8 @@ class TaskPage(Page):
 
         self.tokens = QSpinBox()
         self.tokens.setRange(1, 2000)
-        self.tokens.setToolTip("T: tokens written per synthetic document. More tokens: longer documents, and the "
-                               "same ε is spread over more tokens (each is noisier).")
+        self.tokens.setToolTip("T: tokens (word pieces) written per synthetic document. More tokens: longer "
+                               "documents, and the same ε is spread over more tokens (each is noisier).")
         self.cluster_size = QSpinBox()
         self.cluster_size.setRange(1, 100_000)
         self.cluster_size.setToolTip("k: how many private documents are used to write each synthetic document. "
@@ -94,7 +94,10 @@ class TaskPage(Page):
         advanced_body = QWidget()
         advanced = QFormLayout(advanced_body)
         advanced.addRow("&Tokens per document (T):", self.tokens)
+        advanced.addRow("", _note("Longer documents; the same budget is spread over more tokens, so each is noisier."))
         advanced.addRow("Documents per &topic (k):", self.cluster_size)
+        advanced.addRow("", _note("Private documents behind each synthetic one: more means less noise per "
+                                  "document but fewer distinct topics."))
         advanced.addRow("", self.self_filter)
         for widget in (self.tokens, self.cluster_size):
             advanced.labelForField(widget).setBuddy(widget)
@@ -124,9 +127,7 @@ class TaskPage(Page):
         self.advanced.setVisible(not rpsg)
         self.cluster_size.setEnabled(spec.method == "dp_synrag")
         self.self_filter.setEnabled(spec.method in ("dp_synrag", "dp_synth"))
-        self.count_note.setText("RPSG writes one rewrite per private document." if rpsg else
-                                "Fewer documents come out when few topics are well supported "
-                                "(topics with fewer than about 30 units are not reproduced).")
+        self.count_note.setText(self.count_words())
         index = self.form.findData(spec.dp_synrag.document_form)
         self.form.setCurrentIndex(max(index, 0))
         self.example.setPlainText(spec.dp_synrag.public_example)
@@ -139,6 +140,21 @@ class TaskPage(Page):
         self.custodian.setText(out.custodian or self.default_identity.get("custodian", ""))
         self.organisation.setText(out.organisation or self.default_identity.get("organisation", ""))
         self.irb.setText(out.irb_protocol or self.default_identity.get("irb_protocol", ""))
+
+    def is_instruction(self, problem: str) -> bool:
+        return problem.startswith(("Describe the task", "Choose at least"))
+
+    def count_words(self) -> str:
+        """The note under the number of documents, with core's one figure for how many units a topic needs."""
+        spec = self.controller.spec
+        if spec.method == "rpsg":
+            return "RPSG writes one rewrite per private document."
+        if spec.method != "dp_synrag":
+            return "Fewer documents can come out when the self-filter drops some."
+        units = self.controller.topic_units()
+        need = (f"at this ε a topic must be mentioned by about {units:.0f} or more units to be found"
+                if units is not None else "a topic must be mentioned by many units to be found")
+        return f"One document per topic, so fewer come out when few topics are well supported: {need}."
 
     def blocking_message(self) -> str:
         if len(self.task.toPlainText().strip()) < MIN_TASK_CHARS:
@@ -174,3 +190,11 @@ class TaskPage(Page):
         path = QFileDialog.getExistingDirectory(self, "Choose where to export")
         if path:
             self.folder.setText(path)
+
+
+def _note(text: str) -> QLabel:
+    """A one-line description under an advanced setting."""
+    label = QLabel(text)
+    label.setWordWrap(True)
+    label.setStyleSheet("color: #546e7a;")
+    return label

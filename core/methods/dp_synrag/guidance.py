@@ -149,6 +149,22 @@ def forecast_warning(forecast: TopicForecast, epsilon: float) -> str:
             f"commonest topic of a typical collection is shared by about a quarter of it. This run would spend "
             f"ε = {epsilon:g} and is predicted to fall below the public-only baseline (a public model writing from "
             "the task alone, which costs nothing). It needs an explicit 'spend anyway'.")
+def _share(count: float, n_units: int) -> str:
+    if count >= n_units:
+        return f"more than the {n_units} units of this corpus"
+    return f"{100 * count / max(n_units, 1):.0f}% of the {n_units} units of this corpus"
+
+
+def topic_support_words(support: float, n_units: int) -> str:
+    """The one sentence on how many units a topic needs (the figure is ``Guidance.min_topic_support``)."""
+    if support >= n_units:
+        return (f"No topic can be found: at this ε a topic must be mentioned by about {support:.0f} or more units "
+                f"(people or documents), and this corpus has only {n_units}. The run would produce few or no "
+                "synthetic documents. What to do: raise ε, give a larger share of the budget to finding topics "
+                "(under Advanced), or use more data.")
+    return (f"Only topics mentioned by about {support:.0f} or more units can be found at this ε "
+            f"({_share(support, n_units)}); rarer topics are left out. What to do: raise ε or give a larger "
+            "share of the budget to finding topics (under Advanced).")
 
 
 def guide(
@@ -162,21 +178,20 @@ def guide(
     warnings: list[str] = []
     if plan.token_stage and strength < WEAK_CONSENSUS_NATS:
         warnings.append(
-            f"Weak consensus: {spec.k} agreeing documents can shift a word's odds by at most e^{strength:.2f} "
-            f"(k·c/τ = {strength:.2f}), so the synthetic text will mostly follow the public model. "
-            f"Raise ε, lower T, or raise k."
+            f"The private documents will barely steer the wording: even when all {spec.k} documents of a topic "
+            f"agree on a word, they make it at most {math.exp(strength):.1f} times more likely than the public "
+            f"model alone would (e^{strength:.2f}; advanced: k·c/τ = {strength:.2f}, where k is the documents per "
+            "topic, c the per-word limit and τ the temperature). The synthetic text will mostly read like the "
+            "public model's. What to do: raise ε, write fewer tokens per document, or use more documents per topic."
         )
     if support > n_units / 10:
-        warnings.append(
-            f"Only topics mentioned by about {support:.0f} or more units can become clusters, "
-            f"{100 * support / max(n_units, 1):.0f}% of this corpus. Raise ε or the histogram's budget share."
-        )
+        warnings.append(topic_support_words(support, n_units))
     co_support = co_keyword_support(spec, plan)
     if co_support > n_units / 10:
         warnings.append(
-            f"A cluster's co-keywords are released only when about {co_support:.0f} of its units share them, "
-            f"{100 * co_support / max(n_units, 1):.0f}% of this corpus. Raise ε, lower L or cluster_keywords, or raise "
-            "the co-keywords' budget share."
+            f"A topic is described by extra words only when about {co_support:.0f} of its units use them "
+            f"({_share(co_support, n_units)}). What to do: raise ε, lower the topics per unit (L) or the words "
+            "per topic, or raise the budget share for describing topics (under Advanced)."
         )
     phrases_needed = phrase_support(plan)
     if phrases_needed > n_units / 10:

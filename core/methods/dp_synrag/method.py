@@ -52,6 +52,7 @@ class DPSynRAGMethod:
         if plan.token_stage:
             derived.update(c_over_tau=plan.c_over_tau, c=plan.c)
         guidance = dp_synrag_guidance(spec, delta, n_units)
+        derived["min_topic_units"] = guidance.min_topic_support  # public: from σ_h and the public vocabulary
         warnings = list(guidance.warnings)
         warnings.extend(text_stage_notes(p))
         if p.k > n_units:

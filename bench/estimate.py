@@ -1,0 +1,172 @@
+"""How honest is the time estimate? Estimate ÷ actual for a sequence of real runs on this computer.
+
+Each case is a full ``privet run`` (``core.pipeline.run_pipeline``, no export) in a throw-away data folder
+(``PRIVET_HOME``), so the ledger and the speed calibration start empty and only this bench's runs feed
+them, in order: a case is estimated with what the cases before it measured (``core.estimate``: the
+per-stage calibration the desktop's child process also saves), exactly as a custodian's next run would be.
+For every case the table gives the estimate before the run, the actual wall time, their ratio, and the
+time left the run-time tracker (``EtaTracker``, what the Run page shows) predicted when half of the
+actual time had passed, against the true remainder.
+
+    python bench/estimate.py --cases tiny-120,tiny-600,smol-200,demo --json-out docs/bench/estimate.json
+
+Cases: ``demo`` is resources/demo/demo_run.toml as shipped (packaged SmolLM2-135M and MiniLM on the CPU);
+``smol-N`` the same spec and models on the first N notes of the demo corpus; ``tiny-N`` the same on the
+first N notes with the tiny random test models (fast; their speed is not the packaged model's, and they are
+calibrated separately, so they show how far one run's calibration carries to another size).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's core/, not an installed one
+
+from core.estimate import EtaTracker, calibration_key, estimate, save_calibration
+from core.paths import resources_dir
+from core.progress import ProgressEvent
+from core.runspec import ModelChoice, RunSpec
+
+DEMO_SPEC = resources_dir() / "demo" / "demo_run.toml"
+
+
+@dataclass
+class TimingReporter:
+    """Feeds the tracker like the desktop's child does, and samples its time left once per second."""
+
+    tracker: EtaTracker
+    t0: float = field(default_factory=time.monotonic)
+    samples: list[tuple[float, float]] = field(default_factory=list)  # (elapsed, predicted time left)
+    stages: dict[str, float] = field(default_factory=dict)
+    _starts: dict[str, float] = field(default_factory=dict)
+    trace: Path | None = None
+    _traced: float = 0.0
+
+    def emit(self, event: ProgressEvent) -> None:
+        data = event.to_dict()
+        self.tracker.update(data)
+        now = time.monotonic() - self.t0
+        if event.kind == "stage_start":
+            self._starts[event.stage] = now
+        elif event.kind == "stage_end" and event.stage in self._starts:
+            self.stages[event.stage] = now - self._starts[event.stage]
+        if not self.samples or now - self.samples[-1][0] >= 1.0:
+            self.samples.append((now, self.tracker.remaining_s()))
+            if self.trace is not None and (len(self.samples) == 1 or now - self._traced >= 60.0):
+                self._traced = now  # a line a minute: what the Run page would show, even if the run is cut short
+                with open(self.trace, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps({"elapsed_s": round(now, 1), "predicted_left_s": round(self.samples[-1][1], 1),
+                                         "stage": event.stage}) + "\n")
+
+    def cancelled(self) -> bool:
+        return False
+
+
+def case_spec(name: str, work: Path) -> RunSpec:
+    spec = RunSpec.load(DEMO_SPEC)
+    spec.data.dataset_name = f"bench-{name}"  # each case its own dataset: a subset may equal the whole corpus
+    if name == "demo":
+        return spec
+    if not name.startswith(("tiny-", "smol-")):
+        raise SystemExit(f"unknown case {name!r}: use demo, smol-N or tiny-N")
+    n = int(name.split("-", 1)[1])
+    source = Path(spec.data.path)
+    subset = work / f"notes-{n}.csv"
+    with open(source, encoding="utf-8", newline="") as fh, open(subset, "w", encoding="utf-8", newline="") as out:
+        reader = csv.reader(fh)
+        writer = csv.writer(out)
+        writer.writerow(next(reader))
+        for i, row in enumerate(reader):
+            if i >= n:
+                break
+            writer.writerow(row)
+    spec.data.path = str(subset)
+    if name.startswith("tiny-"):
+        spec.llm = ModelChoice(source="tiny-random")
+        spec.embedder = ModelChoice(source="tiny-random")
+    spec.dp_synrag.domain_lists = [str((DEMO_SPEC.parent / p).resolve()) for p in spec.dp_synrag.domain_lists]
+    return spec
+
+
+def run_case(name: str, work: Path) -> dict[str, Any]:
+    from core.corpus import load_corpus
+    from core.pipeline import run_pipeline
+
+    spec = case_spec(name, work)
+    data = spec.data
+    corpus = load_corpus(data.path, text_column=data.text_column, id_column=data.id_column,
+                         person_column=data.person_column, max_unit_chars=data.max_unit_chars)
+    n_units = len(corpus.units)
+    planned = estimate(spec, n_units)
+    reporter = TimingReporter(EtaTracker(planned), trace=work / f"trace-{name}.jsonl")
+    with open(reporter.trace, "w", encoding="utf-8") as fh:  # type: ignore[arg-type]
+        fh.write(json.dumps({"case": name, "units": n_units, "estimate_s": round(planned.total_s, 1),
+                             "basis": planned.basis}) + "\n")
+    start = time.monotonic()
+    result = run_pipeline(spec, reporter, run_dir=work / f"run-{name}")
+    actual = time.monotonic() - start
+    factor = reporter.tracker.finished_factor()
+    if factor is not None:
+        save_calibration(calibration_key(spec), factor, reporter.tracker.stage_factors())
+    half = min(reporter.samples, key=lambda s: abs(s[0] - actual / 2)) if reporter.samples else (0.0, 0.0)
+    return {
+        "case": name,
+        "model": spec.llm.source,
+        "units": n_units,
+        "documents": result.n_synthetic,
+        "basis": planned.basis,
+        "estimate_s": round(planned.total_s, 1),
+        "actual_s": round(actual, 1),
+        "estimate_over_actual": round(planned.total_s / actual, 2),
+        "at_half_elapsed_s": round(half[0], 1),
+        "at_half_predicted_left_s": round(half[1], 1),
+        "at_half_true_left_s": round(actual - half[0], 1),
+        "stages_estimate_s": {s: round(v, 1) for s, v in planned.stages},
+        "stages_actual_s": {s: round(v, 1) for s, v in reporter.stages.items()},
+    }
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    head = ("| case | model | units | docs | estimate | actual | estimate ÷ actual | at half time: predicted left "
+            "/ true left | estimate based on |\n|---|---|---|---|---|---|---|---|---|\n")
+    body = "".join(
+        f"| {r['case']} | {r['model']} | {r['units']} | {r['documents']} | {r['estimate_s']:.0f} s | "
+        f"{r['actual_s']:.0f} s | **{r['estimate_over_actual']:.2f}** | {r['at_half_predicted_left_s']:.0f} s / "
+        f"{r['at_half_true_left_s']:.0f} s | {r['basis']} |\n" for r in rows)
+    return head + body
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cases", default="tiny-120,tiny-600,smol-200,demo")
+    parser.add_argument("--json-out", type=Path, default=None)
+    parser.add_argument("--work", type=Path, default=None,
+                        help="keep the data folder (ledger, calibration) and runs here instead of a temporary folder; "
+                             "a calibration.json already in WORK/home is used, as a later run on this computer would")
+    args = parser.parse_args(argv)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="privet-bench-estimate-") as tmp:
+        work = args.work.resolve() if args.work else Path(tmp)
+        os.environ["PRIVET_HOME"] = str(work / "home")
+        Path(os.environ["PRIVET_HOME"]).mkdir(parents=True, exist_ok=True)
+        for name in args.cases.split(","):
+            row = run_case(name.strip(), work)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            if args.json_out:
+                args.json_out.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    print(markdown(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+"""The privacy guarantee in words: one voice for every screen, the command line and the certificate.
+
+``guarantee_words(epsilon, delta, unit)`` returns the band an ε falls in (strong ≤ 1, moderate ≤ 5,
+weak ≤ 20, none above: the usual reading of the literature and OpenDP's warnings), a headline, what
+to do at that level, and a plain sentence on what the figure means for one person or document. Only
+the strong band says that the corpus "reveals little"; from the weak band up the words say plainly
+that the protection is weak or absent. δ has one sentence (``delta_words``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+STRONG_MAX = 1.0
+MODERATE_MAX = 5.0
+WEAK_MAX = 20.0  # core.runspec.WEAK_EPSILON: above it the spec warns loudly
+BANDS = ("strong", "moderate", "weak", "none")
+
+
+@dataclass(frozen=True)
+class GuaranteeWords:
+    """How one ε reads. ``band`` is one of ``BANDS``; every other field is a full sentence or phrase."""
+
+    band: str
+    headline: str  # "Strong protection"
+    advice: str  # what the custodian should do at this level
+    factor: str  # "at most about 55 times"
+    meaning: str  # what the guarantee means for one unit, in one or two sentences
+    delta: str  # δ in one sentence
+
+    @property
+    def reassuring(self) -> bool:
+        """True only in the bands where calling the release protective is fair (strong, moderate)."""
+        return self.band in ("strong", "moderate")
+
+
+def band_of(epsilon: float) -> str:
+    if epsilon <= STRONG_MAX:
+        return "strong"
+    if epsilon <= MODERATE_MAX:
+        return "moderate"
+    if epsilon <= WEAK_MAX:
+        return "weak"
+    return "none"
+
+
+HEADLINES = {
+    "strong": "Strong protection",
+    "moderate": "Moderate protection",
+    "weak": "Weak protection",
+    "none": "No meaningful protection",
+}
+ADVICE = {
+    "strong": "Expect the synthetic text to be more generic than the private documents.",
+    "moderate": "A common choice for synthetic data in practice. Record why this budget was chosen.",
+    "weak": f"The formal guarantee is weak above ε = {MODERATE_MAX:g} (OpenDP warns at this level). Use it only "
+            "with a recorded reason, e.g. to reproduce a published setting, and keep the release internal.",
+    "none": f"Above ε = {WEAK_MAX:g} the guarantee gives no meaningful protection to any one person or document. "
+            "Do not release the result; lower ε.",
+}
+
+
+def factor_words(epsilon: float) -> str:
+    """e^ε in words: 'at most about 55 times'; never 'inf'."""
+    if epsilon >= 50:  # e^ε itself would not print
+        return f"at most about 10^{epsilon / math.log(10):.0f} times (far more than a million times)"
+    if epsilon >= 14:  # e^14 is about 1.2 million
+        return f"at most e^{epsilon:.3g} times (more than a million times)"
+    factor = math.exp(epsilon)
+    if factor < 10:
+        amount = f"{factor:.1f}"
+    else:
+        digits = len(str(int(factor))) - 2
+        amount = f"{round(factor, -digits):,.0f}"
+    return f"at most about {amount} times"
+
+
+def delta_words(delta: float) -> str:
+    """δ in one sentence."""
+    return (f"δ = {delta:.2g} is the small chance that the ε bound does not hold at all; it should be far smaller "
+            "than one divided by the number of people or documents (Privet warns when it is not).")
+
+
+def _meaning(band: str, factor: str, unit: str) -> str:
+    bound = (f"Whether or not any one {unit} is in the private data, any result is {factor} as likely either "
+             "way")
+    if band == "strong":
+        return f"{bound}: the corpus reveals little about any one {unit}."
+    if band == "moderate":
+        return (f"{bound}: this limits what can be learnt about any one {unit}, but someone who already knows "
+                f"a lot about a {unit} may still learn something more.")
+    if band == "weak":
+        who = "who" if unit == "person" else "that"
+        return (f"{bound}. That bound is loose: it does not stop someone from learning about a {unit} {who} stands "
+                "out. Do not describe this release as protecting individuals.")
+    return (f"{bound}. That bound is so loose that it gives no meaningful protection to any one {unit}. "
+            "Do not rely on it.")
+
+
+def guarantee_words(epsilon: float, delta: float, unit: str = "person") -> GuaranteeWords:
+    """The guarantee of (ε, δ)-DP with ``unit`` ('person' or 'document') as the unit of privacy, in words."""
+    band = band_of(epsilon)
+    return GuaranteeWords(
+        band=band,
+        headline=HEADLINES[band],
+        advice=ADVICE[band],
+        factor=factor_words(epsilon),
+        meaning=_meaning(band, factor_words(epsilon), unit),
+        delta=delta_words(delta),
+    )
