@@ -31,7 +31,7 @@ from core.certificate.seal import (
 from core.certificate.signing import load_signing_key, public_key_pem
 from core.errors import PrivetError
 from core.ledger import Ledger
-from core.privacy.conversion import approx_rho_to_eps
+from core.privacy.conversion import approx_rho_to_eps, redrawn_delta
 
 CORPUS_FILES = ("synthetic.jsonl", "synthetic.csv")  # the only files taken from a run folder
 RUN_FILE = "run.json"  # the run's spec: [output] formats says which of CORPUS_FILES are exported
@@ -150,7 +150,7 @@ def refuse_disagreeing_record(record: PrivacyRecord, ledger: Ledger) -> None:
     """Refuse (``PrivetError``) a record whose budget figures differ from what the ledger charged the run:
     a certificate is made only from figures the ledger confirms."""
     problems = ledger.claim_problems(record.dataset_id or record.dataset_fingerprint, record.run_id,
-                                     record.rho_total, record.delta)
+                                     record.rho_total, record.delta - redrawn_delta(record.stages))
     stage_sum = sum(float(s.get("rho", 0.0)) for s in record.stages)
     if not math.isclose(stage_sum, record.rho_total, rel_tol=1e-9, abs_tol=1e-12):
         problems.append(f"its stages add up to rho={stage_sum:.6g}, not the total rho={record.rho_total:.6g}")

@@ -15,6 +15,7 @@ from core.corpus import dataset_identity
 from core.ledger import Ledger, check_before_run
 from core.paths import data_dir
 from core.privacy.budget import epsilon_of
+from core.privacy.conversion import redrawn_delta
 
 
 def register(subparsers) -> None:
@@ -107,6 +108,7 @@ def certificate_claim_problems(certificate: dict, ledger: Ledger) -> list[str]:
         run_id = certificate["identity"]["run_id"]
         key = certificate["dataset_identity"]["value"]
         rho, delta = float(certificate["guarantee"]["rho_total"]), float(certificate["guarantee"]["delta"])
+        delta -= redrawn_delta(list(certificate["guarantee"].get("stages", [])))  # the ledger holds the planned δ
     except (KeyError, TypeError, ValueError):
         return ["the certificate does not name its run, dataset and budget, so the ledger cannot confirm them"]
     return ledger.claim_problems(key, run_id, rho, delta)

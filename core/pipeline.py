@@ -45,7 +45,7 @@ from core.methods.dp_synrag.realisation import check_spec_example
 from core.methods.wave_size import default_batch_rows, wave_rows
 from core.models.registry import load_embedder, load_language_model, model_fingerprint, resolve_model
 from core.paths import data_dir
-from core.privacy.conversion import approx_rho_to_eps
+from core.privacy.conversion import REDRAWN_SUFFIX, approx_rho_to_eps, redrawn_delta
 from core.privacy.budget import cumulative_after, epsilon_of, resolve_delta
 from core.privacy.planner import delta_warnings
 from core.private_files import private_folder, write_private
@@ -325,7 +325,7 @@ def reconcile_stages(planned: list[dict], charges: list[dict]) -> list[dict]:
         base = next((s for s in planned if s["stage"] == row["stage"]), {})
         per_group = base.get("rho", 0.0) / base["parallel"] if base.get("parallel") else 0.0
         extras.append({
-            "stage": f"{row['stage']} (redrawn after resume)",
+            "stage": f"{row['stage']}{REDRAWN_SUFFIX}",
             "mechanism": base.get("mechanism", "charged"),
             "rho": float(row["rho"]),
             "count": base.get("count", 1),
@@ -479,7 +479,10 @@ def _run_reserved(spec, reporter, run_dir, resume, ledger, models, corpus, metho
     planned = method.record_stages(spec, delta)
     stages = reconcile_stages(planned, charges)
     extra_rho = sum(s["rho"] for s in stages[len(planned):])
-    delta_spent = math.fsum(s.get("delta", 0.0) for s in stages)  # (ε, δ) stages: the conversion runs at δ − this
+    # (ε, δ) stages (phrase discovery) spend part of δ; one drawn again after a resume spends it again, so the
+    # record's δ grows by that much and the zCDP part is still converted at the planned δ − δ_p.
+    record_delta = delta + redrawn_delta(stages)
+    delta_spent = math.fsum(s.get("delta", 0.0) for s in stages)
     rho_total = summary.rho_total + extra_rho
     if extra_rho > 0:
         notes = list(notes) + [
@@ -498,12 +501,12 @@ def _run_reserved(spec, reporter, run_dir, resume, ledger, models, corpus, metho
         dataset_id=identity.key,
         dataset_name=identity.name if identity.chosen else "",
         epsilon_target=spec.privacy.epsilon,
-        delta=delta,
+        delta=record_delta,
         conversion="tight",
         rho_total=rho_total,
         stages=stages,
-        epsilon_tight=approx_rho_to_eps(rho_total, delta, delta_spent, "tight"),
-        epsilon_loose=approx_rho_to_eps(rho_total, delta, delta_spent, "loose"),
+        epsilon_tight=approx_rho_to_eps(rho_total, record_delta, delta_spent, "tight"),
+        epsilon_loose=approx_rho_to_eps(rho_total, record_delta, delta_spent, "loose"),
         samplers=method.samplers(),
         models=models.fingerprints,
         device=models.llm.device,

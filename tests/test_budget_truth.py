@@ -440,6 +440,11 @@ def test_pdf_date_is_the_run_date_and_parameters_name_files_not_paths(tmp_path):
     assert b"/CreationDate (D:20260304000000Z" in pdf or b"/CreationDate (D:20260304000000+00'00'" in pdf
     assert b"050607" not in pdf
     spec = tiny_spec(tmp_path)
-    spec.dp_synrag.domain_lists = [str(tmp_path / "private" / "folder" / "icd10_titles.txt")]
+    listed = tmp_path / "private" / "folder" / "icd10_titles.txt"
+    listed.parent.mkdir(parents=True)
+    listed.write_text("cinder asthma\nvelvet throat\n", encoding="utf-8")
+    spec.dp_synrag.domain_lists = [str(listed)]
     params = DPSynRAGMethod().parameters(spec, type("Summary", (), {"derived": {}})())
-    assert params["domain_lists"] == ["icd10_titles.txt"]
+    (entry,) = params["domain_lists"]
+    assert entry.startswith("icd10_titles.txt (sha256 ")  # the file's name and content hash, never its folder
+    assert "private" not in entry and str(tmp_path) not in entry

@@ -19,6 +19,8 @@ from test_desktop_wizard import tiny_controller, write_notes
 
 from core.certificate.build import rare_topics_words
 from core.certificate.privacy_record import PrivacyRecord
+from core.ledger import Ledger
+from core.privacy.conversion import eps_to_rho, rho_to_eps
 from core.certificate.signing import load_public_key_pem, load_signing_key, public_key_fingerprint
 from core.estimate import Estimate, EtaTracker, calibration_key, estimate, load_calibration, save_calibration
 from core.wording import BANDS, band_of, guarantee_words
@@ -41,12 +43,17 @@ def finished_run(folder: Path, epsilon: float, n_documents: int, **record: objec
     folder.mkdir(parents=True, exist_ok=True)
     lines = "".join(json.dumps({"id": f"s{i}", "text": f"synthetic document {i}"}) + "\n" for i in range(n_documents))
     (folder / "synthetic.jsonl").write_text(lines, encoding="utf-8")
+    rho = eps_to_rho(epsilon, 1e-6)  # a record the ledger confirms (export refuses any other)
     fields = dict(run_id=folder.name, method="dp_synrag", dataset_fingerprint="ab" * 32, epsilon_target=epsilon,
-                  delta=1e-6, rho_total=1.0, epsilon_tight=epsilon, epsilon_loose=epsilon * 1.2,
+                  delta=1e-6, rho_total=rho, epsilon_tight=epsilon, epsilon_loose=rho_to_eps(rho, 1e-6, "loose"),
+                  stages=[{"stage": "all", "mechanism": "zCDP composition", "rho": rho, "count": 1,
+                           "parallel": False, "parameters": {}, "description": "all stages"}],
                   method_parameters={"R": 24, "self_filter": True, "min_topic_units": 37.4},
                   started_at="2026-12-01T10:00:00+00:00")
     fields.update(record)
     PrivacyRecord(**fields).save(folder)  # type: ignore[arg-type]
+    with Ledger() as ledger:
+        ledger.charge("ab" * 32, folder.name, "all", float(fields["rho_total"]), 1e-6, "all stages")  # type: ignore[arg-type]
     spec = RunSpec()
     (folder / "run.json").write_text(json.dumps({"run_id": folder.name, "spec": spec.to_dict(),
                                                  "started_at": "2026-12-01T10:00:00+00:00"}), encoding="utf-8")

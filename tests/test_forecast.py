@@ -61,7 +61,8 @@ def test_200_demo_patients_at_epsilon_4_with_the_wizard_split_expect_about_0_top
     forecast = summary.topic_forecast
     assert forecast is not None and summary.n_units == 200
     assert forecast.expected_topics < 0.05 and summary.spends_for_nothing
-    assert forecast.min_topic_support == pytest.approx(124, abs=1)  # the issue: "a topic needs about 124 units"
+    # the issue: "a topic needs about 124 units" (today a little more: phrase discovery's δ_p lowers the ρ of ε = 4)
+    assert forecast.min_topic_support == pytest.approx(124, abs=5)
     assert any("public-only baseline" in w for w in summary.warnings)
     assert any(a.startswith("Raise ε to") for a in summary.forecast_advice)
     assert any("units or more" in a for a in summary.forecast_advice)

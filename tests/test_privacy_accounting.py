@@ -357,3 +357,21 @@ def test_rpsg_plan_is_accounted_honestly(eps, delta, m):
     assert rho_to_eps(m / (2 * seed_sigma**2), delta) > eps
     assert plan.accountant().total_rho() == pytest.approx(plan.rho)
     assert "no differential-privacy guarantee" in plan.scope
+
+
+def test_a_phrase_stage_redrawn_after_a_resume_spends_its_delta_again():
+    """docs/method.md §2.0: a resume that draws the phrase stage again spends δ_p twice, so the record's δ
+    is the planned δ plus δ_p, and the zCDP part is still converted at the planned δ − δ_p."""
+    from core.privacy.conversion import REDRAWN_SUFFIX, approx_rho_to_eps, redrawn_delta
+
+    stages = [{"stage": "phrases", "rho": 0.1, "delta": 5e-7}, {"stage": "histogram", "rho": 0.4},
+              {"stage": "phrases" + REDRAWN_SUFFIX, "rho": 0.1, "delta": 5e-7}]
+    assert redrawn_delta(stages) == pytest.approx(5e-7)
+    assert redrawn_delta(stages[:2]) == 0.0
+    delta = 1e-6 + redrawn_delta(stages)
+    spent = sum(s.get("delta", 0.0) for s in stages)
+    once = approx_rho_to_eps(0.6, 1e-6, 5e-7)
+    twice = approx_rho_to_eps(0.6, delta, spent)  # same conversion δ (5e-7), δ_p counted twice
+    assert twice == pytest.approx(once, rel=1e-6) and twice >= once
+    with pytest.raises(PrivetError):
+        approx_rho_to_eps(0.6, 1e-6, spent)  # without raising the record's δ, the conversion has no δ left

@@ -83,7 +83,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     config = make_config(
         args.dataset, args.out, args.scale, _floats(args.epsilons),
         tuple(m.strip() for m in args.methods.split(",") if m.strip()), args.questions, args.llm_backend,
-        args.members, domain_list=not args.no_domain_list,
+        members=args.members, domain_list=not args.no_domain_list,
         discover_phrases=None if args.phrases is None else args.phrases == "on",
     )
     if args.ablation:

@@ -126,6 +126,15 @@ def _check_spent(delta: float, delta_spent: float) -> None:
         )
 
 
+REDRAWN_SUFFIX = " (redrawn after resume)"  # a record stage drawn again after a resume (core.pipeline)
+
+
+def redrawn_delta(stages: list[dict]) -> float:
+    """The δ spent again by (ε, δ) stages (phrase discovery) that a resume drew a second time: the
+    record's δ is the run's planned δ plus this, and the ledger's rows hold the planned δ."""
+    return math.fsum(float(s.get("delta", 0.0)) for s in stages if str(s.get("stage", "")).endswith(REDRAWN_SUFFIX))
+
+
 def approx_rho_to_eps(rho: float, delta: float, delta_spent: float = 0.0, method: str = "tight") -> float:
     """The ε of a run that is ``delta_spent``-approximately ρ-zCDP, at the run's total ``delta``.
 
