@@ -175,7 +175,9 @@ def test_budget_page_speaks_epsilon_with_plain_stage_names_and_no_duplicate_rows
     rows = page.derived_rows()
     assert len(rows) == len(set(rows)) and any(r.startswith("ρ") for r in rows)
     names = [name for name, _ in page.split.segments()]
-    assert "finding topics" in names and "writing synthetic documents" in names
+    # the wizard's default writes realised documents: no token stage, its share goes to the topics
+    assert "finding topics" in names and "describing each topic" in names and "writing synthetic documents" not in names
+    assert all("_" not in name for name in names)  # plain stage names, never the code's
     assert "ρ" not in page.split_caption.text() or "Advanced" in page.split_caption.text()
     assert "ρ" not in page.ledger.text()
 
