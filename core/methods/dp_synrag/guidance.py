@@ -196,9 +196,10 @@ def guide(
     phrases_needed = phrase_support(plan)
     if phrases_needed > n_units / 10:
         warnings.append(
-            f"A phrase of the corpus becomes a possible topic name only when about {phrases_needed:.0f} units use it, "
-            f"{100 * phrases_needed / max(n_units, 1):.0f}% of this corpus. Raise ε or phrases_fraction, lower "
-            "phrases_per_unit, or give a public domain list and set discover_phrases = false."
+            f"A phrase of the corpus can become a topic name only when about {phrases_needed:.0f} units use it "
+            f"({_share(phrases_needed, n_units)}). What to do: raise ε or the budget share for finding phrases "
+            "(under Advanced), let each document propose fewer phrases, or pick a public word list that holds "
+            "your topics and switch phrase discovery off (a list costs no budget)."
         )
     forecast = topic_forecast(spec, epsilon, delta, n_units, vocab_size, conversion)
     advice: tuple[str, ...] = ()
