@@ -10,9 +10,8 @@ from core.certificate.seal import verify_export
 from core.certificate.signing import export_public_key, load_signing_key, public_key_fingerprint
 from core.errors import LedgerError, PrivetError
 from core.export import export_release, release_size
-from core import ledger_highwater as highwater
 from core.corpus import dataset_identity
-from core.ledger import Ledger, check_before_run
+from core.ledger import Ledger, check_before_run, highwater
 from core.paths import data_dir
 from core.privacy.budget import epsilon_of
 from core.privacy.conversion import redrawn_delta

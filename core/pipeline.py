@@ -34,11 +34,12 @@ from core.certificate.privacy_record import PrivacyRecord
 from core.checkpoints import Checkpoints
 from core.compute.factory import engine_factory, unit_work
 from core.corpus import Corpus, DatasetIdentity, load_corpus
-from core.dataset_booking import Booking, book_dataset, record_booking
 from core.errors import PrivetError
 from core.estimate import estimate
 from core.export import check_writable, export_release, release_size
 from core.ledger import Ledger, check_before_run
+from core.ledger.booking import Booking, book_dataset, record_booking
+from core.ledger.view import cumulative_after
 from core.methods import registry
 from core.methods.base import MethodContext, PlanSummary, SyntheticDoc
 from core.methods.dp_synrag.realisation import check_spec_example
@@ -46,7 +47,7 @@ from core.methods.wave_size import default_batch_rows, wave_rows
 from core.models.registry import load_embedder, load_language_model, model_fingerprint, resolve_model
 from core.paths import data_dir
 from core.privacy.conversion import REDRAWN_SUFFIX, approx_rho_to_eps, redrawn_delta
-from core.privacy.budget import cumulative_after, epsilon_of, resolve_delta
+from core.privacy.budget import epsilon_of, resolve_delta
 from core.privacy.planner import delta_warnings
 from core.private_files import private_folder, write_private
 from core.progress import NULL_REPORTER, ProgressEvent, Reporter, StageProgress
@@ -89,7 +90,7 @@ def load_spec_corpus(spec: RunSpec) -> Corpus:
 def register_dataset(
     spec: RunSpec, fingerprint: str, ledger: Ledger, dry_run: bool = False
 ) -> tuple[DatasetIdentity, list[str]]:
-    """The identity the data are budgeted under (``core.dataset_booking``); the view is recorded under it
+    """The identity the data are budgeted under (``core.ledger.booking``); the view is recorded under it
     (unless ``dry_run``). Returns the booking's warnings. ``fingerprint`` must be the loaded view's."""
     booking = book_dataset(ledger, spec.data, load_spec_corpus(spec))
     if booking.fingerprint != fingerprint:
@@ -115,7 +116,7 @@ def dataset_booking(spec: RunSpec, corpus: Corpus, ledger: Ledger | None = None)
 def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = None) -> PlanSummary:
     """The budget split and derived parameters for this spec on this corpus (charges and writes nothing).
 
-    The loaded view is matched against the datasets the ledger knows (``core.dataset_booking``): the
+    The loaded view is matched against the datasets the ledger knows (``core.ledger.booking``): the
     plan names the dataset the run will be booked under; the same data under a new chosen name is refused.
     """
     spec.check()  # refuses nonsense before anything is loaded
@@ -413,7 +414,7 @@ def run_pipeline(
         reserve_rho = summary.rho_total
         accepted_rho = None
     # The whole plan is reserved atomically before the first stage: a run that lost a race for the cap is
-    # refused here, before it is charged anything (core.ledger.Ledger.reserve).
+    # refused here, before it is charged anything (core.ledger.store.Ledger.reserve).
     ledger.reserve(identity.key, run_id, reserve_rho)
     try:
         return _run_reserved(spec, reporter, run_dir, resume, ledger, models, corpus, method, summary, delta,

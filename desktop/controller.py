@@ -21,9 +21,10 @@ from core.errors import PrivetError
 from core.estimate import estimate
 from core.export import ReleaseSize, export_release, release_size
 from core.ledger import Ledger
+from core.ledger.view import cumulative_after, run_spend
 from core.paths import data_dir
 from core.wording import guarantee_words
-from core.privacy.budget import RECOMMENDED_EPSILON, cumulative_after, epsilon_of, resolve_delta, run_spend
+from core.privacy.budget import RECOMMENDED_EPSILON, epsilon_of, resolve_delta
 from core.runspec import METHOD_NAMES, RunSpec
 from core.internal_check import InternalCheck, find_identifiers, private_identifiers
 
@@ -235,7 +236,7 @@ class WizardController:
         return booking.key if booking is not None else None
 
     def cumulative(self, planned_rho: float, delta: float) -> Any:
-        """``core.privacy.budget.cumulative_after``: the booked dataset's ε before and after this run."""
+        """``core.ledger.view.cumulative_after``: the booked dataset's ε before and after this run."""
         key = self._booked_key()
         if key is None:
             return None
@@ -244,7 +245,7 @@ class WizardController:
 
     @staticmethod
     def run_spend(run_id: str) -> Any:
-        """``core.privacy.budget.run_spend``: what the ledger charged to one run."""
+        """``core.ledger.view.run_spend``: what the ledger charged to one run."""
         with Ledger() as ledger:
             return run_spend(ledger, run_id)
 

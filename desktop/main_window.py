@@ -17,7 +17,7 @@ from core import __version__
 from core.errors import PrivetError
 from core.ledger import Ledger
 from core.paths import data_dir, resources_dir
-from core.privacy.budget import DatasetSpend
+from core.ledger.view import DatasetSpend
 from desktop.active_runs import ActiveRuns
 from desktop.controller import WizardController
 from desktop.dialogs import SettingsDialog, VerifyDialog

@@ -9,7 +9,7 @@ from pathlib import Path
 from core.errors import PrivetError
 from core.paths import data_dir
 from core.ledger import Ledger
-from core.privacy.budget import DatasetSpend, all_datasets
+from core.ledger.view import DatasetSpend, all_datasets
 
 RECORD_FILE = "privacy_record.json"
 SYNTHETIC_FILE = "synthetic.jsonl"
@@ -59,7 +59,7 @@ def _has_documents(path: Path) -> bool:
 
 
 def ledger_overview() -> list[DatasetSpend]:
-    """Spent budget per dataset (``core.privacy.budget.all_datasets``: ε at the cap's δ, else the latest charge's)."""
+    """Spent budget per dataset (``core.ledger.view.all_datasets``: ε at the cap's δ, else the latest charge's)."""
     try:
         with Ledger() as ledger:
             spends = all_datasets(ledger)

@@ -21,14 +21,13 @@ from test_export import IDENTITY, charged_run_dir, make_run_dir
 from test_pipeline import tiny_spec
 from test_privacy_audit import cancelled_run, charges
 
-from core import ledger_highwater
 from core.certificate.privacy_record import RECORD_FILE, PrivacyRecord
 from core.cli import main as privet
-from core.dataset_booking import book_dataset, record_booking
 from core.errors import BudgetError, LedgerError, PrivetError
 from core.export import export_release
 from core.export_cli import certificate_claim_problems
-from core.ledger import Ledger, check_before_run
+from core.ledger import Ledger, check_before_run, highwater
+from core.ledger.booking import book_dataset, record_booking
 from core.pipeline import load_spec_corpus, plan, resume_quote, run_pipeline
 from core.pipeline_cli import resume_consent
 from core.runspec import RunSpec
@@ -211,7 +210,7 @@ def test_restoring_an_older_ledger_with_its_witness_is_caught(privet_home, tmp_p
         ledger.charge("a1" * 32, "run-late", "histogram", 0.5, 1e-3, "the run to forget")
     for name in ("ledger.db", "ledger.witness"):  # the audit: restore ledger.db TOGETHER with its witness
         shutil.copy2(backup / name, privet_home / name)
-    assert not (privet_home / ledger_highwater.state_dir().name).exists()  # the mark is not in the data folder
+    assert not (privet_home / highwater.state_dir().name).exists()  # the mark is not in the data folder
     problems = Ledger(path).verify_chain()
     assert any("high-water mark" in p and "had 4" in p for p in problems)
     assert privet(["ledger", "--check"]) == 1
@@ -259,9 +258,9 @@ def test_the_mark_uses_the_os_keyring_when_one_is_trusted(privet_home, monkeypat
             self.store[(service, name)] = value
 
     fake = FakeKeyring()
-    monkeypatch.setattr(ledger_highwater, "keyring_backend", lambda: fake)
+    monkeypatch.setattr(highwater, "keyring_backend", lambda: fake)
     path = _fill(2)
-    assert len(fake.store) == 1 and not ledger_highwater.state_dir().exists()
+    assert len(fake.store) == 1 and not highwater.state_dir().exists()
     backup = tmp_path / "b"
     backup.mkdir()
     for name in ("ledger.db", "ledger.witness"):

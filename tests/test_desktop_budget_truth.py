@@ -10,8 +10,8 @@ from PySide6.QtWidgets import QMessageBox
 from test_desktop_wizard import RUN_TIMEOUT_MS, tiny_controller, walk_to_confirm, write_notes
 
 from core.corpus import load_corpus
-from core.dataset_booking import book_dataset, record_booking
 from core.ledger import Ledger
+from core.ledger.booking import book_dataset, record_booking
 from core.progress import stage_label
 from core.runspec import DataSpec
 from desktop.runner import TEST_HOOK_ENV

@@ -20,14 +20,8 @@ from test_desktop_wizard import (
 
 from core.estimate import Estimate, EtaTracker, estimate
 from core.ledger import Ledger
-from core.privacy.budget import (
-    RECOMMENDED_EPSILON,
-    RunSpend,
-    charged_summary,
-    cumulative_after,
-    epsilon_of,
-    run_spend,
-)
+from core.ledger.view import RunSpend, charged_summary, cumulative_after, run_spend
+from core.privacy.budget import RECOMMENDED_EPSILON, epsilon_of
 from core.progress import STAGE_LABELS, ProgressEvent, stage_label
 from core.runspec import RunSpec
 from desktop.budget_bands import band_for

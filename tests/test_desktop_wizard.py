@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWizard
 
 from core.ledger import Ledger
-from core.privacy.budget import charged_summary, run_spend
+from core.ledger.view import charged_summary, run_spend
 from core.progress import STAGE_LABELS
 from core.runspec import ModelChoice
 from desktop.controller import WizardController, verify_folder

@@ -84,7 +84,7 @@ def test_edited_row_is_detected(ledger):
 
 
 def test_edited_row_with_recomputed_hash_breaks_the_next_link(ledger):
-    from core.ledger import row_hash
+    from core.ledger.schema import row_hash
 
     _fill(ledger)
     row = ledger.entries()[1]

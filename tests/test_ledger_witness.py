@@ -12,7 +12,7 @@ import pytest
 from core.cli import main
 from core.errors import LedgerError
 from core.ledger import Ledger, check_before_run
-from core.ledger_witness import read_witness, witness_path
+from core.ledger.witness import read_witness, witness_path
 
 FP = "a1" * 32
 

@@ -7,7 +7,8 @@ Import from the submodules (kept separate so that accounting does not pull in to
 * ``core.privacy.planner`` — ``plan_dp_synrag``, ``DPSynRAGPlan``, ``plan_dp_synth``, ``plan_rpsg``,
   ``plan_aug_pe``, ``PredictionCost`` (one cost for the plan and the charge), ``public_delta``,
   ``delta_warnings``, ``prediction_charge``
-* ``core.privacy.budget`` — figures shown to people: ``resolve_delta``, ``epsilon_of``, ``dataset_spend``
+* ``core.privacy.budget`` — figures shown to people: ``resolve_delta``, ``epsilon_of`` (what the ledger holds:
+  ``core.ledger.view``)
 * ``core.privacy.mechanisms`` — ``gaussian_noise``, ``threshold_exponential_mechanism``, ``TokenSampler``,
   ``clip_logits``, ``SAMPLER_DESCRIPTIONS``
 * ``core.privacy.randomness`` — ``secure_rng``, ``secure_torch_generator`` (OS entropy, never recorded)

@@ -1,5 +1,5 @@
 """Step 6: the commit page — a summary of everything, the ε this run spends and what the dataset will
-have spent after it (from ``core.privacy.budget``), and the time estimate (from ``core.estimate``)."""
+have spent after it (from ``core.ledger.view``), and the time estimate (from ``core.estimate``)."""
 
 from __future__ import annotations
 

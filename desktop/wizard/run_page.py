@@ -2,7 +2,7 @@
 cancel and resume.
 
 The pipeline runs in a child process (``desktop.relay.RunRelay``); this page only shows its events.
-Every budget figure comes from ``core`` (the plan, the ledger via ``core.privacy.budget``); every
+Every budget figure comes from ``core`` (the plan, the ledger via ``core.ledger.view``); every
 time figure from ``core.estimate`` (computed in the child during the run).
 """
 
@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from core.errors import PrivetError
 from core.estimate import EtaTracker, duration_words
-from core.privacy.budget import charged_summary
+from core.ledger.view import charged_summary
 from core.progress import STAGE_LABELS, stage_label
 from desktop.active_runs import ActiveRuns
 from desktop.controller import WizardController

@@ -1,6 +1,6 @@
 """The ledger's high-water mark: its entry count and head, kept where restoring the data folder does not restore it.
 
-The witness (``core.ledger_witness``) lives beside ``ledger.db``: restoring an older copy of the data folder
+The witness (``core.ledger.witness``) lives beside ``ledger.db``: restoring an older copy of the data folder
 restores a ledger and a witness that agree, and the entries written since are forgotten unnoticed. The
 high-water mark holds the same facts (number of entries, newest entry and its chain hash) *outside* the
 data folder, and only ever moves forward:
@@ -8,7 +8,7 @@ data folder, and only ever moves forward:
 - in the operating system's keyring (service ``privet``, one entry per ledger path) when ``keyring`` finds
   a trusted one (the rules of ``core.certificate.signing``);
 - otherwise (a headless machine, ``PRIVET_KEYRING=file`` or ``memory``) in a small file, authenticated with
-  an HMAC under the installation secret, in a state folder outside the data folder: ``PRIVET_STATE_DIR``;
+  an HMAC under the installation secret (``core.ledger.seal``), in a state folder outside the data folder: ``PRIVET_STATE_DIR``;
   else, when ``PRIVET_HOME`` names the data folder, a hidden folder beside it (``.<name>.privet-state``);
   else ``$XDG_STATE_HOME/privet`` (``~/.local/state/privet``).
 
@@ -21,17 +21,17 @@ is refused until ``privet ledger --rewitness --acknowledge-unverifiable-history`
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 import keyring
 import keyring.errors
 
-from core.installation import installation_secret
+from core.ledger.seal import DAMAGED, moves_back, sealed, unseal
 from core.private_files import private_folder, write_private
 
 SERVICE = "privet"
@@ -94,25 +94,19 @@ def where() -> str:
     return f"the state folder {state_dir()} (outside the data folder)"
 
 
-def _mac(payload: dict) -> str:
-    body = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode("utf-8")
-    return hmac.new(installation_secret(), _LABEL + body, hashlib.sha256).hexdigest()
+def _mark(payload: dict[str, Any]) -> HighWater:
+    return HighWater(int(payload["rows"]), int(payload["head_seq"]), str(payload["head_hash"]))
 
 
 def _encode(mark: HighWater) -> str:
-    payload = {"rows": mark.rows, "head_seq": mark.head_seq, "head_hash": mark.head_hash}
-    return json.dumps({**payload, "mac": _mac(payload)})
+    return json.dumps(sealed(_LABEL, {"rows": mark.rows, "head_seq": mark.head_seq, "head_hash": mark.head_hash}))
 
 
 def _decode(text: str) -> tuple[HighWater | None, str]:
-    try:
-        data = json.loads(text)
-        payload = {k: data[k] for k in ("rows", "head_seq", "head_hash")}
-        mark = HighWater(int(payload["rows"]), int(payload["head_seq"]), str(payload["head_hash"]))
-        mac = data["mac"]
-    except (ValueError, KeyError, TypeError):
+    mark, problem = unseal(_LABEL, text, ("rows", "head_seq", "head_hash"), _mark)
+    if problem == DAMAGED:
         return None, "the ledger's high-water mark (kept outside the data folder) is damaged"
-    if not isinstance(mac, str) or not hmac.compare_digest(mac, _mac(payload)):
+    if problem:
         return None, ("the ledger's high-water mark (kept outside the data folder) does not authenticate under this "
                       "installation's key (it was edited, or the installation key was replaced)")
     return mark, ""
@@ -122,7 +116,8 @@ def _read_raw(ledger_path: Path) -> str | None:
     backend = keyring_backend()
     if backend is not None:
         try:
-            return backend.get_password(SERVICE, _entry_name(ledger_path))  # type: ignore[attr-defined]
+            raw: str | None = backend.get_password(SERVICE, _entry_name(ledger_path))  # type: ignore[attr-defined]
+            return raw
         except keyring.errors.KeyringError:
             pass  # a locked keyring: the file fallback
     path = state_dir() / f"{_entry_name(ledger_path)}.json"
@@ -159,11 +154,8 @@ def raise_mark(ledger_path: Path, head: HighWater, row_hash_at: Callable[[int], 
     """Move the mark up to ``head``; never down, and never over evidence (a damaged mark, or one naming a
     row the ledger no longer holds), unless ``force`` (``privet ledger --rewitness``, acknowledged)."""
     old, problem = read_mark(ledger_path)
-    if not force:
-        if problem:
-            return
-        if old is not None and (old.rows > head.rows or (old.head_seq > 0 and row_hash_at(old.head_seq) != old.head_hash)):
-            return
+    if not force and (problem or moves_back(old, head.rows, row_hash_at)):
+        return
     _write_raw(ledger_path, _encode(head))
 
 

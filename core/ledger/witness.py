@@ -4,7 +4,7 @@ The hash chain in ``ledger.db`` shows edits, but not a ledger that was emptied, 
 by a fresh one, or cut back at the end (rows deleted and SQLite's counter reset). The witness is a
 second file beside the ledger (``ledger.witness``, mode 0600) holding the number of rows, the
 newest row's sequence number and its chain hash, authenticated with an HMAC-SHA256 under the
-installation secret (``core.installation``). It is rewritten after every append, and only ever
+installation secret (``core.ledger.seal``). It is rewritten after every append, and only ever
 forwards: a witness never moves back to a shorter ledger.
 
 ``witness_problems`` compares a ledger with its witness. A ledger shorter than its witness, a
@@ -20,29 +20,20 @@ exactly like a fresh installation. Keep backups of the data folder.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import json
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any
 
-from core.errors import LedgerError
-from core.installation import installation_secret
+from core.ledger.seal import DAMAGED, moves_back, sealed, unseal
 from core.private_files import touch_private, write_private
 
 WITNESS_SUFFIX = ".witness"
 VERSION = 1
 _LABEL = b"privet-ledger-witness-v1\x00"
-
-TAMPER_FIX = (
-    "Do not run anything until this is resolved: restore the data folder (ledger.db and ledger.witness "
-    "together) from your backup, or contact your Privet administrator. Only if this installation was "
-    "upgraded from a Privet version without a witness or high-water mark: accept the ledger as it is with "
-    "`privet ledger --rewitness --acknowledge-unverifiable-history` (recorded in the ledger; it cannot bring back "
-    "entries that were removed)."
-)
+_FIELDS = ("version", "rows", "head_seq", "head_hash", "updated_at")
 
 
 @dataclass(frozen=True)
@@ -60,9 +51,8 @@ def witness_path(ledger_path: Path) -> Path:
     return Path(ledger_path).with_suffix(WITNESS_SUFFIX)
 
 
-def _mac(payload: dict) -> str:
-    body = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode("utf-8")
-    return hmac.new(installation_secret(), _LABEL + body, hashlib.sha256).hexdigest()
+def _witness(payload: dict[str, Any]) -> Witness:
+    return Witness(int(payload["rows"]), int(payload["head_seq"]), str(payload["head_hash"]), str(payload["updated_at"]))
 
 
 def read_witness(ledger_path: Path) -> tuple[Witness | None, str]:
@@ -72,14 +62,13 @@ def read_witness(ledger_path: Path) -> tuple[Witness | None, str]:
     if not path.exists():
         return None, ""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        payload = {k: data[k] for k in ("version", "rows", "head_seq", "head_hash", "updated_at")}
-        mac = data["mac"]
-        witness = Witness(int(payload["rows"]), int(payload["head_seq"]), str(payload["head_hash"]),
-                          str(payload["updated_at"]))
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    witness, problem = unseal(_LABEL, text, _FIELDS, _witness)
+    if problem == DAMAGED:
         return None, f"the ledger's witness file {path.name} is damaged (it cannot be read)"
-    if not isinstance(mac, str) or not hmac.compare_digest(mac, _mac(payload)):
+    if problem:
         return None, (
             f"the ledger's witness file {path.name} does not authenticate under this installation's key "
             "(it was edited, or copied from another installation, or the installation key was replaced)"
@@ -115,10 +104,7 @@ def record_head(ledger_path: Path, read_head: Callable[[], Witness],
     with _locked(ledger_path):
         head = read_head()
         old, problem = read_witness(ledger_path)
-        if not force and problem:
-            return
-        if not force and old is not None and (old.rows > head.rows or (
-                old.head_seq > 0 and row_hash_at(old.head_seq) != old.head_hash)):
+        if not force and (problem or moves_back(old, head.rows, row_hash_at)):
             return
         payload = {
             "version": VERSION,
@@ -127,7 +113,7 @@ def record_head(ledger_path: Path, read_head: Callable[[], Witness],
             "head_hash": head.head_hash,
             "updated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         }
-        write_private(witness_path(ledger_path), json.dumps({**payload, "mac": _mac(payload)}, indent=2) + "\n")
+        write_private(witness_path(ledger_path), json.dumps(sealed(_LABEL, payload), indent=2) + "\n")
 
 
 def witness_problems(ledger_path: Path, rows: int, row_hash_at: Callable[[int], str | None]) -> list[str]:
@@ -171,16 +157,3 @@ def missing_ledger_problems(ledger_path: Path) -> list[str]:
             f"{witness.rows} entries (last updated {witness.updated_at or 'unknown'}): it was deleted or wiped"
         ]
     return []
-
-
-def refusal(problems: list[str]) -> LedgerError:
-    """The one refusal every check raises: what was found, and what to do."""
-    listed = "\n".join(f"  - {p}" for p in problems)
-    return LedgerError(
-        "The privacy-budget ledger failed its integrity check, so nothing can be charged or run:\n" + listed,
-        TAMPER_FIX,
-    )
-
-
-def witness_dict(witness: Witness) -> dict:
-    return asdict(witness)

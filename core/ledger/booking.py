@@ -22,7 +22,7 @@ from pathlib import Path
 from core.corpus import Corpus, DatasetIdentity, dataset_fingerprint, dataset_identity
 from core.corpus.fingerprint import SAME_DATASET_OVERLAP, content_sketch, sketch_overlap
 from core.errors import PrivetError
-from core.ledger import Ledger
+from core.ledger.store import Ledger
 from core.runspec import DataSpec
 
 
