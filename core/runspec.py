@@ -539,7 +539,7 @@ class RunSpec:
 
 
 def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
-    """Read round-1 run specs: ``[dp_synrag] public_anchor = true|false`` meant the SPEC clip
+    """Read the first run specs: ``[dp_synrag] public_anchor = true|false`` meant the SPEC clip
     with (true) or without (false) a public row holding the empty-document prompt."""
     section = data.get("dp_synrag") if isinstance(data, dict) else None
     if not isinstance(section, dict) or "public_anchor" not in section:
@@ -548,7 +548,7 @@ def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
     anchor = section.pop("public_anchor")
     section.setdefault("public_prompt", "empty" if anchor else "none")
     section.setdefault("clip", "spec")
-    section.setdefault("cluster_keywords", 0)  # round 1 released no co-keywords
+    section.setdefault("cluster_keywords", 0)  # those specs released no co-keywords (docs/method.md §2.2b)
     return {**data, "dp_synrag": section}
 
 

@@ -22,7 +22,7 @@ Optional public anchoring (InvisibleInk, arXiv 2507.02974; docs/method.md §2.4)
 around an empty document, or around a stand-in built from the cluster's released keyword and
 the public task). Two ways to combine it with the private rows:
 
-* ``clip = "spec"`` (the round-1 anchoring): each private row contributes the SPEC clip of
+* ``clip = "spec"`` (the SPEC anchoring, docs/method.md §2.4.3): each private row contributes the SPEC clip of
   l_u - l_pub, and tau * log_softmax(l_pub) is added as a base;
 * ``clip = "dclip"`` (DClip): each private row contributes clamp(log p_u - log p_pub, -C, C) on
   the *un-normalised scale* (log-probabilities, i.e. raw logits up to each row's own constant),

@@ -1,4 +1,4 @@
-"""Never spend for nothing (issue 22): how many topics a DP-SynRAG plan can be expected to release.
+"""Never spend for nothing (docs/method.md §1.9): how many topics a DP-SynRAG plan can be expected to release.
 
 A keyword becomes a topic only when its noisy count clears the significance threshold, so a topic
 needs about ``min_topic_support`` units that share its word. Whether a corpus has such topics depends

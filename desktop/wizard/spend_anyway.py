@@ -1,4 +1,4 @@
-"""The Confirm page's "spend anyway" block (issue 22): shown only when the plan is expected to release
+"""The Confirm page's "spend anyway" block (docs/method.md §1.9): shown only when the plan is expected to release
 about 0 topics (``PlanSummary.spends_for_nothing``, computed in core); the run then needs the box ticked,
 which sets the run spec's ``[privacy] spend_anyway``."""
 

@@ -1,4 +1,4 @@
-"""Where topic names come from (issue 23 item 6): shipped public lists and/or DP phrase discovery.
+"""Where topic names come from (docs/method.md §2.0, §2.1): shipped public lists and/or DP phrase discovery.
 
 Shown on the Task page. It only relays choices into the run spec; the lists and their sizes come
 from ``core.methods.dp_synrag.vocabulary``.

@@ -1,4 +1,4 @@
-"""Planner guidance for DP-SynRAG (issue 10 item 5): will this plan say anything, and what fits?
+"""Planner guidance for DP-SynRAG (docs/method.md §1.8): will this plan say anything, and what fits?
 
 Two quantities decide whether DP-SynRAG can carry a corpus's topics at a given ε:
 

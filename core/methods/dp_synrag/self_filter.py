@@ -11,7 +11,7 @@ Three ways to judge a text, chosen by ``[dp_synrag] self_filter_mode``:
   ``OFFTOPIC_QUANTILE`` of them.
 * ``"similarity"``: the embedder's cosine between the text and the public task description,
   with the threshold calibrated the same way on the off-topic sentences.
-* ``"answer"``: the greedy YES/NO answer (round 1; fine for large models).
+* ``"answer"``: the greedy YES/NO answer (docs/method.md §2.5; fine for large models).
 """
 
 from __future__ import annotations
