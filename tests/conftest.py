@@ -57,3 +57,20 @@ def pytest_collection_modifyitems(config, items):
     skip = pytest.mark.skip(reason="needs CUDA (run `make gpu-check` on a machine with an NVIDIA GPU)")
     for item in cuda_items:
         item.add_marker(skip)
+
+
+@pytest.fixture
+def wizard(qtbot):
+    """The run wizard on the tiny models (``helpers.tiny_controller``), shown; a child still running at
+    teardown is stopped, and the relay is shut down (no close question)."""
+    from helpers import tiny_controller
+
+    from desktop.wizard import RunWizard
+
+    wiz = RunWizard(tiny_controller(), gpus=[], grace_ms=3000)
+    qtbot.addWidget(wiz, before_close_func=lambda w: w.relay.shutdown())  # no close question at teardown
+    wiz.show()
+    yield wiz
+    if wiz.relay.running:
+        wiz.relay.hard_stop()
+    wiz.relay.shutdown()

@@ -5,13 +5,13 @@ Statistical tests reject at p < 1e-4, like tests/test_mechanisms.py.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 
 import numpy as np
 import pytest
 import torch
+from helpers import canary_at_7, tiny_spec, write_notes
 from scipy import stats
 
 from core.errors import Cancelled, PrivetError
@@ -28,23 +28,10 @@ from core.pipeline import plan, run_pipeline
 from core.privacy.conversion import eps_to_rho
 from core.privacy.planner import aug_pe_stage, plan_aug_pe
 from core.progress import CallbackReporter
-from core.runspec import AugPESpec, ModelChoice, RunSpec
+from core.runspec import AugPESpec
 
 P_REJECT = 1e-4
 CANARY = "Qorvath Mellendrix-5529"
-TINY = ModelChoice(source="tiny-random")
-
-
-def write_corpus(folder, n: int = 40):
-    path = folder / "notes.csv"
-    diseases = ["fever", "cough", "rash", "headache"]
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["id", "patient", "note"])
-        for i in range(n):
-            name = CANARY if i == 7 else f"Patient {i}"
-            w.writerow([f"n{i}", name, f"{name} came in with {diseases[i % 4]} and was treated with rest and water."])
-    return path
 
 
 def all_bytes_under(folder) -> bytes:
@@ -170,13 +157,8 @@ def test_public_sampling_keeps_to_the_top_p_nucleus_in_proportion():
 
 
 def aug_pe_spec(tmp_path, **settings):
-    spec = RunSpec(method="aug_pe")
-    spec.data.path = str(write_corpus(tmp_path))
-    spec.data.text_column = "note"
-    spec.data.id_column = "id"
-    spec.llm = TINY
-    spec.embedder = TINY
-    spec.output.folder = str(tmp_path / "release")
+    spec = tiny_spec(tmp_path, write_notes(tmp_path, name=canary_at_7(CANARY)), settings={})
+    spec.method = "aug_pe"
     spec.aug_pe = AugPESpec(**{"iterations": 3, "population": 4, "variations": 1, "max_new_tokens": 4,
                                "batch_size": 4, **settings})
     return spec

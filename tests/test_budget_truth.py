@@ -17,8 +17,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from helpers import tiny_spec
 from test_export import IDENTITY, charged_run_dir, make_run_dir
-from test_pipeline import tiny_spec
 from test_privacy_audit import cancelled_run, charges
 
 from core.certificate.privacy_record import RECORD_FILE, PrivacyRecord

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 import torch
-from test_pipeline import tiny_spec
+from helpers import tiny_spec
 
 from core.compute.factory import check_compute, engine_factory, unit_work
 from core.errors import PrivetError

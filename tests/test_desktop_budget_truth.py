@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import shutil
 
-import pytest
 from PySide6.QtWidgets import QMessageBox
-from test_desktop_wizard import RUN_TIMEOUT_MS, tiny_controller, walk_to_confirm, write_notes
+from helpers import wizard_notes
+from test_desktop_wizard import RUN_TIMEOUT_MS, walk_to_confirm
 
 from core.corpus import load_corpus
 from core.ledger import Ledger
@@ -15,18 +15,7 @@ from core.ledger.booking import book_dataset, record_booking
 from core.progress import stage_label
 from core.runspec import DataSpec
 from desktop.runner import TEST_HOOK_ENV
-from desktop.wizard import RunWizard
 from desktop.wizard import run_page as run_page_module
-
-
-@pytest.fixture
-def wizard(qtbot):
-    wiz = RunWizard(tiny_controller(), gpus=[], grace_ms=3000)
-    qtbot.addWidget(wiz, before_close_func=lambda w: w.relay.shutdown())
-    wiz.show()
-    yield wiz
-    if wiz.relay.running:
-        wiz.relay.hard_stop()
 
 
 def _earlier_run_on_a_renamed_copy(tmp_path) -> str:
@@ -34,7 +23,7 @@ def _earlier_run_on_a_renamed_copy(tmp_path) -> str:
     folder = tmp_path / "earlier"
     folder.mkdir()
     old = folder / "old_notes.csv"
-    shutil.copy(write_notes(folder), old)
+    shutil.copy(wizard_notes(folder), old)
     data = DataSpec(path=str(old), text_column="note", id_column="id")
     with Ledger() as ledger:
         booking = book_dataset(ledger, data, load_corpus(old, "note", "id"))

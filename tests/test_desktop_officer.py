@@ -11,12 +11,8 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtWidgets import QApplication
-from test_desktop_wizard import (
-    RUN_TIMEOUT_MS,
-    tiny_controller,
-    walk_to_confirm,
-    write_notes,
-)
+from helpers import tiny_controller, wizard_notes
+from test_desktop_wizard import RUN_TIMEOUT_MS, walk_to_confirm
 
 from core.estimate import Estimate, EtaTracker, estimate
 from core.ledger import Ledger
@@ -40,18 +36,9 @@ from desktop.wizard.wizard import (
 )
 
 
-@pytest.fixture
-def wizard(qtbot):
-    wiz = RunWizard(tiny_controller(), gpus=[], grace_ms=3000)
-    qtbot.addWidget(wiz, before_close_func=lambda w: w.relay.shutdown())  # no close question at teardown
-    wiz.show()
-    yield wiz
-    wiz.relay.shutdown()
-
-
 def to_task_page(wiz: RunWizard, tmp_path: Path) -> None:
     page = wiz.data_page
-    page.path.setText(str(write_notes(tmp_path)))
+    page.path.setText(str(wizard_notes(tmp_path)))
     page.set_columns("note", "id", "patient")
     assert page.load(), page.message.text()
     for expected in (METHOD, BUDGET, MODEL):
@@ -96,7 +83,7 @@ def test_back_keeps_every_field_and_confirm_shows_them(wizard, tmp_path):
 
 
 def test_confirm_shows_the_cumulative_epsilon_of_the_dataset(wizard, tmp_path):
-    wizard.controller.load_data(str(write_notes(tmp_path)), "note", "id", "patient")
+    wizard.controller.load_data(str(wizard_notes(tmp_path)), "note", "id", "patient")
     key = wizard.controller.booking().key  # the dataset the run books against (core.pipeline.dataset_booking)
     Ledger().charge(key, "earlier-run", "histogram", 0.5, 1e-3, "an earlier run")
     Ledger().set_cap(key, 30.0, 1e-3)
@@ -224,7 +211,7 @@ def test_main_window_shows_the_dataset_name_beside_the_fingerprint(qtbot, monkey
 
 def test_data_page_picks_columns_keeps_choices_and_forgets_old_summaries(wizard, tmp_path):
     page = wizard.data_page
-    first = write_notes(tmp_path)
+    first = wizard_notes(tmp_path)
     page.path.setText(str(first))
     page._path_changed()
     assert page._column(page.text_column) == "note" and page._column(page.person_column) == "patient"
@@ -232,7 +219,7 @@ def test_data_page_picks_columns_keeps_choices_and_forgets_old_summaries(wizard,
     assert page.load() and "privacy units" in page.summary.text()
     second_dir = tmp_path / "b"
     second_dir.mkdir()
-    second = write_notes(second_dir)
+    second = wizard_notes(second_dir)
     page.path.setText(str(second))
     page._path_changed()
     assert page._column(page.text_column) == "note" and page._column(page.person_column) == ""
@@ -242,7 +229,7 @@ def test_data_page_picks_columns_keeps_choices_and_forgets_old_summaries(wizard,
 
 def test_a_tiny_corpus_is_warned_about(wizard, tmp_path):
     page = wizard.data_page
-    page.path.setText(str(write_notes(tmp_path, n=2)))
+    page.path.setText(str(wizard_notes(tmp_path, n=2)))
     page.set_columns("note", "id", "")
     assert page.load()
     assert "⚠" in page.warnings.text()

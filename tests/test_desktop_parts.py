@@ -3,10 +3,10 @@ messages, the controller's spec files, the main window and its dialogs (fast, no
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import pytest
+from helpers import write_notes
 
 from core.errors import ModelError
 from core.internal_check import find_identifiers, private_identifiers
@@ -22,13 +22,8 @@ from desktop.wizard.budget_page import eps_to_slider, slider_to_eps
 
 
 def notes(folder: Path) -> Path:
-    path = folder / "notes.csv"
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["id", "patient", "note"])
-        for i in range(30):
-            writer.writerow([f"n{i}", f"Person{i:02d} Quellmark", f"Visit {i}: seen by Nurse Ottoline Brack for a cough."])
-    return path
+    return write_notes(folder, 30, note="Visit {i}: seen by Nurse Ottoline Brack for a cough.",
+                       name=lambda i: f"Person{i:02d} Quellmark")
 
 
 @pytest.mark.parametrize("eps, band", [(0.5, "green"), (1.0, "green"), (1.01, "amber"), (5.0, "amber"), (8, "red")])

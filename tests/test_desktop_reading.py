@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_desktop_wizard import tiny_controller, write_notes
+from helpers import tiny_controller, wizard_notes
 
 from core.certificate.build import rare_topics_words
 from core.certificate.privacy_record import PrivacyRecord
@@ -110,7 +110,7 @@ def test_certificate_and_budget_page_speak_with_the_same_words(wizard):
 
 def test_one_figure_for_how_many_units_a_topic_needs(wizard, tmp_path):
     controller = wizard.controller
-    controller.load_data(str(write_notes(tmp_path)), "note", "id", "patient")
+    controller.load_data(str(wizard_notes(tmp_path)), "note", "id", "patient")
     figure = controller.topic_units()
     plan = controller.plan()
     assert figure is not None and figure == plan.derived["min_topic_units"] > 0
@@ -291,7 +291,7 @@ def test_calibration_is_per_model_and_per_stage():
 
 
 def test_model_page_shows_no_time_before_the_task_settings_are_known(wizard, tmp_path):
-    wizard.controller.load_data(str(write_notes(tmp_path)), "note", "id", "patient")
+    wizard.controller.load_data(str(wizard_notes(tmp_path)), "note", "id", "patient")
     wizard.model_page.initializePage()
     text = wizard.model_page.estimate.text()
     assert "Confirm page" in text and not re.search(r"about \d+ (seconds|minutes)", text)
@@ -349,7 +349,7 @@ def test_privet_export_refuses_an_empty_release_without_the_flag(tmp_path, capsy
 
 def test_the_export_folder_chosen_in_the_wizard_is_kept_after_a_resume(tmp_path):
     controller = WizardController()
-    controller.load_data(str(write_notes(tmp_path)), "note", "id", "patient")
+    controller.load_data(str(wizard_notes(tmp_path)), "note", "id", "patient")
     chosen = tmp_path / "releases for the IRB"
     controller.spec.output.folder = str(chosen)
     run_dir = tmp_path / "runs" / "20261201-abcd1234"
@@ -431,5 +431,5 @@ def test_instructions_are_not_in_the_error_colour(wizard, tmp_path):
 
 def test_default_task_names_the_collection_and_reads_as_a_task(tmp_path):
     controller = WizardController()
-    controller.load_data(str(write_notes(tmp_path)), "note", "id", "patient")
+    controller.load_data(str(wizard_notes(tmp_path)), "note", "id", "patient")
     assert "“notes”" in controller.spec.task and "documents in notes." not in controller.spec.task

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from test_desktop_wizard import next_enabled, walk_to_confirm, wizard  # noqa: F401 - the fixture
+from test_desktop_wizard import next_enabled, walk_to_confirm
 
 
-def test_about_0_topics_needs_an_explicit_spend_anyway(wizard, tmp_path, privet_home):  # noqa: F811
+def test_about_0_topics_needs_an_explicit_spend_anyway(wizard, tmp_path, privet_home):
     walk_to_confirm(wizard, tmp_path, epsilon=4.0)  # 40 notes: a topic would need most of the corpus
     page = wizard.confirm_page
     box = page.spend_anyway
@@ -24,7 +24,7 @@ def test_about_0_topics_needs_an_explicit_spend_anyway(wizard, tmp_path, privet_
     assert not box.box.isChecked() and not wizard.controller.spec.privacy.spend_anyway
 
 
-def test_a_plan_that_expects_topics_shows_no_spend_anyway_block(wizard, tmp_path, privet_home):  # noqa: F811
+def test_a_plan_that_expects_topics_shows_no_spend_anyway_block(wizard, tmp_path, privet_home):
     walk_to_confirm(wizard, tmp_path, epsilon=10.0, n=600)
     box = wizard.confirm_page.spend_anyway
     assert not box.needed and box.isHidden() and next_enabled(wizard)

@@ -2,20 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
 from test_desktop_officer import to_task_page
-from test_desktop_wizard import tiny_controller
-
-from desktop.wizard import RunWizard
-
-
-@pytest.fixture
-def wizard(qtbot):
-    wiz = RunWizard(tiny_controller(), gpus=[], grace_ms=3000)
-    qtbot.addWidget(wiz, before_close_func=lambda w: w.relay.shutdown())
-    wiz.show()
-    yield wiz
-    wiz.relay.shutdown()
 
 
 def test_a_shipped_form_or_an_invented_example_reaches_the_spec(wizard, tmp_path):

@@ -5,11 +5,11 @@ The pipeline runs in a spawned child process, exactly as in the application.
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
 import pytest
+from helpers import wizard_notes
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWizard
 
@@ -17,46 +17,12 @@ from core.ledger import Ledger
 from core.ledger.view import charged_summary, run_spend
 from core.progress import STAGE_LABELS
 from core.runspec import ModelChoice
-from desktop.controller import WizardController, verify_folder
+from desktop.controller import verify_folder
 from desktop.runner import TEST_HOOK_ENV
 from desktop.wizard import RunWizard
 from desktop.wizard.wizard import BUDGET, CONFIRM, DATA, METHOD, MODEL, REVIEW, RUN, TASK
 
-TINY = ModelChoice(source="tiny-random")
-NAMES = ["Alma Fenwick", "Borislav Quint", "Carys Odell", "Dorian Plaskett"]
 RUN_TIMEOUT_MS = 240_000  # generous: CI machines are shared
-
-
-def write_notes(folder: Path, n: int = 40) -> Path:
-    path = folder / "notes.csv"
-    conditions = ["fever", "cough", "rash", "headache"]
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["id", "patient", "note"])
-        for i in range(n):
-            name = NAMES[i % 4] if i < 4 else f"Patient {i}"
-            writer.writerow([f"n{i}", name, f"{name} came in with {conditions[i % 4]} and was sent home to rest."])
-    return path
-
-
-def tiny_controller() -> WizardController:
-    controller = WizardController()
-    controller.spec.llm = TINY
-    controller.spec.embedder = TINY
-    for key, value in {"K": 4, "R": 5, "L": 2, "k": 5, "T": 6, "self_filter": False, "max_prompt_tokens": 64,
-                       "topic_words": "frequent", "refine": True}.items():
-        setattr(controller.spec.dp_synrag, key, value)
-    return controller
-
-
-@pytest.fixture
-def wizard(qtbot):
-    wiz = RunWizard(tiny_controller(), gpus=[], grace_ms=3000)
-    qtbot.addWidget(wiz, before_close_func=lambda w: w.relay.shutdown())  # no close question at teardown
-    wiz.show()
-    yield wiz
-    if wiz.relay.running:
-        wiz.relay.hard_stop()
 
 
 def next_enabled(wiz: RunWizard) -> bool:
@@ -66,7 +32,7 @@ def next_enabled(wiz: RunWizard) -> bool:
 
 def load_data(wiz: RunWizard, tmp_path: Path, n: int = 40) -> None:
     page = wiz.data_page
-    page.path.setText(str(write_notes(tmp_path, n)))
+    page.path.setText(str(wizard_notes(tmp_path, n)))
     page.set_columns("note", "id", "patient")
     assert page.load(), page.message.text()
 

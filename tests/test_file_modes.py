@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import csv
 import os
 import stat
 from pathlib import Path
 
 import pytest
+from helpers import TINY_SIZES, tiny_spec, write_notes
 
 from core.pipeline import run_pipeline
 from core.private_files import private_folder, write_private
-from core.runspec import ModelChoice, RunSpec
+from core.runspec import RunSpec
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
 
@@ -28,18 +28,8 @@ def _mode(path: Path) -> int:
 
 
 def _spec(tmp_path: Path) -> RunSpec:
-    path = tmp_path / "notes.csv"
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["id", "note"])
-        for i in range(30):
-            writer.writerow([f"n{i}", f"Patient {i} came in with fever and was treated with rest."])
-    spec = RunSpec()
-    spec.data.path, spec.data.text_column, spec.data.id_column = str(path), "note", "id"
-    spec.llm = spec.embedder = ModelChoice(source="tiny-random")
-    for key, value in {"K": 4, "R": 5, "L": 2, "k": 5, "T": 6, "self_filter": False, "max_prompt_tokens": 64}.items():
-        setattr(spec.dp_synrag, key, value)
-    return spec
+    corpus = write_notes(tmp_path, 30, note="Patient {i} came in with fever and was treated with rest.", person=None)
+    return tiny_spec(tmp_path, corpus, TINY_SIZES, release=None)
 
 
 def test_helpers_ignore_the_umask(tmp_path, loose_umask):

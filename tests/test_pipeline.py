@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 import pytest
+from helpers import CANARY, TINY, tiny_spec, write_notes
 
 from core.cli import main as privet
 from core.errors import BudgetError, Cancelled, PrivetError
@@ -15,36 +16,6 @@ from core.ledger import Ledger
 from core.pipeline import plan, run_pipeline
 from core.progress import CallbackReporter
 from core.runspec import ModelChoice, RunSpec
-
-CANARY = "Zqxvortimer Blandquist-7731"
-TINY = ModelChoice(source="tiny-random")
-
-
-def write_corpus(folder: Path, n: int = 40) -> Path:
-    path = folder / "notes.csv"
-    diseases = ["fever", "cough", "rash", "headache"]
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["id", "patient", "note"])
-        for i in range(n):
-            name = CANARY if i == 7 else f"Patient {i}"
-            w.writerow([f"n{i}", name, f"{name} came in with {diseases[i % 4]} and was treated with rest and water."])
-    return path
-
-
-def tiny_spec(tmp_path: Path, **dp) -> RunSpec:
-    spec = RunSpec()
-    spec.data.path = str(write_corpus(tmp_path))
-    spec.data.text_column = "note"
-    spec.data.id_column = "id"
-    spec.llm = TINY
-    spec.embedder = TINY
-    for key, value in {"K": 4, "R": 5, "L": 2, "k": 5, "T": 6, "self_filter": False, "max_prompt_tokens": 64,
-                       "topic_words": "frequent", "refine": True, **dp}.items():
-        setattr(spec.dp_synrag, key, value)
-    spec.output.folder = str(tmp_path / "release")
-    return spec
-
 
 def all_bytes_under(folder: Path) -> bytes:
     return b"".join(p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file())
@@ -269,7 +240,7 @@ def test_packaged_models_integration(tmp_path, no_network):
 def test_rpsg_run_is_recorded_without_an_end_to_end_guarantee(tmp_path):
     spec = tiny_spec(tmp_path)
     spec.method = "rpsg"
-    spec.data.path = str(write_corpus(tmp_path, n=6))
+    spec.data.path = str(write_notes(tmp_path, n=6))
     spec.rpsg.m = 2
     spec.rpsg.max_new_tokens = 6
     spec.rpsg.n_variants = 1

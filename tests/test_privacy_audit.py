@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import CANARY, tiny_spec
 from test_certificate import make_record
-from test_pipeline import CANARY, tiny_spec
 
 from core.corpus import dataset_fingerprint
 from core.errors import BudgetError, Cancelled, PrivetError

@@ -8,12 +8,13 @@ still load.
 
 from __future__ import annotations
 
-import csv
 import math
 import re
 from pathlib import Path
 
+import helpers
 import pytest
+from helpers import CANARY, TINY, write_notes
 
 from core.errors import PrivetError
 from core.ledger import Ledger
@@ -22,39 +23,18 @@ from core.methods.dp_synrag.method import generation_notes, text_stage_notes
 from core.paths import resources_dir
 from core.pipeline import plan, run_pipeline
 from core.privacy.planner import STAGE_CLUSTER_KEYWORDS, STAGE_HISTOGRAM, STAGE_TOKENS, plan_dp_synrag
-from core.runspec import TEXT_MODES, DPSynRAGSpec, ModelChoice, RunSpec
+from core.runspec import TEXT_MODES, DPSynRAGSpec, RunSpec
 
-CANARY = "Zqxvortimer Blandquist-7731"
-TINY = ModelChoice(source="tiny-random")
 TASK = "Answer patients' questions about which disease matches their symptoms."
 REAL_NOTE = "{name} came in with {disease} and was treated with rest and plenty of water for two weeks at home."
 
 
-def write_corpus(folder: Path, n: int = 40) -> Path:
-    path = folder / "notes.csv"
-    diseases = ["fever", "cough", "rash", "headache"]
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["id", "patient", "note"])
-        for i in range(n):
-            name = CANARY if i == 7 else f"Patient {i}"
-            w.writerow([f"n{i}", name, REAL_NOTE.format(name=name, disease=diseases[i % 4])])
-    return path
-
-
 def tiny_spec(tmp_path: Path, **dp) -> RunSpec:
-    spec = RunSpec(task=TASK)
-    spec.data.path = str(write_corpus(tmp_path))
-    spec.data.text_column = "note"
-    spec.data.id_column = "id"
-    spec.llm = TINY
-    spec.embedder = TINY
     settings = {"K": 4, "R": 4, "L": 2, "k": 5, "T": 5, "self_filter": False, "max_prompt_tokens": 96,
                 "topic_words": "frequent", "hist_fraction": 0.4, "cluster_keywords_fraction": 0.3,
-                "realisation_tokens": 12, "document_form": "clinical_note", **dp}
-    for key, value in settings.items():
-        setattr(spec.dp_synrag, key, value)
-    spec.output.folder = ""
+                "realisation_tokens": 12, "document_form": "clinical_note"}
+    spec = helpers.tiny_spec(tmp_path, write_notes(tmp_path, note=REAL_NOTE), settings, release=None, **dp)
+    spec.task = TASK
     return spec
 
 

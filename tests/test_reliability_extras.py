@@ -3,11 +3,11 @@ origin wording (CLI and dialog), refusal of a run or an export on a tampered led
 
 from __future__ import annotations
 
-import csv
 import sqlite3
 from pathlib import Path
 
 import pytest
+from helpers import TINY_SIZES, tiny_spec, write_notes
 
 from core.cli import INTERNAL_ERROR
 from core.cli import main as privet
@@ -15,24 +15,15 @@ from core.errors import LedgerError
 from core.ledger import Ledger
 from core.pipeline import run_pipeline
 from core.progress import CallbackReporter
-from core.runspec import ModelChoice, RunSpec
+from core.runspec import RunSpec
 
 
 def _spec(tmp_path: Path, blank_every: int = 0) -> RunSpec:
-    path = tmp_path / "notes.csv"
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["id", "who", "note"])
-        for i in range(40):
-            who = "" if blank_every and i % blank_every == 0 else f"P{i}"
-            writer.writerow([f"n{i}", who, f"Patient {i} came in with fever and was treated with rest."])
-    spec = RunSpec()
-    spec.data.path, spec.data.text_column, spec.data.id_column = str(path), "note", "id"
+    corpus = write_notes(tmp_path, note="Patient {i} came in with fever and was treated with rest.", person="who",
+                         name=lambda i: "" if blank_every and i % blank_every == 0 else f"P{i}")
+    spec = tiny_spec(tmp_path, corpus, TINY_SIZES, release=None)
     if blank_every:
         spec.data.person_column = "who"
-    spec.llm = spec.embedder = ModelChoice(source="tiny-random")
-    for key, value in {"K": 4, "R": 5, "L": 2, "k": 5, "T": 6, "self_filter": False, "max_prompt_tokens": 64}.items():
-        setattr(spec.dp_synrag, key, value)
     return spec
 
 

@@ -12,7 +12,6 @@ measured now (messages may be reworded without regenerating it).
 from __future__ import annotations
 
 import contextlib
-import csv
 import hashlib
 import io
 import os
@@ -24,11 +23,11 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+from helpers import CANARY, write_notes
 
 from core.cli import INTERNAL_ERROR
 from core.cli import main as privet
 
-CANARY = "Zqxvortimer Blandquist-7731"
 DOC = Path(__file__).resolve().parent.parent / "docs" / "reliability.md"
 BEGIN, END = "<!-- BEGIN GENERATED TABLE -->", "<!-- END GENERATED TABLE -->"
 
@@ -84,15 +83,6 @@ class Site:
 
 def _q(value: object) -> str:
     return '"' + str(value).replace("\\", "\\\\") + '"'
-
-
-def _write_corpus(path: Path, n: int = 40) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["id", "patient", "note"])
-        for i in range(n):
-            name = CANARY if i == 7 else f"Patient {i}"
-            writer.writerow([f"n{i}", name, f"{name} came in with fever and was treated with rest."])
 
 
 def _ledger_with_rows(site: Site, n: int = 4) -> Path:
@@ -394,7 +384,7 @@ def _run_case(case: Case, root: Path, monkeypatch) -> tuple[Outcome, dict, dict,
     home = root / "home"
     monkeypatch.setenv("PRIVET_HOME", str(home))
     site = Site(root=root, home=home, corpus=root / "notes.csv", out=root / "release")
-    _write_corpus(site.corpus)
+    write_notes(site.corpus.parent, file_name=site.corpus.name, note="{name} came in with fever and was treated with rest.")
     from core.installation import installation_secret
 
     installation_secret()  # installation state, not a run's leftover: created before the snapshot

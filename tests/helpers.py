@@ -1,0 +1,92 @@
+"""Shared test helpers: tiny corpora of notes and tiny run specs on the tiny random models.
+
+``write_notes`` writes the CSV most tests read (``id``, a person column, ``note``), with a planted canary
+name in row 7 by default; ``tiny_spec`` builds a DP-SynRAG run spec over it with the small sizes the
+tests use (``TINY_DP_SYNRAG``). Each test file passes its own note text or settings where it needs them.
+The desktop tests load ``wizard_notes`` into ``tiny_controller()`` (the ``wizard`` fixture of conftest.py).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from core.runspec import ModelChoice, RunSpec
+
+if TYPE_CHECKING:
+    from desktop.controller import WizardController
+
+TINY = ModelChoice(source="tiny-random")
+CANARY = "Zqxvortimer Blandquist-7731"
+DISEASES = ("fever", "cough", "rash", "headache")
+NOTE = "{name} came in with {disease} and was treated with rest and water."
+# The small DP-SynRAG sizes of the tiny runs (docs/method.md §2: K clusters, R documents, L refinement
+# samples, k retrieved units, T tokens).
+TINY_SIZES = {"K": 4, "R": 5, "L": 2, "k": 5, "T": 6, "self_filter": False, "max_prompt_tokens": 64}
+TINY_DP_SYNRAG = {**TINY_SIZES, "topic_words": "frequent", "refine": True}
+
+
+def canary_at_7(canary: str = CANARY) -> Callable[[int], str]:
+    """Row names: ``canary`` in row 7, ``Patient i`` elsewhere."""
+    return lambda i: canary if i == 7 else f"Patient {i}"
+
+
+def write_notes(folder: Path, n: int = 40, note: str = NOTE, name: Callable[[int], str] | None = None,
+                file_name: str = "notes.csv", person: str | None = "patient") -> Path:
+    """``folder/file_name``: ``n`` rows ``id, person, note``; ``note`` is formatted with the row's
+    ``name`` (default ``canary_at_7()``), ``disease`` and index ``i``. ``person`` ``None``: no person column."""
+    path = Path(folder) / file_name
+    name_of = name or canary_at_7()
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["id", "note"] if person is None else ["id", person, "note"])
+        for i in range(n):
+            who = name_of(i)
+            text = note.format(name=who, disease=DISEASES[i % 4], i=i)
+            writer.writerow([f"n{i}", text] if person is None else [f"n{i}", who, text])
+    return path
+
+
+def tiny_spec(tmp_path: Path, corpus: Path | None = None, settings: dict[str, object] | None = None,
+              release: str | None = "release", **dp: object) -> RunSpec:
+    """A DP-SynRAG run spec on the tiny random models over ``corpus`` (default: ``write_notes(tmp_path)``).
+
+    ``settings`` (default ``TINY_DP_SYNRAG``) and then ``dp`` set ``[dp_synrag]``; the release goes to
+    ``tmp_path/release`` (``release`` ``None``: the spec's default, the run folder only).
+    """
+    spec = RunSpec()
+    spec.data.path = str(corpus if corpus is not None else write_notes(tmp_path))
+    spec.data.text_column = "note"
+    spec.data.id_column = "id"
+    spec.llm = TINY
+    spec.embedder = TINY
+    for key, value in {**(TINY_DP_SYNRAG if settings is None else settings), **dp}.items():
+        setattr(spec.dp_synrag, key, value)
+    if release is not None:
+        spec.output.folder = str(tmp_path / release)
+    return spec
+
+
+# -- the desktop tests ----------------------------------------------------------------------------------
+
+WIZARD_NAMES = ("Alma Fenwick", "Borislav Quint", "Carys Odell", "Dorian Plaskett")
+
+
+def wizard_notes(folder: Path, n: int = 40) -> Path:
+    """The wizard tests' notes: four named patients, then ``Patient i``."""
+    return write_notes(folder, n, note="{name} came in with {disease} and was sent home to rest.",
+                       name=lambda i: WIZARD_NAMES[i % 4] if i < 4 else f"Patient {i}")
+
+
+def tiny_controller() -> WizardController:
+    """The wizard's controller on the tiny random models with the tiny DP-SynRAG sizes."""
+    from desktop.controller import WizardController
+
+    controller = WizardController()
+    controller.spec.llm = TINY
+    controller.spec.embedder = TINY
+    for key, value in TINY_DP_SYNRAG.items():
+        setattr(controller.spec.dp_synrag, key, value)
+    return controller
