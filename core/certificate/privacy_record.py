@@ -22,6 +22,7 @@ from typing import Any
 from core.errors import PrivetError
 from core.installation import installation_secret
 from core.private_files import write_private
+from core.privacy.conversion import REDRAWN_SUFFIX
 
 METHODS = ("dp_synrag", "dp_synth", "rpsg", "aug_pe")
 UNIT_KINDS = ("document", "person")
@@ -172,3 +173,30 @@ def sampler_kind(sampler: str) -> str:
     if "exact" in text:
         return "exact"
     return "unspecified"
+
+
+def reconcile_stages(planned: list[dict], charges: list[dict]) -> list[dict]:
+    """The record's stages: the plan's, plus one entry per ledger charge of the run that the plan lacks.
+
+    A charge the plan lacks is a stage drawn again after a resume (its first, unfinished draw stays
+    charged). With these entries the record's total equals what the ledger charged for the run.
+    """
+    unmatched = [s["stage"] for s in planned]
+    extras = []
+    for row in charges:
+        if row["stage"] in unmatched:
+            unmatched.remove(row["stage"])
+            continue
+        base = next((s for s in planned if s["stage"] == row["stage"]), {})
+        per_group = base.get("rho", 0.0) / base["parallel"] if base.get("parallel") else 0.0
+        extras.append({
+            "stage": f"{row['stage']}{REDRAWN_SUFFIX}",
+            "mechanism": base.get("mechanism", "charged"),
+            "rho": float(row["rho"]),
+            "count": base.get("count", 1),
+            "parallel": round(row["rho"] / per_group) if per_group > 0 else None,
+            "parameters": dict(base.get("parameters", {})),
+            "description": "Drawn again after the run was interrupted and resumed: " + row["description"],
+            **({"delta": base["delta"]} if base.get("delta") else {}),  # an (ε, δ) stage spends its δ again
+        })
+    return list(planned) + extras
