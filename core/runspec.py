@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+from core import method_catalogue
 from core.errors import PrivetError
 from core.wording import MODERATE_MAX, WEAK_MAX, factor_words
 
@@ -413,6 +414,14 @@ class AugPESpec:
     top_p: float = 0.95
     batch_size: int = 32  # texts written together over one KV cache
 
+    # The public-sampling settings (core.methods.aug_pe.adapter.check_generation reads these rules).
+    RULES: ClassVar[dict[str, Rule]] = {
+        "max_new_tokens": whole("tokens of each candidate text"),
+        "temperature": number("the public generation temperature; 0 = greedy", low=0),
+        "top_p": number("the nucleus of public sampling; 1 = none", low=0, high=1, open_low=True),
+        "batch_size": whole("texts written together"),
+    }
+
 
 @dataclass
 class ComputeSpec:
@@ -588,8 +597,9 @@ def _problems_of(obj: Any, where: str) -> list[str]:
     return found
 
 
-# The methods a run spec can name; core.methods.registry maps each to its adapter (a test checks both agree).
-METHOD_NAMES = ("aug_pe", "dp_synrag", "dp_synth", "rpsg")
+# The methods a run spec can name: those registered in core.method_catalogue (the adapters are loaded by
+# core.methods.registry; the run spec validates names without importing the methods).
+METHOD_NAMES = method_catalogue.names()
 
 
 def _method_problems(method: str) -> list[str]:

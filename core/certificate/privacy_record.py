@@ -19,12 +19,13 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from core import method_catalogue
 from core.errors import PrivetError
 from core.installation import installation_secret
 from core.private_files import write_private
 from core.privacy.conversion import REDRAWN_SUFFIX
 
-METHODS = ("dp_synrag", "dp_synth", "rpsg", "aug_pe")
+METHODS = method_catalogue.names()
 UNIT_KINDS = ("document", "person")
 CONVERSIONS = ("tight",)
 STAGE_KEYS = ("stage", "mechanism", "rho", "count", "parallel", "parameters", "description", "delta")
@@ -84,8 +85,9 @@ class PrivacyRecord:
             problems.append("the unit is the person but no person column is named")
         if self.conversion not in CONVERSIONS:
             problems.append(f"unknown conversion {self.conversion!r}")
-        if self.method == "rpsg" and self.end_to_end_dp:
-            problems.append("an RPSG run cannot claim an end-to-end DP guarantee")
+        entry = method_catalogue.entry(self.method)
+        if entry is not None and not entry.end_to_end_dp and self.end_to_end_dp:
+            problems.append(f"an {entry.short_name} run cannot claim an end-to-end DP guarantee")
         for stage in self.stages:
             missing = [k for k in ("stage", "mechanism", "rho") if k not in stage]
             extra = [k for k in stage if k not in STAGE_KEYS]
