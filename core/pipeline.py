@@ -26,7 +26,7 @@ from typing import Callable
 from core import __version__
 from core.certificate.privacy_record import PrivacyRecord, reconcile_stages
 from core.checkpoints import Checkpoints
-from core.compute.factory import engine_factory, unit_work
+from core.compute.factory import compute_backend
 from core.corpus import Corpus
 from core.dataset_booking import Booking, book_dataset, load_spec_corpus, record_booking
 from core.errors import PrivetError
@@ -253,6 +253,8 @@ def _run_reserved(spec, reporter, ledger, models, prepared, booking, run, out_di
         ledger.charge(identity.key, run_id, stage, rho, delta, description)  # within the run's reservation
         reporter.emit(ProgressEvent(stage, "charged", rho=rho, message=description))
 
+    backend = compute_backend(spec.compute, spec.llm, spec.embedder, spec.test_mode_seed, models.llm, models.embedder,
+                              run_dir / COMPUTE_SPILL)  # this process's, or Ray's: never None
     ctx = MethodContext(
         llm=models.llm,
         embedder=models.embedder,
@@ -263,8 +265,8 @@ def _run_reserved(spec, reporter, ledger, models, prepared, booking, run, out_di
         test_seed=spec.test_mode_seed,
         max_prompt_tokens=spec.dp_synrag.max_prompt_tokens,
         batch_rows=wave_rows(spec, models.llm),
-        engine_factory=engine_factory(spec.compute, spec.llm, spec.test_mode_seed, run_dir / COMPUTE_SPILL),
-        unit_work=unit_work(spec.compute, spec.llm, spec.embedder, run_dir / COMPUTE_SPILL),
+        engine_factory=backend.engine_factory,
+        unit_work=backend.unit_work,
     )
     documents, diagnostics, notes = prepared.method.run(prepared.corpus, spec, delta, ctx)
     synthetic_path = write_synthetic(run_dir, documents)
