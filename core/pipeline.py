@@ -10,7 +10,11 @@ The run folder (``data_dir()/runs/<run_id>``) keeps checkpoints of released DP o
 ``resume`` never redraws a charged stage; it is private workspace and is never exported.
 Checkpoints are kept per method (``checkpoints/<method>/``), and ``run.json`` records the run's
 canonical spec, method, dataset fingerprint and dataset identity: a resume under anything that
-changes what is drawn or what it costs is refused (see ``check_resumable``).
+changes what is drawn or what it costs is refused (``core.resume``).
+
+``run_pipeline`` reads as its steps: checks before loading, the plan (``core.planning``), consent to
+a resume, the models, the reservation, the run folder, the method, the privacy record, the export
+(``core.export`` writes the files).
 """
 
 from __future__ import annotations
@@ -90,7 +94,8 @@ class _Prepared:
 
 @dataclass
 class _Reserved:
-    """A run past its reservation: its id, folder, start time and (when resuming) the ρ accepted."""
+    """The run being started or resumed: its id and folder, its start time and (resuming) the ρ accepted.
+    The id is fixed by ``_identify_run``, just before the reservation."""
 
     run_id: str
     run_dir: Path | None
