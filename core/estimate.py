@@ -141,64 +141,93 @@ def _model_bytes(spec: Any) -> float:
     return REFERENCE_MODEL_BYTES
 
 
+@dataclass(frozen=True)
+class _Speeds:
+    """This computer's assumed speeds for the chosen model, and the prompt length a stage is costed at."""
+
+    prefill: float  # prompt tokens per second
+    decode: float  # row tokens per second
+    embed: float  # units embedded per second
+    prompt: int  # tokens of a typical prompt
+
+    def llm(self, prompt_tokens: float, row_tokens: float) -> float:
+        return prompt_tokens / self.prefill + row_tokens / self.decode
+
+
+def _rpsg_work(spec: Any, n: int, s: _Speeds) -> list[tuple[str, float]]:
+    r, prompt = spec.rpsg, s.prompt
+    return [
+        ("rpsg_mask", n * 0.005),
+        ("rpsg_abstract", s.llm(n * r.m * prompt, n * r.m * r.max_new_tokens)),
+        ("embedding", n * (r.m + 1) / s.embed),
+        ("rpsg_selection", n * 0.001),
+        ("rpsg_generate", s.llm(n * (r.n_variants + 1) * prompt, n * (r.n_variants + 1) * r.max_new_tokens)),
+        ("rpsg_refine", s.llm(n * (r.n_variants + 1) * prompt, 0)),
+    ]
+
+
+def _dp_synrag_work(spec: Any, n: int, s: _Speeds) -> list[tuple[str, float]]:
+    p, prompt = spec.dp_synrag, s.prompt
+    rows = min(n * p.L, p.R * min(p.k, n)) + (p.R if p.public_anchor else 0)  # k: typical cluster size
+    keywords = n * 0.002 if p.keywords == "vocabulary" else s.llm(n * prompt, n * (6 * p.K + 4))
+    stages: list[tuple[str, float]] = []
+    if p.discover_phrases:  # step 0: n-grams of each unit ranked by public word frequencies (no model)
+        stages += [("phrases", n * 0.006)]  # measured 6 ms per demo note on a loaded 2-core machine
+    stages += [("keywords", keywords)]
+    if p.refine:
+        stages += [("embedding", n / s.embed), ("retrieval", 1.0 + p.R * 0.02 + n * p.R * 2e-6)]
+    if p.realisation:  # public writer: up to two drafts per topic (realisation.ATTEMPTS)
+        stages += [("realisation", s.llm(2 * p.R * prompt, 2 * p.R * p.realisation_tokens))]
+    if p.token_stage:
+        stages += [("private_prediction", s.llm(rows * prompt, rows * p.T))]
+    length = p.realisation_tokens if p.text == "realised" else p.T
+    if p.self_filter:
+        stages.append(("self_filter", s.llm(p.R * (prompt + length), p.R * 4)))
+    return stages
+
+
+def _aug_pe_work(spec: Any, n: int, s: _Speeds) -> list[tuple[str, float]]:
+    """Public generation dominates: every candidate text the model writes."""
+    a = spec.aug_pe
+    texts = a.population + (a.iterations - 1) * (a.population // (1 + a.variations)) * a.variations
+    return [
+        ("aug_pe_generation", s.llm(texts * (a.max_new_tokens + 60), texts * a.max_new_tokens)),
+        ("embedding", (n + texts) / s.embed),
+    ]
+
+
+def _dp_synth_work(spec: Any, n: int, s: _Speeds) -> list[tuple[str, float]]:
+    """One private-prediction generation per unit."""
+    return [("private_prediction", s.llm(n * s.prompt, n * spec.dp_synrag.T))]
+
+
+# The work model of every method registered in core.method_catalogue (a test checks none is missing).
+METHOD_WORK: dict[str, Callable[[Any, int, _Speeds], list[tuple[str, float]]]] = {
+    "rpsg": _rpsg_work, "dp_synrag": _dp_synrag_work, "aug_pe": _aug_pe_work, "dp_synth": _dp_synth_work,
+}
+
+
 def estimate(spec: Any, n_units: int, model_bytes: float | None = None, calibrate: bool = True) -> Estimate:
     """Seconds per stage of a run of ``spec`` on ``n_units`` units."""
     size = model_bytes if model_bytes is not None else _model_bytes(spec)
     slow = max(size / REFERENCE_MODEL_BYTES, 0.25)  # bigger models: proportionally slower per token
     speedup = GPU_SPEEDUP if spec.llm.device.startswith("cuda") else 1.0
-    prefill = CPU_PREFILL_TOKENS_S * speedup / slow
-    decode = CPU_DECODE_ROW_TOKENS_S * speedup / slow
-    embed = CPU_EMBED_UNITS_S * speedup
+    speeds = _Speeds(
+        CPU_PREFILL_TOKENS_S * speedup / slow, CPU_DECODE_ROW_TOKENS_S * speedup / slow, CPU_EMBED_UNITS_S * speedup,
+        min(spec.dp_synrag.max_prompt_tokens, 200),
+    )
     factor, per_stage = 1.0, {}
     basis = "built-in speed figures for this kind of computer (no run with this model measured here yet)"
     measured = load_calibration(calibration_key(spec)) if calibrate else None
     if measured is not None:
         factor, per_stage = measured.factor, measured.stages
         basis = f"the speed measured on this computer in earlier runs with this model ({measured.measured_at[:10]})"
-    p = spec.dp_synrag
-    prompt = min(p.max_prompt_tokens, 200)
     n = max(int(n_units), 0)
-
-    def llm(prompt_tokens: float, row_tokens: float) -> float:
-        return prompt_tokens / prefill + row_tokens / decode
-
     stages: list[tuple[str, float]] = [("models", MODEL_LOAD_BASE_S + MODEL_LOAD_S_PER_GB * size / 1e9)]
-    if spec.method == "rpsg":
-        r = spec.rpsg
-        stages += [
-            ("rpsg_mask", n * 0.005),
-            ("rpsg_abstract", llm(n * r.m * prompt, n * r.m * r.max_new_tokens)),
-            ("embedding", n * (r.m + 1) / embed),
-            ("rpsg_selection", n * 0.001),
-            ("rpsg_generate", llm(n * (r.n_variants + 1) * prompt, n * (r.n_variants + 1) * r.max_new_tokens)),
-            ("rpsg_refine", llm(n * (r.n_variants + 1) * prompt, 0)),
-        ]
-    elif spec.method == "dp_synrag":
-        rows = min(n * p.L, p.R * min(p.k, n)) + (p.R if p.public_anchor else 0)  # k: typical cluster size
-        keywords = n * 0.002 if p.keywords == "vocabulary" else llm(n * prompt, n * (6 * p.K + 4))
-        if p.discover_phrases:  # step 0: n-grams of each unit ranked by public word frequencies (no model)
-            stages += [("phrases", n * 0.006)]  # measured 6 ms per demo note on a loaded 2-core machine
-        stages += [("keywords", keywords)]
-        if p.refine:
-            stages += [("embedding", n / embed), ("retrieval", 1.0 + p.R * 0.02 + n * p.R * 2e-6)]
-        if p.realisation:  # public writer: up to two drafts per topic (realisation.ATTEMPTS)
-            stages += [("realisation", llm(2 * p.R * prompt, 2 * p.R * p.realisation_tokens))]
-        if p.token_stage:
-            stages += [("private_prediction", llm(rows * prompt, rows * p.T))]
-        length = p.realisation_tokens if p.text == "realised" else p.T
-        if p.self_filter:
-            stages.append(("self_filter", llm(p.R * (prompt + length), p.R * 4)))
-    elif spec.method == "aug_pe":  # public generation dominates: every candidate text the model writes
-        a = spec.aug_pe
-        texts = a.population + (a.iterations - 1) * (a.population // (1 + a.variations)) * a.variations
-        stages += [
-            ("aug_pe_generation", llm(texts * (a.max_new_tokens + 60), texts * a.max_new_tokens)),
-            ("embedding", (n + texts) / embed),
-        ]
-    else:  # dp_synth and methods without a model of their own: one generation per unit
-        stages += [("private_prediction", llm(n * prompt, n * p.T))]
+    stages += METHOD_WORK.get(spec.method, _dp_synth_work)(spec, n, speeds)
     items = {"keywords": float(n), "embedding": float(n)}
     if spec.method == "dp_synrag":  # one group per topic: at most R, fewer when few topics clear the noise
+        p = spec.dp_synrag
         items.update(private_prediction=float(p.R), self_filter=float(p.R))
     return Estimate([(s, float(v) * per_stage.get(s, factor)) for s, v in stages], basis,
                     [(s, float(v)) for s, v in stages], items)

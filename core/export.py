@@ -9,6 +9,8 @@ leaves no partial folder behind.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import os
@@ -17,6 +19,7 @@ import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.certificate.build import build_certificate, file_entry
 from core.certificate.privacy_record import PrivacyRecord
@@ -31,14 +34,38 @@ from core.certificate.seal import (
 from core.certificate.signing import load_signing_key, public_key_pem
 from core.errors import PrivetError
 from core.ledger import Ledger
+from core.private_files import write_private
 from core.privacy.conversion import approx_rho_to_eps, redrawn_delta
 
-CORPUS_FILES = ("synthetic.jsonl", "synthetic.csv")  # the only files taken from a run folder
+if TYPE_CHECKING:  # annotations only: the export never loads the model code
+    from core.methods.base import SyntheticDoc
+
+SYNTHETIC_JSONL = "synthetic.jsonl"
+SYNTHETIC_CSV = "synthetic.csv"
+CORPUS_FILES = (SYNTHETIC_JSONL, SYNTHETIC_CSV)  # the only files taken from a run folder
 RUN_FILE = "run.json"  # the run's spec: [output] formats says which of CORPUS_FILES are exported
 REQUIRED_FILE = "synthetic.jsonl"
 HTML_FILE = "certificate.html"
 PDF_FILE = "certificate.pdf"
 FEW_SHARE = 0.1  # a release with fewer than this share of the documents asked for (R) is asked about
+
+
+def write_synthetic(run_dir: Path, documents: list[SyntheticDoc]) -> Path:
+    """synthetic.jsonl and synthetic.csv (id, text) in the run folder, each written atomically and private (0600)."""
+    jsonl = "".join(json.dumps({"id": d.id, "text": d.text}, ensure_ascii=False) + "\n" for d in documents)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["id", "text"])
+    for d in documents:
+        writer.writerow([d.id, d.text])
+    write_private(run_dir / SYNTHETIC_JSONL, jsonl)  # the run folder is private workspace
+    write_private(run_dir / SYNTHETIC_CSV, buffer.getvalue())
+    return run_dir / SYNTHETIC_JSONL
+
+
+def read_synthetic(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
 
 
 @dataclass(frozen=True)
@@ -235,3 +262,19 @@ def _move_into_place(staging: Path, out_dir: Path) -> None:
         os.rename(aside, out_dir)
         raise
     shutil.rmtree(aside, ignore_errors=True)
+
+
+def check_output_folder(out_dir: Path, overwrite: bool) -> None:
+    """Refuse, before anything is charged, an output folder the export could not write (``check_writable``)."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise PrivetError(f"The output folder {out_dir} is a file, not a folder.", "Choose a new or empty folder.")
+    try:
+        if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
+            raise PrivetError(
+                f"The output folder {out_dir} is not empty.",
+                "Choose an empty or new folder, or allow overwriting (--overwrite / [output] overwrite = true).",
+            )
+    except OSError as exc:
+        raise PrivetError(f"The output folder {out_dir} cannot be read ({exc.strerror or type(exc).__name__}).",
+                          "Choose a folder you can write to.") from None
+    check_writable(out_dir)

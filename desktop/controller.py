@@ -25,6 +25,8 @@ from core.ledger.view import cumulative_after, run_spend
 from core.paths import data_dir
 from core.wording import guarantee_words
 from core.privacy.budget import RECOMMENDED_EPSILON, epsilon_of, resolve_delta
+from core import method_catalogue
+from core.method_catalogue import MethodEntry
 from core.runspec import METHOD_NAMES, RunSpec
 from core.internal_check import InternalCheck, find_identifiers, private_identifiers
 
@@ -47,54 +49,10 @@ class CorpusSummary:
     fingerprint: str
 
 
-@dataclass(frozen=True)
-class MethodInfo:
-    key: str
-    title: str
-    explanation: str
-    scope: str
-
-
-METHODS = (
-    MethodInfo(
-        "dp_synrag",
-        "DP-SynRAG — a private knowledge base for question answering",
-        "Builds a synthetic knowledge base for retrieval-augmented generation: it groups the documents "
-        "by topic and writes one synthetic document per well-supported topic, keeping topic-specific facts. "
-        "Use it when people will ask questions of the data; the budget is spent once and any number of "
-        "questions can then be answered for free.",
-        "End-to-end differential privacy for every unit of the corpus.",
-    ),
-    MethodInfo(
-        "dp_synth",
-        "DP-Synth — synthetic documents from random batches",
-        "Writes each synthetic document from a random batch of private documents, one token at a time with "
-        "differentially private next-token prediction. Simpler than DP-SynRAG and without topics: use it for a "
-        "general-purpose synthetic corpus when no questions will be asked of it.",
-        "End-to-end differential privacy for every unit of the corpus.",
-    ),
-    MethodInfo(
-        "rpsg",
-        "RPSG — realistic one-to-one rewrites",
-        "Rewrites each private document into a realistic new one from an abstract summary, keeping intent "
-        "and tone. Use it when you need realistic look-alike documents, for example to test software.",
-        "Weaker formal scope: the privacy guarantee covers only which summary is chosen, not the whole "
-        "process. It relies on filters and an empirical audit, so treat its output as de-identified, not "
-        "as differentially private.",
-    ),
-    MethodInfo(
-        "aug_pe",
-        "Aug-PE — private evolution of a public model's texts",
-        "A public model writes candidate texts from your task description alone; the private documents only "
-        "vote, privately, for the candidates closest to them, and the winners are rewritten and voted on again. "
-        "Choose it when you do not want the model to read private text at all, or when only an API-style model "
-        "(text in, text out) is available; expect less specific content than DP-SynRAG.",
-        "End-to-end differential privacy for every unit of the corpus.",
-    ),
-)
-
-
-METHOD_SHORT_NAMES = {"dp_synrag": "DP-SynRAG", "dp_synth": "DP-Synth", "rpsg": "RPSG", "aug_pe": "Aug-PE"}
+# The wizard's methods, their words and short names: those registered in core.method_catalogue.
+MethodInfo = MethodEntry
+METHODS = method_catalogue.METHODS
+METHOD_SHORT_NAMES = method_catalogue.short_names()
 GENERIC_TASK = ("Write realistic documents of the kind found in the collection “{name}”, covering the topics "
                 "they discuss, for people who will ask questions about those topics.")
 
@@ -103,7 +61,7 @@ def fresh_spec() -> RunSpec:
     """A new run's spec: the core defaults with the recommended (moderate) ε."""
     spec = RunSpec()
     spec.privacy.epsilon = RECOMMENDED_EPSILON
-    spec.dp_synrag.text = "realised"  # readable documents at no extra budget (docs/method.md §2.4b; measured in docs/results.md)
+    spec.dp_synrag.text = "realised"  # readable documents at no extra budget (docs/results.md "Round 3: ablation")
     return spec
 
 
@@ -198,7 +156,7 @@ class WizardController:
     # --- method and budget ------------------------------------------------------------------
 
     def available_methods(self) -> list[MethodInfo]:
-        """The methods a run spec can name (``core.runspec.METHOD_NAMES``), in the wizard's order."""
+        """The methods a run spec can name (``core.method_catalogue``), in the wizard's order."""
         return [m for m in METHODS if m.key in METHOD_NAMES]
 
     def plan(self) -> Any:
@@ -236,7 +194,7 @@ class WizardController:
         return booking.key if booking is not None else None
 
     def cumulative(self, planned_rho: float, delta: float) -> Any:
-        """``core.ledger.view.cumulative_after``: the booked dataset's ε before and after this run."""
+        """``core.privacy.budget.cumulative_after``: the booked dataset's ε before and after this run."""
         key = self._booked_key()
         if key is None:
             return None
@@ -245,7 +203,7 @@ class WizardController:
 
     @staticmethod
     def run_spend(run_id: str) -> Any:
-        """``core.ledger.view.run_spend``: what the ledger charged to one run."""
+        """``core.privacy.budget.run_spend``: what the ledger charged to one run."""
         with Ledger() as ledger:
             return run_spend(ledger, run_id)
 

@@ -90,3 +90,25 @@ def test_the_run_spec_and_the_registry_name_the_same_methods():
     assert registry.names() == tuple(sorted(METHOD_NAMES))
     for name in METHOD_NAMES:
         assert registry.get(name).name == name
+
+
+def test_every_method_list_derives_from_the_one_registration():
+    """A method is registered once (core.method_catalogue); the run spec, the record, the certificate, the
+    time estimate and the desktop read that registration, and each entry's adapter loads under its key."""
+    from core import method_catalogue
+    from core.certificate import build, privacy_record
+    from core.estimate import METHOD_WORK
+    from core.methods import registry
+    from core.runspec import METHOD_NAMES
+    from desktop import controller
+
+    names = method_catalogue.names()
+    assert len(names) == len(method_catalogue.METHODS) >= 4  # keys are unique
+    assert METHOD_NAMES == names == tuple(sorted(privacy_record.METHODS)) == registry.names()
+    assert set(build.METHOD_NAMES) == set(build.NEIGHBOURING) == set(METHOD_WORK) == set(names)
+    assert set(controller.METHOD_SHORT_NAMES) == set(names)
+    assert [m.key for m in controller.METHODS] == [m.key for m in method_catalogue.METHODS]
+    for entry in method_catalogue.METHODS:
+        assert registry.get(entry.key).name == entry.key
+    no_guarantee = [m.key for m in method_catalogue.METHODS if not m.end_to_end_dp]
+    assert no_guarantee == ["rpsg"]

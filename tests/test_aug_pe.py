@@ -22,7 +22,7 @@ from core.methods.aug_pe.histogram import (
     threshold_counts,
     winners,
 )
-from core.methods.aug_pe.llm import Sampling, sample_next
+from core.models.generation import sample_next
 from core.methods.aug_pe.population import parents_per_iteration, select_parents
 from core.pipeline import plan, run_pipeline
 from core.privacy.conversion import eps_to_rho
@@ -147,7 +147,7 @@ def test_public_sampling_keeps_to_the_top_p_nucleus_in_proportion():
     probs = torch.tensor([[0.5, 0.3, 0.15, 0.05]])
     logits = probs.log().repeat(4000, 1)
     generator = torch.Generator().manual_seed(7)
-    drawn = sample_next(logits, Sampling(max_new_tokens=1, temperature=1.0, top_p=0.7), generator)
+    drawn = sample_next(logits, temperature=1.0, top_p=0.7, generator=generator)
     counts = np.bincount(drawn.numpy(), minlength=4)
     assert counts[2] == counts[3] == 0  # outside the 0.7 nucleus
     assert stats.binomtest(int(counts[0]), int(counts[:2].sum()), 0.5 / 0.8).pvalue > P_REJECT

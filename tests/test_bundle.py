@@ -119,11 +119,11 @@ def test_certificate_records_the_bundle_identity_and_renders_it(tmp_path):
 
 
 def test_pipeline_records_the_bundle_identity_and_its_commit_when_frozen(frozen):
-    from core import pipeline
+    from core import provenance
 
     (frozen / bundle.INFO_FILE).write_text(json.dumps(IDENTITY), encoding="utf-8")
-    assert pipeline._bundle_identity() == IDENTITY
-    assert pipeline._git_commit() == "abc1234"
+    assert provenance.bundle_identity() == IDENTITY
+    assert provenance.git_commit() == "abc1234"
 
 
 def test_bundle_entry_point_dispatches_cli_and_gui(monkeypatch, capsys):
@@ -141,7 +141,7 @@ def test_bundle_entry_point_dispatches_cli_and_gui(monkeypatch, capsys):
 
 def test_no_module_locates_resources_or_models_through_its_own_file_path():
     """Resources and packaged models are found through core.paths only, so the bundle behaves like the source."""
-    allowed = {"core/pipeline.py"}  # asks git for the source commit (the bundle records its own)
+    allowed = {"core/provenance.py"}  # asks git for the source commit (the bundle records its own)
     offenders = []
     for folder in ("core", "desktop", "resources"):
         for path in (REPO / folder).rglob("*.py"):

@@ -97,6 +97,26 @@ def test_greedy_generation_goes_to_the_unit_work_when_there_is_one():
     assert work.calls == [(20, 4, 16)]  # all messages at once, with the single-process batch size
 
 
+def test_the_local_backend_is_this_process_with_the_same_answers(monkeypatch):
+    """[compute] backend = "local" hands a method this process's engine and unit work (never None), and they
+    give what the single-process code gives: greedy answers in the same batches, the same embeddings."""
+    from core.compute.factory import compute_backend
+    from core.compute.local import LocalUnitWork, local_engine
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # importing ray would fail
+    llm, embedder = load_language_model(TINY), load_embedder(TINY)
+    backend = compute_backend(ComputeSpec(), TINY, TINY, None, llm, embedder)
+    assert backend.engine_factory is local_engine and isinstance(backend.unit_work, LocalUnitWork)
+    messages = [f"List the keywords of note {i}." for i in range(20)]
+    here, there = Advances(), Advances()
+    assert backend.unit_work.generate(messages, 4, 16, there) == generate_greedy(messages, llm, None, 4, here)
+    assert here.done == there.done == 20
+    texts = [m.lower() for m in messages]
+    assert (backend.unit_work.embed(texts, progress=there) == embedder.embed(texts)).all() and there.done == 40
+    engine = backend.engine_factory(llm, EngineConfig(max_new_tokens=2, clip=1.0, tau=1.0), TokenSampler(1.0))
+    assert isinstance(engine, PrivatePredictionEngine)
+
+
 @pytest.mark.parametrize(
     "compute", [ComputeSpec(backend="spark"), ComputeSpec(backend="ray", workers=-1), ComputeSpec(backend="ray", address="10.0.0.1")]
 )

@@ -14,6 +14,7 @@ import torch
 from core import cli
 from core.errors import ModelError
 from core.models import gguf_convert
+from core.models.generation import decode_rows, sample_next
 from core.models.registry import (
     list_local_models,
     load_embedder,
@@ -177,7 +178,41 @@ def test_generate_does_not_truncate_the_vocabulary(tiny, monkeypatch):
     assert seen and all(p.shape[-1] == tiny.vocab_size for p in seen)
     assert all(bool((p > 0).all()) for p in seen)  # no token's probability was zeroed
     logits = torch.randn(2, tiny.vocab_size)
-    assert torch.equal(backend.sample_next(logits, 0.0, None), logits.argmax(dim=-1))
+    assert torch.equal(sample_next(logits, 0.0), logits.argmax(dim=-1))
+
+
+class _CountingSession:
+    """Row r's logits favour token (r + step) % vocab; records what the loop asked of it."""
+
+    def __init__(self, n_rows, vocab):
+        self.rows, self.vocab, self.step, self.kept = list(range(n_rows)), vocab, 0, []
+
+    @property
+    def n_rows(self):
+        return len(self.rows)
+
+    def logits(self):
+        out = torch.zeros((len(self.rows), self.vocab))
+        for i, r in enumerate(self.rows):
+            out[i, (r + self.step) % self.vocab] = 9.0
+        return out
+
+    def append(self, tokens):
+        assert tokens.shape == (len(self.rows),)
+        self.step += 1
+
+    def keep(self, rows):
+        self.kept.append(rows.tolist())
+        self.rows = [self.rows[i] for i in rows.tolist()]
+
+
+def test_decode_rows_drops_rows_at_eos_and_stops_at_the_length():
+    session = _CountingSession(3, 6)  # row 0 emits 0,1,2,...; row 1 emits 1,2,3...; row 2 emits 2,3,4,...
+    rows = decode_rows(session, frozenset({3}), max_new_tokens=5, temperature=0.0)
+    assert rows == [[0, 1, 2], [1, 2], [2]]  # EOS (3) ends a row and is not part of its output
+    assert session.kept == [[0, 1], [0]]  # each row that ended left the batch (its cache freed)
+    assert decode_rows(_CountingSession(2, 6), frozenset(), max_new_tokens=2, temperature=0.0) == [[0, 1], [1, 2]]
+    assert decode_rows(_CountingSession(2, 6), frozenset({0, 1}), max_new_tokens=4, temperature=0.0) == [[], []]
 
 def test_hashing_embedder_rows_have_unit_norm():
     embedder = load_embedder(ModelChoice(source="tiny-random"))

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from core.certificate.privacy_record import PrivacyRecord, sampler_kind
 from core.certificate.signing import SigningKey, load_signing_key, public_key_fingerprint
+from core import method_catalogue
+from core.method_catalogue import DEFAULT_NEIGHBOURING
 from core.errors import PrivetError
 from core.privacy.conversion import rho_to_eps
 from core.wording import guarantee_words
@@ -26,17 +28,8 @@ if TYPE_CHECKING:
 
 FORMAT = "privet-certificate/1"
 IDENTITY_FIELDS = ("custodian", "organisation", "irb_protocol")
-METHOD_NAMES = {
-    "dp_synrag": "DP-SynRAG: a differentially private synthetic corpus generated from topic clusters",
-    "dp_synth": "DP-Synth: differentially private generation over random batches of units",
-    "rpsg": "RPSG: realistic one-to-one rewrites with a differentially private choice of abstraction",
-    "aug_pe": "Aug-PE: a public model's texts selected and evolved by differentially private nearest-neighbour votes",
-}
-NEIGHBOURING = {
-    "rpsg": "replace one unit by another, with every unit's set of candidate abstractions held fixed (the formal "
-    "step is only the choice among the candidates; bounded differential privacy)",
-}
-DEFAULT_NEIGHBOURING = "add or remove one unit (unbounded differential privacy)"
+METHOD_NAMES = {m.key: m.certificate_name for m in method_catalogue.METHODS}
+NEIGHBOURING = {m.key: m.neighbouring for m in method_catalogue.METHODS}
 BATCH_EFFECTS = (
     "Batch effects in floating-point arithmetic are not covered: the language model processes several units "
     "together (keyword extraction in fixed chunks of documents, private prediction in waves of rows that shrink "

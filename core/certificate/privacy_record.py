@@ -19,11 +19,13 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from core import method_catalogue
 from core.errors import PrivetError
 from core.installation import installation_secret
 from core.private_files import write_private
+from core.privacy.conversion import REDRAWN_SUFFIX
 
-METHODS = ("dp_synrag", "dp_synth", "rpsg", "aug_pe")
+METHODS = method_catalogue.names()
 UNIT_KINDS = ("document", "person")
 CONVERSIONS = ("tight",)
 STAGE_KEYS = ("stage", "mechanism", "rho", "count", "parallel", "parameters", "description", "delta")
@@ -83,8 +85,9 @@ class PrivacyRecord:
             problems.append("the unit is the person but no person column is named")
         if self.conversion not in CONVERSIONS:
             problems.append(f"unknown conversion {self.conversion!r}")
-        if self.method == "rpsg" and self.end_to_end_dp:
-            problems.append("an RPSG run cannot claim an end-to-end DP guarantee")
+        entry = method_catalogue.entry(self.method)
+        if entry is not None and not entry.end_to_end_dp and self.end_to_end_dp:
+            problems.append(f"an {entry.short_name} run cannot claim an end-to-end DP guarantee")
         for stage in self.stages:
             missing = [k for k in ("stage", "mechanism", "rho") if k not in stage]
             extra = [k for k in stage if k not in STAGE_KEYS]
@@ -172,3 +175,30 @@ def sampler_kind(sampler: str) -> str:
     if "exact" in text:
         return "exact"
     return "unspecified"
+
+
+def reconcile_stages(planned: list[dict], charges: list[dict]) -> list[dict]:
+    """The record's stages: the plan's, plus one entry per ledger charge of the run that the plan lacks.
+
+    A charge the plan lacks is a stage drawn again after a resume (its first, unfinished draw stays
+    charged). With these entries the record's total equals what the ledger charged for the run.
+    """
+    unmatched = [s["stage"] for s in planned]
+    extras = []
+    for row in charges:
+        if row["stage"] in unmatched:
+            unmatched.remove(row["stage"])
+            continue
+        base = next((s for s in planned if s["stage"] == row["stage"]), {})
+        per_group = base.get("rho", 0.0) / base["parallel"] if base.get("parallel") else 0.0
+        extras.append({
+            "stage": f"{row['stage']}{REDRAWN_SUFFIX}",
+            "mechanism": base.get("mechanism", "charged"),
+            "rho": float(row["rho"]),
+            "count": base.get("count", 1),
+            "parallel": round(row["rho"] / per_group) if per_group > 0 else None,
+            "parameters": dict(base.get("parameters", {})),
+            "description": "Drawn again after the run was interrupted and resumed: " + row["description"],
+            **({"delta": base["delta"]} if base.get("delta") else {}),  # an (ε, δ) stage spends its δ again
+        })
+    return list(planned) + extras

@@ -1,18 +1,20 @@
-"""The private-prediction engine a run spec asks for (``[compute] backend``).
+"""The compute backend a run spec asks for (``[compute] backend``): :func:`compute_backend`.
 
-``backend = "local"`` (the default) returns None: the method builds the single-process
-``PrivatePredictionEngine`` itself and nothing imports Ray. ``backend = "ray"`` returns a factory
-that builds a :class:`core.compute.ray_engine.RayPredictionEngine` with the same call signature,
-and :func:`unit_work` the Ray pool for keyword extraction and embedding.
+``backend = "local"`` (the default) gives this process's engine and unit work (``core.compute.local``)
+and nothing imports Ray. ``backend = "ray"`` gives a factory that builds a
+:class:`core.compute.ray_engine.RayPredictionEngine` with the same call signature, and the Ray pool
+for keyword extraction and embedding (:class:`core.compute.ray_units.RayUnitWork`). ``engine_factory``
+and ``unit_work`` alone say None for the local backend.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from core.errors import PrivetError
-from core.models.base import LanguageModel
+from core.models.base import Embedder, LanguageModel
 from core.runspec import ComputeSpec, ModelChoice
 
 EngineFactory = Callable[[LanguageModel, Any, Any], Any]
@@ -71,3 +73,28 @@ def unit_work(
 
     import_ray()
     return RayUnitWork(compute, llm_choice, embedder_choice, spill_dir)
+
+
+@dataclass(frozen=True)
+class ComputeBackend:
+    """Where a run's model work goes: never None, so a method never asks which backend it has."""
+
+    engine_factory: EngineFactory  # factory(llm, EngineConfig, TokenSampler) -> a private-prediction engine
+    unit_work: Any  # core.methods.base.UnitWork: greedy generation and embeddings
+
+
+def compute_backend(
+    compute: ComputeSpec,
+    llm_choice: ModelChoice,
+    embedder_choice: ModelChoice,
+    test_seed: int | None,
+    llm: LanguageModel,
+    embedder: Embedder,
+    spill_dir: Path | None = None,
+) -> ComputeBackend:
+    """The local backend with the loaded models, or Ray's (a Ray started here spills into ``spill_dir``)."""
+    from core.compute.local import LocalUnitWork, local_engine
+
+    factory = engine_factory(compute, llm_choice, test_seed, spill_dir) or local_engine
+    work = unit_work(compute, llm_choice, embedder_choice, spill_dir) or LocalUnitWork(llm, embedder)
+    return ComputeBackend(factory, work)

@@ -19,11 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.corpus import Corpus, DatasetIdentity, dataset_fingerprint, dataset_identity
+from core.corpus import Corpus, DatasetIdentity, dataset_fingerprint, dataset_identity, load_corpus
 from core.corpus.fingerprint import SAME_DATASET_OVERLAP, content_sketch, sketch_overlap
 from core.errors import PrivetError
 from core.ledger.store import Ledger
-from core.runspec import DataSpec
+from core.runspec import DataSpec, RunSpec
 
 
 @dataclass(frozen=True)
@@ -114,3 +114,11 @@ def _has_other_documents(ledger: Ledger, key: str, sketch: list[int]) -> bool:
 def record_booking(ledger: Ledger, booking: Booking) -> None:
     """Register the loaded view (and its content sketch) under the booked identity."""
     ledger.register_view(booking.key, booking.name, booking.fingerprint, booking.source, sketch=booking.sketch)
+
+
+def load_spec_corpus(spec: RunSpec) -> Corpus:
+    """The corpus a run spec's ``[data]`` names, loaded into privacy units."""
+    d = spec.data
+    if not d.path:
+        raise PrivetError("The run spec names no data.", "Set [data] path to a folder or a .csv/.tsv/.jsonl file.")
+    return load_corpus(d.path, d.text_column, d.id_column, d.person_column, d.max_unit_chars)

@@ -1,30 +1,31 @@
 """The methods a run spec can name, behind one small adapter each.
 
-An adapter plans a spec (budget split, derived parameters), builds the token sampler, runs
-the method on a corpus, and describes its stages for the privacy record. ``core.pipeline``
-does everything else (ledger, run folder, models, export) the same way for every method.
+Every method is registered once, in ``core.method_catalogue`` (its key, names, adapter and scope);
+this module loads the adapter a run asks for. An adapter plans a spec (budget split, derived
+parameters), builds the token sampler, runs the method on a corpus, and describes its stages for the
+privacy record. ``core.pipeline`` does everything else (ledger, run folder, models, export) the same
+way for every method.
 """
 
 from __future__ import annotations
 
-from core.errors import PrivetError
-from core.methods.aug_pe import AugPEMethod
-from core.methods.base import Method
-from core.methods.dp_synrag.method import DPSynRAGMethod
-from core.methods.dp_synth import DPSynthMethod
-from core.methods.rpsg.method import RPSGMethod
+from importlib import import_module
 
-_METHODS: dict[str, type[Method]] = {
-    "dp_synrag": DPSynRAGMethod, "dp_synth": DPSynthMethod, "rpsg": RPSGMethod, "aug_pe": AugPEMethod,
-}
+from core import method_catalogue
+from core.errors import PrivetError
+from core.methods.base import Method
 
 
 def names() -> tuple[str, ...]:
-    """The method names a run spec can use (``core.runspec.METHOD_NAMES`` lists the same)."""
-    return tuple(sorted(_METHODS))
+    """The method names a run spec can use (``core.method_catalogue.names``)."""
+    return method_catalogue.names()
 
 
 def get(name: str) -> Method:
-    if name not in _METHODS:
+    """A fresh adapter of the method ``name`` (its module is imported on first use)."""
+    entry = method_catalogue.entry(name)
+    if entry is None:
         raise PrivetError(f"Unknown method {name!r}.", f"Choose one of: {', '.join(names())}.")
-    return _METHODS[name]()
+    module, cls = entry.adapter.split(":")
+    adapter: Method = getattr(import_module(module), cls)()
+    return adapter

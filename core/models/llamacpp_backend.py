@@ -31,8 +31,8 @@ import torch
 
 from core.errors import ModelError
 from core.models.chat import ChatTokenizer
+from core.models.generation import decode_rows
 from core.models.gguf_cpu import cpu_copy, existing_cpu_copy, slow_on_cpu
-from core.models.transformers_backend import sample_next
 from core.privacy.randomness import secure_torch_generator
 
 N_CTX = 2048
@@ -321,34 +321,19 @@ class LlamaCppLanguageModel:
     def generate(self, user_messages: Sequence[str], max_new_tokens: int, temperature: float = 0.7) -> list[str]:
         """Batched chat completions for the non-private steps, over the batched session.
 
-        Same rule as the transformers backend: temperature 0 is greedy, otherwise a sample from
-        softmax(logits / temperature) over the whole vocabulary (no top-k / top-p / penalties) with a
-        generator keyed by OS entropy. Rows that emit EOS leave the batch and free their cache.
+        Same rule as the transformers backend (``core.models.generation``): temperature 0 is greedy,
+        otherwise a sample from softmax(logits / temperature) over the whole vocabulary (no top-k /
+        top-p / penalties) with a generator keyed by OS entropy. Rows that emit EOS leave the batch
+        and free their cache. At most ``MAX_SEQUENCES`` rows decode together.
         """
-        if not user_messages:
-            return []
         limit = max(1, N_CTX - max_new_tokens)
         texts: list[str] = []
         for start in range(0, len(user_messages), MAX_SEQUENCES):
             chunk = user_messages[start : start + MAX_SEQUENCES]
             session = self.start_logits(self.chat_prompt_ids(chunk, limit), max_new_tokens=max_new_tokens)
             generator = secure_torch_generator("cpu") if temperature > 0 else None
-            outputs: list[list[int]] = [[] for _ in chunk]
-            active = list(range(len(chunk)))
-            for step in range(max_new_tokens):
-                tokens = sample_next(session.logits(), temperature, generator)
-                keep = [pos for pos, tok in enumerate(tokens.tolist()) if tok not in self.eos_token_ids]
-                for pos in keep:
-                    outputs[active[pos]].append(int(tokens[pos]))
-                if not keep or step == max_new_tokens - 1:
-                    break
-                if len(keep) < len(active):
-                    index = torch.tensor(keep)
-                    session.keep(index)
-                    tokens = tokens[index]
-                    active = [active[pos] for pos in keep]
-                session.append(tokens)
-            texts.extend(self.chat.decode(ids) for ids in outputs)
+            rows = decode_rows(session, self.eos_token_ids, max_new_tokens, temperature, generator=generator)
+            texts.extend(self.chat.decode(ids) for ids in rows)
         return texts
 
     def close(self) -> None:

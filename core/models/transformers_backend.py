@@ -14,6 +14,7 @@ import torch
 
 from core.errors import ModelError
 from core.models.chat import ChatTokenizer
+from core.models.generation import decode_rows
 from core.models.hf_loading import load_tokenizer, quiet_loading
 from core.privacy.randomness import secure_torch_generator
 
@@ -153,37 +154,15 @@ class TransformersLanguageModel:
 
         temperature 0 is greedy; otherwise tokens are sampled from softmax(logits / temperature)
         over the whole vocabulary (no top-k / top-p / repetition penalty) with a generator keyed
-        by OS entropy. Rows that emit EOS leave the batch.
+        by OS entropy (``core.models.generation``). Rows that emit EOS leave the batch.
         """
         if not user_messages:
             return []
         limit = max(1, self.max_context - max_new_tokens)
         session = self.start_logits(self.chat_prompt_ids(user_messages, limit))
         generator = secure_torch_generator(self.device) if temperature > 0 else None
-        outputs: list[list[int]] = [[] for _ in user_messages]
-        active = list(range(len(user_messages)))
-        for step in range(max_new_tokens):
-            tokens = sample_next(session.logits(), temperature, generator)
-            keep = [pos for pos, tok in enumerate(tokens.tolist()) if tok not in self.eos_token_ids]
-            for pos in keep:
-                outputs[active[pos]].append(int(tokens[pos]))
-            if not keep or step == max_new_tokens - 1:
-                break
-            if len(keep) < len(active):
-                index = torch.tensor(keep, device=tokens.device)
-                session.keep(index)
-                tokens = tokens[index]
-                active = [active[pos] for pos in keep]
-            session.append(tokens)
-        return [self.chat.decode(ids) for ids in outputs]
-
-
-def sample_next(logits: torch.Tensor, temperature: float, generator: torch.Generator | None) -> torch.Tensor:
-    """One token per row: argmax at temperature 0, else a full-vocabulary softmax sample."""
-    if temperature <= 0:
-        return logits.argmax(dim=-1)
-    probs = torch.softmax(logits.double() / temperature, dim=-1)
-    return torch.multinomial(probs, 1, generator=generator).squeeze(1)
+        rows = decode_rows(session, self.eos_token_ids, max_new_tokens, temperature, generator=generator)
+        return [self.chat.decode(ids) for ids in rows]
 
 
 def load_transformers_folder(folder: Path, device: str, name: str) -> TransformersLanguageModel:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict
 
 from core.corpus import Corpus
@@ -18,7 +17,7 @@ from core.methods.base import (
 )
 from core.privacy.mechanisms import GAUSSIAN_OPENDP
 from core.privacy.planner import AugPEPlan, plan_aug_pe
-from core.runspec import AugPESpec, RunSpec
+from core.runspec import AugPESpec, RunSpec, section_problems
 
 SCOPE_NOTES = (
     (
@@ -34,16 +33,12 @@ SCOPE_NOTES = (
 
 
 def check_generation(spec: AugPESpec) -> None:
-    """The public-sampling settings (they do not affect privacy, but must make sense)."""
-    if int(spec.max_new_tokens) != spec.max_new_tokens or spec.max_new_tokens < 1:
-        raise PrivetError(f"aug_pe.max_new_tokens must be a whole number ≥ 1 (got {spec.max_new_tokens}).",
-                          "Use e.g. 96.")
-    if not (spec.temperature >= 0.0) or math.isinf(spec.temperature):
-        raise PrivetError(f"aug_pe.temperature must be ≥ 0 (got {spec.temperature}).", "Use e.g. 1.0.")
-    if not (0.0 < spec.top_p <= 1.0):
-        raise PrivetError(f"aug_pe.top_p must lie in (0, 1] (got {spec.top_p}).", "Use e.g. 0.95, or 1 for no nucleus.")
-    if int(spec.batch_size) != spec.batch_size or spec.batch_size < 1:
-        raise PrivetError(f"aug_pe.batch_size must be a whole number ≥ 1 (got {spec.batch_size}).", "Use e.g. 32.")
+    """The public-sampling settings (they do not affect privacy, but must make sense): the rules of
+    ``AugPESpec.RULES``, the only statement of them."""
+    problems = section_problems(spec, "aug_pe")
+    if problems:
+        raise PrivetError("The Aug-PE settings are invalid: " + "; ".join(problems) + ".",
+                          "Fix [aug_pe] in the run spec and start again.")
 
 
 class AugPEMethod:

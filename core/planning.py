@@ -1,0 +1,93 @@
+"""Planning a run: the budget split, the dataset it is booked under and the refusal to spend for nothing.
+
+``plan(spec)`` says what a run would spend and derive, without charging anything; ``run_pipeline``
+(``core.pipeline``) plans the same way before it charges. Nothing here loads a model or writes.
+"""
+
+from __future__ import annotations
+
+from core.corpus import Corpus, DatasetIdentity
+from core.compute.memory import run_memory_mb
+from core.ledger.booking import Booking, book_dataset, load_spec_corpus, record_booking
+from core.errors import PrivetError
+from core.estimate import estimate
+from core.ledger import Ledger
+from core.methods import registry
+from core.methods.base import PlanSummary
+from core.methods.dp_synrag.realisation import check_spec_example
+from core.paths import data_dir
+from core.privacy.budget import resolve_delta
+from core.privacy.planner import delta_warnings
+from core.runspec import RunSpec
+
+
+def register_dataset(
+    spec: RunSpec, fingerprint: str, ledger: Ledger, dry_run: bool = False
+) -> tuple[DatasetIdentity, list[str]]:
+    """The identity the data are budgeted under (``core.ledger.booking``); the view is recorded under it
+    (unless ``dry_run``). Returns the booking's warnings. ``fingerprint`` must be the loaded view's."""
+    booking = book_dataset(ledger, spec.data, load_spec_corpus(spec))
+    if booking.fingerprint != fingerprint:
+        raise PrivetError("The data changed while they were being loaded.", "Start again.")
+    if not dry_run:
+        record_booking(ledger, booking)
+    return booking.identity, booking.warnings
+
+
+def dataset_booking(spec: RunSpec, corpus: Corpus, ledger: Ledger | None = None) -> Booking:
+    """The dataset these data are budgeted under: what `privet plan` prints, the wizard shows and the run books.
+
+    Writes nothing (a fresh installation without a ledger is not given one).
+    """
+    if ledger is not None:
+        return book_dataset(ledger, spec.data, corpus)
+    if not (data_dir() / "ledger.db").exists():  # nothing budgeted yet: nothing to match
+        return book_dataset(None, spec.data, corpus)
+    with Ledger() as own:
+        return book_dataset(own, spec.data, corpus)
+
+
+def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = None) -> PlanSummary:
+    """The budget split and derived parameters for this spec on this corpus (charges and writes nothing).
+
+    The loaded view is matched against the datasets the ledger knows (``core.ledger.booking``): the
+    plan names the dataset the run will be booked under; the same data under a new chosen name is refused.
+    """
+    spec.check()  # refuses nonsense before anything is loaded
+    corpus = corpus or load_spec_corpus(spec)
+    check_spec_example(spec, corpus)
+    n = len(corpus.units)
+    delta = resolve_delta(spec)
+    method = registry.get(spec.method)
+    summary = method.plan_summary(spec, delta, n)
+    summary.warnings.extend(delta_warnings(delta, spec.privacy.max_units, n))
+    booking = dataset_booking(spec, corpus, ledger)
+    summary.dataset_name = booking.name
+    summary.warnings.extend(booking.warnings)
+    summary.warnings.extend(spec.warnings())
+    summary.estimate_seconds, summary.estimate_memory_mb = estimate_cost(spec, n)
+    return summary
+
+
+def refuse_spending_for_nothing(spec: RunSpec, summary: PlanSummary) -> None:
+    """Refuse a plan expected to release about 0 topics unless the spec says spend anyway (issue 22).
+
+    The non-private test mode (a fixed seed; nothing can be exported) is exempt: its plan warns only."""
+    if not summary.spends_for_nothing or spec.privacy.spend_anyway or spec.test_mode_seed is not None:
+        return
+    forecast = summary.topic_forecast
+    assert forecast is not None
+    raise PrivetError(
+        f"Nothing was charged: this plan is expected to release about {forecast.expected_topics:.1f} topics "
+        f"(a topic needs about {forecast.min_topic_support:.0f} units sharing its word), so ε = "
+        f"{spec.privacy.epsilon:g} would be spent for text no better than a public model's.",
+        " ".join(summary.forecast_advice)
+        + " To spend the budget anyway, run with --spend-anyway (or set [privacy] spend_anyway = true).",
+    )
+
+
+def estimate_cost(spec: RunSpec, n_units: int) -> tuple[float, float]:
+    """A rough time (s) and memory (MB) estimate: time from ``core.estimate`` (work over this
+    computer's measured speed), memory from the wave size and the packaged model's KV cache
+    (``core.compute.memory``)."""
+    return estimate(spec, n_units).total_s, run_memory_mb(spec)

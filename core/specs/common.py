@@ -1,0 +1,102 @@
+"""The sections every run has: the data, the privacy budget, the models, the output and where compute runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from core.specs.rules import Rule, flag, number, text, texts, whole
+from core.wording import WEAK_MAX
+
+# Above this epsilon the run goes ahead with a loud warning; above the hard limit it is refused.
+WEAK_EPSILON = WEAK_MAX  # core.wording: above it, no meaningful protection
+MAX_EPSILON = 100.0
+
+
+MODEL_RULES: dict[str, Rule] = {
+    "source": text("the model source", choices=("default", "hf", "gguf", "tiny-random")),
+    "path": text("the model path"),
+    "backend": text("the model backend", choices=("auto", "transformers", "llamacpp")),
+    "device": text("the device"),
+}
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """Which model to load, as a run spec names it.
+
+    source: "default" (the packaged model), "hf" (a local Hugging Face folder),
+            "gguf" (a local GGUF file) or "tiny-random" (a tiny random model for tests only).
+    backend: "auto", "transformers" or "llamacpp".
+    device: "auto", "cpu" or "cuda" (or "cuda:N").
+    """
+
+    source: str = "default"
+    path: str = ""
+    backend: str = "auto"
+    device: str = "auto"
+
+    RULES: ClassVar[dict[str, Rule]] = MODEL_RULES
+
+
+
+
+@dataclass
+class DataSpec:
+    path: str = ""
+    text_column: str = ""  # for .csv/.tsv/.jsonl
+    id_column: str = ""
+    person_column: str = ""  # when set, the privacy unit is the person
+    max_unit_chars: int = 4000
+    # The name this data is budgeted under in the ledger (every view of it shares one budget).
+    # Empty = the file or folder name, which stays on this machine; a name given here is exported.
+    dataset_name: str = ""
+
+    RULES: ClassVar[dict[str, Rule]] = {
+        "path": text("the corpus folder or table file"),
+        "max_unit_chars": whole("the longest privacy unit, in characters", low=1),
+    }
+
+
+@dataclass
+class PrivacySpec:
+    epsilon: float = 10.0
+    delta: float = 0.0  # 0 = the public default: 1e-6, or 1/(10 N) when max_units states N
+    max_units: int = 0  # a PUBLIC upper bound N on the number of units (0 = not stated); never the loaded count
+    conversion: str = "tight"  # "tight" (Canonne-Kamath-Steinke) or "loose" (seed)
+    spend_anyway: bool = False  # run even when the planner expects about 0 topics (core.privacy.forecast)
+    rationale: str = ""  # why this budget was chosen, in the custodian's words; printed on the certificate
+
+    RULES: ClassVar[dict[str, Rule]] = {
+        "epsilon": number("the privacy budget ε", low=0, high=MAX_EPSILON, open_low=True),
+        "rationale": text("why this budget was chosen (printed on the certificate)"),
+        "delta": number("δ", low=0, high=1, open_low=True, open_high=True, zero_default=True),
+        "conversion": text("the zCDP conversion", choices=("tight", "loose")),
+        "spend_anyway": flag("run even when about 0 topics are expected"),
+    }
+
+
+@dataclass
+class OutputSpec:
+    folder: str = ""  # where the release goes; empty = keep the run folder only (export later)
+    formats: list[str] = field(default_factory=lambda: ["jsonl", "csv"])
+    overwrite: bool = False
+    custodian: str = ""
+    organisation: str = ""
+    irb_protocol: str = ""
+    export_at_end: bool = True  # False: the run only keeps the release in its run folder and the desktop
+    # exports it to ``folder`` from its review page (the folder is kept through a resume)
+
+    RULES: ClassVar[dict[str, Rule]] = {
+        "formats": texts("the export formats", choices=("jsonl", "csv")),
+    }
+
+
+@dataclass
+class ComputeSpec:
+    """Where private prediction, LLM keyword extraction and embedding run (see core/compute): this process, or Ray workers."""
+
+    backend: str = "local"  # "local" (one process, no Ray) or "ray"
+    address: str = ""  # Ray: "" = start Ray on this machine, "auto" = the running cluster, "ray://host:10001"
+    workers: int = 0  # Ray: 0 = one worker per GPU; N = N workers (CPU workers when there is no GPU)

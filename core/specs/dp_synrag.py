@@ -1,0 +1,134 @@
+"""DP-SynRAG's run-spec section ``[dp_synrag]`` and its rules (docs/method.md §2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from core.specs.rules import Rule, flag, number, text_rule, whole
+
+# Size limits (far above any useful setting): the histogram, clusters and token buffers grow with them.
+MAX_CLUSTERS = 50_000  # R (the seeds use 500, 1000 for very broad corpora)
+MAX_KEYWORDS = 1_000  # K
+MAX_UNITS_PER_CLUSTER = 1_000_000  # k
+MAX_TOKENS = 4_096  # T
+MAX_PROMPT_TOKENS = 32_768
+
+TEXT_MODES = ("topic_line", "private", "realised", "realised+private")
+DOCUMENT_FORMS = ("clinical_note", "case_file", "review")
+
+
+@dataclass
+class DPSynRAGSpec:
+    K: int = 10  # keywords per unit
+    R: int = 500  # clusters (top-R words of the noisy histogram)
+    L: int = 5  # clusters per unit at most
+    k: int = 80  # target retrieved units per cluster
+    T: int = 70  # tokens per synthetic document
+    tau: float = 1.0  # sampling temperature
+    hist_fraction: float = 0.0  # 0 = the seed defaults expressed as fractions of rho
+    mu_fraction: float = 0.0
+    theta_fraction: float = 0.0
+    cluster_keywords: int = 5  # M: co-keywords released per cluster with their own noise (0 = none)
+    cluster_keywords_fraction: float = 0.0  # their share of the budget; 0 = the default (0.2)
+    min_cluster_size: int = 10  # below: reported as low-signal
+    refine: bool = False  # step 3 (noisy centre + threshold); False: S_r = C_r, its budget goes to the tokens
+    keywords: str = "vocabulary"  # per-unit keywords: "vocabulary" (rarest entries of V in the text) | "llm"
+    topic_words: str = "specific"  # W from the noisy histogram: "specific" (significant, rare in English) | "frequent"
+    clip: str = "dclip"  # "dclip" (clamped differences to a public row) | "spec" (SPEC §2.4 clip)
+    public_prompt: str = "keyword"  # public row: "keyword" (released w_r + task) | "empty" | "none"
+    answer_start: str = "keywords"  # every answer starts with the released keyword ("keyword"), with it and its
+    # released co-keywords ("keywords"), or with nothing ("none")
+    public_weight: float = 2.0  # lambda, weight of the public base (a public constant)
+    top_k_plus: int = 0  # 0 = sample over the whole vocabulary; k = over V_k+ from public logits
+    self_filter: bool = True
+    self_filter_mode: str = "similarity"  # "similarity" (embedder, task) | "score" (teacher-forced YES vs NO) | "answer"
+    max_prompt_tokens: int = 256
+    batch_rows: int = 0  # rows per wave of the private-prediction engine; 0 = from the memory budget
+    memory_budget_mb: int = 0  # 0 = automatic
+    domain_lists: list[str] = field(default_factory=list)  # extra PUBLIC word lists for the vocabulary
+    # Step 0, DP phrase discovery (docs/method.md §2.0): the corpus's own frequent 1-3-word phrases
+    # extend V. On by default; with a domain list it may be switched off (a list costs no budget).
+    discover_phrases: bool = True
+    phrases_per_unit: int = 4  # K_p: phrases each unit proposes at most
+    phrases_fraction: float = 0.0  # share of rho for the phrase counts; 0 = the default (0.1)
+    phrases_delta_fraction: float = 0.0  # share of delta for releasing a phrase of one unit; 0 = the default (0.5)
+    # How each synthetic document is written (docs/method.md §2.6): "topic_line" (the released topic line
+    # only, no token stage), "private" (private prediction, the seed's step 4), "realised" (a public writer
+    # turns the released topic into a document of the corpus's form; no token stage) or "realised+private"
+    # (private prediction whose public row is the realised draft and whose rows rewrite their own documents
+    # into the same form). Without a token stage its budget share goes to the topics and co-keywords.
+    text: str = "private"
+    document_form: str = ""  # the shipped public example of the form: "clinical_note" | "case_file" | "review" | ""
+    public_example: str = ""  # the custodian's own INVENTED example of the form (replaces document_form)
+    realisation_tokens: int = 80  # tokens of each realised draft (public decoding)
+    row_bound: str = "poisson"  # without refinement: each C_r Poisson-subsampled at min(1, k / h'(w_r)) | "none"
+    force_length: bool = False  # every group writes exactly T tokens (EOS never sampled); throughput checks only
+
+    RULES: ClassVar[dict[str, Rule]] = {
+        "text": text_rule("how the documents are written", choices=TEXT_MODES),
+        "document_form": text_rule("the shipped example of the document form", choices=("", *DOCUMENT_FORMS)),
+        "public_example": text_rule("the invented example of the document form"),
+        "realisation_tokens": whole("tokens of each realised document", low=8),
+        # Upper bounds keep a typo (R = 1e9) from being planned, or charged before running out of memory.
+        "K": whole("keywords per unit", high=MAX_KEYWORDS),
+        "R": whole("the number of clusters", high=MAX_CLUSTERS),
+        "L": whole("clusters per unit", high=MAX_CLUSTERS),
+        "k": whole("retrieved units per cluster", high=MAX_UNITS_PER_CLUSTER),
+        "T": whole("tokens per synthetic document", high=MAX_TOKENS),
+        "tau": number("the sampling temperature τ", low=0, open_low=True),
+        "hist_fraction": number("the histogram's share of the budget", low=0, high=1, open_low=True,
+                                open_high=True, zero_default=True),
+        "mu_fraction": number("the cluster means' share of the budget", low=0, high=1, open_low=True,
+                              open_high=True, zero_default=True),
+        "theta_fraction": number("the thresholds' share of the budget", low=0, high=1, open_low=True,
+                                 open_high=True, zero_default=True),
+        "cluster_keywords": whole("co-keywords released per cluster", low=0),
+        "cluster_keywords_fraction": number("the co-keywords' share of the budget", low=0, high=1, open_low=True,
+                                            open_high=True, zero_default=True),
+        "min_cluster_size": whole("the smallest cluster reported as useful", low=0),
+        "max_prompt_tokens": whole("the longest prompt, in tokens", low=16, high=MAX_PROMPT_TOKENS),
+        "batch_rows": whole("rows per wave", low=0),
+        "memory_budget_mb": whole("the memory budget in MB", low=0),
+        "keywords": text_rule("how keywords are found", choices=("vocabulary", "llm")),
+        "topic_words": text_rule("how cluster words are chosen", choices=("specific", "frequent")),
+        "clip": text_rule("the clip", choices=("dclip", "spec")),
+        "public_prompt": text_rule("the public row", choices=("keyword", "empty", "none")),
+        "answer_start": text_rule("the start of each answer", choices=("keyword", "keywords", "none")),
+        "public_weight": number("the public base's weight λ", low=0, open_low=True),
+        "top_k_plus": whole("candidate tokens (0 = all)", low=0),
+        "discover_phrases": flag("whether the corpus's own phrases are discovered with DP (step 0)"),
+        "phrases_per_unit": whole("phrases each unit proposes", low=1, high=64),
+        "phrases_fraction": number("the phrase discovery's share of the budget", low=0, high=1, open_low=True,
+                                   open_high=True, zero_default=True),
+        "phrases_delta_fraction": number("the phrase discovery's share of delta", low=0, high=1, open_low=True,
+                                         open_high=True, zero_default=True),
+        "self_filter_mode": text_rule("the self-filter", choices=("similarity", "score", "answer")),
+        "row_bound": text_rule("how each cluster's rows are bounded", choices=("poisson", "none")),
+    }
+
+    @property
+    def token_stage(self) -> bool:
+        """Whether private prediction (step 4) runs and is charged."""
+        return self.text in ("private", "realised+private")
+
+    @property
+    def realisation(self) -> bool:
+        """Whether the public writer realises each released topic (step 6, free)."""
+        return self.text in ("realised", "realised+private")
+
+    @property
+    def public_row(self) -> str:
+        """How each group's public row is written: "none", "empty" or "keyword"."""
+        return self.public_prompt
+
+    @property
+    def public_anchor(self) -> bool:
+        """Whether the groups carry a public row at all."""
+        return self.public_prompt != "none"
+
+
+def _is_list_name(entry: str) -> bool:
+    """A shipped word list named without a path or suffix (``"icd10-cm"``; see ``privet vocab``): not a file path."""
+    return bool(entry) and not any(ch in entry for ch in "/\\.")
