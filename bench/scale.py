@@ -160,7 +160,7 @@ def run_size(n: int, spec: DPSynRAGSpec, llm, workdir: Path, predict: bool) -> d
     texts: dict[int, str] = {}
     if predict:
         with clock.stage("prediction"):
-            texts = alg.private_prediction(groups, dp_synrag_prediction_cost(plan), spec, ctx)
+            texts = alg.private_prediction(groups, plan.release("private_prediction"), dp_synrag_prediction_cost(plan), spec, ctx)
     else:  # the model stage left out: the texts written are placeholders of the right number
         texts = {g.gid: "synthetic text" for g in groups}
         ctx.charge(alg.STAGE_TOKENS, dp_synrag_prediction_cost(plan).charge(len(groups), resumed=False), "")

@@ -87,6 +87,12 @@ def test_release_is_charged_before_noise_and_noise_has_the_planned_sd():
             assert charged, "noise drawn before the charge"
             return None
 
+        class Fresh:  # a fresh run: nothing released yet, so the stage is charged and drawn
+            has = staticmethod(lambda name: False)
+            save = staticmethod(lambda name, value: None)
+
+        checkpoints = Fresh
+
     keywords = [[] for _ in range(400)]  # no votes: the release is pure noise
     W = ["a", "b", "c", "d"]
     clusters = [[] for _ in W]

@@ -22,7 +22,9 @@ from core.methods.base import (
 )
 from core.methods.dp_synrag.algorithm import build_groups, private_prediction, public_message, self_filter
 from core.privacy.mechanisms import TOKEN_SAMPLER
-from core.privacy.planner import STAGE_TOKENS, plan_dp_synth
+from core.privacy.planner import plan_dp_synth
+from core.privacy.release import checkpointed
+from core.privacy.release import per_stage as stage_totals
 from core.runspec import RunSpec
 
 
@@ -44,7 +46,7 @@ class DPSynthMethod:
             epsilon=spec.privacy.epsilon,
             delta=delta,
             rho_total=plan.rho_total,
-            stages=[(STAGE_TOKENS, plan.rho_total)],
+            stages=list(stage_totals(plan.releases()).items()),
             derived={"rho_total": plan.rho_total, "c_over_tau": plan.c_over_tau, "c": plan.c_over_tau * spec.dp_synrag.tau},
             warnings=[],
             n_units=n_units,
@@ -53,16 +55,13 @@ class DPSynthMethod:
     def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext) -> MethodOutput:
         p = spec.dp_synrag
         plan = plan_dp_synth(p, spec.privacy.epsilon, delta, spec.privacy.conversion)
-        if ctx.checkpoints.has("batches"):
-            batches = ctx.checkpoints.load("batches")
-        else:
-            batches = random_batches(len(corpus.units), p.R, ctx.rng())
-            ctx.checkpoints.save("batches", batches)
+        batches = checkpointed(ctx, "batches", lambda: random_batches(len(corpus.units), p.R, ctx.rng()))
         # A random batch has no released keyword: its public row, if any, holds the empty document.
         public = public_message("empty" if p.public_anchor else "none", ctx.task)
         groups = build_groups(batches, corpus.units, ctx, None if public is None else [public] * len(batches))
         # Disjoint batches: the plan's cost has overlap 1 (each unit in one group).
-        texts = private_prediction(groups, plan.prediction_cost(), p, ctx)
+        (stage,) = plan.releases()
+        texts = private_prediction(groups, stage, plan.prediction_cost(), p, ctx)
         if p.self_filter:
             kept = self_filter(texts, ctx.task, ctx, p.self_filter_mode)
         else:

@@ -39,6 +39,8 @@ from typing import Any
 from core.errors import PrivetError
 from core.privacy.accountant import Accountant
 from core.privacy.conversion import METHODS, approx_eps_to_rho, approx_rho_to_eps, eps_to_rho, rho_to_eps
+from core.privacy.release import BOUNDED_RANGE, GAUSSIAN, SPARSE_HISTOGRAM, Release, accountant_of, find
+from core.privacy.release import per_stage as stage_totals
 from core.privacy.set_union import release_threshold
 from core.runspec import AugPESpec, DPSynRAGSpec
 
@@ -148,53 +150,71 @@ class DPSynRAGPlan:
         """Whether the retrieval-refinement stages (noisy centre, threshold) run at all."""
         return self.rho_mu > 0.0
 
+    def releases(self) -> list[Release]:
+        """The plan as its DP stages, in the order a run draws them (cluster stages already times L)."""
+        stages = [self._phrases()] if self.discovers_phrases else []
+        stages.append(
+            Release(
+                STAGE_HISTOGRAM, GAUSSIAN, self.rho_hist, "noisy keyword histogram",
+                f"Gaussian noise on the keyword histogram, sigma_h={self.sigma_h:.4g}",
+                sensitivity=math.sqrt(self.K), sigma=self.sigma_h,
+            )
+        )
+        if self.M:
+            stages.append(
+                Release(
+                    STAGE_CLUSTER_KEYWORDS, GAUSSIAN, self.rho_cluster_keywords,
+                    "noisy co-keyword counts of every cluster (each unit: <= M words in each of <= L clusters)",
+                    f"Gaussian noise on every cluster's co-keyword counts, sigma_c={self.sigma_c:.4g}, "
+                    f"<= M={self.M} words per unit in each of <= L={self.L} clusters",
+                    sensitivity=math.sqrt(self.L * self.M), sigma=self.sigma_c,
+                )
+            )
+        if self.refine:
+            stages += [
+                Release(
+                    STAGE_MEAN, GAUSSIAN, self.L * self.rho_mu, "noisy embedding sum per cluster",
+                    f"Noisy cluster embedding sums, sigma_mu={self.sigma_mu:.4g}",
+                    sensitivity=1.0, sigma=self.sigma_mu, parallel=self.L,
+                ),
+                Release(
+                    STAGE_THRESHOLD, BOUNDED_RANGE, self.L * self.rho_theta, "similarity threshold per cluster",
+                    f"Cluster similarity thresholds, eps_theta={self.eps_theta:.4g}",
+                    epsilon=self.eps_theta, parallel=self.L,
+                ),
+            ]
+        if self.token_stage:
+            stages.append(
+                Release(
+                    STAGE_TOKENS, BOUNDED_RANGE, self.L * self.rho_tokens_per_cluster, "tokens sampled per cluster",
+                    f"Private prediction: {self.T} tokens per group, c/tau={self.c / self.tau:.4g}",
+                    epsilon=self.token_epsilon, count=self.T, parallel=self.L,
+                )
+            )
+        return stages
+
+    def _phrases(self) -> Release:
+        return Release(
+            STAGE_PHRASES, SPARSE_HISTOGRAM, self.rho_phrases,
+            f"noisy phrase counts released above a threshold (each unit: <= K_p={self.K_p} phrases of its own "
+            f"text); besides rho it spends delta_p={self.delta_phrases:.3g} of delta, the largest chance that "
+            "a phrase of one unit alone is released",
+            f"DP phrase discovery: Gaussian noise sigma_p={self.sigma_p:.4g} on each phrase count, <= K_p={self.K_p} "
+            f"phrases per unit, released above tau_p={self.tau_p:.4g} (delta_p={self.delta_phrases:.3g})",
+            sensitivity=math.sqrt(self.K_p), sigma=self.sigma_p, delta=self.delta_phrases, threshold=self.tau_p,
+            items_per_unit=self.K_p,
+        )
+
+    def release(self, stage: str) -> Release:
+        return find(self.releases(), stage)
+
     def per_stage(self) -> dict[str, float]:
         """Total ρ per stage (cluster stages already multiplied by L)."""
-        stages = {STAGE_PHRASES: self.rho_phrases} if self.discovers_phrases else {}
-        stages[STAGE_HISTOGRAM] = self.rho_hist
-        if self.M:
-            stages[STAGE_CLUSTER_KEYWORDS] = self.rho_cluster_keywords
-        if self.refine:
-            stages[STAGE_MEAN] = self.L * self.rho_mu
-            stages[STAGE_THRESHOLD] = self.L * self.rho_theta
-        if self.token_stage:
-            stages[STAGE_TOKENS] = self.L * self.rho_tokens_per_cluster
-        return stages
+        return stage_totals(self.releases())
 
     def accountant(self) -> Accountant:
         """The events a run with this plan records, in stage order."""
-        acc = Accountant()
-        if self.discovers_phrases:
-            acc.sparse_histogram(
-                STAGE_PHRASES,
-                self.K_p,
-                self.sigma_p,
-                self.delta_phrases,
-                self.tau_p,
-                description=(
-                    f"noisy phrase counts released above a threshold (each unit: <= K_p={self.K_p} phrases of its own "
-                    f"text); besides rho it spends delta_p={self.delta_phrases:.3g} of delta, the largest chance that "
-                    "a phrase of one unit alone is released"
-                ),
-            )
-        acc.gaussian(STAGE_HISTOGRAM, math.sqrt(self.K), self.sigma_h, description="noisy keyword histogram")
-        if self.M:
-            acc.gaussian(
-                STAGE_CLUSTER_KEYWORDS,
-                math.sqrt(self.L * self.M),
-                self.sigma_c,
-                description="noisy co-keyword counts of every cluster (each unit: <= M words in each of <= L clusters)",
-            )
-        if self.refine:
-            acc.gaussian(STAGE_MEAN, 1.0, self.sigma_mu, parallel=self.L, description="noisy embedding sum per cluster")
-            acc.bounded_range(
-                STAGE_THRESHOLD, self.eps_theta, parallel=self.L, description="similarity threshold per cluster"
-            )
-        if self.token_stage:
-            acc.bounded_range(
-                STAGE_TOKENS, self.token_epsilon, count=self.T, parallel=self.L, description="tokens sampled per cluster"
-            )
-        return acc
+        return accountant_of(self.releases())
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in asdict(self).items()}
@@ -442,12 +462,20 @@ class DPSynthPlan:
     def prediction_cost(self) -> PredictionCost:
         return PredictionCost(T=self.T, c=self.c_over_tau * self.tau, tau=self.tau, overlap=1)
 
+    def releases(self) -> list[Release]:
+        """One stage: private prediction over disjoint batches (each unit in one group)."""
+        cost = self.prediction_cost()
+        return [
+            Release(
+                STAGE_TOKENS, BOUNDED_RANGE, self.rho_total,
+                "Private prediction: one exponential-mechanism token draw per step, T steps",
+                f"Private prediction: {cost.T} tokens per group, c/tau={cost.c / cost.tau:.4g}",
+                epsilon=cost.token_epsilon, count=cost.T, parallel=cost.overlap,
+            )
+        ]
+
     def accountant(self) -> Accountant:
-        acc = Accountant()
-        self.prediction_cost().record(
-            acc, description="Private prediction: one exponential-mechanism token draw per step, T steps"
-        )
-        return acc
+        return accountant_of(self.releases())
 
 
 def plan_dp_synth(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion: str = "tight") -> DPSynthPlan:
@@ -489,15 +517,19 @@ class RPSGPlan:
     epsilon_loose: float
     scope: str
 
+    def releases(self) -> list[Release]:
+        """One stage: the noisy utilities of every seed's candidates (disjoint per seed)."""
+        return [
+            Release(
+                STAGE_RPSG_SELECTION, GAUSSIAN, self.rho,
+                "noisy utilities of the m candidate abstractions of each seed (disjoint per seed)",
+                "noisy utilities of the m candidate abstractions of each seed (disjoint per seed)",  # RPSG charges the event
+                sensitivity=self.sensitivity, sigma=self.sigma,
+            )
+        ]
+
     def accountant(self) -> Accountant:
-        acc = Accountant()
-        acc.gaussian(
-            STAGE_RPSG_SELECTION,
-            self.sensitivity,
-            self.sigma,
-            description="noisy utilities of the m candidate abstractions of each seed (disjoint per seed)",
-        )
-        return acc
+        return accountant_of(self.releases())
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -563,16 +595,25 @@ class AugPEPlan:
     epsilon_tight: float
     epsilon_loose: float
 
-    def accountant(self) -> Accountant:
-        acc = Accountant()
-        for t in range(1, self.iterations + 1):
-            acc.gaussian(
-                aug_pe_stage(t),
-                1.0,
-                self.sigma,
-                description=f"noisy nearest-neighbour vote histogram, iteration {t} of {self.iterations}",
+    def releases(self) -> list[Release]:
+        """One Gaussian vote histogram per iteration (Δ = 1), composed sequentially."""
+        return [
+            Release(
+                aug_pe_stage(t), GAUSSIAN, self.rho_per_iteration,
+                f"noisy nearest-neighbour vote histogram, iteration {t} of {self.iterations}",
+                f"Aug-PE vote histogram, iteration {t} of {self.iterations}: Gaussian noise sigma={self.sigma:.4g}, "
+                "one vote per unit (L2 sensitivity 1)",
+                sensitivity=1.0, sigma=self.sigma,
             )
-        return acc
+            for t in range(1, self.iterations + 1)
+        ]
+
+    def release(self, iteration: int) -> Release:
+        """The vote histogram of iteration t (1-based)."""
+        return self.releases()[iteration - 1]
+
+    def accountant(self) -> Accountant:
+        return accountant_of(self.releases())
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

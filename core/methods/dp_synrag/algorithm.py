@@ -63,7 +63,7 @@ from core.methods.private_prediction import (
 )
 from core.models.base import LanguageModel
 from core.privacy.forecast import significance_threshold  # the public topic threshold (one home: forecast)
-from core.privacy.mechanisms import gaussian_noise, threshold_exponential_mechanism
+from core.privacy.mechanisms import threshold_exponential_mechanism
 from core.privacy.planner import (
     STAGE_CLUSTER_KEYWORDS,
     STAGE_HISTOGRAM,
@@ -74,9 +74,14 @@ from core.privacy.planner import (
     PredictionCost,
     dp_synrag_prediction_cost,
 )
+from core.privacy.release import Release, run_release
 from core.progress import ProgressEvent, StageProgress
 from core.prompts import render
 from core.runspec import DPSynRAGSpec
+
+
+CHECKPOINT_HISTOGRAM = "histogram"  # the checkpoint names of old runs: a resume reads them
+CHECKPOINT_RETRIEVAL = "retrieval"
 
 
 @dataclass
@@ -148,9 +153,12 @@ def keyword_histogram(keywords: Sequence[Sequence[str]], vocab: Vocabulary) -> n
 def release_histogram(
     keywords: Sequence[Sequence[str]], vocab: Vocabulary, plan: DPSynRAGPlan, ctx: MethodContext
 ) -> np.ndarray:
-    ctx.charge(STAGE_HISTOGRAM, plan.rho_hist, f"Gaussian noise on the keyword histogram, sigma_h={plan.sigma_h:.4g}")
-    h = keyword_histogram(keywords, vocab)
-    return gaussian_noise(h, plan.sigma_h, rng=ctx.test_rng(), sensitivity=math.sqrt(plan.K))
+    """h' = h + N(0, sigma_h^2 I): the checkpoint, or charged, counted, noised and saved (``run_release``)."""
+    stage = plan.release(STAGE_HISTOGRAM)
+    return run_release(
+        stage, ctx, CHECKPOINT_HISTOGRAM, lambda: keyword_histogram(keywords, vocab),
+        noise=lambda h: stage.noise(h, ctx.test_rng()), dump=lambda h: h.tolist(), load=np.asarray,
+    )
 
 
 def top_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int) -> list[str]:
@@ -224,16 +232,14 @@ def release_cluster_keywords(
     keywords: Sequence[Sequence[str]], clusters: Sequence[Sequence[int]], W: Sequence[str], candidates: Sequence[str],
     plan: DPSynRAGPlan, ctx: MethodContext,
 ) -> np.ndarray:
-    """Charge, then add N(0, sigma_c^2) to every entry of the count matrix (zeros included)."""
-    ctx.charge(
-        STAGE_CLUSTER_KEYWORDS,
-        plan.rho_cluster_keywords,
-        f"Gaussian noise on every cluster's co-keyword counts, sigma_c={plan.sigma_c:.4g}, "
-        f"<= M={plan.M} words per unit in each of <= L={plan.L} clusters",
+    """The checkpoint, or charge, then add N(0, sigma_c^2) to every entry of the count matrix (zeros included)."""
+    stage = plan.release(STAGE_CLUSTER_KEYWORDS)
+    return run_release(
+        stage, ctx, STAGE_CLUSTER_KEYWORDS, lambda: cluster_keyword_counts(keywords, clusters, W, candidates, plan.M),
+        noise=lambda counts: stage.noise(counts, ctx.test_rng()),
+        dump=lambda noisy: noisy.tolist(),
+        load=lambda saved: np.asarray(saved, dtype=np.float64).reshape(len(W), len(candidates)),
     )
-    counts = cluster_keyword_counts(keywords, clusters, W, candidates, plan.M)
-    noisy = gaussian_noise(counts.ravel(), plan.sigma_c, rng=ctx.test_rng(), sensitivity=math.sqrt(plan.L * plan.M))
-    return np.asarray(noisy).reshape(counts.shape)
 
 
 CO_KEYWORD_MARGIN_SIGMAS = 1.0  # above the typical maximum of all R·|candidates| pure-noise draws
@@ -265,14 +271,12 @@ def released_cluster_keywords(noisy_counts: np.ndarray, candidates: Sequence[str
 
 
 def refine_cluster(
-    member_embeddings: np.ndarray, plan: DPSynRAGPlan, k: int, ctx: MethodContext
+    member_embeddings: np.ndarray, total: np.ndarray, mean: Release, eps_theta: float, k: int, ctx: MethodContext
 ) -> tuple[list[float], float]:
-    """Noisy sum mu_r (Delta = 1) and threshold theta_r (exponential mechanism)."""
-    dim = member_embeddings.shape[1]
-    total = member_embeddings.sum(axis=0) if len(member_embeddings) else np.zeros(dim)
-    mu = gaussian_noise(total, plan.sigma_mu, rng=ctx.test_rng(), sensitivity=1.0)
+    """Noisy sum mu_r of the members' embeddings ``total`` (Delta = 1) and threshold theta_r (exponential mechanism)."""
+    mu = mean.noise(total, ctx.test_rng())
     sims = cosine_to(member_embeddings, mu)
-    theta = threshold_exponential_mechanism(sims, k, plan.eps_theta, rng=ctx.test_rng())
+    theta = threshold_exponential_mechanism(sims, k, eps_theta, rng=ctx.test_rng())
     return mu.tolist(), float(theta)
 
 
@@ -291,19 +295,26 @@ def release_retrieval(
     spec: DPSynRAGSpec,
     ctx: MethodContext,
 ) -> list[dict]:
-    scope = f"{len(clusters)} clusters, each unit in <= L={spec.L}"
-    ctx.charge(STAGE_MEAN, spec.L * plan.rho_mu, f"Noisy cluster embedding sums, sigma_mu={plan.sigma_mu:.4g}, {scope}")
-    ctx.charge(
-        STAGE_THRESHOLD, spec.L * plan.rho_theta, f"Cluster similarity thresholds, eps_theta={plan.eps_theta:.4g}, {scope}"
-    )
-    progress = StageProgress(ctx.reporter, "retrieval", len(clusters)).start("Refining clusters")
-    released = []
-    for members in clusters:
-        mu, theta = refine_cluster(embeddings[list(members)], plan, spec.k, ctx)
-        released.append({"mu": mu, "theta": theta})
-        progress.advance()
-    progress.finish()
-    return released
+    """Each cluster's noisy centre and threshold: the checkpoint, or both stages charged, then drawn."""
+    mean = plan.release(STAGE_MEAN)
+
+    def refine_all(totals: list[np.ndarray]) -> list[dict]:
+        progress = StageProgress(ctx.reporter, "retrieval", len(clusters)).start("Refining clusters")
+        released = []
+        for members, total in zip(clusters, totals):
+            mu, theta = refine_cluster(embeddings[list(members)], total, mean, plan.eps_theta, spec.k, ctx)
+            released.append({"mu": mu, "theta": theta})
+            progress.advance()
+        progress.finish()
+        return released
+
+    def sums() -> list[np.ndarray]:
+        dim = embeddings.shape[1]
+        return [embeddings[list(m)].sum(axis=0) if len(m) else np.zeros(dim) for m in clusters]
+
+    scope = f"{len(clusters)} clusters, each unit in <= L={plan.L}"
+    stages = [mean, plan.release(STAGE_THRESHOLD)]
+    return run_release(stages, ctx, CHECKPOINT_RETRIEVAL, sums, refine_all, detail=scope)
 
 
 def select_members(
@@ -460,13 +471,17 @@ class GroupSource:
 
 def private_prediction(
     groups: Sequence[PredictionGroup] | GroupSource,
+    release: Release,
     cost: PredictionCost,
     spec: DPSynRAGSpec,
     ctx: MethodContext,
-    stage: str = STAGE_TOKENS,
     private_message: Callable[[str], str] = rephrase_message,
 ) -> dict[int, str]:
-    """Texts for the groups not yet finished in the checkpoint; checkpoints each finished one."""
+    """Texts for the groups not yet finished in the checkpoint; checkpoints each finished one.
+
+    The one stage that checkpoints as it goes: charged when it starts (``release.charge``), and on a
+    resume only for the groups drawn again (``cost.charge``)."""
+    stage = release.stage
     done: dict[str, str] = ctx.checkpoints.load(stage) if ctx.checkpoints.has(stage) else {}
     gids = list(groups.gids) if isinstance(groups, GroupSource) else [g.gid for g in groups]
     todo_ids = [gid for gid in gids if str(gid) not in done]
@@ -475,10 +490,9 @@ def private_prediction(
     # Charged when the stage starts, even with no group to write (the plan, the ledger and the
     # certificate then agree); on a resume only if some group must be written again.
     if todo_ids or not ctx.checkpoints.has(stage):
-        ctx.charge(
-            stage,
+        release.charge(
+            ctx.charge,
             cost.charge(len(todo_ids), resumed=bool(done)),  # the plan's cost; a resume charges redrawn groups
-            f"Private prediction: {cost.T} tokens per group, c/tau={cost.c / cost.tau:.4g}, "
             f"{len(todo_ids)} groups, each unit in <= L={cost.overlap}",
         )
         ctx.checkpoints.save(stage, done)  # after the charge: a checkpoint means "charged"
@@ -556,7 +570,7 @@ def write_texts(
         )
         starts = [answer_start(spec.answer_start, w, rel) for w, rel in zip(W, related)]
         groups = group_source(selected, noisy_counts, units, spec, plan, ctx, messages, starts)
-        return private_prediction(groups, dp_synrag_prediction_cost(plan), spec, ctx)
+        return private_prediction(groups, plan.release(STAGE_TOKENS), dp_synrag_prediction_cost(plan), spec, ctx)
     topics = [Topic(w, tuple(rel)) for w, rel in zip(W, related)]
     example = public_example(spec.document_form, spec.public_example)
     drafts = realise(topics, ctx.task, example, ctx.llm, ctx.reporter, spec.realisation_tokens,
@@ -569,7 +583,9 @@ def write_texts(
     groups = group_source(
         selected, noisy_counts, units, spec, plan, ctx, [rewrite(d.text) for d in drafts], [lead] * len(drafts), rewrite
     )
-    texts = private_prediction(groups, dp_synrag_prediction_cost(plan), spec, ctx, private_message=rewrite)
+    texts = private_prediction(
+        groups, plan.release(STAGE_TOKENS), dp_synrag_prediction_cost(plan), spec, ctx, private_message=rewrite
+    )
     return {r: guarantee_words(clean_draft(t), topics[r].words)[0] for r, t in texts.items()}
 
 
@@ -591,27 +607,18 @@ def run_dp_synrag(
     plan: DPSynRAGPlan,
     ctx: MethodContext,
 ) -> DPSynRAGResult:
-    cp = ctx.checkpoints
     if plan.discovers_phrases:  # step 0: charged and checkpointed inside; a resume reuses the phrases
         lists = PublicLists.shipped(vocab)
         vocab = extend_vocabulary(vocab, release_phrases(units, lists, plan, ctx), lists)
     keywords = extract_keywords(units, ctx.llm, vocab, spec.K, ctx, spec.keywords)
 
-    if cp.has("histogram"):
-        noisy_hist = np.asarray(cp.load("histogram"))
-    else:
-        noisy_hist = release_histogram(keywords, vocab, plan, ctx)
-        cp.save("histogram", noisy_hist.tolist())
+    noisy_hist = release_histogram(keywords, vocab, plan, ctx)
     W = topic_words(noisy_hist, vocab, spec.R, plan.sigma_h, spec.topic_words)
     clusters = soft_clusters(keywords, W, spec.L)
     related: list[list[str]] = [[] for _ in W]
     if plan.M:
         candidates = cluster_keyword_candidates(noisy_hist, vocab, spec.R)
-        if cp.has(STAGE_CLUSTER_KEYWORDS):
-            noisy_counts = np.asarray(cp.load(STAGE_CLUSTER_KEYWORDS), dtype=np.float64).reshape(len(W), len(candidates))
-        else:
-            noisy_counts = release_cluster_keywords(keywords, clusters, W, candidates, plan, ctx)
-            cp.save(STAGE_CLUSTER_KEYWORDS, noisy_counts.tolist())
+        noisy_counts = release_cluster_keywords(keywords, clusters, W, candidates, plan, ctx)
         related = released_cluster_keywords(noisy_counts, candidates, plan.M, plan.sigma_c)
 
     if not plan.refine:  # no refinement: each cluster writes with its members (about k of them: §2.4.8)
@@ -624,11 +631,7 @@ def run_dp_synrag(
             embeddings = ctx.embedder.embed([u.text for u in units])
             progress.advance(len(units))
         progress.finish()
-        if cp.has("retrieval"):
-            released = cp.load("retrieval")
-        else:
-            released = release_retrieval(clusters, embeddings, plan, spec, ctx)
-            cp.save("retrieval", released)
+        released = release_retrieval(clusters, embeddings, plan, spec, ctx)
         selected = [
             select_members(members, embeddings, rel["mu"], rel["theta"]) for members, rel in zip(clusters, released)
         ]

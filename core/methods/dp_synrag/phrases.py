@@ -23,6 +23,7 @@ phrases with DP set union (the Gaussian sparse histogram, ``core.privacy.mechani
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -38,6 +39,7 @@ from core.methods.dp_synrag.vocabulary import (
 )
 from core.privacy.mechanisms import gaussian_sparse_histogram
 from core.privacy.planner import STAGE_PHRASES, DPSynRAGPlan
+from core.privacy.release import run_release
 from core.privacy.set_union import expected_releases, item_counts
 from core.progress import ProgressEvent, StageProgress
 
@@ -156,28 +158,22 @@ def propose_phrases(text: str, lists: PublicLists, K_p: int) -> list[str]:
 def release_phrases(units: Sequence[Unit], lists: PublicLists, plan: DPSynRAGPlan, ctx: MethodContext) -> list[str]:
     """Step 0: charge, then release the phrases whose noisy unit count exceeds τ_p (alphabetical).
     Checkpointed: a resumed run reuses the released phrases and draws nothing."""
-    cp = ctx.checkpoints
-    if cp.has(STAGE_PHRASES):
-        return [str(p) for p in cp.load(STAGE_PHRASES)]
-    progress = StageProgress(ctx.reporter, STAGE_PHRASES, len(units)).start("Finding the corpus's own phrases")
-    proposals = []
-    for unit in units:
-        proposals.append(propose_phrases(unit.text, lists, plan.K_p))
-        progress.advance()
-    ctx.charge(
-        STAGE_PHRASES,
-        plan.rho_phrases,
-        f"DP phrase discovery: Gaussian noise sigma_p={plan.sigma_p:.4g} on each phrase count, <= K_p={plan.K_p} "
-        f"phrases per unit, released above tau_p={plan.tau_p:.4g} (delta_p={plan.delta_phrases:.3g})",
-    )
-    released = gaussian_sparse_histogram(
-        item_counts(proposals, plan.K_p), plan.sigma_p, plan.tau_p, plan.K_p, rng=ctx.test_rng()
-    )
-    phrases = list(released.items)
-    cp.save(STAGE_PHRASES, phrases)
-    ctx.reporter.emit(ProgressEvent(STAGE_PHRASES, "log", message=f"{len(phrases)} phrases released"))
-    progress.finish()
-    return phrases
+    def propose_and_count() -> Counter[str]:
+        progress = StageProgress(ctx.reporter, STAGE_PHRASES, len(units)).start("Finding the corpus's own phrases")
+        proposals = []
+        for unit in units:
+            proposals.append(propose_phrases(unit.text, lists, plan.K_p))
+            progress.advance()
+        progress.finish()
+        return item_counts(proposals, plan.K_p)
+
+    def release(counts: Counter[str]) -> list[str]:
+        released = gaussian_sparse_histogram(counts, plan.sigma_p, plan.tau_p, plan.K_p, rng=ctx.test_rng())
+        ctx.reporter.emit(ProgressEvent(STAGE_PHRASES, "log", message=f"{len(released.items)} phrases released"))
+        return list(released.items)
+
+    saved = run_release(plan.release(STAGE_PHRASES), ctx, STAGE_PHRASES, propose_and_count, release)
+    return [str(p) for p in saved]
 
 
 def extend_vocabulary(vocab: Vocabulary, phrases: Sequence[str], lists: PublicLists) -> Vocabulary:
