@@ -53,7 +53,7 @@ from core.methods.dp_synrag.realisation import (
     public_example,
     realise,
 )
-from core.methods.dp_synrag.self_filter import run_self_filter
+from core.methods.private_prediction.self_filter import run_self_filter
 from core.methods.dp_synrag.vocabulary import Vocabulary, english_zipf, postprocess_keywords, specific_entries
 from core.methods.private_prediction import (
     EngineConfig,
