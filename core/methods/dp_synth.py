@@ -20,7 +20,10 @@ from core.methods.base import (
     sampler_descriptions,
     stages_from_events,
 )
-from core.methods.dp_synrag.algorithm import build_groups, private_prediction, public_message, self_filter
+from core.methods.private_prediction.groups import build_groups
+from core.methods.private_prediction.prompts import public_message
+from core.methods.private_prediction.self_filter import self_filter
+from core.methods.private_prediction.stage import private_prediction
 from core.privacy.mechanisms import TOKEN_SAMPLER
 from core.privacy.planner import plan_dp_synth
 from core.privacy.release import checkpointed
@@ -62,10 +65,7 @@ class DPSynthMethod:
         # Disjoint batches: the plan's cost has overlap 1 (each unit in one group).
         (stage,) = plan.releases()
         texts = private_prediction(groups, stage, plan.prediction_cost(), p, ctx)
-        if p.self_filter:
-            kept = self_filter(texts, ctx.task, ctx, p.self_filter_mode)
-        else:
-            kept = {g: t for g, t in texts.items() if t.strip()}
+        kept = self_filter(texts, ctx, p.self_filter, p.self_filter_mode)
         docs = [SyntheticDoc(id=f"syn-{gid:04d}", text=text, group=gid) for gid, text in sorted(kept.items())]
         diagnostics = {"groups": len(groups), "generated": len(texts), "kept_after_self_filter": len(docs)}
         notes = list(COMMON_NOTES) + ["Units were split into random disjoint batches; each unit is in exactly one."]

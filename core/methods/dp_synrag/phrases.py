@@ -176,6 +176,14 @@ def release_phrases(units: Sequence[Unit], lists: PublicLists, plan: DPSynRAGPla
     return [str(p) for p in saved]
 
 
+def discover_phrases(units: Sequence[Unit], vocab: Vocabulary, plan: DPSynRAGPlan, ctx: MethodContext) -> Vocabulary:
+    """Step 0: V extended by the phrases released by DP set union (V itself when discovery is off)."""
+    if not plan.discovers_phrases:
+        return vocab
+    lists = PublicLists.shipped(vocab)
+    return extend_vocabulary(vocab, release_phrases(units, lists, plan, ctx), lists)
+
+
 def extend_vocabulary(vocab: Vocabulary, phrases: Sequence[str], lists: PublicLists) -> Vocabulary:
     """V ∪ the released phrases (they are DP outputs, so public), minus stop words."""
     extra = [p for p in phrases if p and p not in lists.stop_words]
