@@ -229,16 +229,8 @@ def _fraction(name: str, override: float, default: float) -> float:
 
 
 
-def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion: str = "tight") -> DPSynRAGPlan:
-    """Split (ε, δ) across the DP-SynRAG stages and derive σ_h, σ_μ, ε_θ and c/τ."""
-    _check_privacy_target(epsilon, delta, conversion)
-    for name in ("K", "L", "T"):
-        value = getattr(spec, name)
-        if int(value) != value or value < 1:
-            raise _reject(f"{name} must be a whole number ≥ 1 (got {value}).", f"Fix dp_synrag.{name} in the run spec.")
-    if not (spec.tau > 0.0) or math.isinf(spec.tau):
-        raise _reject(f"The temperature τ must be > 0 (got {spec.tau}).", "Use τ = 1.0.")
-
+def _shares(spec: DPSynRAGSpec, conversion: str) -> tuple[float, float, float, float, float, float, int, int]:
+    """The shares of ρ (phrases, histogram, co-keywords, means, thresholds, tokens), M and K_p, checked."""
     d_hist, d_mu, d_theta = default_fractions(conversion)
     f_hist = _fraction("hist_fraction", spec.hist_fraction, d_hist)
     if spec.refine:
@@ -276,7 +268,21 @@ def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion:
             "Lower phrases_fraction, hist_fraction, cluster_keywords_fraction, mu_fraction or theta_fraction so that "
             "they sum to well below 1.",
         )
+    return f_p, f_hist, f_ck, f_mu, f_theta, f_tokens, M, K_p
 
+
+def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion: str = "tight") -> DPSynRAGPlan:
+    """Split (ε, δ) across the DP-SynRAG stages and derive σ_h, σ_μ, ε_θ and c/τ."""
+    _check_privacy_target(epsilon, delta, conversion)
+    for name in ("K", "L", "T"):
+        value = getattr(spec, name)
+        if int(value) != value or value < 1:
+            raise _reject(f"{name} must be a whole number ≥ 1 (got {value}).", f"Fix dp_synrag.{name} in the run spec.")
+    if not (spec.tau > 0.0) or math.isinf(spec.tau):
+        raise _reject(f"The temperature τ must be > 0 (got {spec.tau}).", "Use τ = 1.0.")
+
+    f_p, f_hist, f_ck, f_mu, f_theta, f_tokens, M, K_p = _shares(spec, conversion)
+    tokens = spec.token_stage
     K, L, T, tau = int(spec.K), int(spec.L), int(spec.T), float(spec.tau)
     delta_p = (
         _fraction("phrases_delta_fraction", spec.phrases_delta_fraction, DEFAULT_PHRASES_DELTA_FRACTION) * delta
