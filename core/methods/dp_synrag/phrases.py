@@ -156,24 +156,26 @@ def propose_phrases(text: str, lists: PublicLists, K_p: int) -> list[str]:
 
 
 def release_phrases(units: Sequence[Unit], lists: PublicLists, plan: DPSynRAGPlan, ctx: MethodContext) -> list[str]:
-    """Step 0: charge, then release the phrases whose noisy unit count exceeds τ_p (alphabetical).
-    Checkpointed: a resumed run reuses the released phrases and draws nothing."""
+    """Step 0: the phrases whose noisy unit count exceeds τ_p (alphabetical): the checkpoint, or each unit's
+    proposals counted, the stage charged, the counts noised and released (``run_release``)."""
+    started: list[StageProgress] = []
+
     def propose_and_count() -> Counter[str]:
-        progress = StageProgress(ctx.reporter, STAGE_PHRASES, len(units)).start("Finding the corpus's own phrases")
+        started.append(StageProgress(ctx.reporter, STAGE_PHRASES, len(units)).start("Finding the corpus's own phrases"))
         proposals = []
         for unit in units:
             proposals.append(propose_phrases(unit.text, lists, plan.K_p))
-            progress.advance()
-        progress.finish()
+            started[0].advance()
         return item_counts(proposals, plan.K_p)
 
     def release(counts: Counter[str]) -> list[str]:
-        released = gaussian_sparse_histogram(counts, plan.sigma_p, plan.tau_p, plan.K_p, rng=ctx.test_rng())
-        ctx.reporter.emit(ProgressEvent(STAGE_PHRASES, "log", message=f"{len(released.items)} phrases released"))
-        return list(released.items)
+        return list(gaussian_sparse_histogram(counts, plan.sigma_p, plan.tau_p, plan.K_p, rng=ctx.test_rng()).items)
 
-    saved = run_release(plan.release(STAGE_PHRASES), ctx, STAGE_PHRASES, propose_and_count, release)
-    return [str(p) for p in saved]
+    phrases = [str(p) for p in run_release(plan.release(STAGE_PHRASES), ctx, STAGE_PHRASES, propose_and_count, release)]
+    for progress in started:  # drawn now (not reloaded): the stage ends after its checkpoint is saved
+        ctx.reporter.emit(ProgressEvent(STAGE_PHRASES, "log", message=f"{len(phrases)} phrases released"))
+        progress.finish()
+    return phrases
 
 
 def discover_phrases(units: Sequence[Unit], vocab: Vocabulary, plan: DPSynRAGPlan, ctx: MethodContext) -> Vocabulary:
