@@ -39,7 +39,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's core/, not an installed one
 
-from core.methods.dp_synrag.algorithm import template_prefix_length
+from core.methods.private_prediction.prompts import template_prefix_length
 from core.methods.private_prediction import EngineConfig, PredictionGroup, PrivatePredictionEngine
 from core.models.registry import load_language_model
 from core.models.transformers_backend import left_pad

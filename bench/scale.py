@@ -46,13 +46,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 from core.checkpoints import Checkpoints
 from core.corpus import dataset_fingerprint, load_corpus
 from core.methods.base import MethodContext, SyntheticDoc
-from core.methods.dp_synrag import algorithm as alg
+from core.methods.dp_synrag.clusters import (
+    cluster_keyword_candidates, release_cluster_keywords, released_cluster_keywords, soft_clusters,
+)
+from core.methods.dp_synrag.histogram import release_histogram, topic_words
+from core.methods.dp_synrag.keywords import extract_keywords
+from core.methods.dp_synrag.text import bounded_rows
+from core.methods.private_prediction.groups import build_groups
+from core.methods.private_prediction.prompts import answer_start, public_message
+from core.methods.private_prediction.stage import private_prediction
 from core.methods.dp_synrag.row_bound import cluster_counts
 from core.methods.dp_synrag.vocabulary import load_vocabulary
 from core.models.registry import load_language_model
 from core.models.tiny import HashingEmbedder
 from core.paths import resources_dir
-from core.privacy.planner import dp_synrag_prediction_cost, plan_dp_synrag
+from core.privacy.planner import STAGE_CLUSTER_KEYWORDS, STAGE_TOKENS, dp_synrag_prediction_cost, plan_dp_synrag
 from core.progress import NULL_REPORTER
 from core.runspec import DPSynRAGSpec, ModelChoice
 
@@ -141,34 +149,34 @@ def run_size(n: int, spec: DPSynRAGSpec, llm, workdir: Path, predict: bool) -> d
     with clock.stage("fingerprint"):
         dataset_fingerprint(corpus, key=b"scale-bench")
     with clock.stage("keywords"):
-        keywords = alg.extract_keywords(units, llm, vocab, spec.K, ctx, "vocabulary")
+        keywords = extract_keywords(units, llm, vocab, spec.K, ctx, "vocabulary")
     with clock.stage("histogram"):
-        noisy_hist = alg.release_histogram(keywords, vocab, plan, ctx)
+        noisy_hist = release_histogram(keywords, vocab, plan, ctx)
     with clock.stage("clusters"):
-        W = alg.topic_words(noisy_hist, vocab, spec.R, plan.sigma_h, spec.topic_words)
-        clusters = alg.soft_clusters(keywords, W, spec.L)
+        W = topic_words(noisy_hist, vocab, spec.R, plan.sigma_h, spec.topic_words)
+        clusters = soft_clusters(keywords, W, spec.L)
     with clock.stage("co_keywords"):
-        candidates = alg.cluster_keyword_candidates(noisy_hist, vocab, spec.R)
-        noisy_counts = alg.release_cluster_keywords(keywords, clusters, W, candidates, plan, ctx)
-        related = alg.released_cluster_keywords(noisy_counts, candidates, plan.M, plan.sigma_c)
+        candidates = cluster_keyword_candidates(noisy_hist, vocab, spec.R)
+        noisy_counts = release_cluster_keywords(keywords, clusters, W, candidates, plan, ctx)
+        related = released_cluster_keywords(noisy_counts, candidates, plan.M, plan.sigma_c)
     with clock.stage("row_bound"):
-        rows = alg.bounded_rows(clusters, cluster_counts(noisy_hist, vocab.index, W), spec, ctx)
+        rows = bounded_rows(clusters, cluster_counts(noisy_hist, vocab.index, W), spec, ctx)
     with clock.stage("groups"):
-        messages = [alg.public_message(spec.public_row, TASK, w, rel) for w, rel in zip(W, related)]
-        starts = [alg.answer_start(spec.answer_start, w, rel) for w, rel in zip(W, related)]
-        groups = alg.build_groups(rows, units, ctx, messages, starts)
+        messages = [public_message(spec.public_row, TASK, w, rel) for w, rel in zip(W, related)]
+        starts = [answer_start(spec.answer_start, w, rel) for w, rel in zip(W, related)]
+        groups = build_groups(rows, units, ctx, messages, starts)
     texts: dict[int, str] = {}
     if predict:
         with clock.stage("prediction"):
-            texts = alg.private_prediction(groups, dp_synrag_prediction_cost(plan), spec, ctx)
+            texts = private_prediction(groups, plan.release(STAGE_TOKENS), dp_synrag_prediction_cost(plan), spec, ctx)
     else:  # the model stage left out: the texts written are placeholders of the right number
         texts = {g.gid: "synthetic text" for g in groups}
-        ctx.charge(alg.STAGE_TOKENS, dp_synrag_prediction_cost(plan).charge(len(groups), resumed=False), "")
+        ctx.charge(STAGE_TOKENS, dp_synrag_prediction_cost(plan).charge(len(groups), resumed=False), "")
     with clock.stage("checkpoints"):
         ctx.checkpoints.save("histogram", noisy_hist.tolist())
-        ctx.checkpoints.save(alg.STAGE_CLUSTER_KEYWORDS, noisy_counts.tolist())
+        ctx.checkpoints.save(STAGE_CLUSTER_KEYWORDS, noisy_counts.tolist())
         np.asarray(ctx.checkpoints.load("histogram"))
-        np.asarray(ctx.checkpoints.load(alg.STAGE_CLUSTER_KEYWORDS))
+        np.asarray(ctx.checkpoints.load(STAGE_CLUSTER_KEYWORDS))
     with clock.stage("export_write"):
         from core.pipeline import write_synthetic
 

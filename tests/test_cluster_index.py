@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.methods.dp_synrag.algorithm import cluster_keyword_votes, soft_clusters
+from core.methods.dp_synrag.clusters import cluster_keyword_votes, soft_clusters
 from core.methods.dp_synrag.cluster_index import cluster_keyword_counts_indexed, soft_clusters_indexed
 
 WORDS = [f"w{i:02d}" for i in range(40)]

@@ -14,16 +14,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from core.methods.dp_synrag.algorithm import (
-    answer_start,
+from core.methods.dp_synrag.clusters import (
     cluster_keyword_candidates,
     cluster_keyword_counts,
-    public_message,
-    release_cluster_keywords,
     co_keyword_level,
+    release_cluster_keywords,
     released_cluster_keywords,
     soft_clusters,
 )
+from core.methods.private_prediction.prompts import answer_start, public_message
 from core.privacy.accountant import Accountant
 from core.privacy.planner import STAGE_CLUSTER_KEYWORDS, plan_dp_synrag
 from core.runspec import DPSynRAGSpec, RunSpec
@@ -86,6 +85,12 @@ def test_release_is_charged_before_noise_and_noise_has_the_planned_sd():
         def test_rng(self):
             assert charged, "noise drawn before the charge"
             return None
+
+        class Fresh:  # a fresh run: nothing released yet, so the stage is charged and drawn
+            has = staticmethod(lambda name: False)
+            save = staticmethod(lambda name, value: None)
+
+        checkpoints = Fresh
 
     keywords = [[] for _ in range(400)]  # no votes: the release is pure noise
     W = ["a", "b", "c", "d"]

@@ -17,7 +17,7 @@ from core.compute.factory import check_compute, engine_factory, unit_work
 from core.errors import PrivetError
 from core.ledger import Ledger
 from core.methods.private_prediction import EngineConfig, PredictionGroup, PrivatePredictionEngine
-from core.methods.dp_synrag.algorithm import generate_greedy
+from core.methods.dp_synrag.keywords import generate_greedy
 from core.models.registry import load_embedder, load_language_model
 from core.pipeline import run_pipeline
 from core.privacy.mechanisms import TokenSampler

@@ -9,7 +9,8 @@ import pytest
 import torch
 from test_private_prediction import EOS, FakeLM, RecordingSampler, make_groups, reference_logits
 
-from core.methods.dp_synrag.algorithm import engine_config, public_message
+from core.methods.private_prediction.prompts import public_message
+from core.methods.private_prediction.stage import engine_config
 from core.methods.private_prediction import (
     EngineConfig,
     PrivatePredictionEngine,

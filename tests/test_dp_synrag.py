@@ -5,13 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.methods.dp_synrag.algorithm import (
-    cosine_to,
-    keyword_histogram,
-    select_members,
-    soft_clusters,
-    top_words,
-)
+from core.methods.dp_synrag.clusters import soft_clusters
+from core.methods.dp_synrag.histogram import keyword_histogram, top_words
+from core.methods.dp_synrag.refinement import cosine_to, select_members
 from core.methods.dp_synrag.vocabulary import Vocabulary, postprocess_keywords
 
 

@@ -72,7 +72,7 @@ def test_session_equals_unpadded_forward_through_appends_and_keep(tiny):
 
 @pytest.mark.parametrize("source", ["tiny-random", "default"])
 def test_a_shared_template_prefix_gives_every_row_its_own_prompts_logits(tiny, source):
-    from core.methods.dp_synrag.algorithm import template_prefix_length
+    from core.methods.private_prediction.prompts import template_prefix_length
     from core.prompts import render
 
     model = tiny if source == "tiny-random" else load_language_model(ModelChoice(source="default", device="cpu"))

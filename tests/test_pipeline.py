@@ -55,7 +55,7 @@ def test_full_run_with_sockets_blocked_exports_a_verifiable_release(tmp_path, no
 
 
 def test_charges_are_written_before_noise_is_drawn(tmp_path, monkeypatch):
-    import core.methods.dp_synrag.algorithm as method
+    import core.privacy.release as method  # every DP stage's Gaussian noise is drawn by its release
 
     real = method.gaussian_noise
     seen = []

@@ -171,7 +171,7 @@ def test_groups_without_rows_still_sample_from_the_mechanism():
 
 
 def test_sharing_the_public_template_prefix_changes_no_token():
-    from core.methods.dp_synrag.algorithm import template_prefix_length
+    from core.methods.private_prediction.prompts import template_prefix_length
     from core.models.registry import load_language_model
     from core.privacy.randomness import test_mode_torch_generator
     from core.prompts import render

@@ -13,6 +13,7 @@ from core.checkpoints import Checkpoints
 from core.corpus import Unit
 from core.methods.base import MethodContext
 from core.methods.dp_synrag import algorithm
+from core.methods.dp_synrag import text as text_step
 from core.methods.dp_synrag.row_bound import poisson_subsample, subsample_rates
 from core.methods.dp_synrag.vocabulary import load_vocabulary
 from core.models.registry import load_language_model
@@ -117,7 +118,7 @@ class Recorder:
 def test_subsample_is_drawn_after_the_stage_is_charged_and_charges_equal_the_plan(tiny_llm, tmp_path, monkeypatch):
     log: list = []
     recorder = Recorder(log)
-    monkeypatch.setattr(algorithm, "poisson_subsample", recorder.subsample)
+    monkeypatch.setattr(text_step, "poisson_subsample", recorder.subsample)
     plan, log = run(clinic_units(300), small_spec(), tiny_llm, tmp_path, "a", log=log)
     order = [entry[0] if entry[0] == "subsample" else entry[1] for entry in log]
     assert "subsample" in order and order.index(STAGE_TOKENS) < order.index("subsample")
@@ -133,7 +134,7 @@ def test_subsample_is_drawn_after_the_stage_is_charged_and_charges_equal_the_pla
 def test_rates_come_from_the_released_histogram_only(tiny_llm, tmp_path, monkeypatch):
     """Two corpora with different private counts but the same released histogram get the same rates."""
     recorder = Recorder([])
-    monkeypatch.setattr(algorithm, "poisson_subsample", recorder.subsample)
+    monkeypatch.setattr(text_step, "poisson_subsample", recorder.subsample)
     units = clinic_units(300)
     run(units, small_spec(), tiny_llm, tmp_path, "first")
     released = Checkpoints(tmp_path / "first").load("histogram")
@@ -147,7 +148,7 @@ def test_rates_come_from_the_released_histogram_only(tiny_llm, tmp_path, monkeyp
 
 def test_rows_per_group_stay_near_k_as_the_corpus_grows(tiny_llm, tmp_path, monkeypatch):
     recorder = Recorder([])
-    monkeypatch.setattr(algorithm, "poisson_subsample", recorder.subsample)
+    monkeypatch.setattr(text_step, "poisson_subsample", recorder.subsample)
     spec = small_spec(cluster_keywords=0)
     units = clinic_units(600)
     means = []
@@ -164,7 +165,7 @@ def test_private_runs_draw_the_subsample_from_os_entropy(tmp_path):
     ctx = MethodContext(llm=None, embedder=None, task="", charge=lambda *a: None,  # type: ignore[arg-type]
                         reporter=NULL_REPORTER, checkpoints=Checkpoints(tmp_path / "cp"))
     members, counts = [list(range(2000))], [10.0]  # q = k / 10 = 1/2
-    a = algorithm.bounded_rows(members, counts, small_spec(), ctx)
-    b = algorithm.bounded_rows(members, counts, small_spec(), ctx)
+    a = text_step.bounded_rows(members, counts, small_spec(), ctx)
+    b = text_step.bounded_rows(members, counts, small_spec(), ctx)
     assert a != b  # no seed outside the test mode: two draws of 2000 fair coins agree with probability 2^-2000
     assert 800 < len(a[0]) < 1200

@@ -7,9 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from core.methods.dp_synrag.algorithm import significance_threshold, soft_clusters, topic_words
+from core.methods.dp_synrag.clusters import soft_clusters
+from core.methods.dp_synrag.histogram import topic_words
+from core.privacy.forecast import significance_threshold
 from core.methods.dp_synrag.guidance import guide
-from core.methods.dp_synrag.self_filter import offtopic_sentences, public_threshold, run_self_filter
+from core.methods.private_prediction.self_filter import offtopic_sentences, public_threshold, run_self_filter
 from core.methods.dp_synrag.vocabulary import Vocabulary, english_zipf, specific_entries
 from core.progress import NULL_REPORTER
 from core.runspec import DPSynRAGSpec

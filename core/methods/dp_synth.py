@@ -20,9 +20,14 @@ from core.methods.base import (
     sampler_descriptions,
     stages_from_events,
 )
-from core.methods.dp_synrag.algorithm import build_groups, private_prediction, public_message, self_filter
+from core.methods.private_prediction.groups import build_groups
+from core.methods.private_prediction.prompts import public_message
+from core.methods.private_prediction.self_filter import self_filter
+from core.methods.private_prediction.stage import private_prediction
 from core.privacy.mechanisms import TOKEN_SAMPLER
-from core.privacy.planner import STAGE_TOKENS, plan_dp_synth
+from core.privacy.planner import plan_dp_synth
+from core.privacy.release import checkpointed
+from core.privacy.release import per_stage as stage_totals
 from core.runspec import RunSpec
 
 
@@ -44,7 +49,7 @@ class DPSynthMethod:
             epsilon=spec.privacy.epsilon,
             delta=delta,
             rho_total=plan.rho_total,
-            stages=[(STAGE_TOKENS, plan.rho_total)],
+            stages=list(stage_totals(plan.releases()).items()),
             derived={"rho_total": plan.rho_total, "c_over_tau": plan.c_over_tau, "c": plan.c_over_tau * spec.dp_synrag.tau},
             warnings=[],
             n_units=n_units,
@@ -53,20 +58,14 @@ class DPSynthMethod:
     def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext) -> MethodOutput:
         p = spec.dp_synrag
         plan = plan_dp_synth(p, spec.privacy.epsilon, delta, spec.privacy.conversion)
-        if ctx.checkpoints.has("batches"):
-            batches = ctx.checkpoints.load("batches")
-        else:
-            batches = random_batches(len(corpus.units), p.R, ctx.rng())
-            ctx.checkpoints.save("batches", batches)
+        batches = checkpointed(ctx, "batches", lambda: random_batches(len(corpus.units), p.R, ctx.rng()))
         # A random batch has no released keyword: its public row, if any, holds the empty document.
         public = public_message("empty" if p.public_anchor else "none", ctx.task)
         groups = build_groups(batches, corpus.units, ctx, None if public is None else [public] * len(batches))
         # Disjoint batches: the plan's cost has overlap 1 (each unit in one group).
-        texts = private_prediction(groups, plan.prediction_cost(), p, ctx)
-        if p.self_filter:
-            kept = self_filter(texts, ctx.task, ctx, p.self_filter_mode)
-        else:
-            kept = {g: t for g, t in texts.items() if t.strip()}
+        (stage,) = plan.releases()
+        texts = private_prediction(groups, stage, plan.prediction_cost(), p, ctx)
+        kept = self_filter(texts, ctx, p.self_filter, p.self_filter_mode)
         docs = [SyntheticDoc(id=f"syn-{gid:04d}", text=text, group=gid) for gid, text in sorted(kept.items())]
         diagnostics = {"groups": len(groups), "generated": len(texts), "kept_after_self_filter": len(docs)}
         notes = list(COMMON_NOTES) + ["Units were split into random disjoint batches; each unit is in exactly one."]

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.privacy.mechanisms import gaussian_noise
-from core.privacy.planner import AugPEPlan, aug_pe_stage
+from core.privacy.planner import AugPEPlan
 
 
 def nearest_neighbour_votes(private: np.ndarray, candidates: np.ndarray) -> np.ndarray:
@@ -31,13 +30,9 @@ def nearest_neighbour_votes(private: np.ndarray, candidates: np.ndarray) -> np.n
 
 def release_votes(votes: np.ndarray, plan: AugPEPlan, iteration: int, charge, test_rng=None) -> np.ndarray:
     """Charge iteration t, then release h + N(0, σ² I) (Gaussian mechanism, Δ = 1)."""
-    charge(
-        aug_pe_stage(iteration),
-        plan.rho_per_iteration,
-        f"Aug-PE vote histogram, iteration {iteration} of {plan.iterations}: Gaussian noise sigma={plan.sigma:.4g}, "
-        "one vote per unit (L2 sensitivity 1)",
-    )
-    return gaussian_noise(votes, plan.sigma, rng=test_rng, sensitivity=1.0)
+    stage = plan.release(iteration)
+    stage.charge(charge)
+    return stage.noise(votes, test_rng)
 
 
 def threshold_counts(noisy: np.ndarray, threshold: float) -> np.ndarray:

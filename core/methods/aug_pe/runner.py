@@ -24,7 +24,6 @@ import torch
 from core.corpus import Unit
 from core.methods.aug_pe.histogram import (
     nearest_neighbour_votes,
-    release_votes,
     threshold_counts,
     winners,
 )
@@ -37,7 +36,8 @@ from core.methods.aug_pe.population import (
     variation_count,
 )
 from core.methods.base import MethodContext, SyntheticDoc
-from core.privacy.planner import AugPEPlan, aug_pe_stage
+from core.privacy.planner import AugPEPlan
+from core.privacy.release import run_release
 from core.privacy.randomness import secure_torch_generator, test_mode_torch_generator
 from core.progress import ProgressEvent, StageProgress
 from core.runspec import AugPESpec
@@ -127,15 +127,21 @@ def run_aug_pe(units: Sequence[Unit], spec: AugPESpec, plan: AugPEPlan, ctx: Met
 def _histogram(
     t: int, population: list[str], private: np.ndarray, plan: AugPEPlan, ctx: MethodContext
 ) -> tuple[np.ndarray, list[str]]:
-    """The released h~_t and the population it voted on: from the checkpoint, or charged and drawn now."""
-    key = aug_pe_stage(t)
-    if ctx.checkpoints.has(key):
-        saved = ctx.checkpoints.load(key)
-        return np.asarray(saved["noisy_votes"], dtype=np.float64), list(saved["population"])
-    progress = StageProgress(ctx.reporter, key, 1).start(f"Private vote, iteration {t} of {plan.iterations}")
-    votes = nearest_neighbour_votes(private, ctx.embedder.embed(population))
-    noisy = release_votes(votes, plan, t, ctx.charge, ctx.test_rng())
-    ctx.checkpoints.save(key, {"population": population, "noisy_votes": noisy.tolist()})
-    progress.advance()
-    progress.finish()
-    return noisy, population
+    """The released h~_t and the population it voted on (``run_release``: checkpoint, or charge → vote → noise)."""
+    stage = plan.release(t)
+    started: list[StageProgress] = []
+
+    def vote() -> np.ndarray:
+        started.append(StageProgress(ctx.reporter, stage.stage, 1).start(f"Private vote, iteration {t} of {plan.iterations}"))
+        return nearest_neighbour_votes(private, ctx.embedder.embed(population))
+
+    released = run_release(
+        stage, ctx, stage.stage, vote,
+        noise=lambda votes: (stage.noise(votes, ctx.test_rng()), population),
+        dump=lambda out: {"population": out[1], "noisy_votes": out[0].tolist()},
+        load=lambda saved: (np.asarray(saved["noisy_votes"], dtype=np.float64), list(saved["population"])),
+    )
+    for progress in started:  # drawn now (not reloaded): the stage ends after its checkpoint is saved
+        progress.advance()
+        progress.finish()
+    return released

@@ -1,6 +1,6 @@
 """Soft clustering and co-keyword counting in time linear in the corpus (docs/method.md §2.2, §2.2b).
 
-The definitions are those of ``algorithm.soft_clusters`` and ``algorithm.cluster_keyword_counts``;
+The definitions are those of ``clusters.soft_clusters`` and ``clusters.cluster_keyword_counts``;
 only the loops change. The direct loops visit every unit for every one of the R words
 (O(n·R) Python steps: hours at 10^6 units); here each unit's keywords are read once:
 
@@ -64,7 +64,7 @@ def cluster_keyword_counts_indexed(
     specificity: Callable[[str], float],
 ) -> np.ndarray:
     """The R x |candidates| vote counts: each member of C_r votes for its M most specific candidate
-    keywords other than w_r (the definition of ``algorithm.cluster_keyword_counts``)."""
+    keywords other than w_r (the definition of ``clusters.cluster_keyword_counts``)."""
     counts = np.zeros((len(W), len(candidates)), dtype=np.float64)
     if not len(candidates) or M < 1:
         return counts

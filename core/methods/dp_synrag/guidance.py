@@ -6,7 +6,7 @@ Two quantities decide whether DP-SynRAG can carry a corpus's topics at a given �
   significance threshold (``significance_threshold``: about σ_h·(√(2 ln|V|) + 1.5)). Topics
   mentioned by fewer units than that are invisible.
 * **Co-keyword support.** A word describes a cluster (step 2b) only if its noisy vote count clears
-  σ_c·(√(2 ln(R·4R)) + 1) (``co_keyword_support``; ``algorithm.co_keyword_level``).
+  σ_c·(√(2 ln(R·4R)) + 1) (``co_keyword_support``; ``clusters.co_keyword_level``).
 * **Phrase support.** A phrase of the corpus (step 0) is released only if its noisy unit count
   exceeds τ_p; a phrase held by about τ_p units is released half the time (``phrase_support``).
 * **Consensus strength.** Under DClip each of a cluster's rows moves a token's score by at
@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from core.methods.dp_synrag.algorithm import CANDIDATES_PER_CLUSTER, co_keyword_level
+from core.methods.dp_synrag.clusters import CANDIDATES_PER_CLUSTER, co_keyword_level
 from core.privacy.forecast import TopicForecast, forecast_topics, significance_threshold
 from core.privacy.planner import DPSynRAGPlan, default_fractions, plan_dp_synrag
 from core.runspec import DPSynRAGSpec

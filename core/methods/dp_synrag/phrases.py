@@ -23,6 +23,7 @@ phrases with DP set union (the Gaussian sparse histogram, ``core.privacy.mechani
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -38,6 +39,7 @@ from core.methods.dp_synrag.vocabulary import (
 )
 from core.privacy.mechanisms import gaussian_sparse_histogram
 from core.privacy.planner import STAGE_PHRASES, DPSynRAGPlan
+from core.privacy.release import run_release
 from core.privacy.set_union import expected_releases, item_counts
 from core.progress import ProgressEvent, StageProgress
 
@@ -154,30 +156,34 @@ def propose_phrases(text: str, lists: PublicLists, K_p: int) -> list[str]:
 
 
 def release_phrases(units: Sequence[Unit], lists: PublicLists, plan: DPSynRAGPlan, ctx: MethodContext) -> list[str]:
-    """Step 0: charge, then release the phrases whose noisy unit count exceeds τ_p (alphabetical).
-    Checkpointed: a resumed run reuses the released phrases and draws nothing."""
-    cp = ctx.checkpoints
-    if cp.has(STAGE_PHRASES):
-        return [str(p) for p in cp.load(STAGE_PHRASES)]
-    progress = StageProgress(ctx.reporter, STAGE_PHRASES, len(units)).start("Finding the corpus's own phrases")
-    proposals = []
-    for unit in units:
-        proposals.append(propose_phrases(unit.text, lists, plan.K_p))
-        progress.advance()
-    ctx.charge(
-        STAGE_PHRASES,
-        plan.rho_phrases,
-        f"DP phrase discovery: Gaussian noise sigma_p={plan.sigma_p:.4g} on each phrase count, <= K_p={plan.K_p} "
-        f"phrases per unit, released above tau_p={plan.tau_p:.4g} (delta_p={plan.delta_phrases:.3g})",
-    )
-    released = gaussian_sparse_histogram(
-        item_counts(proposals, plan.K_p), plan.sigma_p, plan.tau_p, plan.K_p, rng=ctx.test_rng()
-    )
-    phrases = list(released.items)
-    cp.save(STAGE_PHRASES, phrases)
-    ctx.reporter.emit(ProgressEvent(STAGE_PHRASES, "log", message=f"{len(phrases)} phrases released"))
-    progress.finish()
+    """Step 0: the phrases whose noisy unit count exceeds τ_p (alphabetical): the checkpoint, or each unit's
+    proposals counted, the stage charged, the counts noised and released (``run_release``)."""
+    started: list[StageProgress] = []
+
+    def propose_and_count() -> Counter[str]:
+        started.append(StageProgress(ctx.reporter, STAGE_PHRASES, len(units)).start("Finding the corpus's own phrases"))
+        proposals = []
+        for unit in units:
+            proposals.append(propose_phrases(unit.text, lists, plan.K_p))
+            started[0].advance()
+        return item_counts(proposals, plan.K_p)
+
+    def release(counts: Counter[str]) -> list[str]:
+        return list(gaussian_sparse_histogram(counts, plan.sigma_p, plan.tau_p, plan.K_p, rng=ctx.test_rng()).items)
+
+    phrases = [str(p) for p in run_release(plan.release(STAGE_PHRASES), ctx, STAGE_PHRASES, propose_and_count, release)]
+    for progress in started:  # drawn now (not reloaded): the stage ends after its checkpoint is saved
+        ctx.reporter.emit(ProgressEvent(STAGE_PHRASES, "log", message=f"{len(phrases)} phrases released"))
+        progress.finish()
     return phrases
+
+
+def discover_phrases(units: Sequence[Unit], vocab: Vocabulary, plan: DPSynRAGPlan, ctx: MethodContext) -> Vocabulary:
+    """Step 0: V extended by the phrases released by DP set union (V itself when discovery is off)."""
+    if not plan.discovers_phrases:
+        return vocab
+    lists = PublicLists.shipped(vocab)
+    return extend_vocabulary(vocab, release_phrases(units, lists, plan, ctx), lists)
 
 
 def extend_vocabulary(vocab: Vocabulary, phrases: Sequence[str], lists: PublicLists) -> Vocabulary:

@@ -22,6 +22,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from core.methods.base import MethodContext
 from core.models.base import Embedder, LanguageModel
 from core.progress import Reporter, StageProgress
 from core.prompts import render, template
@@ -116,3 +117,11 @@ def run_self_filter(
     progress.finish()
     kept = {gid: text for (gid, text), k in zip(items, keep) if k}
     return FilterDecision(kept, threshold, mode)
+
+
+def self_filter(texts: dict[int, str], ctx: MethodContext, enabled: bool = True, mode: str = "score") -> dict[int, str]:
+    """Step 5: the texts judged useful for the public task (post-processing: free); with the filter off,
+    every non-empty text."""
+    if not enabled:
+        return {g: t for g, t in texts.items() if t.strip()}
+    return run_self_filter(texts, ctx.task, ctx.llm, ctx.embedder, ctx.reporter, mode).kept

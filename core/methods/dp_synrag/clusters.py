@@ -1,0 +1,108 @@
+"""Step 2 (docs/method.md §2.2): soft clusters C_r, rarest word first, each unit in at most L of them;
+step 2b (§2.2b): each cluster's co-keywords, one Gaussian release of every cluster's vote counts.
+
+Membership depends only on the unit and the released W, so the cluster stages compose in parallel
+(each unit in ≤ L clusters). Co-keyword candidates are the 4R words with the largest noisy counts (public);
+each member of C_r votes for its M most specific candidates other than w_r (L2 sensitivity √(L·M)).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from core.methods.base import MethodContext
+from core.methods.dp_synrag.cluster_index import cluster_keyword_counts_indexed, soft_clusters_indexed
+from core.methods.dp_synrag.histogram import top_words
+from core.methods.dp_synrag.vocabulary import Vocabulary, english_zipf
+from core.privacy.planner import STAGE_CLUSTER_KEYWORDS, DPSynRAGPlan
+from core.privacy.release import run_release
+
+
+def soft_clusters(keywords: Sequence[Sequence[str]], W: Sequence[str], L: int) -> list[list[int]]:
+    """C_1..C_R (indices into the units), built rarest word first; each unit in <= L clusters.
+
+    C_r takes, in unit order, every unit whose keywords contain w_r and that is in fewer than L
+    clusters so far (an inverted index reads each unit once: ``cluster_index``)."""
+    return soft_clusters_indexed(keywords, W, L)
+
+
+CANDIDATES_PER_CLUSTER = 4  # the co-keyword candidates are the 4R words with the largest noisy counts
+
+
+def cluster_keyword_candidates(noisy_hist: np.ndarray, vocab: Vocabulary, R: int) -> list[str]:
+    """The words a cluster may release as co-keywords: the ``4R`` largest noisy counts (post-processing
+    of the released histogram, so public), most frequent first."""
+    return top_words(noisy_hist, vocab, CANDIDATES_PER_CLUSTER * R)
+
+
+def cluster_keyword_votes(unit_keywords: Sequence[str], word: str, candidates: dict[str, int], M: int) -> list[int]:
+    """Which candidates one unit votes for in the cluster of ``word``: its M most specific candidate
+    keywords other than ``word`` (rarest in general English first). A function of the unit and of
+    public values only, so one unit casts at most M votes in each of its at most L clusters."""
+    mine = sorted({w for w in unit_keywords if w in candidates and w != word}, key=lambda w: (english_zipf(w), w))
+    return [candidates[w] for w in mine[:M]]
+
+
+def cluster_keyword_counts(
+    keywords: Sequence[Sequence[str]], clusters: Sequence[Sequence[int]], W: Sequence[str], candidates: Sequence[str],
+    M: int,
+) -> np.ndarray:
+    """The R × |candidates| vote counts (one row per cluster): each member of C_r votes as
+    :func:`cluster_keyword_votes` says (each unit's candidates ranked once: ``cluster_index``).
+    Adding or removing one unit changes at most M entries in each of at most L rows, by 1 each:
+    L2 sensitivity sqrt(L·M)."""
+    return cluster_keyword_counts_indexed(keywords, clusters, W, candidates, M, english_zipf)
+
+
+def release_cluster_keywords(
+    keywords: Sequence[Sequence[str]], clusters: Sequence[Sequence[int]], W: Sequence[str], candidates: Sequence[str],
+    plan: DPSynRAGPlan, ctx: MethodContext,
+) -> np.ndarray:
+    """The checkpoint, or charge, then add N(0, sigma_c^2) to every entry of the count matrix (zeros included)."""
+    stage = plan.release(STAGE_CLUSTER_KEYWORDS)
+    return run_release(
+        stage, ctx, STAGE_CLUSTER_KEYWORDS, lambda: cluster_keyword_counts(keywords, clusters, W, candidates, plan.M),
+        noise=lambda counts: stage.noise(counts, ctx.test_rng()),
+        dump=lambda noisy: noisy.tolist(),
+        load=lambda saved: np.asarray(saved, dtype=np.float64).reshape(len(W), len(candidates)),
+    )
+
+
+CO_KEYWORD_MARGIN_SIGMAS = 1.0  # above the typical maximum of all R·|candidates| pure-noise draws
+
+
+def co_keyword_level(sigma_c: float, n_clusters: int, n_candidates: int, margin_sigmas: float = CO_KEYWORD_MARGIN_SIGMAS) -> float:
+    """The noisy count a co-keyword must reach: sigma_c·(sqrt(2 ln N) + margin), N = R·|candidates| — the
+    typical largest of *all* clusters' pure-noise draws plus a margin, so that across every cluster pure
+    noise releases about N·Φ̄(sqrt(2 ln N) + margin) words (≈ 0.001 for N = 2,000). Public: σ_c, R, |candidates|."""
+    draws = max(int(n_clusters) * int(n_candidates), 2)
+    return sigma_c * (math.sqrt(2.0 * math.log(draws)) + margin_sigmas)
+
+
+def released_cluster_keywords(noisy_counts: np.ndarray, candidates: Sequence[str], M: int, sigma_c: float) -> list[list[str]]:
+    """Per cluster, the co-keywords its noisy counts support (post-processing): at most M words whose
+    noisy count reaches :func:`co_keyword_level`, which pure noise rarely reaches in any cluster, so a
+    word released is very likely used by the cluster's units. Most frequent first."""
+    if noisy_counts.size == 0:
+        return [[] for _ in range(noisy_counts.shape[0])]
+    level = co_keyword_level(sigma_c, noisy_counts.shape[0], len(candidates))
+    released = []
+    for row in noisy_counts:
+        order = np.argsort(-row, kind="stable")[:M]
+        released.append([candidates[j] for j in order if row[j] >= level])
+    return released
+
+
+def co_keywords(
+    keywords: Sequence[Sequence[str]], clusters: Sequence[Sequence[int]], W: Sequence[str], noisy_hist: np.ndarray,
+    vocab: Vocabulary, R: int, plan: DPSynRAGPlan, ctx: MethodContext,
+) -> list[list[str]]:
+    """Step 2b: each cluster's released co-keywords (none when ``cluster_keywords = 0``)."""
+    if not plan.M:
+        return [[] for _ in W]
+    candidates = cluster_keyword_candidates(noisy_hist, vocab, R)
+    noisy_counts = release_cluster_keywords(keywords, clusters, W, candidates, plan, ctx)
+    return released_cluster_keywords(noisy_counts, candidates, plan.M, plan.sigma_c)

@@ -1,0 +1,64 @@
+"""Step 1 (docs/method.md §2.1): the keyword histogram h, released as h' = h + N(0, σ_h² I_|V|) (L2
+sensitivity √K), and W, the cluster words read from h' by post-processing only.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from core.methods.base import MethodContext
+from core.methods.dp_synrag.vocabulary import Vocabulary, english_zipf
+from core.privacy.forecast import significance_threshold  # the public topic threshold (one home: forecast)
+from core.privacy.planner import STAGE_HISTOGRAM, DPSynRAGPlan
+from core.privacy.release import run_release
+
+
+CHECKPOINT_HISTOGRAM = "histogram"  # the checkpoint names of old runs: a resume reads them
+
+
+def keyword_histogram(keywords: Sequence[Sequence[str]], vocab: Vocabulary) -> np.ndarray:
+    """h = sum over units of the one-hot vector of the unit's keyword set (|V| entries)."""
+    h = np.zeros(len(vocab.words), dtype=np.float64)
+    for words in keywords:
+        for word in set(words):
+            h[vocab.index[word]] += 1.0
+    return h
+
+
+def release_histogram(
+    keywords: Sequence[Sequence[str]], vocab: Vocabulary, plan: DPSynRAGPlan, ctx: MethodContext
+) -> np.ndarray:
+    """h' = h + N(0, sigma_h^2 I): the checkpoint, or charged, counted, noised and saved (``run_release``)."""
+    stage = plan.release(STAGE_HISTOGRAM)
+    return run_release(
+        stage, ctx, CHECKPOINT_HISTOGRAM, lambda: keyword_histogram(keywords, vocab),
+        noise=lambda h: stage.noise(h, ctx.test_rng()), dump=lambda h: h.tolist(), load=np.asarray,
+    )
+
+
+def top_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int) -> list[str]:
+    """W: the R words with the largest noisy counts, most frequent first (post-processing)."""
+    order = np.argsort(-noisy_hist, kind="stable")[:R]
+    return [vocab.words[i] for i in order]
+
+
+def topic_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int, sigma_h: float, mode: str = "specific") -> list[str]:
+    """W, the cluster words, chosen from the released histogram by post-processing only.
+
+    ``"frequent"`` (SPEC §2.2 as written): the R largest noisy counts. ``"specific"``: among the
+    words whose noisy count clears :func:`significance_threshold` (so the word is supported by
+    real units, not noise), the R most *specific* ones by their public English frequency
+    (:func:`core.methods.dp_synrag.vocabulary.english_zipf`): a disease or product name makes a topic, "weeks" or
+    "patient" do not. Either way W is returned most frequent first, the order SPEC §2.2 visits
+    from the end (rarest first). Fewer than R words may clear the threshold; then W is shorter.
+    """
+    if mode == "frequent":
+        return top_words(noisy_hist, vocab, R)
+    if mode != "specific":
+        raise ValueError(f"unknown topic word mode {mode!r}")
+    significant = np.flatnonzero(noisy_hist >= significance_threshold(sigma_h, len(vocab))).tolist()
+    significant.sort(key=lambda i: (english_zipf(vocab.words[i]), -noisy_hist[i]))
+    chosen = sorted(significant[:R], key=lambda i: -noisy_hist[i])
+    return [vocab.words[i] for i in chosen]

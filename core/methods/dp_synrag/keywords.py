@@ -1,0 +1,64 @@
+"""Step 1a (docs/method.md §2.1): each unit's keyword set, at most K entries of the public vocabulary V.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from core.corpus import Unit
+from core.methods.base import MethodContext, UnitWork
+from core.methods.dp_synrag.vocabulary import Vocabulary, postprocess_keywords, specific_entries
+from core.models.base import LanguageModel
+from core.progress import StageProgress
+from core.prompts import render
+
+
+def extract_keywords(
+    units: Sequence[Unit], llm: LanguageModel, vocab: Vocabulary, K: int, ctx: MethodContext, extractor: str = "llm"
+) -> list[list[str]]:
+    """Per-unit keyword sets: at most K entries of the public V, each from its own unit only.
+
+    ``"llm"`` (the paper): the LLM lists K keywords (greedy decoding, so a resumed run recomputes
+    the same sets), post-processed against V. ``"vocabulary"``: the K entries of V in the unit's
+    text that are rarest in general English (:func:`core.methods.dp_synrag.vocabulary.specific_entries`); no model
+    call, and robust with small models, which tend to echo the document instead of listing
+    keywords.
+    """
+    if extractor not in ("vocabulary", "llm"):
+        raise ValueError(f"unknown keyword extractor {extractor!r}")
+    progress = StageProgress(ctx.reporter, "keywords", len(units)).start("Finding each document's keywords")
+    keywords: list[list[str]] = []
+    if extractor == "vocabulary":
+        for unit in units:
+            keywords.append(specific_entries(unit.text, vocab, K))
+            progress.advance(1)
+    else:
+        prompts = [render("keywords", K=K, document=_truncate(u.text)) for u in units]
+        answers = generate_greedy(prompts, llm, ctx.unit_work, 6 * K + 4, progress)
+        keywords = [postprocess_keywords(a, vocab, K) for a in answers]
+    progress.finish()
+    return keywords
+
+
+def generate_greedy(
+    messages: Sequence[str],
+    llm: LanguageModel,
+    unit_work: UnitWork | None,
+    max_new_tokens: int,
+    progress: StageProgress,
+    batch: int = 16,  # decoding is memory-bound: wider batches cost little more per step
+) -> list[str]:
+    """Greedy answers, ``batch`` messages per model call: here, or sharded over compute workers
+    (``core.compute``) in the same batches, so with the same answers."""
+    if unit_work is not None:
+        return unit_work.generate(messages, max_new_tokens, batch, progress)
+    answers: list[str] = []
+    for start in range(0, len(messages), batch):
+        chunk = list(messages[start : start + batch])
+        answers.extend(llm.generate(chunk, max_new_tokens=max_new_tokens, temperature=0.0))
+        progress.advance(len(chunk))
+    return answers
+
+
+def _truncate(text: str, limit: int = 2000) -> str:
+    return text[:limit]

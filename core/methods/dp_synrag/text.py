@@ -1,0 +1,117 @@
+"""Step 4 (docs/method.md §2.4, §2.6): each cluster's text, as ``[dp_synrag] text`` says.
+
+"private" and "realised+private" write by private prediction (``core.methods.private_prediction``) over
+each cluster's rows; "topic_line" and "realised" are post-processing of the released topics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Sequence
+
+from core.corpus import Unit
+from core.methods.base import MethodContext
+from core.methods.dp_synrag.realisation import (
+    Topic,
+    clean_draft,
+    example_lead,
+    form_rewrite_message,
+    guarantee_words,
+    public_example,
+    realise,
+)
+from core.methods.dp_synrag.row_bound import poisson_subsample, subsample_rates
+from core.methods.private_prediction.engine import PredictionGroup
+from core.methods.private_prediction.groups import GroupSource, build_groups
+from core.methods.private_prediction.prompts import answer_start, public_message, rephrase_message
+from core.methods.private_prediction.stage import private_prediction
+from core.privacy.planner import STAGE_TOKENS, DPSynRAGPlan, dp_synrag_prediction_cost
+from core.runspec import DPSynRAGSpec
+
+
+def bounded_rows(
+    clusters: Sequence[Sequence[int]], noisy_counts: Sequence[float], spec: DPSynRAGSpec, ctx: MethodContext
+) -> list[list[int]]:
+    """The rows of each group without refinement: all of C_r (``row_bound = "none"``), or a Poisson
+    subsample at q_r = min(1, k / h'(w_r)) from released counts only (``"poisson"``, docs/method.md
+    §2.4.8). Costs nothing extra: one unit still adds or removes at most its own row per group."""
+    if spec.row_bound == "none":
+        return [list(members) for members in clusters]
+    if spec.row_bound != "poisson":
+        raise ValueError(f"unknown row bound {spec.row_bound!r}")
+    return poisson_subsample(clusters, subsample_rates(noisy_counts, spec.k), ctx.rng())
+
+
+def group_source(
+    selected: list[list[int]],
+    noisy_counts: Sequence[float],
+    units: Sequence[Unit],
+    spec: DPSynRAGSpec,
+    plan: DPSynRAGPlan,
+    ctx: MethodContext,
+    messages: Sequence[str] | None,
+    starts: Sequence[str],
+    private_message: Callable[[str], str] = rephrase_message,
+) -> GroupSource:
+    """The prediction groups, built by ``private_prediction`` only after its charge, so that the row
+    bound's subsample (docs/method.md §2.4.8) is drawn inside the stage. ``selected[r]`` is updated to
+    the rows group r actually wrote with (on-screen diagnostics)."""
+
+    def build(gids: Sequence[int]) -> list[PredictionGroup]:
+        rows = [selected[r] for r in gids]
+        if not plan.refine:
+            rows = bounded_rows(rows, [noisy_counts[r] for r in gids], spec, ctx)
+        for r, chosen in zip(gids, rows):
+            selected[r] = chosen
+        built = build_groups(
+            rows, units, ctx, None if messages is None else [messages[r] for r in gids], [starts[r] for r in gids],
+            private_message,
+        )
+        return [replace(g, gid=r) for g, r in zip(built, gids)]
+
+    return GroupSource(tuple(range(len(selected))), build)
+
+
+def write_texts(
+    units: Sequence[Unit],
+    W: Sequence[str],
+    related: Sequence[Sequence[str]],
+    selected: list[list[int]],
+    noisy_counts: Sequence[float],
+    spec: DPSynRAGSpec,
+    plan: DPSynRAGPlan,
+    ctx: MethodContext,
+) -> dict[int, str]:
+    """Each cluster's text, as ``[dp_synrag] text`` says (docs/method.md §2.4 and §2.6).
+
+    Only "private" and "realised+private" read private documents (step 4, charged when it starts);
+    "topic_line" and "realised" are post-processing of the released topics.
+    """
+    if spec.text == "topic_line":
+        mode = spec.answer_start if spec.answer_start != "none" else "keywords"
+        return {r: answer_start(mode, w, rel) for r, (w, rel) in enumerate(zip(W, related))}
+    if spec.text == "private":
+        messages = (
+            [public_message(spec.public_row, ctx.task, w, rel) for w, rel in zip(W, related)]
+            if spec.public_row != "none"
+            else None
+        )
+        starts = [answer_start(spec.answer_start, w, rel) for w, rel in zip(W, related)]
+        groups = group_source(selected, noisy_counts, units, spec, plan, ctx, messages, starts)
+        return private_prediction(groups, plan.release(STAGE_TOKENS), dp_synrag_prediction_cost(plan), spec, ctx)
+    topics = [Topic(w, tuple(rel)) for w, rel in zip(W, related)]
+    example = public_example(spec.document_form, spec.public_example)
+    drafts = realise(topics, ctx.task, example, ctx.llm, ctx.reporter, spec.realisation_tokens,
+                     max_prompt_tokens=ctx.max_prompt_tokens)
+    if spec.text == "realised":
+        return {r: d.text for r, d in enumerate(drafts)}
+    # "realised+private": the draft is the public row; every member rewrites its own document in the same form.
+    rewrite = form_rewrite_message(example)
+    lead = example_lead(example)
+    groups = group_source(
+        selected, noisy_counts, units, spec, plan, ctx, [rewrite(d.text) for d in drafts], [lead] * len(drafts), rewrite
+    )
+    texts = private_prediction(
+        groups, plan.release(STAGE_TOKENS), dp_synrag_prediction_cost(plan), spec, ctx, private_message=rewrite
+    )
+    return {r: guarantee_words(clean_draft(t), topics[r].words)[0] for r, t in texts.items()}

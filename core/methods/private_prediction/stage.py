@@ -1,0 +1,87 @@
+"""The private-prediction stage (docs/method.md §2.4): charged when it starts, checkpointed group by group.
+
+The one DP stage that checkpoints as it goes: a resume reuses the finished groups and charges only
+the groups it draws again (``PredictionCost.charge``). The engine (``engine.py``) does the drawing.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from core.methods.base import MethodContext
+from core.methods.private_prediction.engine import (
+    EngineConfig,
+    PredictionGroup,
+    PrivatePredictionEngine,
+    top_k_plus_margin,
+)
+from core.methods.private_prediction.groups import GroupSource
+from core.methods.private_prediction.prompts import rephrase_message, template_prefix_length
+from core.privacy.planner import PredictionCost
+from core.privacy.release import Release
+from core.progress import ProgressEvent, StageProgress
+from core.runspec import DPSynRAGSpec
+
+
+def engine_config(spec: DPSynRAGSpec, c: float, batch_rows: int, shared_prefix: int = 0) -> EngineConfig:
+    """The private-prediction engine's settings from the run spec (DClip, public row, Top-k+)."""
+    anchored = spec.public_row != "none" or spec.text == "realised+private"  # there the draft is the public row
+    margin = top_k_plus_margin(c, spec.public_weight, spec.tau, spec.k) if spec.top_k_plus else 0.0
+    return EngineConfig(
+        max_new_tokens=spec.T,
+        clip=c,
+        tau=spec.tau,
+        max_rows=batch_rows,
+        public_anchor=anchored,
+        clip_mode=spec.clip,
+        public_weight=spec.public_weight,
+        top_k_plus=spec.top_k_plus,
+        top_k_margin=margin,
+        shared_prefix=shared_prefix,
+        force_length=spec.force_length,
+    )
+
+
+def private_prediction(
+    groups: Sequence[PredictionGroup] | GroupSource,
+    release: Release,
+    cost: PredictionCost,
+    spec: DPSynRAGSpec,
+    ctx: MethodContext,
+    private_message: Callable[[str], str] = rephrase_message,
+) -> dict[int, str]:
+    """Texts for the groups not yet finished in the checkpoint; checkpoints each finished one.
+
+    The one stage that checkpoints as it goes: charged when it starts (``release.charge``), and on a
+    resume only for the groups drawn again (``cost.charge``)."""
+    stage = release.stage
+    done: dict[str, str] = ctx.checkpoints.load(stage) if ctx.checkpoints.has(stage) else {}
+    gids = list(groups.gids) if isinstance(groups, GroupSource) else [g.gid for g in groups]
+    todo_ids = [gid for gid in gids if str(gid) not in done]
+    progress = StageProgress(ctx.reporter, stage, len(gids)).start("Writing synthetic documents")
+    progress.done = len(gids) - len(todo_ids)
+    # Charged when the stage starts, even with no group to write (the plan, the ledger and the
+    # certificate then agree); on a resume only if some group must be written again.
+    if todo_ids or not ctx.checkpoints.has(stage):
+        release.charge(
+            ctx.charge,
+            cost.charge(len(todo_ids), resumed=bool(done)),  # the plan's cost; a resume charges redrawn groups
+            f"{len(todo_ids)} groups, each unit in <= L={cost.overlap}",
+        )
+        ctx.checkpoints.save(stage, done)  # after the charge: a checkpoint means "charged"
+        wanted = set(todo_ids)
+        todo = groups.build(todo_ids) if isinstance(groups, GroupSource) else [g for g in groups if g.gid in wanted]
+        config = engine_config(spec, cost.c, ctx.batch_rows, template_prefix_length(ctx.llm, private_message))
+        engine = (ctx.engine_factory or PrivatePredictionEngine)(ctx.llm, config, ctx.token_sampler(spec.tau))
+
+        starts = {g.gid: list(g.start_ids) for g in todo}
+
+        def finished(out) -> None:
+            text = ctx.llm.decode(starts.get(out.gid, []) + out.token_ids).strip()
+            done[str(out.gid)] = text
+            ctx.checkpoints.save(stage, done)
+            ctx.reporter.emit(ProgressEvent(stage, "preview", message=text))
+
+        engine.run(todo, progress, finished)
+    progress.finish()
+    return {int(gid): text for gid, text in done.items()}

@@ -1,0 +1,342 @@
+"""DP-SynRAG's plan (SPEC §2): turn a target (ε, δ) into the noise parameters of each of its stages.
+
+DP-SynRAG (SPEC §2) spends its budget in up to six stages:
+
+    total ρ = ρ_p + ρ_hist + ρ_ck + L · (ρ_μ + ε_θ²/8 + T·(c/τ)²/2),  plus δ_p
+
+* ``phrases`` — DP phrase discovery (docs/method.md §2.0, ``core.privacy.set_union``): each unit
+  proposes ≤ K_p phrases, noise σ_p on the non-zero counts, release above τ_p: ρ_p = K_p/(2σ_p²) and
+  δ_p = K_p·Φ̄((τ_p − 1)/σ_p). The target δ is split: δ_p = ``phrases_delta_fraction``·δ goes to the
+  threshold, and the zCDP total is converted at δ − δ_p (``approx_eps_to_rho``);
+* ``histogram`` — Gaussian noise σ_h on the keyword histogram (L2 sensitivity √K): ρ_hist = K/(2σ_h²);
+* ``cluster_keywords`` — Gaussian noise σ_c on every cluster's co-keyword counts (docs/method.md §2.2b):
+  each unit votes for at most M words in each of its ≤ L clusters, so the whole count matrix has L2
+  sensitivity √(L·M) and ρ_ck = L·M/(2σ_c²), one Gaussian mechanism for all clusters at once;
+* ``retrieval_mean`` — Gaussian noise σ_μ on each cluster's embedding sum (Δ = 1): ρ_μ = 1/(2σ_μ²);
+* ``retrieval_threshold`` — the threshold exponential mechanism with ε_θ: ρ_θ = ε_θ²/8;
+* ``private_prediction`` — T tokens per cluster, each (2c/τ)-bounded-range: ρ = (c/τ)²/2 per token.
+
+The last three run on every cluster; a unit lies in at most L clusters and cluster membership depends
+only on the unit and the released noisy histogram, so overlapping parallel composition charges them L
+times (see accountant.py).
+
+Budget split. The seed's defaults (ε = 10, δ = 1e-3, K = 10, L = 5, T = 70: ρ_hist = 0.1,
+ρ_μ = 0.009, ε_θ = 0.4) are kept as *shares of the total ρ*: the histogram gets 0.1/ρ_ref of it,
+the cluster means L·0.009/ρ_ref, the thresholds L·0.02/ρ_ref (with L = 5 and ρ_ref the ρ of
+(10, 1e-3) under the chosen conversion), and private prediction the rest. So the reference run
+reproduces the seed exactly (c/τ = 0.1162 tight, 0.1057 loose) and any ε plans: at ε = 1 the fixed
+ρ_hist = 0.1 alone would exceed the whole budget, whereas a share never does. ``hist_fraction``,
+``mu_fraction`` and ``theta_fraction`` in the run spec, when non-zero, replace these shares (each is the
+share of the total ρ spent on that stage over all clusters).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from core.privacy.accountant import Accountant
+from core.privacy.conversion import approx_eps_to_rho, approx_rho_to_eps, eps_to_rho
+from core.privacy.plan_base import (
+    STAGE_CLUSTER_KEYWORDS,
+    STAGE_HISTOGRAM,
+    STAGE_MEAN,
+    STAGE_PHRASES,
+    STAGE_THRESHOLD,
+    STAGE_TOKENS,
+    _check_privacy_target,
+    _reject,
+)
+from core.privacy.release import BOUNDED_RANGE, GAUSSIAN, SPARSE_HISTOGRAM, Release, accountant_of, find
+from core.privacy.release import per_stage as stage_totals
+from core.privacy.set_union import release_threshold
+from core.runspec import DPSynRAGSpec
+
+REFERENCE_EPSILON = 10.0
+
+REFERENCE_DELTA = 1e-3
+
+REFERENCE_L = 5
+
+REFERENCE_RHO_HIST = 0.1
+
+REFERENCE_RHO_MU = 0.009
+
+REFERENCE_EPS_THETA = 0.4
+
+DEFAULT_CLUSTER_KEYWORDS_FRACTION = 0.2  # share of ρ for the co-keyword counts when the spec says 0
+
+DEFAULT_PHRASES_FRACTION = 0.1  # share of ρ for DP phrase discovery when the spec says 0
+
+DEFAULT_PHRASES_DELTA_FRACTION = 0.5  # share of δ for releasing a phrase of one unit when the spec says 0
+
+
+
+def default_fractions(conversion: str = "tight") -> tuple[float, float, float]:
+    """The seed's budget split as shares of total ρ: (histogram, cluster means, thresholds)."""
+    rho_ref = eps_to_rho(REFERENCE_EPSILON, REFERENCE_DELTA, conversion)
+    return (
+        REFERENCE_RHO_HIST / rho_ref,
+        REFERENCE_L * REFERENCE_RHO_MU / rho_ref,
+        REFERENCE_L * (REFERENCE_EPS_THETA**2 / 8.0) / rho_ref,
+    )
+
+
+
+@dataclass(frozen=True)
+class DPSynRAGPlan:
+    """Derived noise parameters of one DP-SynRAG run; per-cluster values are for one cluster."""
+
+    epsilon: float
+    delta: float
+    conversion: str
+    K: int
+    L: int
+    T: int
+    tau: float
+    rho_total: float
+    hist_fraction: float
+    mu_fraction: float
+    theta_fraction: float
+    tokens_fraction: float
+    rho_hist: float
+    sigma_h: float  # noise on each histogram count (L2 sensitivity √K)
+    M: int  # co-keywords per unit and cluster (0: the stage does not run)
+    cluster_keywords_fraction: float
+    rho_cluster_keywords: float  # all clusters together
+    sigma_c: float  # noise on each co-keyword count (L2 sensitivity √(L·M))
+    rho_mu: float  # per cluster
+    sigma_mu: float  # noise on each coordinate of a cluster's embedding sum (Δ = 1)
+    eps_theta: float  # threshold EM parameter, per cluster
+    rho_theta: float  # = ε_θ²/8, per cluster
+    rho_tokens_per_cluster: float  # = T·(c/τ)²/2
+    rho_per_token: float  # = (c/τ)²/2
+    c_over_tau: float
+    c: float  # logit clip bound for the given τ
+    rho_cluster: float  # = ρ_θ + ρ_μ + ρ_tokens_per_cluster
+    epsilon_tight: float  # ε(δ) of rho_total, tight conversion
+    epsilon_loose: float  # ε(δ) of rho_total, the seed's conversion
+    K_p: int = 0  # phrases per unit (0: no phrase discovery)
+    phrases_fraction: float = 0.0
+    rho_phrases: float = 0.0  # = K_p/(2σ_p²)
+    sigma_p: float = math.inf  # noise on each non-zero phrase count (L2 sensitivity √K_p on the common support)
+    tau_p: float = math.inf  # release threshold of a noisy phrase count
+    delta_phrases: float = 0.0  # δ_p = K_p·Φ̄((τ_p − 1)/σ_p): a phrase of one unit alone is released
+    delta_conversion: float = 0.0  # δ − δ_p: the δ at which the zCDP total is converted
+
+    @property
+    def discovers_phrases(self) -> bool:
+        return self.K_p > 0
+
+    @property
+    def token_epsilon(self) -> float:
+        """Each token is an exponential mechanism with ε = 2c/τ (Δ = c, sampling ∝ exp(z/τ))."""
+        return 2.0 * self.c_over_tau
+
+    @property
+    def token_stage(self) -> bool:
+        """Whether private prediction runs (``[dp_synrag] text`` = "private" or "realised+private")."""
+        return self.tokens_fraction > 0.0
+
+    @property
+    def refine(self) -> bool:
+        """Whether the retrieval-refinement stages (noisy centre, threshold) run at all."""
+        return self.rho_mu > 0.0
+
+    def releases(self) -> list[Release]:
+        """The plan as its DP stages, in the order a run draws them (cluster stages already times L)."""
+        stages = [self._phrases()] if self.discovers_phrases else []
+        stages.append(
+            Release(
+                STAGE_HISTOGRAM, GAUSSIAN, self.rho_hist, "noisy keyword histogram",
+                f"Gaussian noise on the keyword histogram, sigma_h={self.sigma_h:.4g}",
+                sensitivity=math.sqrt(self.K), sigma=self.sigma_h,
+            )
+        )
+        if self.M:
+            stages.append(
+                Release(
+                    STAGE_CLUSTER_KEYWORDS, GAUSSIAN, self.rho_cluster_keywords,
+                    "noisy co-keyword counts of every cluster (each unit: <= M words in each of <= L clusters)",
+                    f"Gaussian noise on every cluster's co-keyword counts, sigma_c={self.sigma_c:.4g}, "
+                    f"<= M={self.M} words per unit in each of <= L={self.L} clusters",
+                    sensitivity=math.sqrt(self.L * self.M), sigma=self.sigma_c,
+                )
+            )
+        if self.refine:
+            stages += [
+                Release(
+                    STAGE_MEAN, GAUSSIAN, self.L * self.rho_mu, "noisy embedding sum per cluster",
+                    f"Noisy cluster embedding sums, sigma_mu={self.sigma_mu:.4g}",
+                    sensitivity=1.0, sigma=self.sigma_mu, parallel=self.L,
+                ),
+                Release(
+                    STAGE_THRESHOLD, BOUNDED_RANGE, self.L * self.rho_theta, "similarity threshold per cluster",
+                    f"Cluster similarity thresholds, eps_theta={self.eps_theta:.4g}",
+                    epsilon=self.eps_theta, parallel=self.L,
+                ),
+            ]
+        if self.token_stage:
+            stages.append(
+                Release(
+                    STAGE_TOKENS, BOUNDED_RANGE, self.L * self.rho_tokens_per_cluster, "tokens sampled per cluster",
+                    f"Private prediction: {self.T} tokens per group, c/tau={self.c / self.tau:.4g}",
+                    epsilon=self.token_epsilon, count=self.T, parallel=self.L,
+                )
+            )
+        return stages
+
+    def _phrases(self) -> Release:
+        return Release(
+            STAGE_PHRASES, SPARSE_HISTOGRAM, self.rho_phrases,
+            f"noisy phrase counts released above a threshold (each unit: <= K_p={self.K_p} phrases of its own "
+            f"text); besides rho it spends delta_p={self.delta_phrases:.3g} of delta, the largest chance that "
+            "a phrase of one unit alone is released",
+            f"DP phrase discovery: Gaussian noise sigma_p={self.sigma_p:.4g} on each phrase count, <= K_p={self.K_p} "
+            f"phrases per unit, released above tau_p={self.tau_p:.4g} (delta_p={self.delta_phrases:.3g})",
+            sensitivity=math.sqrt(self.K_p), sigma=self.sigma_p, delta=self.delta_phrases, threshold=self.tau_p,
+            items_per_unit=self.K_p,
+        )
+
+    def release(self, stage: str) -> Release:
+        return find(self.releases(), stage)
+
+    def per_stage(self) -> dict[str, float]:
+        """Total ρ per stage (cluster stages already multiplied by L)."""
+        return stage_totals(self.releases())
+
+    def accountant(self) -> Accountant:
+        """The events a run with this plan records, in stage order."""
+        return accountant_of(self.releases())
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in asdict(self).items()}
+        d["token_epsilon"] = self.token_epsilon
+        d["per_stage"] = self.per_stage()
+        return d
+
+
+
+def _fraction(name: str, override: float, default: float) -> float:
+    value = float(override) if override else default
+    if not (0.0 < value < 1.0):
+        raise _reject(
+            f"The budget share {name} must lie strictly between 0 and 1 (got {value}).",
+            f"Set {name} to e.g. 0.05, or to 0 for the default.",
+        )
+    return value
+
+
+
+def _shares(spec: DPSynRAGSpec, conversion: str) -> tuple[float, float, float, float, float, float, int, int]:
+    """The shares of ρ (phrases, histogram, co-keywords, means, thresholds, tokens), M and K_p, checked."""
+    d_hist, d_mu, d_theta = default_fractions(conversion)
+    f_hist = _fraction("hist_fraction", spec.hist_fraction, d_hist)
+    if spec.refine:
+        f_mu = _fraction("mu_fraction", spec.mu_fraction, d_mu)
+        f_theta = _fraction("theta_fraction", spec.theta_fraction, d_theta)
+    else:  # no retrieval refinement: S_r = C_r, and its share goes to the tokens
+        f_mu = f_theta = 0.0
+    M = int(spec.cluster_keywords)
+    if int(spec.cluster_keywords) != spec.cluster_keywords or M < 0:
+        raise _reject(
+            f"cluster_keywords must be a whole number ≥ 0 (got {spec.cluster_keywords}).",
+            "Set dp_synrag.cluster_keywords to e.g. 5, or to 0 to release no co-keywords.",
+        )
+    f_ck = (
+        _fraction("cluster_keywords_fraction", spec.cluster_keywords_fraction, DEFAULT_CLUSTER_KEYWORDS_FRACTION)
+        if M
+        else 0.0
+    )
+    K_p = int(spec.phrases_per_unit) if spec.discover_phrases else 0
+    if spec.discover_phrases and (int(spec.phrases_per_unit) != spec.phrases_per_unit or K_p < 1):
+        raise _reject(
+            f"phrases_per_unit must be a whole number ≥ 1 (got {spec.phrases_per_unit}).",
+            "Set dp_synrag.phrases_per_unit to e.g. 8, or discover_phrases = false.",
+        )
+    f_p = _fraction("phrases_fraction", spec.phrases_fraction, DEFAULT_PHRASES_FRACTION) if K_p else 0.0
+    tokens = spec.token_stage
+    if not tokens:  # no private prediction: its share goes to the other stages, in proportion to theirs
+        scale = 1.0 / (f_p + f_hist + f_ck + f_mu + f_theta)
+        f_p, f_hist, f_ck, f_mu, f_theta = f_p * scale, f_hist * scale, f_ck * scale, f_mu * scale, f_theta * scale
+    f_tokens = 1.0 - (f_p + f_hist + f_ck + f_mu + f_theta) if tokens else 0.0
+    if tokens and not f_tokens > 0.0:
+        raise _reject(
+            f"The budget shares leave nothing for generating text (phrases {f_p:.3f} + histogram {f_hist:.3f} + "
+            f"co-keywords {f_ck:.3f} + cluster means {f_mu:.3f} + thresholds {f_theta:.3f} ≥ 1).",
+            "Lower phrases_fraction, hist_fraction, cluster_keywords_fraction, mu_fraction or theta_fraction so that "
+            "they sum to well below 1.",
+        )
+    return f_p, f_hist, f_ck, f_mu, f_theta, f_tokens, M, K_p
+
+
+def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion: str = "tight") -> DPSynRAGPlan:
+    """Split (ε, δ) across the DP-SynRAG stages and derive σ_h, σ_μ, ε_θ and c/τ."""
+    _check_privacy_target(epsilon, delta, conversion)
+    for name in ("K", "L", "T"):
+        value = getattr(spec, name)
+        if int(value) != value or value < 1:
+            raise _reject(f"{name} must be a whole number ≥ 1 (got {value}).", f"Fix dp_synrag.{name} in the run spec.")
+    if not (spec.tau > 0.0) or math.isinf(spec.tau):
+        raise _reject(f"The temperature τ must be > 0 (got {spec.tau}).", "Use τ = 1.0.")
+
+    f_p, f_hist, f_ck, f_mu, f_theta, f_tokens, M, K_p = _shares(spec, conversion)
+    tokens = spec.token_stage
+    K, L, T, tau = int(spec.K), int(spec.L), int(spec.T), float(spec.tau)
+    delta_p = (
+        _fraction("phrases_delta_fraction", spec.phrases_delta_fraction, DEFAULT_PHRASES_DELTA_FRACTION) * delta
+        if K_p
+        else 0.0
+    )
+    rho_total = approx_eps_to_rho(epsilon, delta, delta_p, conversion)
+    rho_p = f_p * rho_total
+    sigma_p = math.sqrt(K_p / (2.0 * rho_p)) if K_p else math.inf
+    tau_p = release_threshold(sigma_p, K_p, delta_p) if K_p else math.inf
+    rho_hist = f_hist * rho_total
+    rho_ck = f_ck * rho_total
+    rho_mu = f_mu * rho_total / L
+    rho_theta = f_theta * rho_total / L
+    rho_tokens_per_cluster = (rho_total - rho_p - rho_hist - rho_ck) / L - rho_mu - rho_theta if tokens else 0.0
+    if tokens and not rho_tokens_per_cluster > 0.0:  # only reachable through rounding at extreme shares
+        raise _reject("The budget shares leave nothing for generating text.", "Lower the other shares.")
+    rho_per_token = rho_tokens_per_cluster / T
+    c_over_tau = math.sqrt(2.0 * rho_per_token)
+    return DPSynRAGPlan(
+        epsilon=float(epsilon),
+        delta=float(delta),
+        conversion=conversion,
+        K=K,
+        L=L,
+        T=T,
+        tau=tau,
+        rho_total=rho_total,
+        hist_fraction=f_hist,
+        mu_fraction=f_mu,
+        theta_fraction=f_theta,
+        tokens_fraction=f_tokens,
+        rho_hist=rho_hist,
+        sigma_h=math.sqrt(K / (2.0 * rho_hist)),
+        M=M,
+        cluster_keywords_fraction=f_ck,
+        rho_cluster_keywords=rho_ck,
+        sigma_c=math.sqrt(L * M / (2.0 * rho_ck)) if M else math.inf,
+        rho_mu=rho_mu,
+        sigma_mu=math.sqrt(1.0 / (2.0 * rho_mu)) if rho_mu > 0 else math.inf,
+        eps_theta=math.sqrt(8.0 * rho_theta),
+        rho_theta=rho_theta,
+        rho_tokens_per_cluster=rho_tokens_per_cluster,
+        rho_per_token=rho_per_token,
+        c_over_tau=c_over_tau,
+        c=c_over_tau * tau,
+        rho_cluster=rho_mu + rho_theta + rho_tokens_per_cluster,
+        epsilon_tight=approx_rho_to_eps(rho_total, delta, delta_p, "tight"),
+        epsilon_loose=approx_rho_to_eps(rho_total, delta, delta_p, "loose"),
+        K_p=K_p,
+        phrases_fraction=f_p,
+        rho_phrases=rho_p,
+        sigma_p=sigma_p,
+        tau_p=tau_p,
+        delta_phrases=delta_p,
+        delta_conversion=delta - delta_p,
+    )
