@@ -16,7 +16,7 @@ MAX_TOKENS = 4_096  # T
 MAX_PROMPT_TOKENS = 32_768
 
 TEXT_MODES = ("topic_line", "private", "realised", "realised+private")
-DOCUMENT_FORMS = ("clinical_note", "case_file", "review")
+DOCUMENT_FORMS = ("clinical_note", "case_file", "review", "news_article")
 
 
 @dataclass
@@ -60,7 +60,7 @@ class DPSynRAGSpec:
     # (private prediction whose public row is the realised draft and whose rows rewrite their own documents
     # into the same form). Without a token stage its budget share goes to the topics and co-keywords.
     text: str = "private"
-    document_form: str = ""  # the shipped public example of the form: "clinical_note" | "case_file" | "review" | ""
+    document_form: str = ""  # the shipped public example of the form: one of DOCUMENT_FORMS or ""
     public_example: str = ""  # the custodian's own INVENTED example of the form (replaces document_form)
     realisation_tokens: int = 80  # tokens of each realised draft (public decoding)
     row_bound: str = "poisson"  # without refinement: each C_r Poisson-subsampled at min(1, k / h'(w_r)) | "none"

@@ -15,7 +15,8 @@ from desktop.wizard.topic_names import TopicNamesBox
 FORMATS = ("jsonl", "csv")
 MIN_TASK_CHARS = 10
 FORM_CHOICES = (("", "No example (a plain document)"), ("clinical_note", "Clinical note (shipped example)"),
-                ("case_file", "Case file (shipped example)"), ("review", "Product review (shipped example)"))
+                ("case_file", "Case file (shipped example)"), ("review", "Product review (shipped example)"),
+                ("news_article", "News article (shipped example)"))
 
 
 class TaskPage(Page):

@@ -29,9 +29,9 @@ from core.models.base import LanguageModel
 from core.paths import resources_dir
 from core.progress import Reporter, StageProgress
 from core.prompts import render
-from core.runspec import RunSpec
+from core.runspec import DOCUMENT_FORMS, RunSpec
 
-FORMS = ("clinical_note", "case_file", "review", "news_article")
+FORMS = DOCUMENT_FORMS  # resources/examples/<form>.txt and <form>.demo.toml
 REALISATION_STAGE = "realisation"
 REPETITION_PENALTY = 1.3  # public decoding (CTRL-style): divides a positive logit, multiplies a negative one
 NO_REPEAT_NGRAM = 3  # a token that would repeat a 3-gram already written is never chosen
