@@ -75,3 +75,16 @@ def test_the_copy_guard_bans_runs_of_the_demonstration_but_not_the_form():
 def test_cleaning_keeps_a_title_inside_its_sentence(title):
     text = f"Consultation note. {title} Okafor, 58, reports night pain. Impression: gout"
     assert rl.clean_draft(text) == f"Consultation note. {title} Okafor, 58, reports night pain."
+
+
+def test_the_lead_invents_initials_and_an_age_never_a_name_and_differs_by_topic():
+    example = rl.shipped_example("clinical_note")
+    leads = {rl.realisation_lead(example, rl.Topic(f"topic{i}", ("sore throat",))) for i in range(40)}
+    assert len(leads) > 20  # documents do not all start alike
+    for lead in leads:
+        assert re.fullmatch(r"Consultation note\. [A-Z]\. [A-Z]\., \d{2}, reports", lead), lead
+        assert 19 <= int(lead.split(", ")[1]) <= 88
+    topic = rl.Topic("gout", ("redness",))
+    assert rl.realisation_lead(example, topic) == rl.realisation_lead(example, topic)  # a rerun writes the same
+    assert rl.realisation_lead(rl.shipped_example("review"), topic) == "Review of"  # the form asks no person first
+    assert rl.realisation_lead("", topic) == ""

@@ -16,6 +16,7 @@ missing words named, and a final structured line guarantees the rest (:func:`gua
 
 from __future__ import annotations
 
+import hashlib
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -206,6 +207,35 @@ def example_lead(example: str, max_words: int = 6) -> str:
     if not lead or "[" in example[: len(lead)] or len(lead.split()) > max_words:
         return ""
     return lead
+
+
+_PERSON_SLOTS = frozenset({"name", "client", "patient", "who", "reviewer", "customer"})
+_AGE_SLOTS = frozenset({"age"})
+_INITIALS = "ABCDEFGHJKLMNPRSTVW"
+
+
+def realisation_lead(example: str, topic: Topic) -> str:
+    """The public start of one topic's draft: :func:`example_lead`, and when the form then asks for a person
+    and an age, invented ones (initials, as de-identified notes write them, and an age from 19 to 88),
+    with the form's words up to its next placeholder (e.g. "Consultation note. K. M., 47, reports").
+    Chosen from the topic's released words, so documents differ and a rerun writes the same; never a name."""
+    lead = example_lead(example)
+    if not lead:
+        return ""
+    parts = _PLACEHOLDER.split(example[example.index(lead) + len(lead):])
+    slots = [m.group(0)[1:-1].strip().lower() for m in _PLACEHOLDER.finditer(example)]
+    digest = int.from_bytes(hashlib.sha256("\x1f".join(topic.words).encode("utf-8")).digest()[:8], "big")
+    text = lead + parts[0]
+    for i, slot in enumerate(slots):
+        if slot in _PERSON_SLOTS:
+            first, last = _INITIALS[digest % 19], _INITIALS[(digest // 19) % 19]
+            text += f"{first}. {last}."
+        elif slot in _AGE_SLOTS:
+            text += str(19 + (digest // 361) % 70)
+        else:
+            break
+        text += parts[i + 1] if i + 1 < len(parts) else ""
+    return re.sub(r"\.\.", ".", text).rstrip() if text != lead + parts[0] else lead
 
 
 def form_rewrite_message(example: str) -> Callable[[str], str]:
@@ -436,7 +466,6 @@ def realise(
 ) -> list[Realisation]:
     """One document per topic from public inputs only; every released word appears in it."""
     progress = StageProgress(reporter, REALISATION_STAGE, len(topics)).start("Writing documents from the released topics")
-    lead = example_lead(example)
     demo = demonstration(example)
     guard = copy_guard(llm.chat.tokenizer, demo.document, example, (*demo.topic.words, *demo.avoid)) if demo else None
     if demo is not None and max_prompt_tokens is not None:  # public prompts: room for the demonstration
@@ -455,7 +484,8 @@ def realise(
                 for i in chunk
             ]
             pulls = [WordPull.of(llm.chat.tokenizer, topics[i].words) for i in chunk]
-            answers = public_greedy(llm, prompts, [lead] * len(chunk), max_new_tokens,
+            leads = [realisation_lead(example, topics[i]) for i in chunk]
+            answers = public_greedy(llm, prompts, leads, max_new_tokens,
                                     max_prompt_tokens=max_prompt_tokens, guard=guard, pulls=pulls)
             for i, prompt, answer in zip(chunk, prompts, answers):
                 draft = clean_draft(answer, prompt)
