@@ -59,8 +59,9 @@ class RunRelay(QObject):
         """Ask the child to stop; terminate it if it has not stopped after the grace period."""
         if not self.running:
             return
-        self._process.request_cancel()
-        QTimer.singleShot(self.grace_ms, self._hard_stop_if_running)
+        process = self._process
+        process.request_cancel()
+        QTimer.singleShot(self.grace_ms, lambda: self._hard_stop_if_running(process))
 
     def hard_stop(self) -> None:
         if self._process is not None:
@@ -73,8 +74,10 @@ class RunRelay(QObject):
         if self._process is not None:
             self._process.close()
 
-    def _hard_stop_if_running(self) -> None:
-        if self.running:
+    def _hard_stop_if_running(self, process: RunProcess) -> None:
+        """The grace period of ``process`` is over: stop it by force if it still runs (never a run
+        started since, such as a resume right after the cancel)."""
+        if self._process is process and self.running:
             self.hard_stop()
 
     def _poll(self) -> None:

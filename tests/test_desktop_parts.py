@@ -168,3 +168,41 @@ def test_topic_names_box_relays_lists_and_phrase_discovery(qtbot):
     assert spec.dp_synrag.domain_lists == ["/somewhere/own_list.txt", "icd10-cm"]  # a path list is kept
     assert spec.dp_synrag.discover_phrases is False
     assert "no privacy budget" in TRADE_OFF and "costs a share of the budget" in TRADE_OFF
+
+
+class _FakeProcess:
+    """Stands in for a child process: records what the relay asks of it."""
+
+    def __init__(self) -> None:
+        self.finished = False
+        self.cancel_requested = False
+        self.hard_stopped = False
+        self.run_dir = None
+
+    def request_cancel(self) -> None:
+        self.cancel_requested = True
+
+    def hard_stop(self) -> None:
+        self.hard_stopped = True
+        self.finished = True
+
+    def poll(self) -> list:
+        return []
+
+
+def test_a_cancel_grace_period_never_stops_the_run_started_after_it(qtbot):
+    from desktop.relay import RunRelay
+
+    relay = RunRelay(grace_ms=50)
+    first, resumed = _FakeProcess(), _FakeProcess()
+    relay._process = first
+    relay.cancel()
+    assert first.cancel_requested
+    first.finished = True  # the child stopped at its next check
+    relay._process = resumed  # ... and the officer pressed Resume at once
+    qtbot.wait(300)
+    assert not resumed.hard_stopped  # the first run's grace timer leaves the resumed run alone
+    stubborn = _FakeProcess()
+    relay._process = stubborn
+    relay.cancel()
+    qtbot.waitUntil(lambda: stubborn.hard_stopped, timeout=5_000)  # a child that ignores the request is stopped
