@@ -88,3 +88,5 @@ def test_the_lead_invents_initials_and_an_age_never_a_name_and_differs_by_topic(
     assert rl.realisation_lead(example, topic) == rl.realisation_lead(example, topic)  # a rerun writes the same
     assert rl.realisation_lead(rl.shipped_example("review"), topic) == "Review of"  # the form asks no person first
     assert rl.realisation_lead("", topic) == ""
+    lead = rl.realisation_lead(example, topic)
+    assert rl.clean_draft(lead + " redness for two days.") == lead + " redness for two days."  # commas kept

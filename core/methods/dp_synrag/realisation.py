@@ -268,6 +268,8 @@ def clean_draft(text: str, prompt: str = "") -> str:
 
 def _drop_placeholders(text: str) -> str:
     """Remove placeholders the writer left unfilled ("[name]") and the punctuation they leave behind."""
+    if not _PLACEHOLDER.search(text):
+        return re.sub(r"\s+", " ", text).strip()
     text = _PLACEHOLDER.sub("", text)
     text = re.sub(r"\(\s*\)", "", text)
     text = re.sub(r"\s+([,.;:!?])", r"\1", text)
