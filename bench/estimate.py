@@ -22,6 +22,7 @@ import argparse
 import csv
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -156,10 +157,17 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="privet-bench-estimate-") as tmp:
         work = args.work.resolve() if args.work else Path(tmp)
-        os.environ["PRIVET_HOME"] = str(work / "home")
-        Path(os.environ["PRIVET_HOME"]).mkdir(parents=True, exist_ok=True)
+        calibration = work / "home" / "calibration.json"
         for name in args.cases.split(","):
+            # Each case its own data folder (a subset of the demo corpus is the same dataset to the ledger,
+            # which would refuse a new name for it), with the speed calibration of the cases before it.
+            home = work / f"home-{name.strip()}"
+            home.mkdir(parents=True, exist_ok=True)
+            if calibration.is_file():
+                shutil.copyfile(calibration, home / "calibration.json")
+            os.environ["PRIVET_HOME"] = str(home)
             row = run_case(name.strip(), work)
+            calibration = home / "calibration.json"
             rows.append(row)
             print(json.dumps(row), flush=True)
             if args.json_out:

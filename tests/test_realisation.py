@@ -18,6 +18,7 @@ from helpers import CANARY, TINY, write_notes
 
 from core.errors import PrivetError
 from core.ledger import Ledger
+from core.methods.dp_synrag import public_decoding as pd
 from core.methods.dp_synrag import realisation as rl
 from core.methods.dp_synrag.method import generation_notes, text_stage_notes
 from core.paths import resources_dir
@@ -104,8 +105,8 @@ def test_realise_on_the_tiny_model_puts_every_released_word_in_every_document():
 
 
 def test_public_greedy_never_repeats_a_trigram():
-    assert rl._banned_by_ngrams([1, 2, 3, 1, 2], 3) == {3}
-    assert rl._banned_by_ngrams([1, 2], 3) == set()
+    assert pd._banned_by_ngrams([1, 2, 3, 1, 2], 3) == {3}
+    assert pd._banned_by_ngrams([1, 2], 3) == set()
     from core.models.registry import load_language_model
 
     llm = load_language_model(TINY)

@@ -13,6 +13,7 @@ import re
 import pytest
 
 from core.corpus import Unit
+from core.methods.dp_synrag import public_decoding as pd
 from core.methods.dp_synrag import realisation as rl
 from core.models.registry import packaged_tokenizer
 from core.paths import resources_dir
@@ -61,14 +62,14 @@ def test_the_copy_guard_bans_runs_of_the_demonstration_but_not_the_form():
     example = rl.shipped_example("clinical_note")
     demo = rl.demonstration(example)
     assert demo is not None
-    guard = rl.copy_guard(tokenizer, demo.document, example)
+    guard = pd.copy_guard(tokenizer, demo.document, example)
     demo_ids = list(tokenizer.encode(demo.document, add_special_tokens=False))
-    copied = [i for i in range(rl.COPY_NGRAM - 1, len(demo_ids))
-              if demo_ids[i] in rl._banned_by_guard(demo_ids[:i], guard)]
+    copied = [i for i in range(pd.COPY_NGRAM - 1, len(demo_ids))
+              if demo_ids[i] in pd._banned_by_guard(demo_ids[:i], guard)]
     assert len(copied) >= len(demo_ids) // 2  # most of the demonstration cannot be written again
     form_ids = list(tokenizer.encode(example, add_special_tokens=False))
-    assert not any(form_ids[i] in rl._banned_by_guard(form_ids[:i], guard)
-                   for i in range(rl.COPY_NGRAM - 1, len(form_ids)))  # the bare form stays writable
+    assert not any(form_ids[i] in pd._banned_by_guard(form_ids[:i], guard)
+                   for i in range(pd.COPY_NGRAM - 1, len(form_ids)))  # the bare form stays writable
 
 
 @pytest.mark.parametrize("title", ["Mr.", "Ms.", "Dr.", "Mrs."])

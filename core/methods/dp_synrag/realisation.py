@@ -19,29 +19,31 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
-import torch
 
 from core.corpus import Corpus, Unit
 from core.errors import PrivetError
 from core.models.base import LanguageModel
 from core.paths import resources_dir
 from core.progress import Reporter, StageProgress
+from core.methods.dp_synrag.public_decoding import (
+    WordPull,
+    copy_guard,
+    missing_words,
+    public_greedy,
+)
 from core.prompts import render
 from core.runspec import DOCUMENT_FORMS, RunSpec
 
 FORMS = DOCUMENT_FORMS  # resources/examples/<form>.txt and <form>.demo.toml
 REALISATION_STAGE = "realisation"
-REPETITION_PENALTY = 1.3  # public decoding (CTRL-style): divides a positive logit, multiplies a negative one
-NO_REPEAT_NGRAM = 3  # a token that would repeat a 3-gram already written is never chosen
 ATTEMPTS = 2  # drafts per topic before the structured line
 LONGEST_SHARED_RUN = 8  # an example sharing this many consecutive words with a unit is refused
 SHARED_TRIGRAM_SHARE = 0.6  # ... or this share of its word 3-grams with one unit (with >= MIN_TRIGRAMS of them)
 MIN_TRIGRAMS = 5
 DEMO_PROMPT_TOKENS = 512  # the writer's prompt with a demonstration is public: it may be longer than a private one
-COPY_NGRAM = 4  # the writer never writes a 4-token run of the demonstration that the bare form does not hold
 
 _WORD = re.compile(r"[\w'’-]+")
 _PLACEHOLDER = re.compile(r"\[[^\]]*\]")
@@ -287,12 +289,6 @@ def _whole_sentences(text: str) -> str:
     return text[: end + 1]
 
 
-def missing_words(text: str, words: Sequence[str]) -> list[str]:
-    """The released words that do not appear verbatim (case-insensitive, on word boundaries) in ``text``."""
-    lowered = text.lower()
-    return [w for w in words if not re.search(rf"(?<!\w){re.escape(w.lower())}(?!\w)", lowered)]
-
-
 def guarantee_words(text: str, words: Sequence[str]) -> tuple[str, bool]:
     """``text`` with a final structured line naming the released words it lacks (True when one was added)."""
     missing = missing_words(text, words)
@@ -300,157 +296,6 @@ def guarantee_words(text: str, words: Sequence[str]) -> tuple[str, bool]:
         return text, False
     line = "Key terms: " + ", ".join(missing) + "."
     return (f"{text}\n{line}" if text else line), True
-
-
-# -- public decoding ---------------------------------------------------------------------------
-
-
-def _banned_by_ngrams(tokens: Sequence[int], n: int) -> set[int]:
-    """Tokens that would repeat an n-gram already in ``tokens``."""
-    if n < 2 or len(tokens) < n - 1:
-        return set()
-    prefix = tuple(tokens[len(tokens) - n + 1 :])
-    return {tokens[i + n - 1] for i in range(len(tokens) - n + 1) if tuple(tokens[i : i + n - 1]) == prefix}
-
-
-CopyGuard = dict[tuple[int, ...], set[int]]
-
-
-def _word_ids(tokenizer, word: str) -> list[list[int]]:
-    """The token ids of ``word`` as written after a space, lower-case and capitalised."""
-    forms = dict.fromkeys((word, word[:1].upper() + word[1:]))
-    return [ids for ids in (list(tokenizer.encode(" " + f, add_special_tokens=False)) for f in forms) if ids]
-
-
-def copy_guard(tokenizer, demo_document: str, example: str, avoid: Sequence[str] = (), n: int = COPY_NGRAM) -> CopyGuard:
-    """The next tokens that would copy the demonstration, keyed by the tokens before them: an n-token run
-    the bare form does not hold, or one of its own words (``avoid``: its topic, names, details). The
-    writer keeps the form's words but invents its own."""
-    def grams(text: str) -> set[tuple[int, ...]]:
-        ids = list(tokenizer.encode(text, add_special_tokens=False))
-        return {tuple(ids[i : i + n]) for i in range(len(ids) - n + 1)}
-
-    guard: CopyGuard = {}
-    for gram in grams(demo_document) - grams(example):
-        guard.setdefault(gram[:-1], set()).add(gram[-1])
-    for word in avoid:
-        for ids in _word_ids(tokenizer, word):
-            key = tuple(ids[:1]) if len(ids) > 1 else ()  # a one-token word is never written; else not finished
-            guard.setdefault(key, set()).add(ids[1] if len(ids) > 1 else ids[0])
-    return guard
-
-
-def _banned_by_guard(tokens: Sequence[int], guard: CopyGuard, n: int = COPY_NGRAM) -> set[int]:
-    """The guard's bans after ``tokens`` (keys of every length up to n-1 are looked up)."""
-    banned: set[int] = set()
-    for k in range(min(n - 1, len(tokens)) + 1):
-        banned |= guard.get(tuple(tokens[len(tokens) - k :]) if k else (), set())
-    return banned
-
-
-@dataclass
-class WordPull:
-    """Lexically constrained decoding for one row: the released words not yet written pull the writer
-    (their first tokens gain ``bias``, growing over the answer), a word once begun is finished, and the
-    answer does not end while one is missing."""
-
-    words: Sequence[str]
-    variants: list[tuple[str, list[int]]]
-    queue: list[int] = field(default_factory=list)
-
-    @classmethod
-    def of(cls, tokenizer, words: Sequence[str]) -> "WordPull":
-        return cls(words, [(w, ids) for w in words for ids in _word_ids(tokenizer, w)])
-
-    def missing(self, text: str) -> set[str]:
-        return set(missing_words(text, self.words))
-
-    def first_tokens(self, missing: set[str]) -> set[int]:
-        return {ids[0] for w, ids in self.variants if w in missing}
-
-    def chosen(self, token: int, missing: set[str]) -> None:
-        """After ``token`` was written: queue the rest of the missing word it begins."""
-        if self.queue:
-            self.queue.pop(0)
-            return
-        for word, ids in self.variants:
-            if word in missing and ids[0] == token and len(ids) > 1:
-                self.queue = list(ids[1:])
-                return
-
-
-PULL_START, PULL_END = 1.0, 6.0  # the released words' bias at the first and the last token of an answer
-
-
-def public_greedy(
-    llm: LanguageModel,
-    messages: Sequence[str],
-    answer_starts: Sequence[str],
-    max_new_tokens: int,
-    repetition_penalty: float = REPETITION_PENALTY,
-    no_repeat_ngram: int = NO_REPEAT_NGRAM,
-    max_prompt_tokens: int | None = None,
-    guard: CopyGuard | None = None,
-    pulls: Sequence[WordPull] | None = None,
-) -> list[str]:
-    """Greedy decoding with a repetition penalty and no repeated n-grams, over public prompts only.
-
-    Each row's answer begins with its public ``answer_starts`` text, returned as part of the answer.
-    ``guard``: what of a demonstration the writer must not copy (:func:`copy_guard`); ``pulls``: each row's
-    released words, written by constrained decoding (:class:`WordPull`).
-    """
-    if not messages:
-        return []
-    tokenizer = llm.chat.tokenizer
-    starts = [list(tokenizer.encode(s, add_special_tokens=False)) if s else [] for s in answer_starts]
-    prompts = [p + s for p, s in zip(llm.chat_prompt_ids(messages, max_prompt_tokens), starts)]
-    session = llm.start_logits(prompts)
-    written: list[list[int]] = [list(s) for s in starts]
-    active = list(range(len(messages)))
-    eos = set(llm.eos_token_ids)
-    for step in range(max_new_tokens):
-        logits = session.logits().float().cpu().clone()
-        missing: dict[int, set[str]] = {}
-        for pos, row in enumerate(active):
-            pull = pulls[row] if pulls else None
-            if pull is not None and pull.queue:  # finishing a released word
-                forced = pull.queue[0]
-                logits[pos] = float("-inf")
-                logits[pos, forced] = 0.0
-                continue
-            seen = torch.tensor(sorted(set(written[row])), dtype=torch.long)
-            if len(seen):
-                values = logits[pos, seen]
-                logits[pos, seen] = torch.where(values > 0, values / repetition_penalty, values * repetition_penalty)
-            banned = _banned_by_ngrams(written[row], no_repeat_ngram) | _banned_by_guard(written[row], guard or {})
-            if pull is not None:
-                missing[row] = pull.missing(llm.decode(written[row]))
-                wanted = pull.first_tokens(missing[row])
-                banned -= wanted
-                if missing[row]:
-                    logits[pos, sorted(wanted)] += PULL_START + (PULL_END - PULL_START) * step / max(1, max_new_tokens - 1)
-                    banned |= {t for t in eos if t < logits.shape[1]}
-            if banned:
-                logits[pos, sorted(banned)] = float("-inf")
-        tokens = torch.argmax(logits, dim=-1)
-        keep = []
-        for pos, row in enumerate(active):
-            token = int(tokens[pos])
-            if token in eos:
-                continue
-            if pulls:
-                pulls[row].chosen(token, missing.get(row, set()))
-            written[row].append(token)
-            keep.append(pos)
-        if not keep or step == max_new_tokens - 1:
-            break
-        if len(keep) < len(active):
-            index = torch.tensor(keep, dtype=torch.long)
-            session.keep(index.to(llm.device))
-            tokens = tokens[index]
-            active = [active[pos] for pos in keep]
-        session.append(tokens.to(llm.device))
-    return [llm.decode(ids) for ids in written]
 
 
 # -- the stage --------------------------------------------------------------------------------
