@@ -234,50 +234,77 @@ def build_certificate(
     if unknown:
         raise PrivetError(f"Unknown identity fields: {', '.join(unknown)}.", f"Use only {', '.join(IDENTITY_FIELDS)}.")
     key = signing_key or load_signing_key()
-    stage_sum = sum(float(s.get("rho", 0.0)) for s in record.stages)
     documents = _documents_released(outputs)
     return {
         "format": FORMAT,
         "certificate_id": str(uuid.uuid4()),
         "created_on": datetime.now(timezone.utc).date().isoformat(),  # the date only: run time grows with the data
-        "identity": {
-            **{name: str(identity.get(name, "")) for name in IDENTITY_FIELDS},
-            "run_id": record.run_id,
-            "method": record.method,
-            "method_name": METHOD_NAMES[record.method],
-            "method_parameters": record.method_parameters,
-            "models": record.models,
-            "device": record.device,
-            "run_date": record.started_at[:10],  # exact times stay in the private run folder
-            "privet_version": record.privet_version,
-            "privet_commit": record.privet_commit,
-            "privet_bundle": record.privet_bundle,
-        },
+        "identity": _identity_section(record, identity),
         "summary": plain_summary(record) + ([f"This release contains {documents} synthetic "
                                              f"document{'' if documents == 1 else 's'}."]
                                             if documents is not None else []),
-        "guarantee": {
-            "end_to_end_dp": record.end_to_end_dp,
-            "unit_of_privacy": record.unit_kind,
-            "unit_description": _unit_words(record),
-            "person_column": record.person_column,
-            "neighbouring_relation": NEIGHBOURING.get(record.method, DEFAULT_NEIGHBOURING),
-            "definition": "rho-zCDP, converted to (epsilon, delta)-differential privacy",
-            "rho_total": record.rho_total,
-            "rho_sum_of_stages": stage_sum,
-            "stages": record.stages,
-            "delta": record.delta,
-            "epsilon_target": record.epsilon_target,
-            "epsilon_tight": record.epsilon_tight,
-            "epsilon_loose": record.epsilon_loose,
-            "conversion": "tight (Canonne, Kamath & Steinke 2020); loose shown for comparison",
-            "accounting_method": ACCOUNTING,
-        },
+        "guarantee": _guarantee_section(record),
         "budget_history": _budget_history(record, ledger),
         "budget_rationale": record.budget_rationale,
         "not_covered": not_covered(record),
         "scope_and_hazards": scope_and_hazards(record),
         "samplers": [{"sampler": s, "kind": sampler_kind(s)} for s in record.samplers],
+        **_dataset_sections(record),
+        "outputs": [file_entry(Path(p)) for p in outputs],
+        "documents_released": documents,
+        "renderings": [],
+        "signing_key": {
+            "algorithm": "Ed25519",
+            "public_key_fingerprint": public_key_fingerprint(key.public_key),
+            "storage": key.storage,
+        },
+        "test_mode": record.test_mode,
+        **_non_dp_section(non_dp_statistics),
+    }
+
+
+def _identity_section(record: PrivacyRecord, identity: dict[str, str]) -> dict[str, Any]:
+    """Who made the release, with what (the custodian's identity fields, the run, method and models)."""
+    return {
+        **{name: str(identity.get(name, "")) for name in IDENTITY_FIELDS},
+        "run_id": record.run_id,
+        "method": record.method,
+        "method_name": METHOD_NAMES[record.method],
+        "method_parameters": record.method_parameters,
+        "models": record.models,
+        "device": record.device,
+        "run_date": record.started_at[:10],  # exact times stay in the private run folder
+        "privet_version": record.privet_version,
+        "privet_commit": record.privet_commit,
+        "privet_bundle": record.privet_bundle,
+    }
+
+
+def _guarantee_section(record: PrivacyRecord) -> dict[str, Any]:
+    """The guarantee: unit of privacy, neighbouring relation, the stages' ρ and the (ε, δ) conversion."""
+    stage_sum = sum(float(s.get("rho", 0.0)) for s in record.stages)
+    return {
+        "end_to_end_dp": record.end_to_end_dp,
+        "unit_of_privacy": record.unit_kind,
+        "unit_description": _unit_words(record),
+        "person_column": record.person_column,
+        "neighbouring_relation": NEIGHBOURING.get(record.method, DEFAULT_NEIGHBOURING),
+        "definition": "rho-zCDP, converted to (epsilon, delta)-differential privacy",
+        "rho_total": record.rho_total,
+        "rho_sum_of_stages": stage_sum,
+        "stages": record.stages,
+        "delta": record.delta,
+        "epsilon_target": record.epsilon_target,
+        "epsilon_tight": record.epsilon_tight,
+        "epsilon_loose": record.epsilon_loose,
+        "conversion": "tight (Canonne, Kamath & Steinke 2020); loose shown for comparison",
+        "accounting_method": ACCOUNTING,
+    }
+
+
+def _dataset_sections(record: PrivacyRecord) -> dict[str, Any]:
+    """The keyed dataset fingerprint and the identity its budget is kept under (no plain hash of the data)."""
+    return {
         "dataset_fingerprint": {
             "value": record.dataset_fingerprint,
             "kind": "HMAC-SHA256 of the corpus under this installation's secret key (not a plain hash of the "
@@ -290,16 +317,6 @@ def build_certificate(
             "installation's secret key. Every view of the data (other columns, truncation, rows left out) is "
             "budgeted under it. The name is shown only when the custodian chose it.",
         },
-        "outputs": [file_entry(Path(p)) for p in outputs],
-        "documents_released": documents,
-        "renderings": [],
-        "signing_key": {
-            "algorithm": "Ed25519",
-            "public_key_fingerprint": public_key_fingerprint(key.public_key),
-            "storage": key.storage,
-        },
-        "test_mode": record.test_mode,
-        **_non_dp_section(non_dp_statistics),
     }
 
 
