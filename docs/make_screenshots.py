@@ -69,6 +69,16 @@ def certificate_pages(pdf: Path, out: Path) -> None:
                 candidate.replace(out / f"certificate-p{number}.png")
 
 
+def carry_high_water(source_home: Path, copy_home: Path) -> None:
+    """The copied data folder is the same ledger: give its copy the source's high-water mark (kept outside
+    the data folder, by ledger path; core/ledger/highwater.py), else the copy reads as a restored folder."""
+    from core.ledger import highwater
+
+    mark = source_home.parent / f".{source_home.name}.privet-state" / f"{highwater._entry_name(source_home / 'ledger.db')}.json"
+    if mark.is_file():
+        highwater._write_raw(copy_home / "ledger.db", mark.read_text(encoding="utf-8"))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=("tiny", "default"), default="default")
@@ -88,6 +98,8 @@ def main() -> int:
         run_dir = Path(home) / "runs" / source.name
     os.environ["PRIVET_HOME"] = home
     os.environ.setdefault("PRIVET_KEYRING", "memory")
+    if args.from_run is not None:
+        carry_high_water(args.from_run.resolve().parents[1], Path(home))
 
     from PySide6.QtWidgets import QApplication
 
