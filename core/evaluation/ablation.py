@@ -31,6 +31,7 @@ from core.evaluation.utility import score_utility
 from core.progress import NULL_REPORTER, Reporter
 
 ROUND_ONE: dict[str, Any] = {
+    "text": "private",  # the settings table is about private prediction's settings
     "keywords": "llm",
     "topic_words": "frequent",
     "hist_fraction": 0.0,

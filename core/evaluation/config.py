@@ -153,7 +153,8 @@ SCALE_CONFIGS = {
         llm=ModelChoice(source="default", backend="transformers"),
         embedder=ModelChoice(source="default"),
         dp_synrag=_dp(K=8, R=12, L=3, k=25, T=32, hist_fraction=0.4, cluster_keywords=5, cluster_keywords_fraction=0.4,
-                      answer_start="keywords", self_filter=True, self_filter_mode="similarity", max_prompt_tokens=160),
+                      answer_start="keywords", self_filter=True, self_filter_mode="similarity", max_prompt_tokens=160,
+                      text="realised"),  # as the demo spec and the wizard write (the ablation's own rows set text)
         max_members=240,
         benign_questions=40,
         attack_questions=12,
