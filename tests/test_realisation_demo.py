@@ -91,3 +91,9 @@ def test_the_lead_invents_initials_and_an_age_never_a_name_and_differs_by_topic(
     assert rl.realisation_lead("", topic) == ""
     lead = rl.realisation_lead(example, topic)
     assert rl.clean_draft(lead + " redness for two days.") == lead + " redness for two days."  # commas kept
+
+
+def test_cleaning_keeps_initials_inside_their_sentence():
+    lead = "Consultation note. M. B., 42, reports"
+    assert rl.clean_draft(lead + " a rash. Here is the document: done.") == lead + " a rash."
+    assert rl.clean_draft(lead + " a rash [details].") == lead + " a rash."  # placeholder dropped, comma kept

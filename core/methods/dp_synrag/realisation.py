@@ -59,7 +59,10 @@ _META_SENTENCE = re.compile(
     r"\bthis collection\b|\bplaceholder",
     re.IGNORECASE,
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bMrs\.)(?<!\bSt\.)(?<!\bNo\.)\s+")
+# a sentence ends at . ! ? but not after a title or an initial ("Dr. Lee", "K. M., 47")
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bMrs\.)(?<!\bSt\.)(?<!\bNo\.)(?<!\b[A-Z]\.)\s+"
+)
 _LABEL = re.compile(r"^\s*(document|text|note|output|answer|new document)\s*:\s*", re.IGNORECASE)
 
 
@@ -276,7 +279,7 @@ def _drop_placeholders(text: str) -> str:
     text = re.sub(r"\(\s*\)", "", text)
     text = re.sub(r"\s+([,.;:!?])", r"\1", text)
     text = re.sub(r"([,;:])(?:\s*[,;:])+", r"\1", text)
-    text = re.sub(r"([.!?])(?:\s*[,;:])+", r"\1", text)  # "Consultation note., 25" -> "Consultation note. 25"
+    text = re.sub(r"(?<!\b[A-Z])([.!?])(?:\s*[,;:])+", r"\1", text)  # "note., 25" -> "note. 25"; "K. M., 47" kept
     text = re.sub(r"^[\s,;:.]+", "", text)
     return re.sub(r"\s+", " ", text).strip()
 
