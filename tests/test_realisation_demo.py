@@ -97,3 +97,14 @@ def test_cleaning_keeps_initials_inside_their_sentence():
     lead = "Consultation note. M. B., 42, reports"
     assert rl.clean_draft(lead + " a rash. Here is the document: done.") == lead + " a rash."
     assert rl.clean_draft(lead + " a rash [details].") == lead + " a rash."  # placeholder dropped, comma kept
+
+
+def test_the_certificate_note_quotes_the_demonstration_the_writer_saw():
+    from core.methods.dp_synrag.method import generation_notes
+    from core.runspec import DPSynRAGSpec
+
+    shipped = " ".join(generation_notes(DPSynRAGSpec(text="realised", document_form="clinical_note")))
+    demo = rl.demonstration(rl.shipped_example("clinical_note"))
+    assert demo is not None and demo.document in shipped
+    own = " ".join(generation_notes(DPSynRAGSpec(text="realised", public_example="Visit note. [name] has [x].")))
+    assert "demonstration" not in own  # a custodian's own example: the writer saw no demonstration
