@@ -108,3 +108,16 @@ def test_the_certificate_note_quotes_the_demonstration_the_writer_saw():
     assert demo is not None and demo.document in shipped
     own = " ".join(generation_notes(DPSynRAGSpec(text="realised", public_example="Visit note. [name] has [x].")))
     assert "demonstration" not in own  # a custodian's own example: the writer saw no demonstration
+
+
+def test_each_realised_document_is_previewed_on_the_run_page():
+    from core.models.registry import load_language_model
+    from core.progress import CallbackReporter
+    from core.runspec import ModelChoice
+
+    events = []
+    llm = load_language_model(ModelChoice(source="tiny-random"))
+    topics = [rl.Topic("fever", ("cough",)), rl.Topic("rash", ("itch",))]
+    done = rl.realise(topics, TASK, rl.shipped_example("clinical_note"), llm, CallbackReporter(events.append), 8)
+    previews = [e.message for e in events if e.kind == "preview"]
+    assert previews == [d.text for d in done]

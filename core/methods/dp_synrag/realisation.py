@@ -27,7 +27,7 @@ from core.corpus import Corpus, Unit
 from core.errors import PrivetError
 from core.models.base import LanguageModel
 from core.paths import resources_dir
-from core.progress import Reporter, StageProgress
+from core.progress import ProgressEvent, Reporter, StageProgress
 from core.methods.dp_synrag.public_decoding import (
     WordPull,
     copy_guard,
@@ -347,6 +347,7 @@ def realise(
     for i, topic in enumerate(topics):
         text, fallback = guarantee_words(drafts[i], topic.words)
         out.append(Realisation(text=text, attempts=attempts[i], fallback=fallback))
+        reporter.emit(ProgressEvent(REALISATION_STAGE, "preview", message=text))  # public: the Run page shows it
         progress.advance()
     progress.finish()
     return out
