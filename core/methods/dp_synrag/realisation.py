@@ -7,9 +7,11 @@ holds only
 * the public task description, and
 * a **public example of the document form**, invented by the custodian or picked from the shipped
   forms (``resources/examples/*.txt``), never a real document: :func:`check_public_example` refuses an
-  example that shares a long run of words with any unit of the loaded corpus, before anything is charged.
+  example that shares a long run of words with any unit of the loaded corpus, before anything is charged;
+* for a shipped form, its invented demonstration (``<form>.demo.toml``), which the writer may not copy.
 
-Every released word must appear verbatim in the document: the writer is asked for them, its draft is
+Every released word must appear verbatim in the document: the writer is asked for them and pulled toward
+them by constrained decoding (``public_decoding.py``), its draft is
 cleaned of meta-text (:func:`clean_draft`), checked (:func:`missing_words`), written again with the
 missing words named, and a final structured line guarantees the rest (:func:`guarantee_words`).
 """
@@ -22,18 +24,12 @@ import tomllib
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-
 from core.corpus import Corpus, Unit
 from core.errors import PrivetError
+from core.methods.dp_synrag.public_decoding import WordPull, copy_guard, missing_words, public_greedy
 from core.models.base import LanguageModel
 from core.paths import resources_dir
 from core.progress import ProgressEvent, Reporter, StageProgress
-from core.methods.dp_synrag.public_decoding import (
-    WordPull,
-    copy_guard,
-    missing_words,
-    public_greedy,
-)
 from core.prompts import render
 from core.runspec import DOCUMENT_FORMS, RunSpec
 
@@ -233,7 +229,7 @@ def realisation_lead(example: str, topic: Topic) -> str:
     text = lead + parts[0]
     for i, slot in enumerate(slots):
         if slot in _PERSON_SLOTS:
-            first, last = _INITIALS[digest % 19], _INITIALS[(digest // 19) % 19]
+            first, last = _INITIALS[digest % len(_INITIALS)], _INITIALS[(digest // 19) % len(_INITIALS)]
             text += f"{first}. {last}."
         elif slot in _AGE_SLOTS:
             text += str(19 + (digest // 361) % 70)
