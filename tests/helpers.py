@@ -4,14 +4,18 @@
 name in row 7 by default; ``tiny_spec`` builds a DP-SynRAG run spec over it with the small sizes the
 tests use (``TINY_DP_SYNRAG``). Each test file passes its own note text or settings where it needs them.
 The desktop tests load ``wizard_notes`` into ``tiny_controller()`` (the ``wizard`` fixture of conftest.py).
+``statistical`` marks a statistical test of a mechanism whose noise comes from OS entropy.
 """
 
 from __future__ import annotations
 
 import csv
+import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import pytest
 
 from core.runspec import ModelChoice, RunSpec
 
@@ -26,6 +30,23 @@ NOTE = "{name} came in with {disease} and was treated with rest and water."
 # samples, k retrieved units, T tokens).
 TINY_SIZES = {"K": 4, "R": 5, "L": 2, "k": 5, "T": 6, "self_filter": False, "max_prompt_tokens": 64}
 TINY_DP_SYNRAG = {**TINY_SIZES, "topic_words": "frequent", "refine": True}
+
+
+
+def statistical(test: Callable[..., Any]) -> Callable[..., Any]:
+    """A statistical test of a mechanism drawn from OS entropy: it fails only when two independent draws
+    both reject. Each check rejects a correct law with probability p (1e-3 or 1e-4), so one run of the
+    suite's dozen checks would fail a correct mechanism about 1 % of the time; redrawn once, that is p²
+    per check, while a wrong law (which rejects every draw at these sample sizes) still fails."""
+
+    @functools.wraps(test)
+    def redrawn_once(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return test(*args, **kwargs)
+        except AssertionError:
+            return test(*args, **kwargs)
+
+    return pytest.mark.statistical(redrawn_once)
 
 
 def canary_at_7(canary: str = CANARY) -> Callable[[int], str]:

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from helpers import canary_at_7, tiny_spec, write_notes
+from helpers import canary_at_7, statistical, tiny_spec, write_notes
 from scipy import stats
 
 from core.errors import Cancelled, PrivetError
@@ -111,7 +111,7 @@ def test_plan_refuses_bad_settings():
         plan_aug_pe(AugPESpec(), 0.0, 1e-5)
 
 
-@pytest.mark.statistical
+@statistical
 def test_released_histogram_noise_has_the_planned_scale_and_is_charged_first():
     p = plan_aug_pe(AugPESpec(iterations=3), 4.0, 1e-5)
     n = 20_000
@@ -142,7 +142,7 @@ def test_threshold_and_selection_read_only_the_released_counts():
 # --- public generation --------------------------------------------------------------------------
 
 
-@pytest.mark.statistical
+@statistical
 def test_public_sampling_keeps_to_the_top_p_nucleus_in_proportion():
     probs = torch.tensor([[0.5, 0.3, 0.15, 0.05]])
     logits = probs.log().repeat(4000, 1)

@@ -27,6 +27,7 @@ from core.privacy.accountant import Accountant
 from core.privacy.planner import STAGE_CLUSTER_KEYWORDS, plan_dp_synrag
 from core.runspec import DPSynRAGSpec, RunSpec
 from core.methods.dp_synrag.vocabulary import Vocabulary
+from helpers import statistical
 
 WORDS = ["tusfosemia", "tregedcillin", "insomnia", "wheezing", "skin rash", "drimkitopathy", "remkatstatin",
          "sore throat", "back stiffness", "patient", "weeks", "fever"]
@@ -72,6 +73,7 @@ def test_candidates_depend_on_the_released_histogram_only():
     assert cluster_keyword_candidates(noisy, vocab, R=10) == list(vocab.words)  # at most |V|
 
 
+@statistical
 def test_release_is_charged_before_noise_and_noise_has_the_planned_sd():
     spec = DPSynRAGSpec(K=6, R=4, L=2, T=8, hist_fraction=0.3, cluster_keywords=3, cluster_keywords_fraction=0.3)
     plan = plan_dp_synrag(spec, 4.0, 1e-5)

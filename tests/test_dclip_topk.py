@@ -22,6 +22,7 @@ from core.methods.private_prediction import (
 from core.privacy.mechanisms import TokenSampler
 from core.prompts import render
 from core.runspec import DPSynRAGSpec, RunSpec
+from helpers import statistical
 
 V = 23
 
@@ -79,7 +80,7 @@ def test_top_k_plus_candidates_come_from_public_logits_only():
         assert torch.isinf(z[2:]).all() and torch.isfinite(z[:2]).all()
 
 
-@pytest.mark.statistical
+@statistical
 def test_restricted_sampler_draws_each_candidate_with_the_right_probability():
     """Chi-square test of the exact sampler over V_k+ (false-failure rate 1e-4)."""
     from scipy.stats import chi2

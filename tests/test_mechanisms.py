@@ -24,6 +24,7 @@ from core.privacy.mechanisms import (
     threshold_exponential_mechanism,
     threshold_intervals,
 )
+from helpers import statistical
 
 P_REJECT = 1e-4
 
@@ -45,7 +46,7 @@ def chi_square_p(observed: np.ndarray, expected_p: np.ndarray) -> float:
 # --- Gaussian noise ------------------------------------------------------------------------------
 
 
-@pytest.mark.statistical
+@statistical
 def test_opendp_gaussian_noise_has_mean_zero_and_std_sigma():
     sigma, n = 3.0, 20_000
     values = np.linspace(-5.0, 5.0, n)
@@ -97,7 +98,7 @@ def exact_interval_probabilities(scores: np.ndarray, k: int, eps: float) -> tupl
     return bounds, weights / weights.sum()
 
 
-@pytest.mark.statistical
+@statistical
 def test_threshold_em_interval_frequencies_match_exact_probabilities():
     scores = np.array([-0.3, 0.05, 0.2, 0.2, 0.31, 0.4, 0.55, 0.6, 0.6, 0.72, 0.8, 0.93, 1.2])
     k, eps, draws = 5, 1.5, 4000
@@ -111,7 +112,7 @@ def test_threshold_em_interval_frequencies_match_exact_probabilities():
     assert chi_square_p(counts, p) > P_REJECT
 
 
-@pytest.mark.statistical
+@statistical
 def test_threshold_em_is_uniform_inside_the_chosen_interval():
     scores = np.array([0.2, 0.8])  # k = 1: the interval [0.2, 0.8] has utility 0, the others −1
     thetas = np.array([threshold_exponential_mechanism(scores, 1, 20.0) for _ in range(2000)])
@@ -174,7 +175,7 @@ def test_clip_logits_degenerate_rows():
     assert half.dtype == torch.float32 and torch.all(half.abs() <= 0.2)
 
 
-@pytest.mark.statistical
+@statistical
 @pytest.mark.parametrize("tau", [1.0, 2.0])
 def test_token_sampler_matches_softmax_over_the_whole_vocabulary(tau):
     vocab, rows = 1000, 5000

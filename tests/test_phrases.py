@@ -27,6 +27,7 @@ from core.privacy.mechanisms import gaussian_sparse_histogram
 from core.privacy.planner import STAGE_HISTOGRAM, STAGE_PHRASES, plan_dp_synrag
 from core.privacy.set_union import item_counts, release_threshold, single_unit_release_bound
 from core.runspec import DPSynRAGSpec
+from helpers import statistical
 
 NOTES = resources_dir() / "demo" / "clinic" / "notes.csv"
 
@@ -147,6 +148,7 @@ def test_a_phrase_of_one_unit_is_released_at_rate_at_most_delta_over_K(exact):
     assert list(released.items) == sorted(released.items)
 
 
+@statistical
 def test_frequent_phrases_are_released_and_the_noise_has_the_planned_sd():
     sigma, K = 2.0, 4
     tau = release_threshold(sigma, K, 1e-6)

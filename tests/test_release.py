@@ -21,6 +21,7 @@ from core.privacy.planner import (
 )
 from core.privacy.release import GAUSSIAN, Release, accountant_of, checkpointed, run_release
 from core.runspec import AugPESpec, DPSynRAGSpec
+from helpers import statistical
 
 
 class MemoryCheckpoints:
@@ -105,6 +106,7 @@ def test_release_noise_has_the_declared_sd_and_shape():
     assert stats.kstest(noisy.ravel() / 3.0, "norm").pvalue > 1e-3
 
 
+@statistical
 def test_exact_sampler_is_used_without_a_test_generator():
     noisy = gaussian_stage(sigma=1.5, sensitivity=2.0).noise(np.zeros(4000))
     assert stats.kstest(noisy / 1.5, "norm").pvalue > 1e-3
@@ -137,3 +139,23 @@ def test_every_other_plan_is_its_list_of_releases():
     rpsg = plan_rpsg(2.0, 1e-6, m=5)
     (release,) = rpsg.releases()
     assert release.sensitivity == pytest.approx(math.sqrt(5)) and release.rho == pytest.approx(rpsg.rho)
+
+
+def test_a_statistical_check_is_redrawn_once_and_a_law_that_always_rejects_still_fails():
+    draws: list[int] = []
+
+    @statistical
+    def rejects_first_draw_only() -> None:
+        draws.append(1)
+        assert len(draws) > 1
+
+    @statistical
+    def always_rejects() -> None:
+        draws.append(1)
+        raise AssertionError("rejected")
+
+    rejects_first_draw_only()
+    assert len(draws) == 2
+    with pytest.raises(AssertionError):
+        always_rejects()
+    assert len(draws) == 4

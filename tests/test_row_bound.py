@@ -22,6 +22,7 @@ from core.paths import resources_dir
 from core.privacy.planner import STAGE_TOKENS, plan_dp_synrag
 from core.progress import NULL_REPORTER
 from core.runspec import DPSynRAGSpec, ModelChoice
+from helpers import statistical
 
 DOMAIN = str(resources_dir() / "vocab" / "medical_demo_domain.txt")
 
@@ -33,7 +34,7 @@ def test_rates_are_k_over_the_released_count_and_one_at_or_below_k():
         subsample_rates([10.0], k=0)
 
 
-@pytest.mark.statistical
+@statistical
 def test_each_member_is_kept_independently_at_rate_q():
     rng = np.random.default_rng(7)  # the test's own draws; the mechanism takes whatever generator it is given
     members, q, draws = list(range(400)), 0.1, 500
