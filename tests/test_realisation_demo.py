@@ -121,3 +121,28 @@ def test_each_realised_document_is_previewed_on_the_run_page():
     done = rl.realise(topics, TASK, rl.shipped_example("clinical_note"), llm, CallbackReporter(events.append), 8)
     previews = [e.message for e in events if e.kind == "preview"]
     assert previews == [d.text for d in done]
+
+
+def test_an_unfinished_last_sentence_is_cut_only_when_whole_sentences_hold_most_of_the_text():
+    lead = "Consultation note. N. C., 25, reports"
+    assert rl.clean_draft(lead + " aura and nausea for a week with nothing") == lead + " aura and nausea for a week with nothing."
+    text = "Consultation note. Fever and cough for two days. Impression: a viral chest infection. Plan: rest and"
+    assert rl.clean_draft(text) == "Consultation note. Fever and cough for two days. Impression: a viral chest infection."
+
+
+def test_a_form_that_opens_with_its_headline_starts_with_the_topic_word():
+    news = rl.shipped_example("news_article")
+    assert rl.realisation_lead(news, rl.Topic("kremlin", ("sanctions",))) == "Kremlin"
+    assert rl.realisation_lead("[Title]\n[text]", rl.Topic("al jazeera")) == "Al jazeera"
+    assert rl.realisation_lead("[name] wrote [what].", rl.Topic("gout")) == ""
+
+
+def test_the_writer_may_not_write_the_prompts_labels():
+    tokenizer = packaged_tokenizer()
+    guard = pd.with_scaffold(tokenizer, {})
+    for text in ("The topic of tass", "Kremlin. Related words: putin", "Document: a rash", "Key terms: gout"):
+        ids = list(tokenizer.encode(text, add_special_tokens=False))
+        assert any(ids[i] in pd._banned_by_guard(ids[:i], guard) for i in range(len(ids))), text
+    for text in ("Fever related to a viral infection.", "The patient documented the pain."):
+        ids = list(tokenizer.encode(text, add_special_tokens=False))
+        assert not any(ids[i] in pd._banned_by_guard(ids[:i], guard) for i in range(len(ids))), text

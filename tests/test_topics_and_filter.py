@@ -85,6 +85,22 @@ def test_similarity_self_filter_is_calibrated_on_public_sentences_only():
         run_self_filter(texts, "TASK", None, _ConstantEmbedder(), NULL_REPORTER, "nonsense")
 
 
+def test_self_filter_keeps_everything_when_the_forms_public_example_does_not_pass_it():
+    texts = {0: "fever and cough for two days", 1: "the weather is nice"}
+    on_task = run_self_filter(texts, "TASK", None, _ConstantEmbedder(), NULL_REPORTER, "similarity", "fever note")
+    assert on_task.judged and on_task.kept == {0: "fever and cough for two days"}
+    broad = run_self_filter(texts, "TASK", None, _ConstantEmbedder(), NULL_REPORTER, "similarity", "a news story")
+    assert not broad.judged and broad.kept == texts
+
+
+def test_the_shipped_news_form_is_a_reference_and_a_custodian_example_loses_its_placeholders():
+    from core.methods.dp_synrag.realisation import demonstration, form_reference, shipped_example
+
+    assert form_reference("news_article", "") == demonstration(shipped_example("news_article")).document
+    assert form_reference("", "Visit of [name]. [Who] said that [what].") == "Visit of. said that."
+    assert form_reference("", "") == ""
+
+
 def test_guidance_warns_on_weak_plans_and_suggests_parameters():
     weak = guide(DPSynRAGSpec(k=5, T=70), 1.0, 1e-6, 200, 30000)
     assert weak.consensus_nats < 1 and any("barely steer" in w for w in weak.warnings)

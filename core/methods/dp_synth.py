@@ -22,6 +22,7 @@ from core.methods.base import (
 )
 from core.methods.private_prediction.groups import build_groups
 from core.methods.private_prediction.prompts import public_message
+from core.methods.dp_synrag.realisation import form_reference
 from core.methods.private_prediction.self_filter import self_filter
 from core.methods.private_prediction.stage import private_prediction
 from core.privacy.mechanisms import TOKEN_SAMPLER
@@ -65,7 +66,7 @@ class DPSynthMethod:
         # Disjoint batches: the plan's cost has overlap 1 (each unit in one group).
         (stage,) = plan.releases()
         texts = private_prediction(groups, stage, plan.prediction_cost(), p, ctx)
-        kept = self_filter(texts, ctx, p.self_filter, p.self_filter_mode)
+        kept = self_filter(texts, ctx, p.self_filter, p.self_filter_mode, form_reference(p.document_form, p.public_example))
         docs = [SyntheticDoc(id=f"syn-{gid:04d}", text=text, group=gid) for gid, text in sorted(kept.items())]
         diagnostics = {"groups": len(groups), "generated": len(texts), "kept_after_self_filter": len(docs)}
         notes = list(COMMON_NOTES) + ["Units were split into random disjoint batches; each unit is in exactly one."]

@@ -32,6 +32,7 @@ from core.methods.dp_synrag.refinement import refine
 from core.methods.dp_synrag.row_bound import cluster_counts
 from core.methods.dp_synrag.text import write_texts
 from core.methods.dp_synrag.vocabulary import Vocabulary
+from core.methods.dp_synrag.realisation import form_reference
 from core.methods.private_prediction.self_filter import self_filter
 from core.privacy.planner import DPSynRAGPlan
 from core.runspec import DPSynRAGSpec
@@ -56,7 +57,8 @@ def run_dp_synrag(
     selected = refine(units, clusters, spec, plan, ctx)  # step 3
     topic_counts = cluster_counts(noisy_hist, vocab.index, W)  # h'(w_r), released: the row bound's rates
     texts = write_texts(units, W, related, selected, topic_counts, spec, plan, ctx)  # step 4
-    kept = self_filter(texts, ctx, spec.self_filter, spec.self_filter_mode)  # step 5
+    reference = form_reference(spec.document_form, spec.public_example)
+    kept = self_filter(texts, ctx, spec.self_filter, spec.self_filter_mode, reference)  # step 5
     documents = [SyntheticDoc(id=f"syn-{gid:04d}", text=text, group=gid) for gid, text in sorted(kept.items())]
     return DPSynRAGResult(documents, diagnostics(clusters, selected, texts, documents, spec.min_cluster_size))
 

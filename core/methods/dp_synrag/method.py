@@ -208,7 +208,8 @@ def generation_notes(p) -> list[str]:
     if p.self_filter:
         notes.append(
             f"Self-filter ({p.self_filter_mode}): synthetic texts were kept or dropped by reading only synthetic "
-            "and public text (threshold calibrated on shipped public sentences): post-processing, no cost."
+            "and public text (threshold calibrated on shipped public sentences): post-processing, no cost. When the "
+            "form's own public example does not pass the filter, it cannot judge this task and keeps every text."
         )
     return notes
 

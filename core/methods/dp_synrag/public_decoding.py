@@ -60,6 +60,21 @@ def copy_guard(tokenizer, demo_document: str, example: str, avoid: Sequence[str]
     return guard
 
 
+SCAFFOLD = ("Topic", "topic", "Related", "Document", "document", "Key terms")  # the prompt's labels, never a document's
+
+
+def with_scaffold(tokenizer, guard: CopyGuard, labels: Sequence[str] = SCAFFOLD) -> CopyGuard:
+    """``guard`` that also keeps the writer from the prompt's own labels, as written at the start or after a
+    space ("The topic of …", "Related words: …"); lower-case "related" stays a word it may write."""
+    out = {key: set(tokens) for key, tokens in guard.items()}
+    for label in labels:
+        for text in (label, " " + label):
+            ids = list(tokenizer.encode(text, add_special_tokens=False))
+            if 0 < len(ids) <= COPY_NGRAM:
+                out.setdefault(tuple(ids[:-1]), set()).add(ids[-1])
+    return out
+
+
 def _banned_by_guard(tokens: Sequence[int], guard: CopyGuard, n: int = COPY_NGRAM) -> set[int]:
     """The guard's bans after ``tokens`` (keys of every length up to n-1 are looked up)."""
     banned: set[int] = set()

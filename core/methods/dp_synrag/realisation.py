@@ -26,7 +26,7 @@ from typing import Callable, Sequence
 
 from core.corpus import Corpus, Unit
 from core.errors import PrivetError
-from core.methods.dp_synrag.public_decoding import WordPull, copy_guard, missing_words, public_greedy
+from core.methods.dp_synrag.public_decoding import WordPull, copy_guard, missing_words, public_greedy, with_scaffold
 from core.models.base import LanguageModel
 from core.paths import resources_dir
 from core.progress import ProgressEvent, Reporter, StageProgress
@@ -122,6 +122,14 @@ def demonstration(example: str) -> Demonstration | None:
     return None
 
 
+def form_reference(document_form: str, example: str) -> str:
+    """A public document of the form, for the self-filter's check that it can judge this task: the shipped
+    demonstration, else the example without its placeholders ("" when there is no example)."""
+    shown = public_example(document_form, example)
+    demo = demonstration(shown)
+    return demo.document if demo else _drop_placeholders(shown)
+
+
 def _words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
@@ -211,6 +219,7 @@ def example_lead(example: str, max_words: int = 6) -> str:
 
 
 _PERSON_SLOTS = frozenset({"name", "client", "patient", "who", "reviewer", "customer"})
+_TITLE_SLOTS = frozenset({"headline", "title", "subject"})
 _AGE_SLOTS = frozenset({"age"})
 _INITIALS = "ABCDEFGHJKLMNPRSTVW"
 
@@ -219,8 +228,13 @@ def realisation_lead(example: str, topic: Topic) -> str:
     """The public start of one topic's draft: :func:`example_lead`, and when the form then asks for a person
     and an age, invented ones (initials, as de-identified notes write them, and an age from 19 to 88),
     with the form's words up to its next placeholder (e.g. "Consultation note. K. M., 47, reports").
-    Chosen from the topic's released words, so documents differ and a rerun writes the same; never a name."""
+    Chosen from the topic's released words, so documents differ and a rerun writes the same; never a name.
+    A form that opens with its title ("[Headline]") starts with the topic's word, so the writer begins a
+    headline about it instead of echoing the prompt ("The topic of …")."""
     lead = example_lead(example)
+    first = _PLACEHOLDER.match(example.strip())
+    if not lead and first and first.group(0)[1:-1].strip().lower() in _TITLE_SLOTS:
+        return topic.keyword[:1].upper() + topic.keyword[1:]
     if not lead:
         return ""
     parts = _PLACEHOLDER.split(example[example.index(lead) + len(lead):])
@@ -281,11 +295,14 @@ def _drop_placeholders(text: str) -> str:
 
 
 def _whole_sentences(text: str) -> str:
-    """Cut a trailing unfinished sentence when at least one sentence is complete."""
-    end = max(text.rfind(". "), text.rfind("! "), text.rfind("? "))
-    if text.endswith((".", "!", "?")) or end < 0:
+    """Cut a trailing unfinished sentence when the complete ones before it hold at least half the text;
+    else (the only full stop is the form's opening, "Consultation note. K. M., 47, reports …") close it."""
+    if not text or text.endswith((".", "!", "?")):
         return text
-    return text[: end + 1]
+    ends = [m.start() for m in _SENTENCE_END.finditer(text)]
+    if ends and ends[-1] >= len(text) / 2:
+        return text[: ends[-1]].rstrip()
+    return text.rstrip(" ,;:-") + "."
 
 
 def guarantee_words(text: str, words: Sequence[str]) -> tuple[str, bool]:
@@ -313,7 +330,9 @@ def realise(
     """One document per topic from public inputs only; every released word appears in it."""
     progress = StageProgress(reporter, REALISATION_STAGE, len(topics)).start("Writing documents from the released topics")
     demo = demonstration(example)
-    guard = copy_guard(llm.chat.tokenizer, demo.document, example, (*demo.topic.words, *demo.avoid)) if demo else None
+    tokenizer = llm.chat.tokenizer
+    guard = with_scaffold(tokenizer, copy_guard(tokenizer, demo.document, example, (*demo.topic.words, *demo.avoid))
+                          if demo else {})
     if demo is not None and max_prompt_tokens is not None:  # public prompts: room for the demonstration
         max_prompt_tokens = max(max_prompt_tokens, DEMO_PROMPT_TOKENS)
     drafts = [""] * len(topics)

@@ -12,6 +12,13 @@ Three ways to judge a text, chosen by ``[dp_synrag] self_filter_mode``:
 * ``"similarity"``: the embedder's cosine between the text and the public task description,
   with the threshold calibrated the same way on the off-topic sentences.
 * ``"answer"``: the greedy YES/NO answer (docs/method.md §2.5; fine for large models).
+
+A filter that cannot tell this task's documents from the off-topic sentences keeps every text. The
+check is public: a **reference** (the shipped demonstration of the document form, or the custodian's
+invented example without its placeholders) is judged like a synthetic text; when it does not clear the
+threshold, the task is too broad for the calibration sentences (a news corpus: "The football match ended in
+a draw" is on topic) and filtering would drop real-looking documents at random (measured: the similarity
+filter kept 26 % of 300 real news articles, 100 % of real clinic notes and MovieLens profiles).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import torch
 
 from core.methods.base import MethodContext
 from core.models.base import Embedder, LanguageModel
-from core.progress import Reporter, StageProgress
+from core.progress import ProgressEvent, Reporter, StageProgress
 from core.prompts import render, template
 
 MODES = ("score", "similarity", "answer")
@@ -40,6 +47,7 @@ class FilterDecision:
     kept: dict[int, str]
     threshold: float | None
     mode: str
+    judged: bool = True  # False: the public reference did not clear the threshold, so every text was kept
 
 
 def offtopic_sentences() -> list[str]:
@@ -90,8 +98,10 @@ def run_self_filter(
     embedder: Embedder,
     reporter: Reporter,
     mode: str = "score",
+    reference: str = "",
 ) -> FilterDecision:
-    """Keep the texts judged useful for the public task; empty texts are always dropped."""
+    """Keep the texts judged useful for the public task; empty texts are always dropped. With a public
+    ``reference`` document of the task's form that the filter itself would drop, every text is kept."""
     if mode not in MODES:
         raise ValueError(f"unknown self-filter mode {mode!r}; use one of {MODES}")
     items = [(gid, t) for gid, t in sorted(texts.items()) if t.strip()]
@@ -102,9 +112,10 @@ def run_self_filter(
     bodies = [t for _, t in items]
     threshold: float | None
     if mode == "answer":
-        answers = llm.generate([render("self_filter", task=task, text=t) for t in bodies], 3, temperature=0.0)
-        keep = ["yes" in a.lower() for a in answers]
-        threshold = None
+        judged = ["yes" in a.lower() for a in llm.generate(
+            [render("self_filter", task=task, text=t) for t in [*bodies, reference] if t], 3, temperature=0.0)]
+        keep, threshold = judged[: len(bodies)], None
+        can_judge = judged[-1] if reference else True
     else:
         score = (
             (lambda ts: yes_no_margins(llm, task, ts))
@@ -112,16 +123,25 @@ def run_self_filter(
             else (lambda ts: task_similarities(embedder, task, ts))
         )
         threshold = public_threshold(score(offtopic_sentences()))
-        keep = list(score(bodies) > threshold)
+        scores = score([*bodies, reference] if reference else bodies)
+        keep = list(scores[: len(bodies)] > threshold)
+        can_judge = bool(scores[-1] > threshold) if reference else True
     progress.advance(len(items))
     progress.finish()
+    if not can_judge:
+        reporter.emit(ProgressEvent("self_filter", "log", message="The self-filter cannot tell this task's documents "
+                                    "from off-topic text (the public example of the form does not pass it): every "
+                                    "document is kept."))
+        return FilterDecision(dict(items), threshold, mode, judged=False)
     kept = {gid: text for (gid, text), k in zip(items, keep) if k}
     return FilterDecision(kept, threshold, mode)
 
 
-def self_filter(texts: dict[int, str], ctx: MethodContext, enabled: bool = True, mode: str = "score") -> dict[int, str]:
+def self_filter(
+    texts: dict[int, str], ctx: MethodContext, enabled: bool = True, mode: str = "score", reference: str = ""
+) -> dict[int, str]:
     """Step 5: the texts judged useful for the public task (post-processing: free); with the filter off,
-    every non-empty text."""
+    every non-empty text. ``reference``: a public document of the form (see :func:`run_self_filter`)."""
     if not enabled:
         return {g: t for g, t in texts.items() if t.strip()}
-    return run_self_filter(texts, ctx.task, ctx.llm, ctx.embedder, ctx.reporter, mode).kept
+    return run_self_filter(texts, ctx.task, ctx.llm, ctx.embedder, ctx.reporter, mode, reference).kept
