@@ -146,3 +146,8 @@ def test_the_writer_may_not_write_the_prompts_labels():
     for text in ("Fever related to a viral infection.", "The patient documented the pain."):
         ids = list(tokenizer.encode(text, add_special_tokens=False))
         assert not any(ids[i] in pd._banned_by_guard(ids[:i], guard) for i in range(len(ids))), text
+
+
+def test_a_form_that_opens_with_the_person_starts_with_invented_initials():
+    lead = rl.realisation_lead("[name] rated these films highly: [film] ([genres]).", rl.Topic("fargo", ("heat",)))
+    assert re.fullmatch(r"[A-Z]\. [A-Z]\. rated these films highly:", lead), lead

@@ -229,15 +229,17 @@ def realisation_lead(example: str, topic: Topic) -> str:
     and an age, invented ones (initials, as de-identified notes write them, and an age from 19 to 88),
     with the form's words up to its next placeholder (e.g. "Consultation note. K. M., 47, reports").
     Chosen from the topic's released words, so documents differ and a rerun writes the same; never a name.
-    A form that opens with its title ("[Headline]") starts with the topic's word, so the writer begins a
-    headline about it instead of echoing the prompt ("The topic of …")."""
+    A form that opens with the person ("[name] rated these films highly: …") starts with the invented
+    initials; one that opens with its title ("[Headline]") starts with the topic's word, so the writer
+    begins a headline about it instead of echoing the prompt ("The topic of …")."""
     lead = example_lead(example)
-    first = _PLACEHOLDER.match(example.strip())
-    if not lead and first and first.group(0)[1:-1].strip().lower() in _TITLE_SLOTS:
+    opening = _PLACEHOLDER.match(example.strip())
+    opening_slot = opening.group(0)[1:-1].strip().lower() if opening else ""
+    if not lead and opening_slot in _TITLE_SLOTS:
         return topic.keyword[:1].upper() + topic.keyword[1:]
-    if not lead:
+    if not lead and opening_slot not in _PERSON_SLOTS:
         return ""
-    parts = _PLACEHOLDER.split(example[example.index(lead) + len(lead):])
+    parts = _PLACEHOLDER.split(example[example.index(lead) + len(lead):] if lead else example.strip())
     slots = [m.group(0)[1:-1].strip().lower() for m in _PLACEHOLDER.finditer(example)]
     digest = int.from_bytes(hashlib.sha256("\x1f".join(topic.words).encode("utf-8")).digest()[:8], "big")
     text = lead + parts[0]
