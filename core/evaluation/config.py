@@ -77,7 +77,9 @@ DATASET_CONFIGS = {
         person_column="user",
         benign_kind="recommendation",
         task="Recommend films to people from the films they liked.",
-        public_example="[name] rated these films highly: [film] ([genres]), [film] ([genres]), [film] ([genres]).",
+        document_form="film_ratings",
+        public_example="[name] rated these films highly: [film] ([genres]), [film] ([genres]), [film] ([genres]) "
+                       "and [film] ([genres]).",
     ),
     "news": DatasetConfig(
         name="news",

@@ -16,7 +16,7 @@ MAX_TOKENS = 4_096  # T
 MAX_PROMPT_TOKENS = 32_768
 
 TEXT_MODES = ("topic_line", "private", "realised", "realised+private")
-DOCUMENT_FORMS = ("clinical_note", "case_file", "review", "news_article")
+DOCUMENT_FORMS = ("clinical_note", "case_file", "review", "news_article", "film_ratings")
 
 
 @dataclass

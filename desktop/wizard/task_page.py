@@ -16,7 +16,8 @@ FORMATS = ("jsonl", "csv")
 MIN_TASK_CHARS = 10
 FORM_CHOICES = (("", "No example (a plain document)"), ("clinical_note", "Clinical note (shipped example)"),
                 ("case_file", "Case file (shipped example)"), ("review", "Product review (shipped example)"),
-                ("news_article", "News article (shipped example)"))
+                ("news_article", "News article (shipped example)"),
+                ("film_ratings", "A person's film ratings (shipped example)"))
 
 
 class TaskPage(Page):

@@ -37,8 +37,8 @@ CopyGuard = dict[tuple[int, ...], set[int]]
 
 
 def _word_ids(tokenizer, word: str) -> list[list[int]]:
-    """The token ids of ``word`` as written after a space, lower-case and capitalised."""
-    forms = dict.fromkeys((word, word[:1].upper() + word[1:]))
+    """The token ids of ``word`` as written after a space: as given, capitalised and in title case."""
+    forms = dict.fromkeys((word, word[:1].upper() + word[1:], " ".join(w[:1].upper() + w[1:] for w in word.split())))
     return [ids for ids in (list(tokenizer.encode(" " + f, add_special_tokens=False)) for f in forms) if ids]
 
 

@@ -52,7 +52,8 @@ _META_LINE = re.compile(
 _META_SENTENCE = re.compile(
     r"\b(document|source)\s*:|\bthe (original |following |above |given |new )?(document|text)\b|\brephras|\bparaphras|"
     r"\bhere (is|are)\b|\bas an ai\b|\blanguage model\b|\binvented example\b|\bsquare brackets\b|\bexactly as written\b|"
-    r"\bthis collection\b|\bplaceholder",
+    r"\bthis collection\b|\bplaceholder|\bthe (above|previous|original) (example|sentence|version|request)\b|"
+    r"\bthis is an? (sample|continuation|example)\b",
     re.IGNORECASE,
 )
 # a sentence ends at . ! ? but not after a title or an initial ("Dr. Lee", "K. M., 47")
@@ -279,8 +280,19 @@ def clean_draft(text: str, prompt: str = "") -> str:
         seen.add(key)
         kept.append(line)
     sentences = _SENTENCE_END.split(_drop_placeholders(" ".join(kept)))
-    body = " ".join(x for x in sentences if x.strip() and not _META_SENTENCE.search(x) and not _URL.search(x))
+    body = " ".join(filter(None, (_before_meta(x) for x in sentences)))
     return _whole_sentences(body.strip())
+
+
+def _before_meta(sentence: str, min_words: int = 4) -> str:
+    """A sentence without meta-text or URLs: whole when it has none; its words before the first one when
+    they are at least ``min_words`` ("K. M. rated these films highly: Fargo, Heat This is a sample of …"
+    keeps the list); else nothing."""
+    hits = [m.start() for m in (_META_SENTENCE.search(sentence), _URL.search(sentence)) if m]
+    if not hits:
+        return sentence.strip()
+    before = sentence[: min(hits)].rstrip(" ,;:-(")
+    return before + "." if len(before.split()) >= min_words else ""
 
 
 def _drop_placeholders(text: str) -> str:
@@ -305,6 +317,23 @@ def _whole_sentences(text: str) -> str:
     if ends and ends[-1] >= len(text) / 2:
         return text[: ends[-1]].rstrip()
     return text.rstrip(" ,;:-") + "."
+
+
+def sentences_of(text: str) -> list[str]:
+    """``text`` split into sentences (titles and initials do not end one)."""
+    return [x for x in _SENTENCE_END.split(text.strip()) if x.strip()]
+
+
+def trim_to_form(text: str, words: Sequence[str], limit: int) -> str:
+    """At most ``limit`` sentences (the demonstration's length and one more), or up to the sentence that
+    holds the last released word if that comes later: a small writer that has written the form goes on
+    talking about it ("This is a continuation of the previous example …")."""
+    parts = sentences_of(text)
+    if limit <= 0 or len(parts) <= limit:
+        return text
+    needed = max((i for i, s in enumerate(parts) if not missing_words(" ".join(parts[: i + 1]), words)
+                  and missing_words(" ".join(parts[:i]), words)), default=0)
+    return " ".join(parts[: max(limit, needed + 1)])
 
 
 def guarantee_words(text: str, words: Sequence[str]) -> tuple[str, bool]:
@@ -337,6 +366,7 @@ def realise(
                           if demo else {})
     if demo is not None and max_prompt_tokens is not None:  # public prompts: room for the demonstration
         max_prompt_tokens = max(max_prompt_tokens, DEMO_PROMPT_TOKENS)
+    limit = len(sentences_of(demo.document)) + 1 if demo else 0
     drafts = [""] * len(topics)
     attempts = [0] * len(topics)
     todo = list(range(len(topics)))
@@ -355,7 +385,7 @@ def realise(
             answers = public_greedy(llm, prompts, leads, max_new_tokens,
                                     max_prompt_tokens=max_prompt_tokens, guard=guard, pulls=pulls)
             for i, prompt, answer in zip(chunk, prompts, answers):
-                draft = clean_draft(answer, prompt)
+                draft = trim_to_form(clean_draft(answer, prompt), topics[i].words, limit)
                 attempts[i] += 1
                 if attempt == 0 or len(missing_words(draft, topics[i].words)) < len(missing_words(drafts[i], topics[i].words)):
                     drafts[i] = draft
