@@ -34,9 +34,11 @@ def test_every_shipped_form_has_an_invented_demonstration_that_holds_its_own_wor
     assert rl.demonstration("") is None
 
 
-def test_the_demonstrations_are_not_documents_of_the_demo_corpus():
-    with open(resources_dir() / "demo" / "clinic" / "notes.csv", newline="", encoding="utf-8") as fh:
-        units = [Unit(uid=row["id"], text=row["note"]) for row in csv.DictReader(fh)]
+def test_the_demonstrations_are_not_documents_of_the_demo_corpora():
+    units = []
+    for folder, file, column in (("clinic", "notes.csv", "note"), ("movielens", "users.csv", "document")):
+        with open(resources_dir() / "demo" / folder / file, newline="", encoding="utf-8") as fh:
+            units += [Unit(uid=row["id"], text=row[column]) for row in csv.DictReader(fh)]
     for form in rl.FORMS:
         demo = rl.demonstration(rl.shipped_example(form))
         assert demo is not None
