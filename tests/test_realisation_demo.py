@@ -153,3 +153,13 @@ def test_the_writer_may_not_write_the_prompts_labels():
 def test_a_form_that_opens_with_the_person_starts_with_invented_initials():
     lead = rl.realisation_lead("[name] rated these films highly: [film] ([genres]).", rl.Topic("fargo", ("heat",)))
     assert re.fullmatch(r"[A-Z]\. [A-Z]\. rated these films highly:", lead), lead
+
+
+def test_a_document_keeps_the_forms_length_unless_a_released_word_comes_later():
+    text = "K. M. rated these films highly: Fargo (Crime). This is how lists work. Heat is good. More talk."
+    assert rl.trim_to_form(text, ["fargo"], 2) == "K. M. rated these films highly: Fargo (Crime). This is how lists work."
+    assert rl.trim_to_form(text, ["fargo", "heat", "missing"], 2) == (
+        "K. M. rated these films highly: Fargo (Crime). This is how lists work. Heat is good.")
+    assert rl.trim_to_form(text, ["fargo"], 0) == text  # no demonstration: no limit
+    assert rl.clean_draft("K. M. rated these films highly: Fargo, Heat This is a sample of the list") == (
+        "K. M. rated these films highly: Fargo, Heat.")

@@ -331,9 +331,11 @@ def trim_to_form(text: str, words: Sequence[str], limit: int) -> str:
     parts = sentences_of(text)
     if limit <= 0 or len(parts) <= limit:
         return text
-    needed = max((i for i, s in enumerate(parts) if not missing_words(" ".join(parts[: i + 1]), words)
-                  and missing_words(" ".join(parts[:i]), words)), default=0)
-    return " ".join(parts[: max(limit, needed + 1)])
+    present = [w for w in words if not missing_words(text, [w])]
+    last_needed = max((next((i for i, part in enumerate(parts) if not missing_words(part, [w])), len(parts) - 1)
+                       for w in present),
+                      default=0)
+    return " ".join(parts[: max(limit, last_needed + 1)])
 
 
 def guarantee_words(text: str, words: Sequence[str]) -> tuple[str, bool]:
