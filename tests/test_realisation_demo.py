@@ -163,3 +163,10 @@ def test_a_document_keeps_the_forms_length_unless_a_released_word_comes_later():
     assert rl.trim_to_form(text, ["fargo"], 0) == text  # no demonstration: no limit
     assert rl.clean_draft("K. M. rated these films highly: Fargo, Heat This is a sample of the list") == (
         "K. M. rated these films highly: Fargo, Heat.")
+
+
+def test_a_run_on_sentence_is_cut_at_a_comma_unless_a_released_word_would_go():
+    head = "Plan: rest at home with " + " ".join(["fluids"] * 20)
+    long = head + ", then " + " ".join(["talk"] * 20) + " and review in a week."
+    assert rl.trim_to_form(long, ["rest"], 4) == head + "."
+    assert rl.trim_to_form(long, ["rest", "review"], 4) == long  # "review" lies beyond the cut

@@ -39,6 +39,7 @@ ATTEMPTS = 2  # drafts per topic before the structured line
 LONGEST_SHARED_RUN = 8  # an example sharing this many consecutive words with a unit is refused
 SHARED_TRIGRAM_SHARE = 0.6  # ... or this share of its word 3-grams with one unit (with >= MIN_TRIGRAMS of them)
 MIN_TRIGRAMS = 5
+LONGEST_SENTENCE = 40  # words: a longer sentence of the writer is a run-on, cut at a comma (if no released word is lost)
 DEMO_PROMPT_TOKENS = 512  # the writer's prompt with a demonstration is public: it may be longer than a private one
 
 _WORD = re.compile(r"[\w'’-]+")
@@ -327,15 +328,29 @@ def sentences_of(text: str) -> list[str]:
 def trim_to_form(text: str, words: Sequence[str], limit: int) -> str:
     """At most ``limit`` sentences (the demonstration's length and one more), or up to the sentence that
     holds the last released word if that comes later: a small writer that has written the form goes on
-    talking about it ("This is a continuation of the previous example …")."""
+    talking about it ("This is a continuation of the previous example …"). Run-on sentences are cut at a
+    comma first when that loses no released word."""
+    present = [w for w in words if not missing_words(text, [w])]
+    shortened = " ".join(_shorter(part) for part in sentences_of(text))
+    if not missing_words(shortened, present):
+        text = shortened
     parts = sentences_of(text)
     if limit <= 0 or len(parts) <= limit:
         return text
-    present = [w for w in words if not missing_words(text, [w])]
     last_needed = max((next((i for i, part in enumerate(parts) if not missing_words(part, [w])), len(parts) - 1)
                        for w in present),
                       default=0)
     return " ".join(parts[: max(limit, last_needed + 1)])
+
+
+def _shorter(sentence: str, max_words: int = LONGEST_SENTENCE) -> str:
+    """A run-on sentence of more than ``max_words`` words cut at its last comma or semicolon within them."""
+    words = sentence.split()
+    if len(words) <= max_words:
+        return sentence
+    head = " ".join(words[:max_words])
+    cut = max(head.rfind(","), head.rfind(";"))
+    return head[:cut].rstrip() + "." if cut > len(head) // 3 else sentence
 
 
 def guarantee_words(text: str, words: Sequence[str]) -> tuple[str, bool]:
