@@ -74,9 +74,8 @@ def carry_high_water(source_home: Path, copy_home: Path) -> None:
     the data folder, by ledger path; core/ledger/highwater.py), else the copy reads as a restored folder."""
     from core.ledger import highwater
 
-    mark = source_home.parent / f".{source_home.name}.privet-state" / f"{highwater._entry_name(source_home / 'ledger.db')}.json"
-    if mark.is_file():
-        highwater._write_raw(copy_home / "ledger.db", mark.read_text(encoding="utf-8"))
+    source_state = source_home.parent / f".{source_home.name}.privet-state"
+    highwater.carry_mark(source_home / "ledger.db", source_state, copy_home / "ledger.db")
 
 
 def main() -> int:
