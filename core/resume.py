@@ -23,6 +23,7 @@ from core.errors import PrivetError
 from core.export import RUN_FILE
 from core.ledger import Ledger
 from core.methods import registry
+from core.ledger.total import stated
 from core.ledger.view import cumulative_after
 from core.privacy.budget import epsilon_of, resolve_delta
 from core.runspec import RunSpec
@@ -58,16 +59,20 @@ class ResumeQuote:
     after_epsilon: float
     delta: float
     cap_epsilon: float | None
+    resume_delta_part: float = 0.0  # the δ_p a redrawn or not yet started phrase stage spends
+    run_epsilon_after: float = 0.0  # the run's own ε if the resume charges it all: its certificate's bound
+    run_delta_after: float = 0.0  # ... at this δ (the run's δ, plus δ_p drawn again)
+    charged_epsilon: float = 0.0  # what the run was charged before it stopped, as its certificate would state it
 
     @property
     def charges_anything(self) -> bool:
-        return self.resume_rho > 0
+        return self.resume_rho > 0 or self.resume_delta_part > 0
 
     def words(self, label: Callable[[str], str] | None = None) -> str:
         """The consent text: which stages are charged again, the extra ε and the dataset's total after."""
         name = label or (lambda stage: stage)
         lines = [f"Run {self.run_id} on dataset '{self.dataset_name}' was charged ε = "
-                 f"{epsilon_of(self.charged_rho, self.delta):.3g} before it stopped (that stays spent)."]
+                 f"{self.charged_epsilon:.3g} before it stopped (that stays spent)."]
         if self.redrawn:
             listed = ", ".join(name(s) for s, _ in self.redrawn)
             lines.append(f"Resuming draws these stages again, and they are charged again: {listed}. That is at "
@@ -78,7 +83,11 @@ class ResumeQuote:
         if self.remaining:
             listed = ", ".join(name(s) for s, _ in self.remaining)
             lines.append(f"Stages not started yet, charged as planned: {listed}.")
+        if not self.charges_anything:
+            lines.append("Nothing more will be charged: every stage that was charged has finished.")
         cap = f" (cap ε = {self.cap_epsilon:g})" if self.cap_epsilon is not None else ""
+        lines.append(f"This run's certificate will state at most ε = {self.run_epsilon_after:.3g} at "
+                     f"δ = {self.run_delta_after:.2g}.")
         lines.append(f"The dataset's total goes from ε = {self.before_epsilon:.3g} to at most "
                      f"ε = {self.after_epsilon:.3g}{cap}, at δ = {self.delta:.2g}.")
         return "\n".join(lines)
@@ -88,7 +97,9 @@ def resume_quote(spec: RunSpec, run_dir: Path, corpus: Corpus | None = None, led
     """What ``run_pipeline(spec, run_dir=run_dir, resume=True)`` may charge (charges and writes nothing).
 
     A stage counts as finished only when the method confirms its checkpoint (``finished_stages``);
-    any other stage this run was charged for counts as drawn again at its planned cost (an upper bound).
+    any other stage this run was charged for counts as drawn again at its planned cost, ρ and δ_p (an upper
+    bound). The run's ε after the resume is computed as its certificate will be (``approx_rho_to_eps`` of its
+    charges and the quote's, at its δ plus the δ_p drawn again), and the dataset's by ``core.ledger.total``.
     """
     meta = run_meta(run_dir)
     corpus = corpus or load_spec_corpus(spec)
@@ -108,19 +119,28 @@ def resume_quote(spec: RunSpec, run_dir: Path, corpus: Corpus | None = None, led
         # planned cost (a stage planned several times, e.g. once per iteration, counts each time).
         redrawn = [(s, rho) for s, rho in summary.stages if s in charged and s not in finished]
         remaining = [(s, rho) for s, rho in summary.stages if s not in charged]
-        cumulative = cumulative_after(ledger, booking.key, 0.0, delta)
-        spent = ledger.spent_rho(booking.key)
+        parts = {str(s["stage"]): float(s.get("delta", 0.0)) for s in method.record_stages(spec, delta)}
+        extra = sum(rho for _s, rho in redrawn)
+        resume_rho = extra + sum(rho for _s, rho in remaining)
+        redrawn_part = sum(parts.get(s, 0.0) for s, _rho in redrawn)
+        resume_part = redrawn_part + sum(parts.get(s, 0.0) for s, _rho in remaining)
+        # without a cap the total is stated at the runs' δ, and this run's grows by the δ_p drawn again
+        cumulative = cumulative_after(ledger, booking.key, resume_rho, redrawn_part, resume_part)
     finally:
         if own:
             ledger.close()
-    extra = sum(rho for _s, rho in redrawn)
-    resume_rho = extra + sum(rho for _s, rho in remaining)
+    charged_rho = sum(float(r["rho"]) for r in rows)
+    charged_part = sum(float(r.get("delta_part", 0.0) or 0.0) for r in rows)
+    run_delta = delta + redrawn_part + max(charged_part - sum(parts.get(s, 0.0) for s in charged), 0.0)
     at = cumulative.delta
     return ResumeQuote(
         run_id=meta["run_id"], dataset_name=booking.name, redrawn=redrawn, remaining=remaining,
-        charged_rho=sum(float(r["rho"]) for r in rows), extra_rho=extra, extra_epsilon=epsilon_of(extra, at),
-        resume_rho=resume_rho, before_epsilon=epsilon_of(spent, at), after_epsilon=epsilon_of(spent + resume_rho, at),
-        delta=at, cap_epsilon=cumulative.cap_epsilon,
+        charged_rho=charged_rho, extra_rho=extra, extra_epsilon=epsilon_of(extra, at),
+        resume_rho=resume_rho, before_epsilon=cumulative.before_epsilon, after_epsilon=cumulative.after_epsilon,
+        delta=at, cap_epsilon=cumulative.cap_epsilon, resume_delta_part=resume_part,
+        run_epsilon_after=stated(charged_rho + resume_rho, charged_part + resume_part, run_delta).epsilon,
+        run_delta_after=run_delta,
+        charged_epsilon=stated(charged_rho, charged_part, run_delta - redrawn_part).epsilon,
     )
 
 

@@ -75,6 +75,7 @@ class LedgerStatus:
     cap_delta: float | None
     n_entries: int
     dataset_name: str = ""  # the name the run will be booked under
+    delta: float = 0.0  # the δ the spent ε is stated at (the cap's, else the runs' summed)
 
 
 @dataclass(frozen=True)
@@ -193,13 +194,13 @@ class WizardController:
             return None
         return booking.key if booking is not None else None
 
-    def cumulative(self, planned_rho: float, delta: float) -> Any:
-        """``core.privacy.budget.cumulative_after``: the booked dataset's ε before and after this run."""
+    def cumulative(self, planned_rho: float, delta: float, planned_delta_part: float = 0.0) -> Any:
+        """``core.ledger.view.cumulative_after``: the booked dataset's ε before and after this run."""
         key = self._booked_key()
         if key is None:
             return None
         with Ledger() as ledger:
-            return cumulative_after(ledger, key, planned_rho, delta)
+            return cumulative_after(ledger, key, planned_rho, delta, planned_delta_part)
 
     @staticmethod
     def run_spend(run_id: str) -> Any:
@@ -222,26 +223,26 @@ class WizardController:
 
         return resume_quote(self.spec, Path(run_dir), corpus=self._corpus)
 
-    def ledger_status(self, delta: float | None = None) -> LedgerStatus | None:
+    def ledger_status(self) -> LedgerStatus | None:
         """Spent budget and cap of the dataset the run will be booked under (``Ledger.summary``); ``None``
         without data (or when the booking is refused: the plan shows why)."""
         key = self._booked_key()
         if key is None:
             return None
         with Ledger() as ledger:
-            spend = ledger.summary(key, delta or self.effective_delta())
+            spend = ledger.summary(key)  # the ledger's one total (core.ledger.total), as `privet ledger` shows it
         return LedgerStatus(spend.spent_rho, spend.spent_epsilon, spend.cap_epsilon, spend.cap_delta,
-                            spend.n_charges, self.booking().name)
+                            spend.n_charges, self.booking().name, spend.delta)
 
-    def budget_problem(self, rho: float, delta: float) -> str:
+    def budget_problem(self, rho: float, delta: float, delta_part: float = 0.0) -> str:
         """Why this run would exceed the booked dataset's cap (empty when allowed)."""
         try:
             booking = self.booking()
             if booking is None:
                 return ""
             with Ledger() as ledger:
-                ledger.check_plan(booking.key, rho, delta)
-                ledger.check_plan(booking.fingerprint, rho, delta)
+                ledger.check_plan(booking.key, rho, delta, delta_part)
+                ledger.check_plan(booking.fingerprint, rho, delta, delta_part)
         except PrivetError as exc:
             return exc.user_message()
         return ""

@@ -147,7 +147,7 @@ def test_rekeyed_copies_share_one_budget_and_a_new_name_for_the_same_documents_i
             plan(view)
 
 
-def test_other_documents_under_a_known_name_are_booked_there_and_said_so(tmp_path):
+def test_other_documents_under_a_known_default_name_are_another_dataset_and_said_so(tmp_path):
     spec = tiny_spec(tmp_path)
     ledger = Ledger()
     first = _booked(spec, ledger)
@@ -160,8 +160,13 @@ def test_other_documents_under_a_known_name_are_booked_there_and_said_so(tmp_pat
     view = tiny_spec(tmp_path)
     view.data.path = str(other)
     booked = _booked(view, ledger)
-    assert booked.key == first.key  # the name decides: the prior spend shown is the one it will be booked on
-    assert any("other documents is already budgeted under the name 'notes.csv'" in w for w in booked.warnings)
+    # issue 31: a name does not make data the same; another file with the same default name is another dataset
+    assert booked.key != first.key and (booked.how, booked.name) == ("separate", "notes.csv (2)")
+    assert ledger.summary(booked.key).spent_rho == 0.0
+    assert any("Another file named 'notes.csv' is already budgeted" in w for w in booked.warnings)
+    view.data.dataset_name = "notes.csv"  # a chosen name groups data: booked there, and said so
+    named = _booked(view, ledger)
+    assert named.key == first.key and any("holds other documents" in w for w in named.warnings)
     view.data.dataset_name = "Knee clinic"
     assert _booked(view, ledger).how == "new" and ledger.summary(_booked(view, ledger).key).spent_rho == 0.0
 
@@ -403,8 +408,9 @@ def test_a_refusal_midway_says_what_the_run_was_charged_and_stale_reservations_e
     ledger.set_cap("ds", 0.9, 1e-3)  # lowered while the run is in progress
     with pytest.raises(BudgetError) as info:
         ledger.charge("ds", "r", "tokens", 0.03, 1e-6, "x")
-    assert "already charged rho=0.03" in info.value.what and "Nothing was charged" not in info.value.what
-    ledger.db.execute("INSERT INTO reservations VALUES ('gone', 'ds', 0.01, 999999999, ?, '')",
+    assert "already charged" in info.value.what and "Nothing was charged" not in info.value.what
+    ledger.db.execute("INSERT INTO reservations (run_id, dataset_id, rho, pid, host, created_at) "
+                      "VALUES ('gone', 'ds', 0.01, 999999999, ?, '')",
                       [socket.gethostname()])  # a run whose process died
     ledger.reserve("ds", "next", 0.001)  # the dead run's reservation does not block it
     assert ledger.reserved_by_others("ds", "x") == pytest.approx(0.001)
@@ -416,13 +422,14 @@ def test_run_pipeline_reserves_its_plan_and_releases_it(tmp_path, monkeypatch):
     seen = []
     real = Ledger.reserve
 
-    def spy(self, dataset, run_id, rho):
-        real(self, dataset, run_id, rho)
-        seen.append(rho)
+    def spy(self, dataset, run_id, rho, delta_part=0.0):
+        real(self, dataset, run_id, rho, delta_part)
+        seen.append((rho, delta_part))
 
     monkeypatch.setattr(Ledger, "reserve", spy)
     result = run_pipeline(spec)
-    assert seen == [pytest.approx(result.record.rho_total)]
+    delta_p = sum(float(s.get("delta", 0.0)) for s in result.record.stages)  # phrase discovery's δ_p is reserved too
+    assert delta_p > 0 and seen == [(pytest.approx(result.record.rho_total), pytest.approx(delta_p))]
     with Ledger() as ledger:
         assert ledger.db.execute("SELECT COUNT(*) FROM reservations").fetchone()[0] == 0
 

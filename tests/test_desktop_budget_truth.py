@@ -38,9 +38,9 @@ def test_budget_page_shows_what_the_run_books_and_resume_asks_first(wizard, qtbo
     walk_to_confirm(wizard, tmp_path)  # loads notes.csv with a person column: another view, same documents
 
     budget = wizard.budget_page
-    status = wizard.controller.ledger_status(budget.plan_result.delta)
+    status = wizard.controller.ledger_status()
     with Ledger() as ledger:
-        booked = ledger.summary(key, budget.plan_result.delta)
+        booked = ledger.summary(key)  # the same figure as `privet ledger` lists
     assert status.dataset_name == "old_notes.csv" and status.spent_epsilon == booked.spent_epsilon > 0
     assert "booked on the dataset 'old_notes.csv'" in budget.ledger.text()
     assert f"ε = {booked.spent_epsilon:.3g}" in budget.ledger.text()

@@ -100,7 +100,7 @@ def test_ledger_status_shows_spent_budget_and_cap(tmp_path):
     assert controller.ledger_status().spent_rho == 0.0
     Ledger().charge(controller.booking().key, "run-1", "histogram", 0.25, 1e-4, "test charge")  # as a run books it
     controller.set_cap(8.0, 1e-4)
-    status = controller.ledger_status(1e-4)
+    status = controller.ledger_status()  # the ledger's one total, at the cap's δ
     assert status.dataset_name == "notes.csv"
     assert status.spent_rho == pytest.approx(0.25) and status.n_entries == 1
     assert (status.cap_epsilon, status.cap_delta) == (8.0, 1e-4) and status.spent_epsilon > 0.25

@@ -243,12 +243,14 @@ class _Reporter:
 class _Ctx:
     def __init__(self, seed=None):
         self.charged: list[tuple[str, float]] = []
+        self.delta_parts: list[float] = []  # the δ_p each charge spends outright (the ledger stores it)
         self.checkpoints = _Checkpoints()
         self.reporter = _Reporter()
         self._seed = seed
 
-    def charge(self, stage, rho, description):
+    def charge(self, stage, rho, description, delta_part=0.0):
         self.charged.append((stage, rho))
+        self.delta_parts.append(delta_part)
 
     def test_rng(self):
         return None if self._seed is None else np.random.default_rng(self._seed)
@@ -271,6 +273,7 @@ def test_stage_charges_the_plan_before_drawing_and_a_resume_never_redraws(demo_u
     monkeypatch.setattr(phrases, "gaussian_sparse_histogram", spy)
     released = release_phrases(demo_units, lists, plan, ctx)
     assert ctx.charged == [(STAGE_PHRASES, pytest.approx(plan.per_stage()[STAGE_PHRASES]))]
+    assert ctx.delta_parts == [pytest.approx(plan.delta_phrases)] and plan.delta_phrases > 0  # δ_p goes to the ledger
     assert ctx.checkpoints.saved[STAGE_PHRASES] == released
     # The demo's invented disease names are found; no patient name (each unique to one note) is.
     assert {"tusfosemia", "drimkitopathy"} <= set(released)

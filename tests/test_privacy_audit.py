@@ -84,7 +84,7 @@ def test_interrupted_run_resumes_only_under_its_own_settings_and_is_certified_as
     hist = run_dir / "checkpoints" / "dp_synrag" / "histogram.json"
     saved = hist.read_text()
     hist.unlink()  # as after a crash in the middle of the histogram stage
-    ledger.set_cap(meta["dataset_id"], 0.5, 1e-3)
+    ledger.set_cap(meta["dataset_id"], ledger.summary(meta["dataset_id"], 1e-3).spent_epsilon * 1.001, 1e-3)  # no room
     with pytest.raises(BudgetError):
         run_pipeline(spec, run_dir=run_dir, resume=True, consent=lambda quote: True)
     hist.write_text(saved)

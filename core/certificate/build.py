@@ -20,7 +20,8 @@ from core.certificate.signing import SigningKey, load_signing_key, public_key_fi
 from core import method_catalogue
 from core.method_catalogue import DEFAULT_NEIGHBOURING
 from core.errors import PrivetError
-from core.privacy.conversion import rho_to_eps
+from core.ledger.schema import RELEASE_STAGE
+from core.ledger.total import COMBINING_WORDS
 from core.wording import guarantee_words
 
 if TYPE_CHECKING:
@@ -60,12 +61,6 @@ def file_entry(path: Path) -> dict[str, Any]:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return {"file": path.name, "sha256": digest.hexdigest(), "size_bytes": path.stat().st_size}
-
-
-def _rho_to_eps(rho: float, delta: float) -> float | None:
-    if rho <= 0:
-        return 0.0
-    return float(rho_to_eps(rho, delta, "tight"))
 
 
 def _unit_words(record: PrivacyRecord) -> str:
@@ -191,10 +186,11 @@ def _budget_history(record: PrivacyRecord, ledger: "Ledger | None") -> dict[str,
     for row in ledger.entries(key):
         if row["kind"] == "charge" and row["run_id"] != record.run_id:
             per_run[row["run_id"]] = per_run.get(row["run_id"], 0.0) + row["rho"]
-        elif row["kind"] == "release" and row["run_id"] != record.run_id:
+        elif row["kind"] == "release" and row["stage"] == RELEASE_STAGE and row["run_id"] != record.run_id:
             releases += 1
     other_rho = sum(per_run.values())
-    cumulative = ledger.spent_rho(key)  # what the ledger holds, this run's actual charges included
+    total = ledger.total(key)  # what the ledger holds, this run's actual charges included (core.ledger.total)
+    cumulative = total.rho
     charged = ledger.run_rho(key, record.run_id)
     cap = ledger.cap(key)
     return {
@@ -205,13 +201,16 @@ def _budget_history(record: PrivacyRecord, ledger: "Ledger | None") -> dict[str,
         "this_run_rho_charged_in_ledger": charged,
         "ledger_matches_record": math.isclose(charged, record.rho_total, rel_tol=1e-9, abs_tol=1e-12),
         "cumulative_rho": cumulative,
-        "cumulative_epsilon_tight": _rho_to_eps(cumulative, record.delta),
+        "cumulative_epsilon_tight": total.epsilon if total.finite else None,
+        "cumulative_delta": total.delta,
+        "cumulative_delta_p": total.delta_part,
         "cap": {"epsilon": cap[0], "delta": cap[1]} if cap else None,
         "ledger_head": ledger.head(),
         "note": "Budget spent on this dataset (every view of it budgeted under the same dataset identity) by other "
         "runs in this installation's ledger, including runs that were cancelled or failed after being charged. "
-        "Cumulative figures are read from the ledger, this run's charges included. Cumulative epsilon is at "
-        "this release's delta.",
+        "Cumulative figures are read from the ledger, this run's charges included. Cumulative epsilon is stated "
+        "at the cumulative delta: the cap's delta, else the sum of the runs' deltas; the delta that phrase "
+        "discovery spends outright adds up run by run and is part of it. " + COMBINING_WORDS,
     }
 
 

@@ -15,9 +15,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import math
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+import rfc8785
 
 from core import method_catalogue
 from core.errors import PrivetError
@@ -32,6 +35,37 @@ STAGE_KEYS = ("stage", "mechanism", "rho", "count", "parallel", "parameters", "d
 RECORD_FILE = "privacy_record.json"
 MAC_FILE = "privacy_record.mac"
 _MAC_LABEL = b"privet-privacy-record-v1\x00"
+
+
+_CLAIM_TAG = "privet/guarantee-claim/v1"
+
+
+def guarantee_claim(guarantee: dict[str, Any], run_id: str, method: str, dataset_id: str) -> dict[str, Any]:
+    """The facts of a release's guarantee that the ledger binds (``claim_hash``): run, method, dataset, unit of
+    privacy, every stage's ρ and δ, the total ρ, δ and ε, and whether the guarantee is end to end.
+
+    ``guarantee`` has the certificate's ``guarantee`` keys (``unit_of_privacy``, ``rho_total``, ...), so the
+    same claim is computed from a privacy record (``PrivacyRecord.claim``) and from an exported certificate.
+    """
+    stages = [{"stage": str(s.get("stage", "")), "mechanism": str(s.get("mechanism", "")),
+               "rho": float(s.get("rho", 0.0)), "delta": float(s.get("delta", 0.0))}
+              for s in guarantee.get("stages", [])]
+    return {
+        "tag": _CLAIM_TAG, "run_id": str(run_id), "method": str(method), "dataset_id": str(dataset_id),
+        "unit_of_privacy": str(guarantee.get("unit_of_privacy", "")),
+        "person_column": str(guarantee.get("person_column", "")),
+        "end_to_end_dp": bool(guarantee.get("end_to_end_dp", True)),
+        "stages": stages,
+        "rho_total": float(guarantee.get("rho_total", 0.0)),
+        "delta": float(guarantee.get("delta", 0.0)),
+        "delta_spent": math.fsum(s["delta"] for s in stages),
+        "epsilon_tight": float(guarantee.get("epsilon_tight", 0.0)),
+    }
+
+
+def claim_hash(claim: dict[str, Any]) -> str:
+    """SHA-256 of the claim's canonical JSON (RFC 8785): what the ledger's record rows hold."""
+    return hashlib.sha256(rfc8785.dumps(claim)).hexdigest()
 
 
 def record_mac(text: str) -> str:
@@ -101,6 +135,18 @@ class PrivacyRecord:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def claim(self) -> dict[str, Any]:
+        """The facts of this record's guarantee that the ledger binds (``guarantee_claim``)."""
+        guarantee = {"unit_of_privacy": self.unit_kind, "person_column": self.person_column,
+                     "end_to_end_dp": self.end_to_end_dp, "stages": self.stages, "rho_total": self.rho_total,
+                     "delta": self.delta, "epsilon_tight": self.epsilon_tight}
+        return guarantee_claim(guarantee, self.run_id, self.method, self.dataset_id or self.dataset_fingerprint)
+
+    def claim_hash(self) -> str:
+        """The hash the ledger keeps for this record (``Ledger.bind_record``): an edit of the unit of privacy,
+        of any ρ, δ or ε, re-sealed with the installation key, no longer matches it."""
+        return claim_hash(self.claim())
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True, ensure_ascii=False)

@@ -188,7 +188,10 @@ def _history(cert: dict[str, Any]) -> str:
         ("This run, charged in the ledger (rho)", _num(h["this_run_rho_charged_in_ledger"], 6)
          + ("" if h["ledger_matches_record"] else " <span class='warn'>(differs from the run's record)</span>")),
         ("Cumulative rho on this dataset", _num(h["cumulative_rho"], 6)),
-        ("Cumulative epsilon at this delta (tight)", _num(h["cumulative_epsilon_tight"])),
+        ("Cumulative epsilon on this dataset (tight)",
+         (_num(h["cumulative_epsilon_tight"]) if h["cumulative_epsilon_tight"] is not None else "not finite")
+         + (f" at delta={_num(h['cumulative_delta'], 3)}" if h.get("cumulative_delta") else "")),
+        ("Cumulative delta spent outright by phrase discovery", _num(h.get("cumulative_delta_p", 0.0), 3)),
         ("Custodian's cap", f"epsilon={_num(cap['epsilon'])} at delta={_num(cap['delta'], 3)}" if cap else "none set"),
     ]
     return _rows(pairs) + f"<p class='small'>{_e(h['note'])}</p>"

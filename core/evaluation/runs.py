@@ -142,8 +142,8 @@ def generate(
     fingerprint = dataset_fingerprint(corpus)
     run_id = new_run_id()
 
-    def charge(stage: str, rho: float, description: str) -> None:
-        ledger.charge(fingerprint, run_id, stage, rho, delta, description)
+    def charge(stage: str, rho: float, description: str, delta_part: float = 0.0) -> None:
+        ledger.charge(fingerprint, run_id, stage, rho, delta, description, delta_part=delta_part)
 
     ctx = MethodContext(
         llm=llm, embedder=embedder, task=spec.task, charge=charge, reporter=reporter,

@@ -8,15 +8,22 @@ names the row).
 Removing the newest rows cannot be seen from the chain alone; ``verify_chain()`` also compares the chain
 with SQLite's AUTOINCREMENT counter, with the ledger's *witness* (``core.ledger.witness``: the head kept
 beside the database, authenticated with the installation key, updated at every append) and with its
-*high-water mark* (``core.ledger.highwater``: the same head kept outside the data folder), and every
-certificate records the ledger head it saw. A wiped, deleted, cut-back or junk ledger is refused
-(``LedgerError``); ``check_before_run()`` runs these checks without creating files.
+*high-water mark* (``core.ledger.highwater``: the same head kept outside the data folder, with each
+dataset's totals), and every certificate records the ledger head it saw. A wiped, deleted, cut-back or junk
+ledger is refused (``LedgerError``); ``check_before_run()`` runs these checks without creating files.
+
+An acknowledged re-witnessing (``LedgerFile.rewitness``) accepts the ledger as it is, but never lowers a
+dataset's total below the mark's floors: what the ledger lost is appended again as chained carry-over
+charges, and the caps the mark knew are restored (``core.ledger.recovery`` does the same for a new history
+after the data folder was lost).
 """
 
 from __future__ import annotations
 
+import math
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
@@ -25,8 +32,10 @@ import sqlite_utils
 from core.errors import LedgerError, PrivetError
 from core.ledger import highwater, witness
 from core.ledger.schema import (
-    CHAIN_SCHEMA, GENESIS_HASH, HASHED_FIELDS, IDENTITY_SCHEMA, KINDS, LEDGER_EVENTS, TRIGGERS, now, row_hash,
+    ADDED_COLUMNS, CHAIN_SCHEMA, CHAINED_FIELDS, GENESIS_HASH, IDENTITY_SCHEMA, KINDS, LEDGER_EVENTS, TRIGGERS, now,
+    row_hash,
 )
+from core.ledger.total import run_deltas
 from core.paths import data_dir
 from core.private_files import private_file, private_folder, touch_private
 
@@ -35,8 +44,32 @@ TAMPER_FIX = (
     "together) from your backup, or contact your Privet administrator. Only if this installation was "
     "upgraded from a Privet version without a witness or high-water mark: accept the ledger as it is with "
     "`privet ledger --rewitness --acknowledge-unverifiable-history` (recorded in the ledger; it cannot bring back "
-    "entries that were removed)."
+    "entries that were removed, but no dataset's total falls below the one kept outside the data folder). If the "
+    "data folder was lost and there is no backup: start a new history with `privet ledger "
+    "--recover-lost-data-folder --acknowledge-lost-history` (docs/using.md)."
 )
+REWITNESS_STAGE = "rewitness"  # the stage of the row (dataset LEDGER_EVENTS) that records a re-witnessing
+CARRIED_STAGE = "carried over (history could not be verified)"
+
+
+@dataclass(frozen=True)
+class Carried:
+    """What one dataset's totals were brought back to (a carry-over charge) or its cap restored to."""
+
+    dataset: str  # the dataset key the carry-over row is written under
+    name: str
+    rho: float  # the carry-over charge (0.0: the ledger held the floor already)
+    delta_part: float
+    cap: tuple[float, float] | None = None  # the cap restored, if it was restored
+
+
+@dataclass(frozen=True)
+class Rewitnessed:
+    """An acknowledged re-witnessing: the new head, the problems accepted and what was carried over."""
+
+    head: witness.Witness
+    accepted: list[str]
+    carried: list[Carried]
 
 
 def refusal(problems: list[str]) -> LedgerError:
@@ -56,7 +89,9 @@ def default_path() -> Path:
 class LedgerFile:
     """The hash-chained table in ``path`` (default: ``data_dir()/ledger.db``): open, append, check."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, *, new_history: bool = False) -> None:
+        """Open (or create) the ledger; ``new_history``: create one although its high-water mark says a ledger
+        was lost here (only ``core.ledger.recovery``, which carries the mark's totals into it)."""
         if path is None:
             path = default_path()
         self.path = Path(path)
@@ -64,7 +99,7 @@ class LedgerFile:
         fresh = _is_missing(self.path)
         if fresh:  # a new ledger, unless its witness or high-water mark says there was one (deleted or wiped)
             problems = witness.missing_ledger_problems(self.path) + highwater.missing_ledger_mark_problems(self.path)
-            if problems:
+            if problems and not new_history:
                 raise refusal(problems)
             touch_private(self.path)  # 0600 before SQLite writes anything (its journals copy the mode)
         try:
@@ -80,6 +115,7 @@ class LedgerFile:
                 if fresh:
                     self._record_head()
             conn.executescript(IDENTITY_SCHEMA)  # settings tables (not part of the chain); added to older ledgers
+            _add_new_columns(conn)
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise refusal([f"the ledger file {self.path.name} is not a readable database ({exc})"]) from None
@@ -97,13 +133,15 @@ class LedgerFile:
     # ----------------------------------------------------------------- writing
     def _append(self, kind: str, dataset_fp: str, run_id: str = "", stage: str = "", rho: float = 0.0,
                 delta: float = 0.0, epsilon: float = 0.0, description: str = "", export_path: str = "",
-                guard: Callable[[], None] | None = None) -> None:
+                guard: Callable[[], None] | None = None, delta_part: float = 0.0, record_hash: str = "") -> None:
         if kind not in KINDS:
             raise ValueError(f"unknown ledger row kind {kind!r}")
         if not dataset_fp:
             raise PrivetError("A ledger entry needs a dataset fingerprint.", "This is a bug in the caller.")
         if not (rho >= 0.0):  # also refuses NaN
             raise PrivetError(f"A charge of rho={rho} is not allowed.", "Charges must be non-negative numbers.")
+        if not (0.0 <= delta_part < 1.0):
+            raise PrivetError(f"A charge of delta={delta_part} is not allowed.", "This is a bug in the caller.")
         conn = self.db.conn
         conn.execute("BEGIN IMMEDIATE")  # serialise writers: read the head and append atomically
         try:
@@ -125,6 +163,8 @@ class LedgerFile:
                 "description": description,
                 "export_path": export_path,
                 "prev_hash": prev_hash,
+                "delta_part": float(delta_part),
+                "record_hash": record_hash,
             }
             row["row_hash"] = row_hash(prev_hash, row)
             columns = ", ".join(row)
@@ -136,11 +176,80 @@ class LedgerFile:
         # After the commit, so the witness and the high-water mark never run ahead of the ledger.
         self._record_head()
 
-    def _record_head(self, force: bool = False) -> None:
+    def _record_head(self, force: bool = False, replace_floors: bool = False) -> None:
         witness.record_head(self.path, self._head_now, self._row_hash_at, force=force)
         head = self._head_now()
-        highwater.raise_mark(self.path, highwater.HighWater(head.rows, head.head_seq, head.head_hash),
-                             self._row_hash_at, force=force)
+        highwater.raise_mark(self.path, highwater.HighWater(head.rows, head.head_seq, head.head_hash, self.floors()),
+                             self._row_hash_at, force=force, replace_floors=replace_floors)
+
+    def floors(self) -> dict[str, highwater.Floor]:
+        """Per dataset key (as the rows hold it): Σρ, Σδ spent outright and Σ of the runs' δ of its charges,
+        its cap and its name: what the high-water mark keeps as floors. The ledger's own events are not a dataset."""
+        conn = self.db.conn
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        columns = {r[1] for r in conn.execute("PRAGMA table_info(charges)")}
+        part = "delta_part" if "delta_part" in columns else "0.0"
+        rows: dict[str, list[dict[str, Any]]] = {}
+        for key, run_id, stage, rho, delta, delta_part in conn.execute(
+                f"SELECT dataset_fp, run_id, stage, rho, delta, {part} FROM charges WHERE kind = 'charge' ORDER BY seq"):
+            rows.setdefault(str(key), []).append(
+                {"run_id": run_id, "stage": stage, "rho": float(rho), "delta": float(delta),
+                 "delta_part": float(delta_part or 0.0)})
+        caps = _chained_caps(conn)
+        names = _names(conn, tables)
+        out: dict[str, highwater.Floor] = {}
+        for key in sorted((set(rows) | set(caps)) - {LEDGER_EVENTS}):
+            charges = rows.get(key, [])
+            out[key] = highwater.Floor(
+                rho=math.fsum(r["rho"] for r in charges), delta_part=math.fsum(r["delta_part"] for r in charges),
+                run_delta=math.fsum(run_deltas(charges).values()), name=names.get(key, ""), cap=caps.get(key))
+        return out
+
+    # ----------------------------------------------------------------- carrying totals over
+    def record_event(self, stage: str, description: str) -> int:
+        """Append a row about the ledger itself (dataset ``LEDGER_EVENTS``); returns its sequence number."""
+        self._append("release", LEDGER_EVENTS, stage=stage, description=description)
+        return int(self.head()["seq"])
+
+    def carry_floors(self, floors: Mapping[str, highwater.Floor], run_id: str, stage: str, why: str,
+                     keys: Mapping[str, str] | None = None) -> list[Carried]:
+        """Bring every dataset up to its floor: a chained charge row for what the ledger now lacks (Σρ, Σδ spent
+        outright, Σ of the runs' δ) and the floor's cap where the ledger's current cap is missing or looser.
+
+        ``keys`` maps a floor's key to the dataset key to write under (default: the same key). Written with the
+        low-level append, not ``Ledger.charge``: a carry-over is not a new spend, so the cap check (which may
+        well refuse it, the history having reached the cap) does not apply."""
+        have = self.floors()
+        caps = _chained_caps(self.db.conn)
+        carried = []
+        for old_key, floor in sorted(floors.items()):
+            key = (keys or {}).get(old_key, old_key)
+            had = have.get(key, highwater.Floor(0.0))
+            rho, part, run_delta = (_short(floor.rho, had.rho), _short(floor.delta_part, had.delta_part),
+                                    _short(floor.run_delta, had.run_delta))
+            cap = floor.cap if floor.cap and not _as_strict(caps.get(key), floor.cap) else None
+            if cap is not None:
+                self._restore_cap(key, cap, why)
+            if rho or part or run_delta:
+                self._append("charge", key, run_id=run_id, stage=stage, rho=rho, delta=run_delta, delta_part=part,
+                             description=f"{why}: rho={rho:.6g} and delta={part:.3g} spent outright, charged before "
+                                         "and no longer in the ledger, carried over so the total does not fall")
+            if rho or part or run_delta or cap is not None:
+                carried.append(Carried(key, floor.name, rho, part, cap))
+        return carried
+
+    def start_new_history_mark(self) -> None:
+        """Record this new ledger's head as its witness and high-water mark, the mark's floors replaced by this
+        ledger's (``core.ledger.recovery``, once every old floor has been carried over under its new key)."""
+        self._record_head(force=True, replace_floors=True)
+
+    def _restore_cap(self, key: str, cap: tuple[float, float], why: str) -> None:
+        epsilon, delta = cap
+        self._append("cap", key, stage="cap", epsilon=epsilon, delta=delta,
+                     description=f"budget cap restored to epsilon={epsilon:g} at delta={delta:g} ({why})")
+        self.db.conn.execute(
+            "INSERT OR REPLACE INTO caps (dataset_fp, epsilon, delta, updated_at) VALUES (?, ?, ?, ?)",
+            [key, epsilon, delta, now()])
 
     def head(self) -> dict[str, Any]:
         """The newest row's sequence number and hash (certificates record it)."""
@@ -163,34 +272,45 @@ class LedgerFile:
         if problems:
             raise refusal(problems)
 
-    def rewitness(self, acknowledge: bool = False) -> tuple[witness.Witness, list[str]]:
+    def rewitness(self, acknowledge: bool = False) -> Rewitnessed:
         """Accept the ledger as it is now: record its head as the witness and the high-water mark.
 
         For an installation upgraded from a Privet version without them, or restored on purpose. Refused
         when the hash chain itself is broken (an edited ledger stays refused), and without ``acknowledge``.
         The re-witnessing is itself appended to the ledger with every problem it accepted (for example
         "the ledger holds 8 entries but had 12"), so entries it cannot bring back are never forgotten
-        silently. Returns the new head and the problems accepted.
+        silently. It never lowers a total: for every dataset whose floor in the high-water mark exceeds what
+        the ledger now holds, a carry-over charge with the difference is appended, and caps the mark knew
+        are restored (``carry_floors``). Returns the new head, the problems accepted and what was carried.
         """
         chain = self._chain_problems()
         if chain:
             raise refusal(chain)
         accepted = self.verify_chain()
+        mark, mark_problem = highwater.read_mark(self.path)
+        floors = dict(mark.floors) if mark is not None else {}
+        owed = sorted(k for k, f in floors.items() if _owed(f, self.floors().get(k)))
+        if mark is None:
+            kept = ("No totals are kept outside the data folder for this ledger" + (f" ({mark_problem})" if mark_problem
+                    else "") + ", so the budget spent by entries it has lost is no longer counted.")
+        else:
+            kept = ("The totals kept with the high-water mark outside the data folder are carried over, so no "
+                    f"dataset's total falls below what was charged ({len(owed)} dataset(s) get a carry-over entry).")
         if not acknowledge:
             listed = "".join(f"\n  - {p}" for p in accepted) or " none (the ledger passes its check)"
             raise PrivetError(
                 "Re-witnessing accepts the ledger exactly as it is now, including any entries it has lost, which "
-                "cannot be brought back (their spent budget is then no longer counted). Problems it would accept:"
-                + listed,
+                f"cannot be brought back. {kept} Problems it would accept:" + listed,
                 "Restore the data folder from a backup if you can. Only if this installation was upgraded from a "
                 "Privet version without a witness, or you restored it on purpose and accept the loss, run "
                 "`privet ledger --rewitness --acknowledge-unverifiable-history` (it is recorded in the ledger).",
             )
         note = ("; ".join(accepted) if accepted else "no problem found")
-        self._append("release", LEDGER_EVENTS, stage="rewitness",
-                     description=f"ledger re-witnessed by the custodian; accepted: {note}")
+        seq = self.record_event(REWITNESS_STAGE, f"ledger re-witnessed by the custodian; accepted: {note}. {kept}")
+        carried = self.carry_floors(floors, run_id=f"(rewitness {seq})", stage=CARRIED_STAGE,
+                                    why=f"re-witnessed at ledger entry {seq}")
         self._record_head(force=True)
-        return self._head_now(), accepted
+        return Rewitnessed(self._head_now(), accepted, carried)
 
     def check_head(self, head: dict[str, Any]) -> list[str]:
         """Problems if this ledger no longer holds the row a certificate saw as its newest.
@@ -228,8 +348,8 @@ class LedgerFile:
         prev = GENESIS_HASH
         expected_seq = 1
         last_caps: dict[str, tuple[float, float]] = {}
-        for row in conn.execute(f"SELECT {', '.join(HASHED_FIELDS)}, row_hash FROM charges ORDER BY seq"):
-            data = dict(zip((*HASHED_FIELDS, "row_hash"), row))
+        for row in conn.execute(f"SELECT {', '.join(CHAINED_FIELDS)}, row_hash FROM charges ORDER BY seq"):
+            data = dict(zip((*CHAINED_FIELDS, "row_hash"), row))
             seq = data["seq"]
             if seq != expected_seq:
                 problems.append(f"rows {expected_seq}..{seq - 1} are missing (deleted)")
@@ -249,6 +369,50 @@ class LedgerFile:
             problems.append("the current caps differ from the last cap recorded in the chain (caps table edited)")
         return problems
 
+
+
+def _add_new_columns(conn: sqlite3.Connection) -> None:
+    """Give a ledger written by an older version the columns added since (``schema.ADDED_COLUMNS``); their
+    defaults are what older rows meant (no δ spent outright, no record hash), so no row hash changes."""
+    for table, column, ddl in ADDED_COLUMNS:
+        present = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+        if present and column not in present:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {ddl}")
+
+
+def _chained_caps(conn: sqlite3.Connection) -> dict[str, tuple[float, float]]:
+    """Each dataset's cap by the chain's last cap row (the caps table is written just after that row)."""
+    return {str(r[0]): (float(r[1]), float(r[2])) for r in conn.execute(
+        "SELECT dataset_fp, epsilon, delta FROM charges WHERE kind = 'cap' ORDER BY seq")}
+
+
+def _names(conn: sqlite3.Connection, tables: set[str]) -> dict[str, str]:
+    """The dataset name of every identity key and view fingerprint (the settings tables, when they exist yet)."""
+    if not {"datasets", "views"} <= tables:
+        return {}
+    names = {str(k): str(n) for k, n in conn.execute("SELECT dataset_id, name FROM datasets")}
+    for fingerprint, key in conn.execute("SELECT fingerprint, dataset_id FROM views"):
+        if str(key) in names:
+            names.setdefault(str(fingerprint), names[str(key)])
+    return names
+
+
+def _short(floor: float, had: float) -> float:
+    """What ``had`` lacks of ``floor`` (0.0 within rounding: a carried sum is never exactly the floor)."""
+    gap = floor - had
+    return gap if gap > 1e-12 * max(abs(floor), 1e-300) and gap > 0.0 else 0.0
+
+
+def _as_strict(current: tuple[float, float] | None, floor_cap: tuple[float, float]) -> bool:
+    """Whether the ledger's ``current`` cap is at least as strict as the one the mark knew, in ε and in δ."""
+    return current is not None and current[0] <= floor_cap[0] and current[1] <= floor_cap[1]
+
+
+def _owed(floor: highwater.Floor, had: highwater.Floor | None) -> bool:
+    """Whether the ledger holds less of a dataset than its floor (a carry-over entry will be written)."""
+    had = had or highwater.Floor(0.0)
+    return bool(_short(floor.rho, had.rho) or _short(floor.delta_part, had.delta_part)
+                or _short(floor.run_delta, had.run_delta))
 
 
 def _is_missing(path: Path) -> bool:

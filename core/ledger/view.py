@@ -1,9 +1,10 @@
 """What the ledger holds, as people read it: what a dataset and a run have spent, what a run would add.
 
 Every figure the desktop application and the command line show about spent or planned budget comes from
-here, so both say the same thing. Charges are kept in ρ-zCDP in the ledger (``core.ledger.store``); ε is
-always the tight conversion at a stated δ (``core.privacy.budget.epsilon_of``). The functions read any
-object with the ledger's reading methods (``LedgerReader``), so this view does not import the store.
+here, so both say the same thing. Charges are kept in ρ-zCDP in the ledger (``core.ledger.store``), with the
+δ that (ε, δ) stages spend outright; a total is always ``core.ledger.total``'s one (ε, δ) statement. The
+functions read any object with the ledger's reading methods (``LedgerReader``), so this view does not import
+the store.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from core.privacy.budget import epsilon_of
+from core.ledger.schema import RELEASE_STAGE
+from core.ledger.total import FALLBACK_DELTA, dataset_total, run_deltas, stated
 
-FALLBACK_DELTA = 1e-5  # for a dataset whose ledger rows carry no δ at all
+__all__ = ["FALLBACK_DELTA", "CumulativeSpend", "DatasetSpend", "RunSpend", "all_datasets", "charged_summary",
+           "cumulative_after", "dataset_spend", "run_spend"]
 
 
 class LedgerReader(Protocol):
@@ -32,7 +35,8 @@ class LedgerReader(Protocol):
 
 @dataclass(frozen=True)
 class DatasetSpend:
-    """What the ledger holds for one dataset. ε is at ``delta`` (the cap's δ, else the latest charge's)."""
+    """What the ledger holds for one dataset. ε is the total at ``delta`` (the cap's δ, else the sum of its
+    runs' δ), with ``spent_delta_part`` (phrase discovery's δ_p, summed) included (``core.ledger.total``)."""
 
     fingerprint: str
     name: str | None
@@ -44,35 +48,29 @@ class DatasetSpend:
     n_runs: int
     n_charges: int
     n_releases: int
-
-
-def _dataset_delta(rows: list[dict[str, Any]], cap: tuple[float, float] | None, delta: float | None) -> float:
-    if delta is not None and delta > 0:
-        return delta
-    if cap is not None:
-        return float(cap[1])
-    charges = [r for r in rows if r["kind"] == "charge" and float(r["delta"]) > 0]
-    return float(charges[-1]["delta"]) if charges else FALLBACK_DELTA
+    spent_delta_part: float = 0.0
 
 
 def dataset_spend(ledger: LedgerReader, fingerprint: str, delta: float | None = None) -> DatasetSpend:
-    """Spent budget, cap and counts of one dataset (ε at ``delta`` when given)."""
+    """Spent budget, cap and counts of one dataset (the total stated at ``delta`` when given)."""
     rows = ledger.entries(fingerprint)
     cap = ledger.cap(fingerprint)
-    at = _dataset_delta(rows, cap, delta)
-    spent = float(ledger.spent_rho(fingerprint))
+    total = dataset_total(rows, cap)
+    if delta is not None and delta > 0:
+        total = stated(total.rho, total.delta_part, delta)
     charges = [r for r in rows if r["kind"] == "charge"]
     return DatasetSpend(
         fingerprint=fingerprint,
         name=ledger.dataset_name(fingerprint),
-        spent_rho=spent,
-        spent_epsilon=epsilon_of(spent, at),
-        delta=at,
+        spent_rho=total.rho,
+        spent_epsilon=total.epsilon,
+        delta=total.delta,
+        spent_delta_part=total.delta_part,
         cap_epsilon=float(cap[0]) if cap else None,
         cap_delta=float(cap[1]) if cap else None,
         n_runs=len({r["run_id"] for r in charges}),
         n_charges=len(charges),
-        n_releases=sum(1 for r in rows if r["kind"] == "release"),
+        n_releases=sum(1 for r in rows if r["kind"] == "release" and r["stage"] == RELEASE_STAGE),
     )
 
 
@@ -89,6 +87,7 @@ class RunSpend:
     epsilon: float
     delta: float
     stages: list[tuple[str, float]] = field(default_factory=list)  # (stage, ρ) in charge order
+    delta_part: float = 0.0  # δ spent outright by its (ε, δ) stages (phrase discovery)
 
     @property
     def charged(self) -> bool:
@@ -96,11 +95,13 @@ class RunSpend:
 
 
 def run_spend(ledger: LedgerReader, run_id: str, delta: float | None = None) -> RunSpend:
-    """The charges of one run (any dataset); ε at ``delta`` or at the δ its charges recorded."""
+    """The charges of one run (any dataset); ε at ``delta`` or at the δ its certificate states (the δ its charges
+    recorded, plus any δ_p drawn again after a resume), δ_p included: the same ε its certificate shows."""
     rows = [r for r in ledger.entries() if r["kind"] == "charge" and r["run_id"] == run_id]
-    rho = sum(float(r["rho"]) for r in rows)
-    at = delta if delta and delta > 0 else (float(rows[-1]["delta"]) if rows and rows[-1]["delta"] > 0 else FALLBACK_DELTA)
-    return RunSpend(run_id, rho, epsilon_of(rho, at), at, [(str(r["stage"]), float(r["rho"])) for r in rows])
+    at = delta if delta and delta > 0 else run_deltas(rows).get(run_id, FALLBACK_DELTA) or FALLBACK_DELTA
+    total = stated(sum(float(r["rho"]) for r in rows), sum(float(r.get("delta_part", 0.0) or 0.0) for r in rows), at)
+    return RunSpend(run_id, total.rho, total.epsilon, at, [(str(r["stage"]), float(r["rho"])) for r in rows],
+                    total.delta_part)
 
 
 @dataclass(frozen=True)
@@ -117,12 +118,15 @@ class CumulativeSpend:
         return self.cap_epsilon is None or self.after_epsilon <= self.cap_epsilon * (1 + 1e-9)
 
 
-def cumulative_after(ledger: LedgerReader, fingerprint: str, planned_rho: float, delta: float) -> CumulativeSpend:
-    """What the dataset will have spent after a run of ``planned_rho`` (ρ adds up across runs)."""
-    cap = ledger.cap(fingerprint)
-    at = float(cap[1]) if cap else delta
-    spent = float(ledger.spent_rho(fingerprint))
-    return CumulativeSpend(at, epsilon_of(spent, at), epsilon_of(spent + planned_rho, at),
+def cumulative_after(ledger: LedgerReader, fingerprint: str, planned_rho: float, delta: float,
+                     planned_delta_part: float = 0.0) -> CumulativeSpend:
+    """What the dataset will have spent after a run of ``planned_rho`` and ``planned_delta_part`` at ``delta``
+    (``core.ledger.total``: ρ and δ_p add up across runs). Both totals are stated at the δ of the total after
+    the run: the cap's, else the runs' δ summed with this one's."""
+    rows, cap = ledger.entries(fingerprint), ledger.cap(fingerprint)
+    after = dataset_total(rows, cap, planned_rho, planned_delta_part, delta)
+    before = dataset_total(rows, cap)
+    return CumulativeSpend(after.delta, stated(before.rho, before.delta_part, after.delta).epsilon, after.epsilon,
                            float(cap[0]) if cap else None)
 
 

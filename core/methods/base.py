@@ -19,6 +19,7 @@ from core.privacy.accountant import PrivacyEvent
 from core.privacy.conversion import approx_rho_to_eps
 from core.privacy.forecast import TopicForecast
 from core.privacy.mechanisms import SAMPLER_DESCRIPTIONS, TokenSampler
+from core.privacy import release
 from core.privacy.randomness import secure_rng, test_mode_rng, test_mode_torch_generator
 from core.progress import Reporter, StageProgress
 from core.runspec import RunSpec
@@ -99,8 +100,7 @@ class PlanSummary:
         return approx_rho_to_eps(self.rho_total, self.delta, self.delta_spent, "loose")
 
 
-Charge = Callable[[str, float, str], None]
-"""charge(stage, rho, description): records the spend in the ledger before the stage draws."""
+Charge = release.Charge  # charge(stage, rho, description, delta_part=0.0), before the stage draws
 
 
 @dataclass

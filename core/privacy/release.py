@@ -28,8 +28,11 @@ GAUSSIAN = "gaussian"
 BOUNDED_RANGE = "bounded_range"
 SPARSE_HISTOGRAM = "gaussian_sparse_histogram"
 
-Charge = Callable[[str, float, str], None]
-"""charge(stage, rho, words): records the spend in the ledger before the stage draws."""
+class Charge(Protocol):
+    """charge(stage, rho, words, delta_part): records the spend in the ledger before the stage draws;
+    ``delta_part`` is the δ an (ε, δ) stage (a sparse histogram) spends outright, 0 for the others."""
+
+    def __call__(self, stage: str, rho: float, description: str, delta_part: float = 0.0) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,7 @@ class Release:
         """Charge the stage (the plan's ρ, or ``rho`` for a resume that redraws part of it); ``detail``
         adds what only the run knows (how many clusters) to the ledger row's words."""
         words = f"{self.ledger_words}, {detail}" if detail else self.ledger_words
-        charge(self.stage, self.rho if rho is None else rho, words)
+        charge(self.stage, self.rho if rho is None else rho, words, delta_part=self.delta)
 
     def noise(self, values: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         """``values`` + N(0, σ²) on every coordinate, same shape (the Gaussian mechanism of this stage;

@@ -295,17 +295,17 @@ class BudgetPage(Page):
 
     def _show_ledger(self) -> None:
         plan = self.plan_result
-        delta = plan.delta if plan is not None else None
-        status = self.controller.ledger_status(delta)
+        status = self.controller.ledger_status()
         if status is None:
             self.ledger.setText("<b>Budget already spent on this dataset:</b> none recorded.")
             return
         cap = (f"cap ε = {status.cap_epsilon:g} at δ = {status.cap_delta:.2g}" if status.cap_epsilon is not None
                else "no cap set (a cap can be set in the main window)")
         self.ledger.setText(f"<b>This run is booked on the dataset '{_html(status.dataset_name)}'.</b> Budget "
-                            f"already spent on it: ε = {status.spent_epsilon:.3g} in {status.n_entries} charge(s); "
+                            f"already spent on it: ε = {status.spent_epsilon:.3g} (at δ = {status.delta:.2g}) in {status.n_entries} "
+                            f"charge(s); "
                             f"{cap}.")
         if plan is not None:
-            problem = self.controller.budget_problem(plan.rho_total, plan.delta)
+            problem = self.controller.budget_problem(plan.rho_total, plan.delta, plan.delta_spent)
             if problem:
                 self._plan_error = problem

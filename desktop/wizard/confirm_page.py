@@ -105,7 +105,7 @@ class ConfirmPage(Page):
         self.completeChanged.emit()
 
     def _cumulative_text(self, plan: Any) -> str:
-        after = self.controller.cumulative(plan.rho_total, plan.delta)
+        after = self.controller.cumulative(plan.rho_total, plan.delta, plan.delta_spent)
         if after is None:
             return ""
         cap = (f" of its cap ε = {after.cap_epsilon:g}" if after.cap_epsilon is not None

@@ -395,7 +395,9 @@ class RunPage(Page):
         total = max(self.planned_rho, spent)
         self.meter.set_segments(meter_segments(self.charged), total=total or None)
         delta = self.planned_delta or self.controller.effective_delta()
-        spent_eps = self.controller.rho_to_eps(spent, delta)
+        # the ledger's figure for this run (δ_p of phrase discovery included): the one its certificate states
+        spend = self.controller.run_spend(self.run_id) if self.run_dir is not None and self.run_id else None
+        spent_eps = spend.epsilon if spend is not None and spend.charged else self.controller.rho_to_eps(spent, delta)
         self.meter_label.setText(
             f"Charged so far: ε = {spent_eps:.3g} of ε = {self.planned_epsilon:g} planned for this run "
             f"(at δ = {delta:.2g}). <span style='color:#757575'>Advanced: ρ = {spent:.4g} of "
