@@ -10,6 +10,10 @@ and each release records its own fingerprint.
 The budget key is HMAC-SHA256 of the normalised name under the installation's secret, so neither
 the ledger key nor a certificate reveals a file name. The name itself is exported only when the
 custodian chose it (``chosen``); a default derived from the file name stays on this machine.
+
+A name does not make data the same (``core.ledger.booking``): a *different* file that happens to have
+the default name of a known dataset gets an identity of its own (``separate_identity``), keyed by the
+name and the view's fingerprint, and listed under the name with a number ("notes.csv (2)").
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from core.errors import PrivetError
 from core.installation import installation_secret
 
 FORMAT_TAG = b"privet/dataset-identity/v1\n"
+DATA_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".txt", ".md")
+SEPARATE_TAG = b"privet/dataset-identity/separate/v1\n"
 
 
 @dataclass(frozen=True)
@@ -35,6 +41,14 @@ class DatasetIdentity:
 def normalise_name(name: str) -> str:
     """Names that differ only in case or spacing are the same dataset."""
     return " ".join(name.split()).casefold()
+
+
+def name_stem(name: str) -> str:
+    """A dataset name without the extension of a file Privet loads: "notes.csv" and "notes.jsonl" are
+    both "notes" (case and spacing ignored)."""
+    path = Path(name)
+    stem = path.stem if path.suffix.lower() in DATA_SUFFIXES else name
+    return normalise_name(stem)
 
 
 def default_dataset_name(source: str) -> str:
@@ -52,3 +66,11 @@ def dataset_identity(dataset_name: str, source: str, *, key: bytes | None = None
     mac = hmac.new(installation_secret() if key is None else key, digestmod=hashlib.sha256)
     mac.update(FORMAT_TAG + normalise_name(name).encode("utf-8"))
     return DatasetIdentity(key=mac.hexdigest(), name=name, chosen=chosen)
+
+
+def separate_identity(name: str, fingerprint: str, shown: str, *, key: bytes | None = None) -> DatasetIdentity:
+    """The identity of data loaded under the default ``name`` of a known dataset whose documents they do not
+    share: keyed by the name and the view's ``fingerprint``, listed as ``shown`` (e.g. "notes.csv (2)")."""
+    mac = hmac.new(installation_secret() if key is None else key, digestmod=hashlib.sha256)
+    mac.update(SEPARATE_TAG + normalise_name(name).encode("utf-8") + b"\n" + fingerprint.encode("ascii"))
+    return DatasetIdentity(key=mac.hexdigest(), name=shown, chosen=False)

@@ -6,23 +6,45 @@ the identity's budget key, and the table ``views`` maps the fingerprint of every
 Every method that takes a dataset accepts the identity key or the fingerprint of any view registered under
 it (rows of older ledgers, keyed by a fingerprint, count towards its identity). These tables are settings,
 outside the hash chain (``core.ledger.chain``).
+
+Each registered view keeps content sketches (``core.corpus.fingerprint``) so that ``core.ledger.booking``
+can tell a copy of known data under another name: the table ``sketches`` holds the v1 sketch (whole
+documents; the only one older versions wrote, and still written so that they keep working), and the
+table ``content_sketches`` (``CONTENT_SCHEMA``, created here, beside the schema of ``core.ledger.schema``)
+holds the v2 shingle sketch with its version. A view with only a v1 sketch is compared the v1 way.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+from core.corpus.fingerprint import ShingleSketch
 from core.errors import PrivetError
 from core.ledger.chain import LedgerFile
 from core.ledger.schema import LEDGER_EVENTS, now
+
+CONTENT_SCHEMA = """
+CREATE TABLE IF NOT EXISTS content_sketches (
+    fingerprint TEXT PRIMARY KEY,
+    dataset_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    sketch TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+"""
 
 
 class DatasetIdentities(LedgerFile):
     """The ledger file with its dataset identities, views and content sketches."""
 
+    def __init__(self, path: Path | None = None) -> None:
+        super().__init__(path)
+        self.db.conn.executescript(CONTENT_SCHEMA)  # a settings table; added to older ledgers
+
     def register_view(
         self, dataset_id: str, name: str, fingerprint: str, source: str, dry_run: bool = False,
-        sketch: list[int] | None = None,
+        sketch: list[int] | None = None, shingles: ShingleSketch | None = None,
     ) -> list[str]:
         """Budget the view ``fingerprint`` (loaded from ``source``) under the identity ``dataset_id`` (named ``name``).
 
@@ -57,6 +79,10 @@ class DatasetIdentities(LedgerFile):
             if sketch:
                 conn.execute("INSERT OR IGNORE INTO sketches (fingerprint, dataset_id, sketch) VALUES (?, ?, ?)",
                              [fingerprint, dataset_id, json.dumps(sketch)])
+            if shingles is not None and shingles.hashes:
+                conn.execute("INSERT OR IGNORE INTO content_sketches (fingerprint, dataset_id, version, sketch, "
+                             "created_at) VALUES (?, ?, ?, ?, ?)",
+                             [fingerprint, dataset_id, shingles.version, shingles.to_json(), now()])
             conn.execute("ROLLBACK" if dry_run else "COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -69,8 +95,39 @@ class DatasetIdentities(LedgerFile):
                         [dataset_id, name, now()])
 
     def sketches(self) -> list[tuple[str, list[int]]]:
-        """``(dataset_id, content sketch)`` of every view registered with one (core.corpus.fingerprint)."""
+        """``(dataset_id, v1 sketch)`` of every view registered with one (core.corpus.fingerprint)."""
         return [(r[0], json.loads(r[1])) for r in self.db.execute("SELECT dataset_id, sketch FROM sketches")]
+
+    def shingle_sketches(self) -> list[tuple[str, ShingleSketch]]:
+        """``(dataset_id, v2 sketch)`` of every view registered with one (versions this code reads)."""
+        rows = self.db.execute("SELECT dataset_id, sketch FROM content_sketches WHERE version = 2").fetchall()
+        return [(str(r[0]), ShingleSketch.from_json(r[1])) for r in rows]
+
+    def document_sketches(self) -> list[tuple[str, list[int]]]:
+        """``(dataset_id, v1 sketch)`` of the views that have no v2 sketch (registered by older versions)."""
+        rows = self.db.execute(
+            "SELECT dataset_id, sketch FROM sketches WHERE fingerprint NOT IN "
+            "(SELECT fingerprint FROM content_sketches WHERE version = 2)").fetchall()
+        return [(str(r[0]), json.loads(r[1])) for r in rows]
+
+    def has_sketch(self, dataset_id: str) -> bool:
+        """Whether a view of ``dataset_id`` was registered with a content sketch (so its text can be compared)."""
+        key = self.dataset_key(dataset_id)
+        return any(self.db.execute(f"SELECT 1 FROM {table} WHERE dataset_id = ? LIMIT 1", [key]).fetchone()
+                   for table in ("sketches", "content_sketches"))
+
+    def has_views(self, dataset_id: str) -> bool:
+        """Whether any loaded data are registered under ``dataset_id`` (False: named, e.g. capped, but never run)."""
+        key = self.dataset_key(dataset_id)
+        return self.db.execute("SELECT 1 FROM views WHERE dataset_id = ? LIMIT 1", [key]).fetchone() is not None
+
+    def datasets_without_views(self) -> list[tuple[str, str]]:
+        """``(identity key, name)`` of the datasets that were named (a cap set with --new-dataset) but have
+        no data registered yet."""
+        rows = self.db.execute(
+            "SELECT dataset_id, name FROM datasets WHERE dataset_id NOT IN (SELECT dataset_id FROM views) "
+            "ORDER BY created_at").fetchall()
+        return [(str(r[0]), str(r[1])) for r in rows]
 
     def identity_of_name(self, name: str) -> str | None:
         """The identity key of a dataset registered under ``name`` (case and spacing ignored); ``None`` if none."""
