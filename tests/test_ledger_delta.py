@@ -259,3 +259,21 @@ def test_the_resume_quote_bounds_what_the_certificate_then_states(tmp_path, priv
     summary = Ledger().summary(result.record.dataset_id)
     assert summary.spent_epsilon <= quote.after_epsilon * (1 + 1e-9)
     assert plan(spec).rho_total < result.record.rho_total  # the redraw was charged again
+
+
+def test_a_rewitnessed_ledger_is_marked_on_every_later_certificate(tmp_path):
+    from test_certificate import FP, make_record
+
+    from core.certificate.build import build_certificate
+    from core.certificate.render import render_html
+
+    ledger = Ledger()
+    ledger.charge(FP, "run-1", "histogram", 0.1, 1e-3, "")
+    ledger.charge(FP, "run-1", "clusters", 2.5, 1e-3, "")
+    before = build_certificate(make_record(), [], {}, ledger)
+    assert before["budget_history"]["history_notes"] == []
+    ledger.rewitness(acknowledge=True)
+    after = build_certificate(make_record(), [], {}, ledger)
+    notes = after["budget_history"]["history_notes"]
+    assert len(notes) == 1 and "re-witnessed" in notes[0]
+    assert "re-witnessed, ledger entry" in render_html(after)

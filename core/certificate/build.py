@@ -21,6 +21,7 @@ from core import method_catalogue
 from core.method_catalogue import DEFAULT_NEIGHBOURING
 from core.errors import PrivetError
 from core.ledger.schema import RELEASE_STAGE
+from core.ledger.recovery import history_notes
 from core.ledger.total import COMBINING_WORDS
 from core.wording import guarantee_words
 
@@ -206,6 +207,7 @@ def _budget_history(record: PrivacyRecord, ledger: "Ledger | None") -> dict[str,
         "cumulative_delta_p": total.delta_part,
         "cap": {"epsilon": cap[0], "delta": cap[1]} if cap else None,
         "ledger_head": ledger.head(),
+        "history_notes": history_notes(ledger),  # a rewitnessed ledger or a new history after a lost data folder
         "note": "Budget spent on this dataset (every view of it budgeted under the same dataset identity) by other "
         "runs in this installation's ledger, including runs that were cancelled or failed after being charged. "
         "Cumulative figures are read from the ledger, this run's charges included. Cumulative epsilon is stated "

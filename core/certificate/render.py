@@ -194,7 +194,8 @@ def _history(cert: dict[str, Any]) -> str:
         ("Cumulative delta spent outright by phrase discovery", _num(h.get("cumulative_delta_p", 0.0), 3)),
         ("Custodian's cap", f"epsilon={_num(cap['epsilon'])} at delta={_num(cap['delta'], 3)}" if cap else "none set"),
     ]
-    return _rows(pairs) + f"<p class='small'>{_e(h['note'])}</p>"
+    notes = "".join(f"<p class='warn'>{_e(n)}</p>" for n in h.get("history_notes", []))
+    return _rows(pairs) + notes + f"<p class='small'>{_e(h['note'])}</p>"
 
 
 def _identity(cert: dict[str, Any]) -> str:
