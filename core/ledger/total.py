@@ -2,7 +2,7 @@
 
 Every charge row holds ρ (zCDP) and ``delta_part``: the δ that an (ε, δ) stage spends outright (phrase
 discovery's δ_p; 0 for a Gaussian stage). A run that is δ_p-approximately ρ-zCDP composes with another
-such run into a (Σδ_p)-approximately (Σρ)-zCDP history (Bun & Steinke 2016, Def. 8.1 and Lemma 8.3), so a
+such run into a (Σδ_p)-approximately (Σρ)-zCDP history (Bun & Steinke 2016, §8, approximate zCDP), so a
 dataset's total is
 
     ε(δ) = ε_zCDP(Σρ at δ − Σδ_p) + log(1 / (1 − Σδ_p)),   valid only for δ > Σδ_p
