@@ -58,6 +58,8 @@ def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print(line, file=out)
     print(f"Units: {summary.n_units} (shown here only; never exported)", file=out)
     print(f"Budgeted as dataset: {summary.dataset_name} (every view of these data shares this budget)", file=out)
+    for line in summary.budget_outlook:
+        print(line, file=out)
     if summary.estimate_seconds is not None:
         print(f"Estimate: about {summary.estimate_seconds / 60:.0f} min, {summary.estimate_memory_mb:.0f} MB", file=out)
     forecast = summary.topic_forecast

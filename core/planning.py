@@ -9,9 +9,11 @@ from __future__ import annotations
 from core.corpus import Corpus, DatasetIdentity
 from core.compute.memory import run_memory_mb
 from core.ledger.booking import Booking, book_dataset, load_spec_corpus, record_booking
-from core.errors import PrivetError
+from core.errors import BudgetError, PrivetError
 from core.estimate import estimate
 from core.ledger import Ledger
+from core.ledger.total import COMBINING_WORDS
+from core.ledger.view import cumulative_after
 from core.methods import registry
 from core.methods.base import PlanSummary
 from core.methods.dp_synrag.realisation import check_spec_example
@@ -63,10 +65,37 @@ def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = No
     summary.warnings.extend(delta_warnings(delta, spec.privacy.max_units, n))
     booking = dataset_booking(spec, corpus, ledger)
     summary.dataset_name = booking.name
+    summary.budget_outlook = budget_outlook(booking, summary, ledger)
     summary.warnings.extend(booking.warnings)
     summary.warnings.extend(spec.warnings())
     summary.estimate_seconds, summary.estimate_memory_mb = estimate_cost(spec, n)
     return summary
+
+
+def budget_outlook(booking: Booking, summary: PlanSummary, ledger: Ledger | None = None) -> tuple[str, ...]:
+    """What the dataset has spent and would have spent after this run (``core.ledger.total``: ρ and δ_p both
+    add up), and the cap's refusal if the run would exceed it: the lines `privet plan` prints."""
+    if ledger is None and not (data_dir() / "ledger.db").exists():
+        return (f"Dataset total after this run: ε = {summary.epsilon:g} at δ = {summary.delta:.2g} "
+                "(nothing spent on it before).",)
+    own = ledger is None
+    ledger = ledger or Ledger()
+    try:
+        after = cumulative_after(ledger, booking.key, summary.rho_total, summary.delta, summary.delta_spent)
+        try:
+            ledger.check_plan(booking.key, summary.rho_total, summary.delta, summary.delta_spent)
+            refusal = ""
+        except BudgetError as exc:
+            refusal = exc.user_message()
+    finally:
+        if own:
+            ledger.close()
+    cap = f"; cap ε = {after.cap_epsilon:g}" if after.cap_epsilon is not None else "; no cap set"
+    lines = [f"Dataset total after this run: ε = {after.after_epsilon:.3g} at δ = {after.delta:.2g} "
+             f"(ε = {after.before_epsilon:.3g} before it{cap}). {COMBINING_WORDS}"]
+    if refusal:
+        lines.append(f"This run would be refused: {refusal}")
+    return tuple(lines)
 
 
 def refuse_spending_for_nothing(spec: RunSpec, summary: PlanSummary) -> None:

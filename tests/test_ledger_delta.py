@@ -126,11 +126,17 @@ def test_a_cap_below_what_is_spent_is_refused_with_the_spent_figure():
     ledger.set_cap(KEY, spent.epsilon * 3, 1e-6)
 
 
-def test_the_audits_delta_reproduction_is_refused_before_any_charge(tmp_path, privet_home):
+def test_the_audits_delta_reproduction_is_refused_before_any_charge(tmp_path, privet_home, capsys):
     """`--set-cap 12 --delta 1e-9 --new-dataset`, then a run at ε = 1, δ = 0.5 whose phrase stage takes 0.9 of δ."""
     spec = tiny_spec(tmp_path, phrases_per_unit=1, phrases_delta_fraction=0.9)
     spec.privacy.epsilon, spec.privacy.delta, spec.privacy.spend_anyway = 1.0, 0.5, True
     assert privet(["ledger", "notes.csv", "--set-cap", "12", "--delta", "1e-9", "--new-dataset"]) == 0
+    spec_file = tmp_path / "spec.toml"
+    spec.save(spec_file)
+    capsys.readouterr()
+    assert privet(["plan", str(spec_file)]) == 0  # the plan says so before anything is tried
+    said = capsys.readouterr().out
+    assert "Dataset total after this run" in said and "This run would be refused" in said
     ledger = Ledger()
     before = len(ledger.entries())
     with pytest.raises(BudgetError, match="no ε can be stated"):

@@ -87,6 +87,7 @@ class PlanSummary:
     delta_spent: float = 0.0  # the part of δ spent by (ε, δ) stages (phrase discovery); the rest is the conversion's
     topic_forecast: TopicForecast | None = None  # expected topics (DP-SynRAG; core.privacy.forecast; on screen)
     forecast_advice: tuple[str, ...] = ()  # what would help when about 0 topics are expected
+    budget_outlook: tuple[str, ...] = ()  # the dataset's total after this run, and a cap refusal (core.planning)
 
     @property
     def spends_for_nothing(self) -> bool:
