@@ -5,6 +5,17 @@ Export copies files by an explicit allow-list (``synthetic.jsonl``, ``synthetic.
 spec's ``[output] formats`` names), never by walking the run folder. Everything is written into a hidden
 temporary folder beside the destination, verified, then moved into place with one rename; a failure
 leaves no partial folder behind.
+
+The destination is checked before anything is charged (``check_output_folder``, which a run calls before
+its first stage and every export calls again):
+
+- it may not be, contain or sit inside the data folder (ledger, witness, keys, run folders) or the state
+  folder of the ledger's high-water mark, symlinks resolved (``refuse_protected_output``): replacing an
+  output folder deletes what was in it;
+- a non-empty folder is replaced only with ``overwrite`` and only when it is a release Privet wrote: every
+  export writes the marker file ``.privet-release`` into its folder, and a folder without it, or holding
+  anything an export does not write, is refused even with ``overwrite`` (Privet never deletes files it
+  did not write).
 """
 
 from __future__ import annotations
@@ -27,13 +38,15 @@ from core.certificate.render import render_html, render_pdf
 from core.certificate.seal import (
     CERTIFICATE_FILE,
     PUBLIC_KEY_FILE,
+    RELEASE_MARKER,
     sign_certificate,
     verify_export,
     write_document,
 )
 from core.certificate.signing import load_signing_key, public_key_pem
 from core.errors import PrivetError
-from core.ledger import Ledger
+from core.ledger import Ledger, highwater
+from core.paths import data_location
 from core.private_files import write_private
 from core.privacy.conversion import approx_rho_to_eps, redrawn_delta
 
@@ -48,6 +61,9 @@ REQUIRED_FILE = "synthetic.jsonl"
 HTML_FILE = "certificate.html"
 PDF_FILE = "certificate.pdf"
 FEW_SHARE = 0.1  # a release with fewer than this share of the documents asked for (R) is asked about
+# Every name an export writes into its folder: a marked folder holding only these may be replaced.
+RELEASE_FILES = frozenset({*CORPUS_FILES, HTML_FILE, PDF_FILE, CERTIFICATE_FILE, PUBLIC_KEY_FILE, RELEASE_MARKER})
+MARKER_KEY = "privet_release"
 
 
 def write_synthetic(run_dir: Path, documents: list[SyntheticDoc]) -> Path:
@@ -136,17 +152,6 @@ def check_writable(out_dir: Path) -> None:
             f"({exc.strerror or type(exc).__name__}). Nothing was charged.", fix) from None
 
 
-def _check_destination(out_dir: Path, overwrite: bool) -> None:
-    if out_dir.exists() and not out_dir.is_dir():
-        raise PrivetError(f"{out_dir} exists and is not a folder.", "Choose another output folder.")
-    if out_dir.is_dir() and any(out_dir.iterdir()) and not overwrite:
-        raise PrivetError(
-            f"The output folder {out_dir} is not empty.",
-            "Choose an empty or new folder, or allow overwriting (--overwrite); its contents will be replaced.",
-        )
-    check_writable(out_dir)
-
-
 def _write_release(run_dir: Path, staging: Path, record: PrivacyRecord, identity: dict[str, str],
                    ledger: "Ledger | None", non_dp_statistics: dict | None) -> None:
     """Fill ``staging`` with the corpus files, renderings, signed certificate and public key."""
@@ -171,6 +176,14 @@ def _write_release(run_dir: Path, staging: Path, record: PrivacyRecord, identity
     certificate["renderings"] = [file_entry(p) for p in renderings]
     write_document(sign_certificate(certificate, key), staging / CERTIFICATE_FILE)
     (staging / PUBLIC_KEY_FILE).write_text(public_key_pem(key.public_key), encoding="ascii")
+    write_marker(staging, str(certificate["certificate_id"]))
+
+
+def write_marker(folder: Path, certificate_id: str) -> None:
+    """The marker that says Privet wrote ``folder`` as a release (``--overwrite`` replaces only such a folder)."""
+    marker = {MARKER_KEY: 1, "certificate_id": certificate_id,
+              "note": "Written by Privet's export. `privet run/export --overwrite` may replace this folder as a whole."}
+    (folder / RELEASE_MARKER).write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
 
 
 def refuse_disagreeing_record(record: PrivacyRecord, ledger: Ledger) -> None:
@@ -214,7 +227,7 @@ def export_release(run_dir: Path, out_dir: Path, identity: dict[str, str], overw
     are figures computed on the private data; the certificate labels them as not DP. A run without any
     synthetic document is refused unless ``allow_empty`` (the caller asked the custodian). Returns ``out_dir``.
     """
-    run_dir, out_dir = Path(run_dir), Path(out_dir).absolute()
+    run_dir, out_dir = Path(run_dir), resolved(out_dir)  # a symlink is replaced where it points, never followed later
     record = PrivacyRecord.load_authenticated(run_dir)  # the record the run wrote, not an edited one
     if record.test_mode:
         raise PrivetError(
@@ -227,7 +240,7 @@ def export_release(run_dir: Path, out_dir: Path, identity: dict[str, str], overw
     if size.empty and not allow_empty:
         raise PrivetError(size.problem, "To export the empty release anyway, add --allow-empty (privet export) or "
                           "answer Yes when the desktop asks.")
-    _check_destination(out_dir, overwrite)
+    check_output_folder(out_dir, overwrite)  # again: the folder may have changed since the run started
     if ledger is None:
         ledger = Ledger()
     ledger.require_intact()  # a wiped or edited ledger would make the certificate's budget history false
@@ -264,16 +277,90 @@ def _move_into_place(staging: Path, out_dir: Path) -> None:
     shutil.rmtree(aside, ignore_errors=True)
 
 
+def resolved(path: Path) -> Path:
+    """``path`` made absolute with every symlink resolved (a missing tail is kept as written)."""
+    return Path(os.path.realpath(Path(path).expanduser()))
+
+
+def protected_folders() -> list[tuple[str, Path]]:
+    """The folders no release may be written to, contain or sit inside, each with what it holds in words."""
+    return [
+        ("the Privet data folder (the budget ledger, its witness, the installation and signing keys and every run "
+         "folder)", data_location()),
+        ("the Privet state folder (the ledger's high-water mark)", highwater.state_dir()),
+    ]
+
+
+def refuse_protected_output(out_dir: Path) -> None:
+    """Refuse (``PrivetError``) an output folder that is, contains or sits inside a protected folder.
+
+    Exporting replaces what is in the output folder, so a release written to the data folder (or to a
+    folder above it) would delete the ledger and the keys. Paths are compared with symlinks resolved.
+    """
+    target = resolved(out_dir)
+    for what, folder in protected_folders():
+        protected = resolved(folder)
+        if target == protected:
+            where = "is"
+        elif protected in target.parents:
+            where = "is inside"
+        elif target in protected.parents:
+            where = "contains"
+        else:
+            continue
+        raise PrivetError(
+            f"The output folder {out_dir} {where} {what}: {protected}. A release is never written there, because "
+            "writing or replacing it would delete that folder's contents. Nothing was charged.",
+            f"Choose an output folder outside {protected} (for example a new folder in your documents or on a "
+            "shared drive), and not a folder that holds it.")
+
+
+def previous_release_problem(out_dir: Path) -> str:
+    """Why the non-empty ``out_dir`` is not a release folder Privet wrote ('' when it is one).
+
+    A release folder holds the marker ``.privet-release`` (``write_marker``) and nothing but the files an
+    export writes (``RELEASE_FILES``), each a regular file."""
+    marker = out_dir / RELEASE_MARKER
+    try:
+        stamp = json.loads(marker.read_text(encoding="utf-8")) if marker.is_file() and not marker.is_symlink() else {}
+    except (OSError, UnicodeDecodeError, ValueError):
+        stamp = {}
+    if not isinstance(stamp, dict) or stamp.get(MARKER_KEY) != 1:
+        return (f"it holds no Privet release marker ({RELEASE_MARKER}), so it is not a release folder Privet wrote "
+                "(releases written before Privet marked them have none either)")
+    foreign = [p for p in out_dir.iterdir() if p.name not in RELEASE_FILES or p.is_symlink() or not p.is_file()]
+    if foreign:
+        n = len(foreign)
+        return f"besides a Privet release it holds {n} other file{'s' if n != 1 else ''} or folder{'s' if n != 1 else ''}"
+    return ""
+
+
 def check_output_folder(out_dir: Path, overwrite: bool) -> None:
-    """Refuse, before anything is charged, an output folder the export could not write (``check_writable``)."""
+    """Refuse, before anything is charged, an output folder the export must not or could not write.
+
+    In order: a protected folder (``refuse_protected_output``), a file, a non-empty folder (unless
+    ``overwrite`` and it is a release Privet wrote: ``previous_release_problem``), one that cannot be
+    written (``check_writable``)."""
+    out_dir = Path(out_dir)
+    refuse_protected_output(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise PrivetError(f"The output folder {out_dir} is a file, not a folder.", "Choose a new or empty folder.")
     try:
-        if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
-            raise PrivetError(
-                f"The output folder {out_dir} is not empty.",
-                "Choose an empty or new folder, or allow overwriting (--overwrite / [output] overwrite = true).",
-            )
+        if out_dir.exists() and any(out_dir.iterdir()):
+            if not overwrite:
+                raise PrivetError(
+                    f"The output folder {out_dir} is not empty.",
+                    "Choose an empty or new folder, or, to replace a release Privet wrote there before, allow "
+                    "overwriting (--overwrite / [output] overwrite = true).",
+                )
+            problem = previous_release_problem(out_dir)
+            if problem:
+                raise PrivetError(
+                    f"The output folder {out_dir} is not empty, and overwriting only ever replaces a release folder "
+                    f"that Privet wrote: {problem}. Nothing was charged and nothing was deleted.",
+                    "Choose a new or empty folder. If the folder's contents are yours to discard, move or delete them "
+                    "yourself first: Privet never deletes files it did not write.",
+                )
     except OSError as exc:
         raise PrivetError(f"The output folder {out_dir} cannot be read ({exc.strerror or type(exc).__name__}).",
                           "Choose a folder you can write to.") from None

@@ -46,19 +46,26 @@ def packaged_model_dir(package: str) -> Path | None:
     return None if bundle is None else bundle / BUNDLE_MODELS / package
 
 
-def data_dir() -> Path:
-    """Per-user data folder: ledger, installation key, converted-model cache.
+def data_location() -> Path:
+    """Where the per-user data folder is, without creating it (``data_dir`` creates it).
 
-    ``PRIVET_HOME`` overrides it (tests point it at a temporary folder). It is created, or
-    tightened, to mode 0700: it holds the ledger, keys and private run folders.
+    ``PRIVET_HOME`` overrides it (tests point it at a temporary folder); else
+    ``$XDG_DATA_HOME/privet`` (``~/.local/share/privet``).
     """
     env = os.environ.get("PRIVET_HOME")
     if env:
-        base = Path(env)
-    else:
-        xdg = os.environ.get("XDG_DATA_HOME")
-        base = (Path(xdg) if xdg else Path.home() / ".local" / "share") / "privet"
-    return private_folder(base)
+        return Path(env)
+    xdg = os.environ.get("XDG_DATA_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".local" / "share") / "privet"
+
+
+def data_dir() -> Path:
+    """Per-user data folder: ledger, installation key, converted-model cache (``data_location``).
+
+    It is created, or tightened, to mode 0700: it holds the ledger, keys and private run folders.
+    No export may write into it, contain it or replace it (``core.export.refuse_protected_output``).
+    """
+    return private_folder(data_location())
 
 
 def cache_dir() -> Path:

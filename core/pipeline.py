@@ -19,13 +19,16 @@ a resume, the models, the reservation, the run folder, the method, the privacy r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import secrets
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from core import __version__
 from core.certificate.privacy_record import PrivacyRecord, reconcile_stages
@@ -34,7 +37,9 @@ from core.compute.factory import compute_backend
 from core.corpus import Corpus
 from core.ledger.booking import Booking, book_dataset, load_spec_corpus, record_booking
 from core.errors import PrivetError
-from core.export import RUN_FILE, check_output_folder, export_release, read_synthetic, release_size, write_synthetic
+from core.export import (
+    RUN_FILE, check_output_folder, export_release, read_synthetic, refuse_protected_output, release_size, write_synthetic,
+)
 from core.ledger import Ledger, check_before_run
 from core.methods import registry
 from core.methods.base import Method, MethodContext, PlanSummary, SyntheticDoc
@@ -123,7 +128,13 @@ def run_pipeline(
     A resume is refused unless the spec (but for ``RESUMABLE_CHANGES``), the data and the dataset
     identity are those the run started with, and ``consent`` accepts the ``ResumeQuote`` (what the
     resume may charge again) before anything is drawn; the cap is checked again for all of it.
+
+    A test-mode run (``test_mode_seed``) without an explicit ``ledger`` books and charges a throwaway
+    ledger (``TestModeLedger``), never the installation's.
     """
+    if spec.test_mode_seed is not None and ledger is None:  # never the installation's ledger (TestModeLedger)
+        with _test_mode_ledger() as scratch:
+            return run_pipeline(spec, reporter, run_dir, resume, scratch, require_consent, consent)
     started = _now()
     _check_before_loading(spec, ledger, run_dir, resume, consent)
     out_dir = _output_folder(spec)
@@ -146,6 +157,30 @@ def run_pipeline(
         ledger.release_reservation(run.run_id)
 
 
+class TestModeLedger(Ledger):
+    """The ledger of a test-mode run: a temporary file deleted when the run ends.
+
+    A test-mode run (``[test_mode_seed]``: fixed seed, not private, never exported) still goes through
+    every step a real run takes (booking, cap check, reservation, a charge before each stage, a privacy
+    record built from the charges), so it needs a ledger; it gets this one, and the installation's ledger,
+    its witness and its high-water mark are never read or written. Its head is neither witnessed nor
+    marked (``_record_head`` does nothing): no file outside its temporary folder, and no keyring entry,
+    ever names it. Its caps are those of an empty ledger, i.e. none.
+    """
+
+    __test__ = False  # not a pytest test class
+
+    def _record_head(self, *args: Any, **kwargs: Any) -> None:  # whatever LedgerFile passes: nothing is recorded
+        return None
+
+
+@contextlib.contextmanager
+def _test_mode_ledger() -> Iterator[TestModeLedger]:
+    with tempfile.TemporaryDirectory(prefix="privet-test-mode-ledger-") as folder, \
+            TestModeLedger(Path(folder) / "ledger.db") as scratch:
+        yield scratch
+
+
 def _check_before_loading(
     spec: RunSpec, ledger: Ledger | None, run_dir: Path | None, resume: bool, consent: Callable | None
 ) -> None:
@@ -162,11 +197,20 @@ def _check_before_loading(
 
 
 def _output_folder(spec: RunSpec) -> Path | None:
-    """Where the release goes at the end (None: kept in the run folder); checked writable before any charge."""
-    out_dir = Path(spec.output.folder) if spec.output.folder and spec.output.export_at_end else None
-    if out_dir and spec.test_mode_seed is None:
-        check_output_folder(out_dir, spec.output.overwrite)
-    return out_dir
+    """Where the release goes at the end (None: kept in the run folder), checked before any charge.
+
+    A folder exported at the end gets every check of the export (``check_output_folder``); a folder the
+    desktop exports to later (``export_at_end = false``) is at least never the data or state folder
+    (``refuse_protected_output``). A test-mode run exports nothing, so its folder is not checked.
+    """
+    if not spec.output.folder or spec.test_mode_seed is not None:
+        return None
+    folder = Path(spec.output.folder)
+    if not spec.output.export_at_end:
+        refuse_protected_output(folder)
+        return None
+    check_output_folder(folder, spec.output.overwrite)
+    return folder
 
 
 def _prepare(spec: RunSpec, reporter: Reporter, ledger: Ledger | None, resume: bool, require_consent: bool) -> _Prepared:

@@ -12,6 +12,7 @@ the field and, if it has a range, its rule beside it. The desktop wizard uses th
 
 from __future__ import annotations
 
+import stat
 import tomllib
 from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
@@ -149,7 +150,7 @@ class RunSpec:
     def load(cls, path: str | Path) -> "RunSpec":
         path = Path(path)
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            data = tomllib.loads(read_spec_text(path))
         except FileNotFoundError:
             raise PrivetError(f"Run spec {path} does not exist.", "Check the path.") from None
         except IsADirectoryError:
@@ -180,6 +181,31 @@ class RunSpec:
             if choice.path and not Path(choice.path).is_absolute():
                 setattr(spec, choice_name, replace(choice, path=str(base / choice.path)))
         return spec
+
+
+MAX_SPEC_BYTES = 1 << 20  # 1 MiB: the demo spec is under 1 KiB; a spec holding a long public example a few KiB
+
+
+def read_spec_text(path: Path) -> str:
+    """The text of a run-spec file, refused (``PrivetError``) before it is read unless it is a regular file
+    of at most ``MAX_SPEC_BYTES``: ``/dev/zero``, a pipe or a huge file would otherwise be read until memory
+    runs out (or for ever). Other failures raise the ``OSError``/``UnicodeDecodeError`` of reading it."""
+    info = path.stat()  # FileNotFoundError, PermissionError: worded by RunSpec.load
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise PrivetError(f"Run spec {path} is not a regular file (it is a device, pipe or socket).",
+                          "Give the path of the .toml file.")
+    too_big = PrivetError(
+        f"Run spec {path} is larger than {MAX_SPEC_BYTES >> 20} MiB, far more than any run spec holds, so it "
+        "was not read.", "Give the path of the .toml run spec (a few lines of settings).")
+    if info.st_size > MAX_SPEC_BYTES:
+        raise too_big
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_SPEC_BYTES + 1)  # the file may have grown since stat
+    if len(data) > MAX_SPEC_BYTES:
+        raise too_big
+    return data.decode("utf-8")
 
 
 def _upgrade(data: dict[str, Any]) -> dict[str, Any]:

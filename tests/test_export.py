@@ -75,7 +75,7 @@ def _problems(folder: Path, **kw) -> str:
 
 def test_export_contains_only_safe_artefacts_and_verifies(exported):
     names = sorted(p.name for p in exported.iterdir())
-    assert names == ["certificate.html", "certificate.json", "certificate.pdf", "public_key.pem",
+    assert names == [".privet-release", "certificate.html", "certificate.json", "certificate.pdf", "public_key.pem",
                      "synthetic.csv", "synthetic.jsonl"]
     report = verify_export(exported)
     assert report.ok, report.problems
@@ -186,8 +186,12 @@ def test_refuses_non_empty_folder_unless_overwrite(tmp_path):
     with pytest.raises(PrivetError, match="not empty"):
         export_release(run, out, IDENTITY)
     assert (out / "old.txt").exists()
-    export_release(run, out, IDENTITY, overwrite=True)
-    assert not (out / "old.txt").exists()
+    with pytest.raises(PrivetError, match="release marker"):  # not a release Privet wrote (tests/test_output_guard.py)
+        export_release(run, out, IDENTITY, overwrite=True)
+    assert (out / "old.txt").exists()
+    (out / "old.txt").unlink()
+    export_release(run, out, IDENTITY)  # an empty folder
+    export_release(run, out, IDENTITY, overwrite=True)  # a release Privet wrote is replaced
     assert verify_export(out).ok
 
 

@@ -6,7 +6,8 @@ RFC 8785 canonical JSON of the ``certificate`` object.
 
 An export folder verifies when: the signature is valid (under the key given by the IRB, or else the
 embedded one), every file listed under ``outputs`` and ``renderings`` has the listed size and SHA-256,
-``public_key.pem`` is the signing key, and the folder holds nothing else.
+``public_key.pem`` is the signing key, and the folder holds nothing else (but the release marker
+``.privet-release``, which says Privet wrote the folder: ``core.export``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from core.errors import PrivetError
 
 CERTIFICATE_FILE = "certificate.json"
 PUBLIC_KEY_FILE = "public_key.pem"
+RELEASE_MARKER = ".privet-release"  # written by every export; only a folder holding it may be overwritten (core.export)
 
 
 def canonical_bytes(certificate: dict[str, Any]) -> bytes:
@@ -212,7 +214,7 @@ def verify_export(folder: Path, public_key: Path | None = None) -> VerificationR
                 report.problems.append(f"{PUBLIC_KEY_FILE} is not the key that signed the certificate")
         except PrivetError:
             report.problems.append(f"{PUBLIC_KEY_FILE} is not a valid Ed25519 public key")
-    allowed = set(listed) | {CERTIFICATE_FILE, PUBLIC_KEY_FILE}
+    allowed = set(listed) | {CERTIFICATE_FILE, PUBLIC_KEY_FILE, RELEASE_MARKER}
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder).as_posix()
         if rel not in allowed:

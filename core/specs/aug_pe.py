@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from core.specs.rules import Rule, number, whole
+from core.specs.rules import MAX_BATCH, MAX_ITERATIONS, MAX_POPULATION, MAX_TOKENS, MAX_VARIATIONS, Rule, number, whole
 
 @dataclass
 class AugPESpec:
@@ -22,9 +22,14 @@ class AugPESpec:
     batch_size: int = 32  # texts written together over one KV cache
 
     # The public-sampling settings (core.methods.aug_pe.adapter.check_generation reads these rules).
+    # Sizes are bounded by core.specs.rules' size limits (a population of 1e9 would be charged, then never end).
     RULES: ClassVar[dict[str, Rule]] = {
-        "max_new_tokens": whole("tokens of each candidate text"),
+        "iterations": whole("DP vote rounds", high=MAX_ITERATIONS),
+        "population": whole("candidate texts per vote", high=MAX_POPULATION),
+        "variations": whole("variations of each winner", high=MAX_VARIATIONS),
+        "threshold": number("the vote threshold H (0 = 2 sigma of the plan)", low=0),
+        "max_new_tokens": whole("tokens of each candidate text", high=MAX_TOKENS),
         "temperature": number("the public generation temperature; 0 = greedy", low=0),
         "top_p": number("the nucleus of public sampling; 1 = none", low=0, high=1, open_low=True),
-        "batch_size": whole("texts written together"),
+        "batch_size": whole("texts written together", high=MAX_BATCH),
     }

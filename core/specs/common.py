@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from core.specs.rules import Rule, flag, number, text, texts, whole
+from core.specs.rules import MAX_UNIT_CHARS, MAX_UNITS, MAX_WORKERS, Rule, flag, name, number, path_text, text, texts, whole
 from core.wording import WEAK_MAX
 
 # Above this epsilon the run goes ahead with a loud warning; above the hard limit it is refused.
@@ -16,7 +16,7 @@ MAX_EPSILON = 100.0
 
 MODEL_RULES: dict[str, Rule] = {
     "source": text("the model source", choices=("default", "hf", "gguf", "tiny-random")),
-    "path": text("the model path"),
+    "path": path_text("the model path"),
     "backend": text("the model backend", choices=("auto", "transformers", "llamacpp")),
     "device": text("the device"),
 }
@@ -54,8 +54,12 @@ class DataSpec:
     dataset_name: str = ""
 
     RULES: ClassVar[dict[str, Rule]] = {
-        "path": text("the corpus folder or table file"),
-        "max_unit_chars": whole("the longest privacy unit, in characters", low=1),
+        "path": path_text("the corpus folder or table file"),  # echoed, and the default dataset name
+        "text_column": name("the text column"),
+        "id_column": name("the id column"),
+        "person_column": name("the person column"),
+        "max_unit_chars": whole("the longest privacy unit, in characters", low=1, high=MAX_UNIT_CHARS),
+        "dataset_name": name("the dataset name"),  # shown by privet ledger and printed on the certificate
     }
 
 
@@ -72,6 +76,7 @@ class PrivacySpec:
         "epsilon": number("the privacy budget ε", low=0, high=MAX_EPSILON, open_low=True),
         "rationale": text("why this budget was chosen (printed on the certificate)"),
         "delta": number("δ", low=0, high=1, open_low=True, open_high=True, zero_default=True),
+        "max_units": whole("the public bound N on the number of units (0 = not stated)", low=0, high=MAX_UNITS),
         "conversion": text("the zCDP conversion", choices=("tight", "loose")),
         "spend_anyway": flag("run even when about 0 topics are expected"),
     }
@@ -89,7 +94,11 @@ class OutputSpec:
     # exports it to ``folder`` from its review page (the folder is kept through a resume)
 
     RULES: ClassVar[dict[str, Rule]] = {
+        "folder": path_text("the output folder"),
         "formats": texts("the export formats", choices=("jsonl", "csv")),
+        "custodian": name("the custodian"),  # printed on the certificate
+        "organisation": name("the organisation"),
+        "irb_protocol": name("the IRB protocol"),
     }
 
 
@@ -100,3 +109,8 @@ class ComputeSpec:
     backend: str = "local"  # "local" (one process, no Ray) or "ray"
     address: str = ""  # Ray: "" = start Ray on this machine, "auto" = the running cluster, "ray://host:10001"
     workers: int = 0  # Ray: 0 = one worker per GPU; N = N workers (CPU workers when there is no GPU)
+
+    RULES: ClassVar[dict[str, Rule]] = {
+        "backend": text("the compute backend", choices=("local", "ray")),  # core.compute.factory.BACKENDS
+        "workers": whole("Ray workers (0 = one per GPU)", low=0, high=MAX_WORKERS),
+    }

@@ -6,14 +6,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from core.specs.rules import Rule, flag, number, text_rule, whole
+from core.specs.rules import (
+    MAX_BATCH,
+    MAX_CLUSTERS,
+    MAX_KEYWORDS,
+    MAX_MEMORY_MB,
+    MAX_PHRASES_PER_UNIT,
+    MAX_PROMPT_TOKENS,
+    MAX_TOKENS,
+    MAX_UNITS_PER_CLUSTER,
+    MAX_VOCABULARY,
+    Rule,
+    flag,
+    number,
+    text_rule,
+    whole,
+)
 
-# Size limits (far above any useful setting): the histogram, clusters and token buffers grow with them.
-MAX_CLUSTERS = 50_000  # R (the seeds use 500, 1000 for very broad corpora)
-MAX_KEYWORDS = 1_000  # K
-MAX_UNITS_PER_CLUSTER = 1_000_000  # k
-MAX_TOKENS = 4_096  # T
-MAX_PROMPT_TOKENS = 32_768
+# The size limits live in core.specs.rules (one table, each with why); these names stay importable here.
+__all__ = [
+    "DOCUMENT_FORMS", "MAX_CLUSTERS", "MAX_KEYWORDS", "MAX_PROMPT_TOKENS", "MAX_TOKENS", "MAX_UNITS_PER_CLUSTER",
+    "TEXT_MODES", "DPSynRAGSpec",
+]
 
 TEXT_MODES = ("topic_line", "private", "realised", "realised+private")
 DOCUMENT_FORMS = ("clinical_note", "case_file", "review", "news_article", "film_ratings")
@@ -70,7 +84,7 @@ class DPSynRAGSpec:
         "text": text_rule("how the documents are written", choices=TEXT_MODES),
         "document_form": text_rule("the shipped example of the document form", choices=("", *DOCUMENT_FORMS)),
         "public_example": text_rule("the invented example of the document form"),
-        "realisation_tokens": whole("tokens of each realised document", low=8),
+        "realisation_tokens": whole("tokens of each realised document", low=8, high=MAX_TOKENS),
         # Upper bounds keep a typo (R = 1e9) from being planned, or charged before running out of memory.
         "K": whole("keywords per unit", high=MAX_KEYWORDS),
         "R": whole("the number of clusters", high=MAX_CLUSTERS),
@@ -84,22 +98,22 @@ class DPSynRAGSpec:
                               open_high=True, zero_default=True),
         "theta_fraction": number("the thresholds' share of the budget", low=0, high=1, open_low=True,
                                  open_high=True, zero_default=True),
-        "cluster_keywords": whole("co-keywords released per cluster", low=0),
+        "cluster_keywords": whole("co-keywords released per cluster", low=0, high=MAX_KEYWORDS),
         "cluster_keywords_fraction": number("the co-keywords' share of the budget", low=0, high=1, open_low=True,
                                             open_high=True, zero_default=True),
-        "min_cluster_size": whole("the smallest cluster reported as useful", low=0),
+        "min_cluster_size": whole("the smallest cluster reported as useful", low=0, high=MAX_UNITS_PER_CLUSTER),
         "max_prompt_tokens": whole("the longest prompt, in tokens", low=16, high=MAX_PROMPT_TOKENS),
-        "batch_rows": whole("rows per wave", low=0),
-        "memory_budget_mb": whole("the memory budget in MB", low=0),
+        "batch_rows": whole("rows per wave", low=0, high=MAX_BATCH),
+        "memory_budget_mb": whole("the memory budget in MB", low=0, high=MAX_MEMORY_MB),
         "keywords": text_rule("how keywords are found", choices=("vocabulary", "llm")),
         "topic_words": text_rule("how cluster words are chosen", choices=("specific", "frequent")),
         "clip": text_rule("the clip", choices=("dclip", "spec")),
         "public_prompt": text_rule("the public row", choices=("keyword", "empty", "none")),
         "answer_start": text_rule("the start of each answer", choices=("keyword", "keywords", "none")),
         "public_weight": number("the public base's weight λ", low=0, open_low=True),
-        "top_k_plus": whole("candidate tokens (0 = all)", low=0),
+        "top_k_plus": whole("candidate tokens (0 = all)", low=0, high=MAX_VOCABULARY),
         "discover_phrases": flag("whether the corpus's own phrases are discovered with DP (step 0)"),
-        "phrases_per_unit": whole("phrases each unit proposes", low=1, high=64),
+        "phrases_per_unit": whole("phrases each unit proposes", low=1, high=MAX_PHRASES_PER_UNIT),
         "phrases_fraction": number("the phrase discovery's share of the budget", low=0, high=1, open_low=True,
                                    open_high=True, zero_default=True),
         "phrases_delta_fraction": number("the phrase discovery's share of delta", low=0, high=1, open_low=True,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from core.specs.rules import Rule, number, whole
+from core.specs.rules import MAX_BATCH, MAX_TOKENS, MAX_VARIATIONS, Rule, number, whole
 
 @dataclass
 class RPSGSpec:
@@ -23,12 +23,12 @@ class RPSGSpec:
 
     # The one statement of RPSG's ranges (core.methods.rpsg.algorithm.check_params reads these rules).
     RULES: ClassVar[dict[str, Rule]] = {
-        "m": whole("candidate abstractions per seed"),
+        "m": whole("candidate abstractions per seed", high=MAX_VARIATIONS),
         "similarity_threshold": number("the similarity threshold", low=0, high=1, open_low=True),
         "nll_percentile": number("the NLL percentile", low=0, high=100, open_high=True),
         "temperature": number("the generation temperature; 0 = greedy", low=0),
-        "max_new_tokens": whole("tokens per generation"),
-        "n_variants": whole("variants per seed before the final text", low=0),
-        "batch_size": whole("the batch size"),
+        "max_new_tokens": whole("tokens per generation", high=MAX_TOKENS),
+        "n_variants": whole("variants per seed before the final text", low=0, high=MAX_VARIATIONS),
+        "batch_size": whole("the batch size", high=MAX_BATCH),
         "pii_patterns": Rule("mapping", "extra PII patterns"),
     }

@@ -3,6 +3,12 @@
 Each spec dataclass carries ``RULES`` (a ``Rule`` per field); a field without a rule is still type-checked
 against its default. ``section_problems`` is the only validation of a section: ``RunSpec.problems`` and the
 methods' own checks (RPSG, Aug-PE) call it.
+
+Every size a run allocates or loops over has an upper bound, from the size limits below (one table, each
+with why): a typo such as ``population = 1e9`` is refused when the spec is loaded, by ``privet plan`` and
+``privet run`` alike, instead of being charged and then running out of memory or for ever. The limits are
+far above any useful setting; ``tests/test_runspec_validation.py`` checks that every whole-number rule has
+one (a seed and the public bound on the number of units are the only exceptions, see ``UNBOUNDED``).
 """
 
 from __future__ import annotations
@@ -12,6 +18,34 @@ import re
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
+# -- size limits (the one table; the sections' RULES refer to these) ---------------------------------------
+# Tokens: one document, one generation. 4096 is twice the packaged model's whole context (2048 tokens in
+# llama.cpp); a longer document is never useful and, with a model that does not stop, is hours of decoding.
+MAX_TOKENS = 4_096
+MAX_PROMPT_TOKENS = 32_768  # the longest prompt: the largest contexts of local models
+MAX_CLUSTERS = 50_000  # R (the seeds use 500, 1000 for very broad corpora); the histogram and clusters grow with it
+MAX_KEYWORDS = 1_000  # K, and co-keywords per cluster (M = 5): each is a noisy count per cluster
+MAX_UNITS_PER_CLUSTER = 1_000_000  # k: the largest corpora a single machine embeds
+# Top-k+ candidates: the largest vocabularies of current models hold about 256k tokens (k ≥ the
+# vocabulary means "all"); above it a value is a typo.
+MAX_VOCABULARY = 262_144
+# Aug-PE: candidate texts each vote is taken over. The Aug-PE paper's synthetic sets hold a few thousand
+# texts; 20,000 candidates of 96 tokens are already about 2M generated tokens per iteration.
+MAX_POPULATION = 20_000
+MAX_ITERATIONS = 100  # Aug-PE vote rounds (the paper uses up to about 20); each costs a share of ε
+MAX_VARIATIONS = 64  # Aug-PE variations per winner; RPSG candidates and variants per seed
+MAX_BATCH = 4_096  # texts or rows generated together: far above what one GPU's memory holds
+MAX_MEMORY_MB = 4_194_304  # 4 TiB: a memory budget above it is a typo (the wave size grows with it)
+MAX_WORKERS = 1_024  # Ray workers: far above the GPUs of one site
+MAX_UNIT_CHARS = 10_000_000  # the longest privacy unit: ten million characters (a few thousand pages)
+MAX_PHRASES_PER_UNIT = 64  # K_p: phrases each unit proposes
+MAX_UNITS = 10**12  # the public bound N on units: more than any corpus; δ = 1/(10 N) stays a normal float
+MAX_NAME_CHARS = 200  # a dataset name, custodian, organisation or protocol number: one line of a certificate
+MAX_PATH_CHARS = 4_096  # PATH_MAX on Linux
+# Whole-number settings that are not sizes (nothing grows with them), so they need no upper bound.
+UNBOUNDED = ("test_mode_seed",)
+
+
 @dataclass(frozen=True)
 class Rule:
     """What one setting may hold, and what it means (for messages).
@@ -20,7 +54,9 @@ class Rule:
     "texts" (a list of text), "mapping" (text -> list of text). ``low``/``high`` bound numbers
     (``open_low``/``open_high``: the bound itself is excluded); ``zero_default``: 0 also allowed,
     meaning "the default"; ``choices``: allowed values of a text (or of each item of texts);
-    ``optional``: may be missing (None).
+    ``optional``: may be missing (None); ``printable``: text of printable characters only (no control,
+    format or zero-width character), because it is echoed on a terminal and printed on the certificate;
+    ``max_chars``: the longest text.
     """
 
     kind: str
@@ -32,17 +68,24 @@ class Rule:
     zero_default: bool = False
     choices: tuple[str, ...] = ()
     optional: bool = False
+    printable: bool = False  # text: printable characters only (a name or path that is shown and exported)
+    max_chars: int | None = None  # text: at most this many characters
 
     def range_words(self) -> str:
         parts = []
         if self.low is not None:
-            parts.append(f"{'>' if self.open_low else '≥'} {self.low:g}")
+            parts.append(f"{'>' if self.open_low else '≥'} {_bound_words(self.low)}")
         if self.high is not None:
-            parts.append(f"{'<' if self.open_high else '≤'} {self.high:g}")
+            parts.append(f"{'<' if self.open_high else '≤'} {_bound_words(self.high)}")
         words = " and ".join(parts)
         if self.zero_default:
             words += " (or 0 for the default)"
         return words
+
+
+def _bound_words(bound: float) -> str:
+    """A bound as written in a spec: whole numbers in full up to 10^9 (4194304, not 4.1943e+06)."""
+    return str(int(bound)) if float(bound).is_integer() and abs(bound) < 1e9 else f"{bound:g}"
 
 
 def whole(meaning: str, low: int | None = 1, high: int | None = None, zero_default: bool = False) -> Rule:
@@ -57,6 +100,27 @@ def number(meaning: str, low: float | None = None, high: float | None = None, op
 
 def text(meaning: str = "", choices: tuple[str, ...] = ()) -> Rule:
     return Rule("text", meaning, choices=choices)
+
+
+def name(meaning: str = "") -> Rule:
+    """A name shown and exported: printable characters only, at most ``MAX_NAME_CHARS`` (``name_problem``)."""
+    return Rule("text", meaning, printable=True, max_chars=MAX_NAME_CHARS)
+
+
+def path_text(meaning: str = "") -> Rule:
+    """A file or folder path: printable characters only, at most ``MAX_PATH_CHARS``."""
+    return Rule("text", meaning, printable=True, max_chars=MAX_PATH_CHARS)
+
+
+def name_problem(value: str, max_chars: int | None = MAX_NAME_CHARS) -> str:
+    """What is wrong with a name ('' if nothing): a non-printable character (never echoed), or its length."""
+    for i, ch in enumerate(value):
+        if not ch.isprintable():
+            return (f"holds a control or other non-printable character (U+{ord(ch):04X}, character {i + 1}); "
+                    "use letters, digits, spaces and punctuation only")
+    if max_chars is not None and len(value) > max_chars:
+        return f"is {len(value)} characters long; at most {max_chars} are allowed"
+    return ""
 
 
 text_rule = text  # for sections with a field named "text"
@@ -91,6 +155,7 @@ def check_value(rule: Rule, value: Any) -> tuple[Any, str]:
     if rule.kind in ("whole", "number"):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return value, f"must be a number, not {_type_name(value)} (write it without quotes)"
+        shown = f"{value:g}" if isinstance(value, float) and abs(value) >= 1e16 else repr(value)  # 1e+300, not 301 digits
         if rule.kind == "whole":
             if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
                 return value, f"must be a whole number (got {value!r})"
@@ -104,7 +169,7 @@ def check_value(rule: Rule, value: Any) -> tuple[Any, str]:
         too_low = rule.low is not None and (value <= rule.low if rule.open_low else value < rule.low)
         too_high = rule.high is not None and (value >= rule.high if rule.open_high else value > rule.high)
         if too_low or too_high:
-            return value, f"= {value!r} is out of range: it must be {rule.range_words()}"
+            return value, f"= {shown} is out of range: it must be {rule.range_words()}"
         return value, ""
     if rule.kind == "flag":
         if not isinstance(value, bool):
@@ -115,6 +180,12 @@ def check_value(rule: Rule, value: Any) -> tuple[Any, str]:
             return value, f"must be text in quotes, not {_type_name(value)}"
         if rule.choices and value not in rule.choices:
             return value, f"= {value!r} is not one of: {', '.join(rule.choices)}"
+        if rule.printable or rule.max_chars is not None:
+            problem = name_problem(value, rule.max_chars) if rule.printable else (
+                f"is {len(value)} characters long; at most {rule.max_chars} are allowed"
+                if rule.max_chars is not None and len(value) > rule.max_chars else "")
+            if problem:
+                return value, problem
         return value, ""
     if rule.kind == "texts":
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
