@@ -176,7 +176,7 @@ class _BottomK:
 
     def add_document(self, values: dict[int, str]) -> None:
         counts, heap = self.counts, self._heap
-        seen = values.keys() & counts.keys()
+        seen = {v for v in values if v in counts}
         for value in seen:
             counts[value] += 1
         bound = -heap[0] if len(heap) >= self.size else math.inf
@@ -270,14 +270,15 @@ def scan_content(
     secret = installation_secret() if key is None else key
     shingle_key = _shingle_key(secret)
     texts = corpus_texts(corpus)
+    probe = frozenset(probe_shingles)
     sample, documents = _BottomK(size), _BottomK(v1_size)
     found_shingles: set[int] = set()
     found_documents: set[int] = set()
     for text in texts:
         hashes = shingle_hashes(identity_words(text), shingle_key)
         sample.add_document(hashes)
-        if probe_shingles:
-            found_shingles.update(hashes.keys() & probe_shingles)
+        if probe:
+            found_shingles.update(probe.intersection(hashes))  # iterates the document's few hashes
         document = document_hash(text, secret)
         documents.add_document({document: ""})
         if document in probe_documents:
