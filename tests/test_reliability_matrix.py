@@ -265,6 +265,118 @@ CASES: list[Case] = [
     Case("export of a run whose privacy record was edited", lambda s: _edited_record(s), shows="does not authenticate"),
     Case("ledger --check on a wiped ledger", lambda s: (_ledger_with_rows(s).write_bytes(b""), ["ledger", "--check"])[1],
          shows="witness recorded"),
+    # the data folder is never an output (issue 31, item 3): refused before the corpus loads, nothing deleted
+    Case("--output $PRIVET_HOME --overwrite", lambda s: _overwrite(s, _populated_home(s)), shows="Privet data folder"),
+    Case("--output a symlink to $PRIVET_HOME --overwrite",
+         lambda s: _overwrite(s, _link(s.root / "home-link", _populated_home(s))), shows="Privet data folder"),
+    Case("--output a folder inside $PRIVET_HOME (a run folder) --overwrite",
+         lambda s: _overwrite(s, _populated_home(s) / "runs" / "20260101-aaaaaaaa"), shows="is inside the Privet data"),
+    Case("--output the parent folder of $PRIVET_HOME --overwrite",
+         lambda s: (_populated_home(s), _overwrite(s, s.root))[1], shows="contains the Privet data folder"),
+    Case("--output the ledger's state folder (high-water mark) --overwrite",
+         lambda s: (_populated_home(s), _overwrite(s, _state_folder()))[1], shows="Privet state folder"),
+    Case("--output a new folder inside the state folder",
+         lambda s: (_populated_home(s), s.run() + ["--output", str(_state_folder() / "release")])[1],
+         shows="is inside the Privet state folder"),
+    Case("[output] folder = $PRIVET_HOME with export_at_end = false (the desktop exports later)",
+         lambda s: s.run(output={"folder": _q(_populated_home(s)), "export_at_end": "false"}),
+         shows="Privet data folder"),
+    Case("--output a non-empty folder Privet did not write, with --overwrite",
+         lambda s: _overwrite(s, _nonempty(s.root / "mine")), shows="no Privet release marker"),
+    Case("--output a Privet release holding another file, with --overwrite",
+         lambda s: _overwrite(s, _marked_release(s.root / "old-release", extra="my-notes.docx")),
+         shows="other file"),
+    Case("--output a folder with a forged, empty release marker, with --overwrite",
+         lambda s: _overwrite(s, _forged_marker(s.root / "forged")), shows="no Privet release marker"),
+    Case("privet export into $PRIVET_HOME --overwrite",
+         lambda s: ["export", str(_charged_run(s)), str(_populated_home(s)), "--overwrite"],
+         shows="Privet data folder"),
+    Case("privet export into a symlink to the parent of $PRIVET_HOME --overwrite",
+         lambda s: ["export", str(_charged_run(s)), str(_link(s.root / "up", s.root)), "--overwrite"],
+         shows="contains the Privet data folder"),
+    Case("privet export into a non-empty folder Privet did not write, with --overwrite",
+         lambda s: ["export", str(_charged_run(s)), str(_nonempty(s.root / "mine")), "--overwrite"],
+         shows="no Privet release marker"),
+    # every size bounded before any charge (issue 31, item 6): refused when the spec is loaded
+    _spec_case("realisation_tokens = 1e7 (privet run)", "[dp_synrag] realisation_tokens",
+               dp_synrag={"text": '"realised"', "realisation_tokens": "10000000"}),
+    Case("realisation_tokens = 1e7 (privet plan)", lambda s: ["plan", str(s.spec(
+        dp_synrag={"text": '"realised"', "realisation_tokens": "10000000"}))], shows="[dp_synrag] realisation_tokens"),
+    _spec_case("realisation_tokens = 0", "[dp_synrag] realisation_tokens", dp_synrag={"realisation_tokens": "0"}),
+    Case("RPSG max_new_tokens = 1e7 (privet plan)", lambda s: ["plan", str(s.spec(
+        **{"": {"method": '"rpsg"'}}, rpsg={"max_new_tokens": "10000000"}))], shows="[rpsg] max_new_tokens"),
+    _spec_case("RPSG m = 1e6 candidates", "[rpsg] m", **{"": {"method": '"rpsg"'}}, rpsg={"m": "1000000"}),
+    _spec_case("RPSG batch_size = 0", "[rpsg] batch_size", **{"": {"method": '"rpsg"'}}, rpsg={"batch_size": "0"}),
+    _spec_case("RPSG n_variants = -1", "[rpsg] n_variants", **{"": {"method": '"rpsg"'}}, rpsg={"n_variants": "-1"}),
+    Case("Aug-PE population = 1e9 (privet plan)", lambda s: ["plan", str(s.spec(
+        **{"": {"method": '"aug_pe"'}}, aug_pe={"population": "1000000000"}))], shows="[aug_pe] population"),
+    _spec_case("Aug-PE population = 1e9 (privet run)", "[aug_pe] population", **{"": {"method": '"aug_pe"'}},
+               aug_pe={"population": "1000000000"}),
+    _spec_case("Aug-PE population = -1", "[aug_pe] population", **{"": {"method": '"aug_pe"'}},
+               aug_pe={"population": "-1"}),
+    _spec_case("Aug-PE max_new_tokens = 1e7", "[aug_pe] max_new_tokens", **{"": {"method": '"aug_pe"'}},
+               aug_pe={"max_new_tokens": "10000000"}),
+    _spec_case("Aug-PE iterations = 1e6", "[aug_pe] iterations", **{"": {"method": '"aug_pe"'}},
+               aug_pe={"iterations": "1000000"}),
+    _spec_case("Aug-PE variations = 1e6", "[aug_pe] variations", **{"": {"method": '"aug_pe"'}},
+               aug_pe={"variations": "1000000"}),
+    _spec_case("Aug-PE threshold = -1", "[aug_pe] threshold", **{"": {"method": '"aug_pe"'}},
+               aug_pe={"threshold": "-1.0"}),
+    _spec_case("top_k_plus = 1e9", "[dp_synrag] top_k_plus", dp_synrag={"top_k_plus": "1000000000"}),
+    _spec_case("top_k_plus = -1", "[dp_synrag] top_k_plus", dp_synrag={"top_k_plus": "-1"}),
+    _spec_case("cluster_keywords = 1e9 co-keywords per cluster", "[dp_synrag] cluster_keywords",
+               dp_synrag={"cluster_keywords": "1000000000"}),
+    _spec_case("K = 1e6 keywords per unit", "[dp_synrag] K", dp_synrag={"K": "1000000"}),
+    _spec_case("k = 1e9 units per cluster", "[dp_synrag] k", dp_synrag={"k": "1000000000"}),
+    _spec_case("L = 1e9 clusters per unit", "[dp_synrag] L", dp_synrag={"L": "1000000000"}),
+    _spec_case("R = 1e300 (a float)", "[dp_synrag] R", dp_synrag={"R": "1e300"}),
+    _spec_case("T = -5", "[dp_synrag] T", dp_synrag={"T": "-5"}),
+    _spec_case("max_prompt_tokens = 1e9", "[dp_synrag] max_prompt_tokens", dp_synrag={"max_prompt_tokens": "1000000000"}),
+    _spec_case("phrases_per_unit = 1000", "[dp_synrag] phrases_per_unit", dp_synrag={"phrases_per_unit": "1000"}),
+    _spec_case("batch_rows = 1e9 rows per wave", "[dp_synrag] batch_rows", dp_synrag={"batch_rows": "1000000000"}),
+    _spec_case("memory_budget_mb = 1e12", "[dp_synrag] memory_budget_mb",
+               dp_synrag={"memory_budget_mb": "1000000000000"}),
+    _spec_case("tau = inf", "finite", dp_synrag={"tau": "inf"}),
+    _spec_case("delta = nan", "finite", privacy={"delta": "nan"}),
+    _spec_case("max_units = -5", "[privacy] max_units", privacy={"max_units": "-5"}),
+    _spec_case("max_units = 1e15", "[privacy] max_units", privacy={"max_units": "1000000000000000"}),
+    _spec_case("max_unit_chars = 1e12", "[data] max_unit_chars", data={"max_unit_chars": "1000000000000"}),
+    _spec_case("[compute] workers = 1e6", "[compute] workers", compute={"workers": "1000000"}),
+    _spec_case('[compute] backend = "gpu"', "[compute] backend", compute={"backend": '"gpu"'}),
+    _spec_case('test_mode_seed = "x" (a string)', "test_mode_seed",
+               **{"": {"method": '"dp_synrag"', "test_mode_seed": '"x"'}}),
+    # caps (privet ledger --set-cap): refused before the ledger is opened
+    Case("--set-cap inf", lambda s: _set_cap(s, "inf"), shows="finite number above 0"),
+    Case("--set-cap nan", lambda s: _set_cap(s, "nan"), shows="finite number above 0"),
+    Case("--set-cap 0", lambda s: _set_cap(s, "0"), shows="finite number above 0"),
+    Case("--set-cap -1", lambda s: _set_cap(s, "-1"), shows="finite number above 0"),
+    Case("--set-cap with --delta 0", lambda s: _set_cap(s, "4", "0"), shows="above 0 and below 1"),
+    Case("--set-cap with --delta 1", lambda s: _set_cap(s, "4", "1"), shows="above 0 and below 1"),
+    Case("--set-cap with --delta inf", lambda s: _set_cap(s, "4", "inf"), shows="above 0 and below 1"),
+    Case("--set-cap without --delta", lambda s: _set_cap(s, "4", None), shows="needs a DATASET and --delta"),
+    Case("--set-cap on a dataset name holding an ESC character",
+         lambda s: _set_cap(s, "4", name="notes\x1b[2J.csv"), shows="non-printable character (U+001B"),
+    # run-spec files: kind and size checked before they are read
+    Case("spec file is /dev/zero", lambda s: ["run", "/dev/zero"], shows="not a regular file"),
+    Case("spec file is a named pipe (nothing ever written to it)", lambda s: ["run", str(_fifo(s.root / "pipe.toml"))],
+         shows="not a regular file"),
+    Case("spec file larger than 1 MiB", lambda s: ["run", str(s.data_file("huge.toml", b"# x\n" * (300 << 10)))],
+         shows="larger than 1 MiB"),
+    Case("spec file with a NUL byte", lambda s: ["run", str(s.data_file("nul.toml", b'method = "dp_synrag"\x00\n'))],
+         shows="not valid TOML"),
+    Case("spec file is a symlink loop", lambda s: ["run", str(_loop(s.root / "loop.toml"))], shows="cannot be read"),
+    Case("[dp_synrag] given as text", lambda s: s.run('dp_synrag = "fast"', dp_synrag=None), shows="must be a table"),
+    # names: printable only (they are echoed on a terminal and printed on the certificate)
+    _spec_case("dataset_name holding an ESC character", "non-printable character (U+001B",
+               data={"dataset_name": '"notes\\u001b[31m"'}),
+    _spec_case("dataset_name holding a zero-width space", "non-printable character (U+200B",
+               data={"dataset_name": '"notes\\u200b.csv"'}),
+    _spec_case("dataset_name of 1000 characters", "at most 200", data={"dataset_name": _q("n" * 1000)}),
+    _spec_case("custodian holding a newline", "[output] custodian", output={"custodian": '"Dr A\\nDr B"'}),
+    _spec_case("data path holding an ESC character", "[data] path", data={"path": '"notes\\u001b.csv"'}),
+    Case("data path is /dev/zero", lambda s: s.run_on(Path("/dev/zero")), shows="neither a folder nor a regular file"),
+    Case("data path is a named pipe", lambda s: s.run_on(_fifo(s.root / "pipe.csv")),
+         shows="neither a folder nor a regular file"),
     # accepted, but with a loud warning before anything could be charged (privet plan charges nothing)
     Case("epsilon = 50 (weak protection)", lambda s: ["plan", str(s.spec(privacy={"epsilon": "50.0"}))],
          expect="warned", shows="weak"),
@@ -275,6 +387,76 @@ CASES: list[Case] = [
                                              for i in range(40)))), "person_column": '"who"'}))],
          expect="warned", shows="without a person"),
 ]
+
+
+def _populated_home(site: Site) -> Path:
+    """The data folder as a used installation has it: ledger rows, a cap, a run folder (what must survive)."""
+    from core.ledger import Ledger
+
+    _ledger_with_rows(site)
+    with Ledger() as ledger:
+        ledger.set_cap("a1" * 32, 20.0, 1e-3)
+    run = _mkdir(site.home / "runs" / "20260101-aaaaaaaa")
+    (run / "run.json").write_text("{}", encoding="utf-8")
+    return site.home
+
+
+def _overwrite(site: Site, folder: Path) -> list[str]:
+    return site.run() + ["--output", str(folder), "--overwrite"]
+
+
+def _state_folder() -> Path:
+    from core.ledger.highwater import state_dir
+
+    return state_dir()
+
+
+def _link(path: Path, target: Path) -> Path:
+    path.symlink_to(target, target_is_directory=True)
+    return path
+
+
+def _marked_release(folder: Path, extra: str = "") -> Path:
+    """A release folder as Privet's export writes it (marker included), plus ``extra`` if named."""
+    from core.export import write_marker
+
+    _mkdir(folder)
+    for name in ("synthetic.jsonl", "certificate.json", "public_key.pem"):
+        (folder / name).write_text("{}\n", encoding="utf-8")
+    write_marker(folder, "cert-1")
+    if extra:
+        (folder / extra).write_text("the custodian's own file", encoding="utf-8")
+    return folder
+
+
+def _forged_marker(folder: Path) -> Path:
+    _nonempty(folder)
+    (folder / ".privet-release").write_text("", encoding="utf-8")
+    return folder
+
+
+def _charged_run(site: Site) -> Path:
+    """A finished run folder whose record the ledger charged (the export would succeed elsewhere)."""
+    from core.certificate.privacy_record import PrivacyRecord
+    from core.ledger import Ledger
+
+    run = _mkdir(site.root / "run")
+    (run / "synthetic.jsonl").write_text('{"id": 1, "text": "A synthetic note."}\n', encoding="utf-8")
+    PrivacyRecord(run_id="run-9", method="dp_synrag", dataset_fingerprint="b2" * 32, delta=1e-5, rho_total=0.3731,
+                  epsilon_tight=4.0, stages=[{"stage": "all", "mechanism": "zCDP", "rho": 0.3731}]).save(run)
+    with Ledger() as ledger:
+        ledger.charge("b2" * 32, "run-9", "all", 0.3731, 1e-5, "the run")
+    return run
+
+
+def _set_cap(site: Site, epsilon: str, delta: str | None = "1e-5", name: str = "notes.csv") -> list[str]:
+    _ledger_with_rows(site)
+    return ["ledger", name, f"--set-cap={epsilon}", *([] if delta is None else [f"--delta={delta}"]), "--new-dataset"]
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
 
 
 def _mkdir(path: Path) -> Path:
@@ -364,19 +546,23 @@ class Outcome:
     command: str = ""  # the sub-command and its telling options, for the table
 
 
-SHOWN_OPTIONS = ("--check", "--rewitness", "--set-cap", "--resume", "--output")
+SHOWN_OPTIONS = ("--check", "--rewitness", "--set-cap", "--delta", "--resume", "--output", "--overwrite")
 
 
 def _command(argv: list[str]) -> str:
-    return " ".join(["privet", argv[0], *(a for a in argv[1:] if a in SHOWN_OPTIONS)])
+    return " ".join(["privet", argv[0], *(a.split("=")[0] for a in argv[1:] if a.split("=")[0] in SHOWN_OPTIONS)])
 
 
 def _snapshot(home: Path) -> dict[str, str]:
-    """Hash of every file in the data folder except the converted-model cache."""
+    """Hash of every file in the data folder except the converted-model cache, and every folder ("folder")."""
     out = {}
     for path in sorted(home.rglob("*")):
-        if path.is_file() and "cache" not in path.relative_to(home).parts:
+        if "cache" in path.relative_to(home).parts:
+            continue
+        if path.is_file():
             out[path.relative_to(home).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+        elif path.is_dir():
+            out[path.relative_to(home).as_posix()] = "folder"
     return out
 
 
@@ -422,8 +608,9 @@ def outcomes(tmp_path_factory, request):
     return results
 
 
-def test_there_are_at_least_forty_bad_inputs():
-    assert len([c for c in CASES if c.expect == "refused"]) >= 40
+def test_there_are_at_least_110_bad_inputs():
+    assert len(CASES) >= 110
+    assert len([c for c in CASES if c.expect == "refused"]) >= 100
     assert len({c.name for c in CASES}) == len(CASES)
 
 
@@ -439,7 +626,8 @@ def test_each_bad_input_is_refused_cleanly_and_leaves_nothing(case, outcomes):
         assert outcome.code != 0
     # no release, no run folder, and the data folder (ledger included) exactly as before: no charge
     assert not site.out.exists() or not any(site.out.iterdir())
-    assert not (site.home / "runs").exists() or not any((site.home / "runs").iterdir())
+    runs = {name for name in after if name.startswith("runs/") and name.count("/") == 1}
+    assert runs <= set(before)  # no new run folder (a case may start from an installation that has some)
     assert after == before
 
 
