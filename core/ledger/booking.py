@@ -116,7 +116,7 @@ def scan_against(ledger: Ledger, corpus: Corpus) -> tuple[ContentScan, ContentMa
 
 def _better(best: ContentMatch, dataset_id: str, known_in_new: float, new_in_known: float) -> ContentMatch:
     share = max(known_in_new, new_in_known)
-    return ContentMatch(dataset_id, share, known_in_new >= new_in_known) if share > best.share else best
+    return ContentMatch(dataset_id, share, known_in_new > new_in_known) if share > best.share else best
 
 
 def book_dataset(ledger: Ledger | None, data: DataSpec, corpus: Corpus) -> Booking:
@@ -137,8 +137,8 @@ def book_dataset(ledger: Ledger | None, data: DataSpec, corpus: Corpus) -> Booki
     if bound != fingerprint:
         return booked(*_matched(ledger, requested, bound, "view", 1.0, "exactly these data"), 1.0)
     if best.key and best.share >= SAME_CONTENT_SHARE:
-        why = (f"about {best.share:.0%} of its text is in these data" if best.known_in_new else
-               f"about {best.share:.0%} of the text of these data is in it")
+        why = (f"about {best.share:.0%} of its documents' text is in these data" if best.known_in_new else
+               f"about {best.share:.0%} of these documents' text is in it")
         why += (" (another file name, order, id or person column, upper or lower case, punctuation, a prefix "
                 "on each note, notes split or merged, or rows dropped or added do not make new data)")
         return booked(*_matched(ledger, requested, ledger.dataset_key(best.key), "content", best.share, why),
