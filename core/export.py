@@ -189,12 +189,17 @@ def write_marker(folder: Path, certificate_id: str) -> None:
 def refuse_disagreeing_record(record: PrivacyRecord, ledger: Ledger) -> None:
     """Refuse (``PrivetError``) a record whose budget figures differ from what the ledger charged the run:
     a certificate is made only from figures the ledger confirms."""
-    problems = ledger.claim_problems(record.dataset_id or record.dataset_fingerprint, record.run_id,
-                                     record.rho_total, record.delta - redrawn_delta(record.stages))
+    dataset = record.dataset_id or record.dataset_fingerprint
+    delta_spent = math.fsum(float(s.get("delta", 0.0)) for s in record.stages)  # (ε, δ) stages: phrase discovery
+    problems = ledger.claim_problems(dataset, record.run_id, record.rho_total, record.delta - redrawn_delta(record.stages),
+                                     delta_spent)
+    bound = ledger.bound_record_hash(dataset, record.run_id)
+    if bound is not None and bound != record.claim_hash():
+        problems.append("its unit of privacy, a stage's rho or delta, or its epsilon or delta differ from the record "
+                        "the run wrote, whose hash the ledger keeps")
     stage_sum = sum(float(s.get("rho", 0.0)) for s in record.stages)
     if not math.isclose(stage_sum, record.rho_total, rel_tol=1e-9, abs_tol=1e-12):
         problems.append(f"its stages add up to rho={stage_sum:.6g}, not the total rho={record.rho_total:.6g}")
-    delta_spent = math.fsum(float(s.get("delta", 0.0)) for s in record.stages)  # (ε, δ) stages: phrase discovery
     tight = approx_rho_to_eps(record.rho_total, record.delta, delta_spent, "tight")
     if record.rho_total > 0 and not math.isclose(record.epsilon_tight, tight, rel_tol=1e-3):
         problems.append(f"its epsilon={record.epsilon_tight:g} is not the tight conversion of its rho at its delta")
@@ -258,7 +263,7 @@ def export_release(run_dir: Path, out_dir: Path, identity: dict[str, str], overw
         shutil.rmtree(staging, ignore_errors=True)
         raise
     ledger.release(record.dataset_id or record.dataset_fingerprint, record.run_id, record.epsilon_tight, record.delta,
-                   str(out_dir), fingerprint=record.dataset_fingerprint)
+                   str(out_dir), fingerprint=record.dataset_fingerprint, record_hash=record.claim_hash())
     return out_dir
 
 

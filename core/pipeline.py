@@ -108,6 +108,7 @@ class _Reserved:
     resume: bool
     accepted_rho: float | None
     meta: dict = field(default_factory=dict)
+    accepted_delta_part: float = 0.0  # the δ_p a resume may spend again (phrase discovery drawn again)
 
 
 def run_pipeline(
@@ -141,16 +142,17 @@ def run_pipeline(
     prepared = _prepare(spec, reporter, ledger, resume, require_consent)
     run = _Reserved("", run_dir, started, resume, None)
     if resume and consent is not None:  # asked before the models load; nothing is charged before the answer
-        run.meta, run.accepted_rho = _consent_to_resume(spec, Path(run_dir), prepared, ledger, consent)
+        run.meta, run.accepted_rho, run.accepted_delta_part = _consent_to_resume(
+            spec, Path(run_dir), prepared, ledger, consent)
     models = _load_models(spec, reporter)  # a model that fails to load leaves no run folder or ledger
     ledger = ledger or Ledger()
     booking = book_dataset(ledger, spec.data, prepared.corpus)  # again, now with the ledger the run books against
     for warning in booking.warnings:
         reporter.emit(ProgressEvent("plan", "warning", message=warning))
-    reserve_rho = _identify_run(spec, ledger, prepared, booking, run)
-    # The whole plan is reserved atomically before the first stage: a run that lost a race for the cap is
-    # refused here, before it is charged anything (core.ledger.Ledger.reserve).
-    ledger.reserve(booking.identity.key, run.run_id, reserve_rho)
+    reserve_rho, reserve_delta = _identify_run(spec, ledger, prepared, booking, run)
+    # The whole plan (its ρ and the δ its phrase stage spends) is reserved atomically before the first stage: a
+    # run that lost a race for the cap is refused here, before it is charged anything (core.ledger.Ledger.reserve).
+    ledger.reserve(booking.identity.key, run.run_id, reserve_rho, reserve_delta)
     try:
         return _run_reserved(spec, reporter, ledger, models, prepared, booking, run, out_dir)
     finally:
@@ -232,31 +234,34 @@ def _prepare(spec: RunSpec, reporter: Reporter, ledger: Ledger | None, resume: b
 
 def _consent_to_resume(
     spec: RunSpec, run_dir: Path, prepared: _Prepared, ledger: Ledger | None, consent: Callable[[ResumeQuote], bool]
-) -> tuple[dict, float]:
-    """The run file and the ρ the custodian accepted for the resume (``ResumeQuote``); refused otherwise."""
+) -> tuple[dict, float, float]:
+    """The run file and the ρ and δ_p the custodian accepted for the resume (``ResumeQuote``); refused otherwise."""
     meta = run_meta(run_dir)
     check_resumable(meta, spec, prepared.booking.fingerprint, prepared.booking.identity)
     quote = resume_quote(spec, run_dir, prepared.corpus, ledger)
     if not consent(quote):
         raise PrivetError("The resume was not started: nothing more was charged.",
                           "Resume again and accept the charge shown, or start a new run.")
-    return meta, quote.resume_rho
+    return meta, quote.resume_rho, quote.resume_delta_part
 
 
-def _identify_run(spec: RunSpec, ledger: Ledger, prepared: _Prepared, booking: Booking, run: _Reserved) -> float:
-    """Fix the run's id and start time (a resume keeps its own) and return the ρ to reserve for it."""
+def _identify_run(
+    spec: RunSpec, ledger: Ledger, prepared: _Prepared, booking: Booking, run: _Reserved
+) -> tuple[float, float]:
+    """Fix the run's id and start time (a resume keeps its own) and return the ρ and δ_p to reserve for it."""
     if run.resume and run.accepted_rho is not None:
         check_resumable(run.meta, spec, prepared.booking.fingerprint, booking.identity)
         run.run_id = run.meta["run_id"]
         run.started = run.meta.get("started_at", run.started)
         # the cap is checked again (it may have been lowered), for everything the resume may charge; every
         # charge of the resume is also held to what was accepted
-        return run.accepted_rho
+        return run.accepted_rho, run.accepted_delta_part
     run.run_id = Path(run.run_dir).name if run.run_dir else new_run_id()  # one id: run folder, ledger, certificate
     # a cap set on this view before it was registered
-    ledger.check_plan(prepared.booking.fingerprint, prepared.summary.rho_total, prepared.delta)
+    ledger.check_plan(prepared.booking.fingerprint, prepared.summary.rho_total, prepared.delta,
+                      prepared.summary.delta_spent)
     run.accepted_rho = None
-    return prepared.summary.rho_total
+    return prepared.summary.rho_total, prepared.summary.delta_spent
 
 
 def _open_run_folder(spec: RunSpec, booking: Booking, run: _Reserved) -> Path:
@@ -283,10 +288,11 @@ def _run_reserved(spec, reporter, ledger, models, prepared, booking, run, out_di
     identity, delta = booking.identity, prepared.delta
     run_id, accepted_rho = run.run_id, run.accepted_rho
     charged_before_resume = ledger.run_rho(identity.key, run_id)
+    part_before_resume = ledger.run_delta_part(identity.key, run_id)
     record_booking(ledger, booking)  # past the cap check: this view is budgeted under the identity
     run_dir = _open_run_folder(spec, booking, run)
 
-    def charge(stage: str, rho: float, description: str) -> None:
+    def charge(stage: str, rho: float, description: str, delta_part: float = 0.0) -> None:
         """Written to the ledger *before* the stage draws any noise; refused past the cap.
 
         The cap check reserves what the run still plans to charge, so a run is stopped at its first
@@ -294,12 +300,14 @@ def _run_reserved(spec, reporter, ledger, models, prepared, booking, run, out_di
         """
         if accepted_rho is not None:  # a resume never charges more than the custodian accepted
             so_far = ledger.run_rho(identity.key, run_id) - charged_before_resume
-            if so_far + rho > accepted_rho * (1 + 1e-9) + 1e-15:
+            part_so_far = ledger.run_delta_part(identity.key, run_id) - part_before_resume
+            if (so_far + rho > accepted_rho * (1 + 1e-9) + 1e-15
+                    or part_so_far + delta_part > run.accepted_delta_part * (1 + 1e-9) + 1e-18):
                 raise PrivetError(
                     f"Resuming would charge rho={so_far + rho:.4g}, more than the rho={accepted_rho:.4g} accepted "
                     f"before it started. Nothing more was charged (rho={so_far:.4g} was charged by this resume).",
                     "Please report this: the resume quote should have been an upper bound.")
-        ledger.charge(identity.key, run_id, stage, rho, delta, description)  # within the run's reservation
+        ledger.charge(identity.key, run_id, stage, rho, delta, description, delta_part=delta_part)  # within the reservation
         reporter.emit(ProgressEvent(stage, "charged", rho=rho, message=description))
 
     backend = compute_backend(spec.compute, spec.llm, spec.embedder, spec.test_mode_seed, models.llm, models.embedder,
@@ -321,6 +329,7 @@ def _run_reserved(spec, reporter, ledger, models, prepared, booking, run, out_di
     synthetic_path = write_synthetic(run_dir, documents)
     record = _privacy_record(spec, ledger, models, prepared, booking, run, documents, notes)
     record.save(run_dir)
+    ledger.bind_record(identity.key, run_id, record.claim_hash(), record.epsilon_tight, record.delta)
     result = RunResult(run_id, run_dir, synthetic_path, len(documents), record, None, diagnostics)
     result.export_dir = _export_at_end(spec, reporter, ledger, run_dir, out_dir)
     reporter.emit(ProgressEvent("run", "done", message=str(result.export_dir or run_dir)))
