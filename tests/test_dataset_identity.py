@@ -242,6 +242,21 @@ def test_a_chosen_name_groups_other_documents_and_a_cap_binds_its_name(tmp_path)
     assert capped.key == demo.key and any("a cap binds its name" in w for w in capped.warnings)
 
 
+def test_a_load_holding_two_budgeted_datasets_is_refused(tmp_path):
+    """Merged with a second, uncapped dataset, the capped data would be charged to the other budget only."""
+    ledger = Ledger()
+    demo = _run_recorded(ledger, _spec(tmp_path, DEMO_NOTES), "run-demo")
+    ledger.set_cap(demo.key, 12.0, DELTA)
+    other_rows = _clinic(900, 7)
+    other = _run_recorded(ledger, _spec(tmp_path, _write_csv(tmp_path / "o" / "clinic_b.csv", other_rows)), "run-b")
+    assert other.how == "new"
+    both = _write_csv(tmp_path / "m" / "merged.csv", _retexted(other_rows, [r["note"] for r in
+                                                                             _read(DEMO_NOTES) + other_rows]))
+    with pytest.raises(PrivetError, match="more than one budgeted dataset .*'notes.csv'.*'clinic_b.csv'|"
+                                          "more than one budgeted dataset .*'clinic_b.csv'.*'notes.csv'"):
+        _book(ledger, _spec(tmp_path, both))
+
+
 # --- a capped name is bound to its content ----------------------------------------------------------------
 
 

@@ -10,13 +10,14 @@ this ledger knows, by three kinds of evidence:
    notes split or merged, another file name, order, id or person column or ``max_unit_chars`` change
    nothing; the share of the *known* dataset found cannot be diluted by filler rows; shingles that are
    templates in their dataset are no evidence, so two different corpora of one kind do not match). A view
-   sketched by an older version (whole documents only) is compared by whole documents. The best match wins;
+   sketched by an older version (whole documents only) is compared by whole documents;
 3. **the name**: ``[data] dataset_name`` (*chosen*), else the file or folder name (the *default*).
 
 The rules, in order:
 
 - **Text or view wins over a name.** A load that matches a known dataset by 1 or 2 is booked under it
-  (with a warning when its name differs). It is refused when another name was *chosen* (the same data
+  (with a warning when its name differs). A load holding the text of two or more known datasets is refused:
+  a run is charged to one budget, and the others would not count it. It is refused when another name was *chosen* (the same data
   cannot get a fresh budget under a new name), and when its default name is that of a dataset with a cap
   but no data yet (the cap was meant for these data, which are already budgeted elsewhere: the custodian
   says which by choosing the dataset name).
@@ -97,26 +98,23 @@ class Booking:
         return self.identity.name
 
 
-def scan_against(ledger: Ledger, corpus: Corpus) -> tuple[ContentScan, ContentMatch]:
-    """Sketch ``corpus`` and find the known dataset it shares most text with (one pass over the text)."""
+def scan_against(ledger: Ledger, corpus: Corpus) -> tuple[ContentScan, list[ContentMatch]]:
+    """Sketch ``corpus`` and measure how much text it shares with each known dataset (one pass over the
+    text). Returns the best match per dataset, best first."""
     v2 = ledger.shingle_sketches()
     v1 = ledger.document_sketches()
     probe_shingles = frozenset().union(*(s.evidence() for _, s in v2))
     probe_documents = frozenset().union(*(s for _, s in v1))
     scan = scan_content(corpus, probe_shingles, probe_documents)
-    best = ContentMatch()
-    for dataset_id, known in v2:
-        found = containment(known, scan.shingles, scan.found_shingles)
-        best = _better(best, dataset_id, found.known_in_new, found.new_in_known)
-    for dataset_id, documents in v1:
-        found = document_containment(documents, scan.documents, scan.found_documents)
-        best = _better(best, dataset_id, found.known_in_new, found.new_in_known)
-    return scan, best
-
-
-def _better(best: ContentMatch, dataset_id: str, known_in_new: float, new_in_known: float) -> ContentMatch:
-    share = max(known_in_new, new_in_known)
-    return ContentMatch(dataset_id, share, known_in_new > new_in_known) if share > best.share else best
+    best: dict[str, ContentMatch] = {}
+    shares = [(dataset_id, containment(known, scan.shingles, scan.found_shingles)) for dataset_id, known in v2]
+    shares += [(dataset_id, document_containment(documents, scan.documents, scan.found_documents))
+               for dataset_id, documents in v1]
+    for dataset_id, found in shares:
+        key = ledger.dataset_key(dataset_id)
+        if found.share > best.get(key, ContentMatch()).share:
+            best[key] = ContentMatch(key, found.share, found.known_in_new > found.new_in_known)
+    return scan, sorted(best.values(), key=lambda m: -m.share)
 
 
 def book_dataset(ledger: Ledger | None, data: DataSpec, corpus: Corpus) -> Booking:
@@ -127,7 +125,7 @@ def book_dataset(ledger: Ledger | None, data: DataSpec, corpus: Corpus) -> Booki
     if ledger is None:
         scan = scan_content(corpus)
         return Booking(requested, fingerprint, scan.documents, source, "new", shingles=scan.shingles)
-    scan, best = scan_against(ledger, corpus)
+    scan, matches = scan_against(ledger, corpus)
 
     def booked(identity: DatasetIdentity, how: str, warnings: list[str], overlap: float = 0.0) -> Booking:
         warnings = warnings + ledger.register_view(identity.key, identity.name, fingerprint, source, dry_run=True)
@@ -136,13 +134,22 @@ def book_dataset(ledger: Ledger | None, data: DataSpec, corpus: Corpus) -> Booki
     bound = ledger.dataset_key(fingerprint)
     if bound != fingerprint:
         return booked(*_matched(ledger, requested, bound, "view", 1.0, "exactly these data"), 1.0)
-    if best.key and best.share >= SAME_CONTENT_SHARE:
+    matched = [m for m in matches if m.share >= SAME_CONTENT_SHARE]
+    if len(matched) > 1:
+        names = " and ".join(f"'{ledger.dataset_name(m.key) or m.key[:16]}'" for m in matched[:3])
+        raise PrivetError(
+            f"These data hold the text of more than one budgeted dataset ({names}). A run is charged to one "
+            "budget, so it cannot be run on data of several: the others would not count it.",
+            "Run each dataset on its own file or folder, or, if they are really one dataset, ask the Privet "
+            "administrator to budget them together.",
+        )
+    if matched:
+        best = matched[0]
         why = (f"about {best.share:.0%} of its documents' text is in these data" if best.known_in_new else
                f"about {best.share:.0%} of these documents' text is in it")
         why += (" (another file name, order, id or person column, upper or lower case, punctuation, a prefix "
                 "on each note, notes split or merged, or rows dropped or added do not make new data)")
-        return booked(*_matched(ledger, requested, ledger.dataset_key(best.key), "content", best.share, why),
-                      best.share)
+        return booked(*_matched(ledger, requested, best.key, "content", best.share, why), best.share)
     return booked(*_by_name(ledger, requested, fingerprint))
 
 
