@@ -253,6 +253,8 @@ CASES: list[Case] = [
          lambda s: (_ledger_with_rows(s), (s.home / "installation.key").write_bytes(os.urandom(32)), s.run())[2],
          shows="does not authenticate"),
     Case("run over the dataset's budget cap", lambda s: _capped(s), shows="Nothing was charged"),
+    Case("phrase discovery's δ would reach the cap's δ (cap δ = 1e-9; run δ = 0.5, 0.9 of it for phrases)",
+         lambda s: _delta_capped(s), shows="no ε can be stated"),
     Case("older ledger.db restored together with its witness", lambda s: _rolled_back(s), shows="high-water mark"),
     Case("ledger --check after restoring an older ledger and witness",
          lambda s: (_rolled_back(s), ["ledger", "--check"])[1], shows="tampered"),
@@ -500,6 +502,19 @@ def _capped(site: Site) -> list[str]:
     with Ledger() as ledger:
         ledger.set_cap(fp, 0.5, 1e-3)
     return site.run()
+
+
+def _delta_capped(site: Site) -> list[str]:
+    """The audit's δ reproduction: a cap of ε = 12 at δ = 1e-9, then a run at ε = 1, δ = 0.5 whose phrase
+    stage spends 0.9 of δ outright (core.ledger.total: Σδ_p may never reach the cap's δ)."""
+    from core.corpus import dataset_fingerprint, load_corpus
+    from core.ledger import Ledger
+
+    fp = dataset_fingerprint(load_corpus(site.corpus, "note", "id"))
+    with Ledger() as ledger:
+        ledger.set_cap(fp, 12.0, 1e-9)
+    return site.run(privacy={"epsilon": "1.0", "delta": "0.5", "spend_anyway": "true"},
+                    dp_synrag={"phrases_per_unit": "1", "phrases_delta_fraction": "0.9"})
 
 
 def _rolled_back(site: Site) -> list[str]:
