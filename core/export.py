@@ -222,17 +222,28 @@ def corpus_files(run_dir: Path) -> list[str]:
     return chosen or list(CORPUS_FILES)
 
 
+def spec_permitted_use(run_dir: Path) -> str:
+    """The run spec's ``[output] permitted_use`` (from run.json; "internal" when the spec predates it)."""
+    try:
+        use = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))["spec"]["output"]["permitted_use"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return "internal"
+    return str(use) if use else "internal"
+
+
 def export_release(run_dir: Path, out_dir: Path, identity: dict[str, str], overwrite: bool = False,
                    ledger: "Ledger | None" = None, non_dp_statistics: dict | None = None,
                    allow_empty: bool = False) -> Path:
     """Write the release folder ``out_dir`` for a finished run and record it in the ledger.
 
-    ``identity`` holds ``custodian``, ``organisation`` and ``irb_protocol`` (any may be empty).
+    ``identity`` holds ``custodian``, ``organisation``, ``irb_protocol`` (any may be empty) and
+    ``permitted_use`` (when absent or empty: the run spec's ``[output] permitted_use``, else "internal").
     ``ledger`` defaults to the installation's ledger. ``non_dp_statistics`` (custodian opt-in only)
     are figures computed on the private data; the certificate labels them as not DP. A run without any
     synthetic document is refused unless ``allow_empty`` (the caller asked the custodian). Returns ``out_dir``.
     """
     run_dir, out_dir = Path(run_dir), resolved(out_dir)  # a symlink is replaced where it points, never followed later
+    identity = {**identity, "permitted_use": identity.get("permitted_use") or spec_permitted_use(run_dir)}
     record = PrivacyRecord.load_authenticated(run_dir)  # the record the run wrote, not an edited one
     if record.test_mode:
         raise PrivetError(

@@ -65,6 +65,9 @@ def register(subparsers) -> None:
                    help="with --set-cap: cap a dataset name that no run has used yet (the name its run spec will use)")
     p.add_argument("--set-cap", type=float, default=None, metavar="EPS", help="set the dataset's total epsilon cap")
     p.add_argument("--delta", type=float, default=None, help="delta of the cap (with --set-cap)")
+    p.add_argument("--reason", default="",
+                   help="with --set-cap: why the cap is set or raised (required when raising an existing cap); it is "
+                        "recorded in the ledger and printed on every later certificate of the dataset")
     p.set_defaults(func=_ledger)
 
     p = subparsers.add_parser("keys", help="the installation's certificate signing key")
@@ -203,6 +206,19 @@ def check_cap_arguments(dataset: str | None, epsilon: float, delta: float | None
     check_dataset_argument(dataset)
 
 
+def check_cap_reason(current: tuple[float, float] | None, epsilon: float, delta: float, reason: str) -> None:
+    """Refuse (``PrivetError``) raising an existing cap (a larger ε or δ) without a reason: a raise is a
+    decision the custodian records, and every later certificate of the dataset prints it."""
+    if current is None or reason.strip() or (epsilon <= current[0] and delta <= current[1]):
+        return
+    raise PrivetError(
+        f"This raises the dataset's cap from epsilon={current[0]:g} at delta={current[1]:g} to epsilon={epsilon:g} at "
+        f"delta={delta:g}, and a raise needs a reason. Nothing was changed.",
+        "Add --reason \"...\" saying why (for example who agreed to it); it is recorded in the ledger and printed on "
+        "every later certificate of this dataset.",
+    )
+
+
 def check_dataset_argument(dataset: str) -> None:
     """Refuse a DATASET argument holding a control or other non-printable character (it is never echoed)."""
     problem = name_problem(dataset, max_chars=None)
@@ -237,7 +253,8 @@ def _ledger(args: argparse.Namespace) -> int:
     if args.set_cap is not None:
         check_cap_arguments(args.dataset, args.set_cap, args.delta)
         fp = _cap_target(ledger, args.dataset, args.new_dataset)
-        ledger.set_cap(fp, args.set_cap, args.delta)
+        check_cap_reason(ledger.cap(fp), args.set_cap, args.delta, args.reason)
+        ledger.set_cap(fp, args.set_cap, args.delta, reason=args.reason)
         name = ledger.dataset_name(fp) or fp
         print(f"Cap for dataset '{name}': epsilon={args.set_cap:g} at delta={args.delta:g} (change logged in the ledger).")
         return 0

@@ -5,6 +5,10 @@ weak ≤ 20, none above: the usual reading of the literature and OpenDP's warnin
 to do at that level, and a plain sentence on what the figure means for one person or document. Only
 the strong band says that the corpus "reveals little"; from the weak band up the words say plainly
 that the protection is weak or absent. δ has one sentence (``delta_words``).
+
+What a release may be used for (``PERMITTED_USES``: internal only, approved researchers, public) is the
+custodian's choice, printed on the certificate's first page next to the advice for its ε band
+(``permitted_use_words``); a use wider than the band supports is said to be so in plain words.
 """
 
 from __future__ import annotations
@@ -54,11 +58,42 @@ HEADLINES = {
 ADVICE = {
     "strong": "Expect the synthetic text to be more generic than the private documents.",
     "moderate": "A common choice for synthetic data in practice. Record why this budget was chosen.",
-    "weak": f"The formal guarantee is weak above ε = {MODERATE_MAX:g} (OpenDP warns at this level). Use it only "
+    "weak": f"The formal guarantee is weak above ε = {MODERATE_MAX:g} (common guidance warns at this level). Use it only "
             "with a recorded reason, e.g. to reproduce a published setting, and keep the release internal.",
     "none": f"Above ε = {WEAK_MAX:g} the guarantee gives no meaningful protection to any one person or document. "
             "Do not release the result; lower ε.",
 }
+
+
+PERMITTED_USES = ("internal", "approved_researchers", "public")
+PERMITTED_USE_NAMES = {
+    "internal": "Internal only",
+    "approved_researchers": "Approved researchers",
+    "public": "Public",
+}
+PERMITTED_USE_MEANINGS = {
+    "internal": "The release stays inside the custodian's organisation.",
+    "approved_researchers": "The release may be given to named researchers under a data use agreement approved by "
+                            "the custodian or the IRB.",
+    "public": "The release may be published for anyone to read.",
+}
+# The widest use each ε band supports (None: the result should not be released at all).
+WIDEST_USE = {"strong": "public", "moderate": "approved_researchers", "weak": "internal", "none": None}
+
+
+def permitted_use_words(use: str, epsilon: float) -> tuple[str, str, str]:
+    """(name, meaning, advice) of a permitted use at ``epsilon``: the band's advice, and a plain warning when
+    the chosen use is wider than that band supports."""
+    band = band_of(epsilon)
+    name = PERMITTED_USE_NAMES.get(use, use)
+    advice = f"{HEADLINES[band]} (ε = {epsilon:.3g}): {ADVICE[band]}"
+    widest = WIDEST_USE[band]
+    if widest is None:
+        advice += f" The custodian chose '{name}' nonetheless."
+    elif PERMITTED_USES.index(use if use in PERMITTED_USES else "public") > PERMITTED_USES.index(widest):
+        advice += (f" This is wider than common guidance supports at this ε (at most "
+                   f"'{PERMITTED_USE_NAMES[widest].lower()}'); the custodian chose it nonetheless.")
+    return name, PERMITTED_USE_MEANINGS.get(use, ""), advice
 
 
 def factor_words(epsilon: float) -> str:

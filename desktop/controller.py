@@ -9,6 +9,7 @@ in a child process (``desktop.runner``), never here.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,10 +18,11 @@ from core.certificate import verify_export
 from core.certificate.privacy_record import PrivacyRecord
 from core.corpus import dataset_fingerprint, list_columns, load_corpus
 from core.corpus.columns import suggest_columns
-from core.errors import PrivetError
+from core.errors import BudgetError, PrivetError
 from core.estimate import estimate
 from core.export import ReleaseSize, export_release, release_size
 from core.ledger import Ledger
+from core.ledger.total import COMBINING_PLAIN, COMBINING_WORDS
 from core.ledger.view import cumulative_after, run_spend
 from core.paths import data_dir
 from core.wording import guarantee_words
@@ -57,11 +59,24 @@ GENERIC_TASK = ("Write realistic documents of the kind found in the collection �
                 "they discuss, for people who will ask questions about those topics.")
 
 
+# A refusal from core names the command line for raising a cap; in the app the cap is raised in Settings.
+CLI_CAP_ADVICE = re.compile(r"raise the cap with `privet ledger[^`]*`")
+IN_APP_CAP_ADVICE = ("raise the cap in Settings → Budgets (in the main window: Budgets and caps…); a raise needs a "
+                     "reason, which every later certificate of the dataset prints")
+IN_APP_DELTA_ADVICE = "raise the cap's δ in Settings → Budgets"
+
+
+def in_app_words(message: str) -> str:
+    """A core message as the app shows it: what the officer can do in the app, not on the command line, and
+    the plain combining sentence (``core.ledger.total.COMBINING_PLAIN``)."""
+    message = CLI_CAP_ADVICE.sub(IN_APP_CAP_ADVICE, message)
+    return message.replace("raise the cap's δ.", IN_APP_DELTA_ADVICE + ".").replace(COMBINING_WORDS, COMBINING_PLAIN)
+
+
 def fresh_spec() -> RunSpec:
     """A new run's spec: the core defaults with the recommended (moderate) ε."""
     spec = RunSpec()
-    spec.privacy.epsilon = RECOMMENDED_EPSILON
-    spec.dp_synrag.text = "realised"  # readable documents at no extra budget (docs/results.md "Round 3: ablation")
+    spec.privacy.epsilon = RECOMMENDED_EPSILON  # every other setting is the library's one default
     return spec
 
 
@@ -235,7 +250,8 @@ class WizardController:
                             spend.n_charges, self.booking().name, spend.delta)
 
     def budget_problem(self, rho: float, delta: float, delta_part: float = 0.0) -> str:
-        """Why this run would exceed the booked dataset's cap (empty when allowed)."""
+        """Why this run would exceed the booked dataset's cap (empty when allowed), in ε and words: what is
+        spent of the cap, and what the officer can do in the app (``in_app_words``)."""
         try:
             booking = self.booking()
             if booking is None:
@@ -243,16 +259,30 @@ class WizardController:
             with Ledger() as ledger:
                 ledger.check_plan(booking.key, rho, delta, delta_part)
                 ledger.check_plan(booking.fingerprint, rho, delta, delta_part)
+        except BudgetError as exc:
+            return in_app_words(exc.user_message()) + self._left_words()
         except PrivetError as exc:
             return exc.user_message()
         return ""
 
-    def set_cap(self, epsilon: float, delta: float) -> None:
+    def _left_words(self) -> str:
+        """What the booked dataset has spent of its cap, on a line of its own ('' without a cap)."""
+        status = self.ledger_status()
+        if status is None or status.cap_epsilon is None:
+            return ""
+        return (f"\nSpent so far: ε = {status.spent_epsilon:.3g} of this dataset's cap ε = {status.cap_epsilon:g} "
+                f"(at δ = {status.cap_delta:.2g}).")
+
+    def booked_key(self) -> str | None:
+        """The ledger key of the dataset the run will be booked under (``None`` before data is loaded)."""
+        return self._booked_key()
+
+    def set_cap(self, epsilon: float, delta: float, reason: str = "") -> None:
         key = self._booked_key()
         if key is None:
             raise PrivetError("Load a dataset first.", "Go back to the Data page.")
         with Ledger() as ledger:
-            ledger.set_cap(key, epsilon, delta)
+            ledger.set_cap(key, epsilon, delta, reason=reason)
 
     @staticmethod
     def rho_to_eps(rho: float, delta: float) -> float:
@@ -363,7 +393,8 @@ class WizardController:
 
     def identity(self) -> dict[str, str]:
         out = self.spec.output
-        return {"custodian": out.custodian, "organisation": out.organisation, "irb_protocol": out.irb_protocol}
+        return {"custodian": out.custodian, "organisation": out.organisation, "irb_protocol": out.irb_protocol,
+                "permitted_use": out.permitted_use}
 
     def export(self, run_dir: str | Path, out_dir: str | Path, overwrite: bool = False,
                allow_empty: bool = False) -> Path:

@@ -1,16 +1,17 @@
-"""Dialogs of the main window: verify a certificate, and settings."""
+"""Dialogs of the main window: verify a certificate, and settings (General; Budgets, the datasets' caps)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from PySide6.QtWidgets import (
-    QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout,
-    QWidget,
+    QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QTabWidget,
+    QVBoxLayout, QWidget,
 )
 
 from core.certificate.signing import export_public_key, load_signing_key, public_key_fingerprint
 from core.errors import PrivetError
+from desktop.budgets import BudgetsPanel
 from desktop.controller import verify_folder
 from desktop.settings import DesktopSettings
 
@@ -95,10 +96,14 @@ def keyring_status() -> str:
     return f"{key.storage}; key fingerprint {public_key_fingerprint(key.public_key)}"
 
 
-class SettingsDialog(QDialog):
-    """Models folder and the signing identity used on certificates; shows the keyring status."""
+GENERAL, BUDGETS = "general", "budgets"
 
-    def __init__(self, settings: DesktopSettings, parent: QWidget | None = None) -> None:
+
+class SettingsDialog(QDialog):
+    """General: models folder and the signing identity used on certificates, with the keyring status.
+    Budgets: each dataset's spend and cap (``desktop.budgets``); a cap is set there, recorded at once."""
+
+    def __init__(self, settings: DesktopSettings, parent: QWidget | None = None, page: str = GENERAL) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.settings = settings
@@ -140,10 +145,26 @@ class SettingsDialog(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
+        general = QWidget()
+        general_layout = QVBoxLayout(general)
+        general_layout.addLayout(form)
+        general_layout.addStretch(1)
+        self.budgets = BudgetsPanel()
+        self.tabs = QTabWidget()
+        self.tabs.addTab(general, "&General")
+        self.tabs.addTab(self.budgets, "&Budgets")
         layout = QVBoxLayout(self)
-        layout.addLayout(form)
+        layout.addWidget(self.tabs)
         layout.addWidget(buttons)
-        self.resize(560, 260)
+        self.show_page(page)
+        self.resize(720, 560)
+
+    def show_page(self, page: str) -> None:
+        """Show the General or the Budgets page (``GENERAL``, ``BUDGETS``)."""
+        self.tabs.setCurrentWidget(self.budgets if page == BUDGETS else self.tabs.widget(0))
+
+    def current_page(self) -> str:
+        return BUDGETS if self.tabs.currentWidget() is self.budgets else GENERAL
 
     def accept(self) -> None:
         self.settings.models_folder = self.models_folder.text().strip()

@@ -9,20 +9,20 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QFileDialog, QGroupBox, QHBoxLayout, QHeaderView, QInputDialog, QLabel, QMainWindow, QMessageBox, QPushButton,
+    QFileDialog, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMainWindow, QMessageBox, QPushButton,
     QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
 from core import __version__
 from core.errors import PrivetError
-from core.ledger import Ledger
 from core.paths import data_dir, resources_dir
 from core.ledger.view import DatasetSpend
 from desktop.active_runs import ActiveRuns
 from desktop.controller import WizardController
-from desktop.dialogs import SettingsDialog, VerifyDialog
+from desktop.dialogs import BUDGETS, GENERAL, SettingsDialog, VerifyDialog
 from desktop.overview import RunInfo, ledger_overview, recent_runs
 from desktop.settings import DesktopSettings
+from desktop.widgets.dataset_runs import DatasetRunsView
 from desktop.wizard import RunWizard
 
 LIVE_REFRESH_MS = 3000
@@ -107,14 +107,18 @@ class MainWindow(QMainWindow):
         self.runs.setToolTip("Runs on this computer (the run folders are private workspace, never shared)")
         self.ledger = _table(["Dataset", "Fingerprint", "Spent ε", "at δ", "Cap ε", "Runs", "Releases"])
         self.ledger.setToolTip("Every run is charged to its dataset in the append-only ledger")
-        set_cap = QPushButton("Set &cap for selected dataset…")
-        set_cap.clicked.connect(self._set_cap)
+        self.ledger.itemSelectionChanged.connect(self._ledger_selection_changed)
+        self.dataset_runs = DatasetRunsView()  # the combining sentence and the selected dataset's runs
+        budgets = QPushButton("&Budgets and caps…")
+        budgets.setToolTip("Settings → Budgets: set or raise the selected dataset's cap (a raise needs a reason)")
+        budgets.clicked.connect(lambda: self.show_budgets())
         runs_box = QGroupBox("Recent runs")
         QVBoxLayout(runs_box).addWidget(self.runs)
         ledger_box = QGroupBox("Privacy budget ledger, per dataset")
         ledger_layout = QVBoxLayout(ledger_box)
         ledger_layout.addWidget(self.ledger)
-        ledger_layout.addWidget(set_cap)
+        ledger_layout.addWidget(self.dataset_runs)
+        ledger_layout.addWidget(budgets, 0, Qt.AlignmentFlag.AlignLeft)
 
         central = QWidget()
         layout = QVBoxLayout(central)
@@ -138,6 +142,7 @@ class MainWindow(QMainWindow):
                                      ("&Open run spec…", QKeySequence.StandardKey.Open, self._open_spec),
                                      ("&Verify a certificate…", None, self.show_verify),
                                      ("&Settings…", QKeySequence.StandardKey.Preferences, self.show_settings),
+                                     ("&Budgets and caps…", None, self.show_budgets),
                                      ("&Quit", QKeySequence.StandardKey.Quit, self.close)):
             action = QAction(text, self)
             if shortcut is not None:
@@ -174,6 +179,7 @@ class MainWindow(QMainWindow):
                 item = QTableWidgetItem(value)
                 item.setToolTip(b.fingerprint)
                 self.ledger.setItem(row, col, item)
+        self._ledger_selection_changed()
         self.start_box.setVisible(not self._runs)  # the getting-started panel greets a first start
         if running and not self._live.isActive():
             self._live.start()
@@ -315,10 +321,30 @@ class MainWindow(QMainWindow):
         dialog.show()
         return dialog
 
-    def show_settings(self) -> SettingsDialog:
-        dialog = SettingsDialog(self.settings, self)
+    def show_settings(self, page: str = GENERAL) -> SettingsDialog:
+        dialog = SettingsDialog(self.settings, self, page=page)
+        dialog.budgets.changed.connect(self.refresh)
         dialog.show()
         return dialog
+
+    def show_budgets(self) -> SettingsDialog:
+        """Settings → Budgets, on the dataset selected in the ledger (if any)."""
+        dialog = self.show_settings(BUDGETS)
+        selected = self.selected_budget()
+        if selected is not None:
+            dialog.budgets.select(selected.fingerprint)
+        return dialog
+
+    def selected_budget(self) -> DatasetSpend | None:
+        row = self.ledger.currentRow()
+        budgets = getattr(self, "_budgets", [])
+        return budgets[row] if 0 <= row < len(budgets) else None
+
+    def _ledger_selection_changed(self) -> None:
+        """The runs of the selected dataset (the only one when the ledger holds one)."""
+        budgets = getattr(self, "_budgets", [])
+        chosen = self.selected_budget() or (budgets[0] if len(budgets) == 1 else None)
+        self.dataset_runs.show_dataset(chosen.fingerprint if chosen else None)
 
     def _open_spec(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open run spec", "", "Run spec (*.toml)")
@@ -327,14 +353,3 @@ class MainWindow(QMainWindow):
                 self.new_run(path)
             except PrivetError as exc:
                 QMessageBox.warning(self, "Run spec", exc.user_message())
-
-    def _set_cap(self) -> None:
-        row = self.ledger.currentRow()
-        if row < 0 or row >= len(self._budgets):
-            QMessageBox.information(self, "Set a cap", "Select a dataset in the ledger first.")
-            return
-        eps, ok = QInputDialog.getDouble(self, "Set a cap", "Largest total ε for this dataset:", 10.0, 0.01, 1000, 2)
-        if not ok:
-            return
-        Ledger().set_cap(self._budgets[row].fingerprint, eps, self._budgets[row].delta)
-        self.refresh()

@@ -1,4 +1,6 @@
-"""What the main window lists: recent runs and the budget ledger per dataset (Qt-free)."""
+"""What the main window lists: recent runs, the budget ledger per dataset and each dataset's runs (Qt-free).
+
+Every ε here is read from the ledger (``core.ledger.view``); nothing is recomputed."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ from pathlib import Path
 from core.errors import PrivetError
 from core.paths import data_dir
 from core.ledger import Ledger
-from core.ledger.view import DatasetSpend, all_datasets
+from core.ledger.schema import RELEASE_STAGE
+from core.ledger.view import DatasetSpend, all_datasets, run_spend
 
 RECORD_FILE = "privacy_record.json"
 SYNTHETIC_FILE = "synthetic.jsonl"
@@ -66,3 +69,35 @@ def ledger_overview() -> list[DatasetSpend]:
     except PrivetError:  # a wiped or damaged ledger: every run is refused with the full message
         return []
     return spends
+
+
+@dataclass(frozen=True)
+class DatasetRun:
+    """One run charged to a dataset: when, its ε at its own δ (``core.ledger.view.run_spend``, the figure its
+    certificate states) and how many times it was exported."""
+
+    run_id: str
+    date: str
+    epsilon: float
+    delta: float
+    releases: int
+
+
+def dataset_runs(key: str) -> list[DatasetRun]:
+    """The runs charged to one dataset (identity key or view fingerprint), oldest first, from the ledger rows."""
+    try:
+        with Ledger() as ledger:
+            rows = ledger.entries(key)
+            first: dict[str, str] = {}
+            exported: dict[str, int] = {}
+            for row in rows:
+                run = str(row["run_id"])
+                if row["kind"] == "charge":
+                    first.setdefault(run, str(row.get("created_at", ""))[:10])
+                elif row["kind"] == "release" and row["stage"] == RELEASE_STAGE:
+                    exported[run] = exported.get(run, 0) + 1
+            spends = {run: run_spend(ledger, run) for run in first}
+    except PrivetError:
+        return []
+    return [DatasetRun(run, date, spends[run].epsilon, spends[run].delta, exported.get(run, 0))
+            for run, date in first.items()]

@@ -21,15 +21,24 @@ from core import method_catalogue
 from core.method_catalogue import DEFAULT_NEIGHBOURING
 from core.errors import PrivetError
 from core.ledger.schema import RELEASE_STAGE
+from core.ledger.store import CAP_REASON
 from core.ledger.recovery import history_notes
-from core.ledger.total import COMBINING_WORDS
-from core.wording import guarantee_words
+from core.ledger.total import COMBINING_PLAIN, COMBINING_WORDS
+from core.wording import PERMITTED_USES, guarantee_words, permitted_use_words
 
 if TYPE_CHECKING:
     from core.ledger import Ledger
 
 FORMAT = "privet-certificate/1"
-IDENTITY_FIELDS = ("custodian", "organisation", "irb_protocol")
+IDENTITY_FIELDS = ("custodian", "organisation", "irb_protocol", "permitted_use")
+DEFAULT_PERMITTED_USE = "internal"  # core.specs.common.OutputSpec.permitted_use
+# DP-SynRAG parameters that play no part in a run, by the switch that leaves their stage out (method_parameters
+# holds every setting of [dp_synrag]; these are listed on the certificate under "not used in this run").
+TOKEN_STAGE_PARAMETERS = ("T", "tau", "clip", "public_prompt", "public_row", "answer_start", "public_weight",
+                          "top_k_plus", "public_anchor", "row_bound", "force_length", "c_over_tau", "c")
+REALISATION_PARAMETERS = ("document_form", "public_example", "realisation_tokens")
+PHRASE_PARAMETERS = ("phrases_per_unit", "phrases_fraction", "phrases_delta_fraction")
+REFINE_PARAMETERS = ("mu_fraction", "theta_fraction")
 METHOD_NAMES = {m.key: m.certificate_name for m in method_catalogue.METHODS}
 NEIGHBOURING = {m.key: m.neighbouring for m in method_catalogue.METHODS}
 BATCH_EFFECTS = (
@@ -175,6 +184,57 @@ def scope_and_hazards(record: PrivacyRecord) -> list[str]:
     return notes
 
 
+def parameters_not_used(method: str, params: dict[str, Any]) -> list[str]:
+    """The method parameters whose stage did not run (DP-SynRAG: no token stage when ``text`` is 'topic_line'
+    or 'realised', no public writer, no phrase discovery, no refinement, no co-keywords, no self-filter);
+    every other method uses all its parameters."""
+    if method != "dp_synrag" or "text" not in params:
+        return []
+    text = str(params.get("text"))
+    unused: list[str] = []
+    if text not in ("private", "realised+private"):
+        unused += TOKEN_STAGE_PARAMETERS
+        if not params.get("refine"):
+            unused.append("k")  # retrieves each topic's units for refinement or for private prediction only
+    if text not in ("realised", "realised+private"):
+        unused += REALISATION_PARAMETERS
+    if params.get("discover_phrases") is False:
+        unused += PHRASE_PARAMETERS
+    if params.get("refine") is False:
+        unused += REFINE_PARAMETERS
+    if params.get("cluster_keywords") == 0:
+        unused.append("cluster_keywords_fraction")
+    if params.get("self_filter") is False:
+        unused.append("self_filter_mode")
+    return [name for name in params if name in unused]
+
+
+def permitted_use_section(record: PrivacyRecord, identity: dict[str, str]) -> dict[str, str]:
+    """What the custodian permits the release to be used for, with the advice for its ε band."""
+    use = str(identity.get("permitted_use") or DEFAULT_PERMITTED_USE)
+    if use not in PERMITTED_USES:
+        raise PrivetError(f"The permitted use {use!r} is not one Privet knows.",
+                          f"Choose one of: {', '.join(PERMITTED_USES)}.")
+    name, meaning, advice = permitted_use_words(use, record.epsilon_tight)
+    if not record.end_to_end_dp:
+        advice = ("This method has no end-to-end differential privacy guarantee: treat the release as de-identified "
+                  "text and review it before any use beyond the custodian's organisation.")
+    return {"value": use, "name": name, "meaning": meaning, "advice": advice}
+
+
+def cap_changes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every change of the dataset's cap in the ledger: date, new cap and the custodian's reason ('' if none)."""
+    changes = []
+    for row in rows:
+        if row["kind"] != "cap":
+            continue
+        description = str(row.get("description") or "")
+        reason = description.split(CAP_REASON, 1)[1] if CAP_REASON in description else ""
+        changes.append({"date": str(row.get("created_at", ""))[:10], "epsilon": float(row["epsilon"]),
+                        "delta": float(row["delta"]), "reason": reason})
+    return changes
+
+
 def _budget_history(record: PrivacyRecord, ledger: "Ledger | None") -> dict[str, Any]:
     if ledger is None:
         return {
@@ -184,7 +244,8 @@ def _budget_history(record: PrivacyRecord, ledger: "Ledger | None") -> dict[str,
     key = record.dataset_id or record.dataset_fingerprint
     per_run: dict[str, float] = {}
     releases = 0
-    for row in ledger.entries(key):
+    rows = ledger.entries(key)
+    for row in rows:
         if row["kind"] == "charge" and row["run_id"] != record.run_id:
             per_run[row["run_id"]] = per_run.get(row["run_id"], 0.0) + row["rho"]
         elif row["kind"] == "release" and row["stage"] == RELEASE_STAGE and row["run_id"] != record.run_id:
@@ -206,6 +267,8 @@ def _budget_history(record: PrivacyRecord, ledger: "Ledger | None") -> dict[str,
         "cumulative_delta": total.delta,
         "cumulative_delta_p": total.delta_part,
         "cap": {"epsilon": cap[0], "delta": cap[1]} if cap else None,
+        "cap_changes": cap_changes(rows),  # each set or raise of the cap, with the custodian's reason
+        "combining": COMBINING_PLAIN,
         "ledger_head": ledger.head(),
         "history_notes": history_notes(ledger),  # a rewitnessed ledger or a new history after a lost data folder
         "note": "Budget spent on this dataset (every view of it budgeted under the same dataset identity) by other "
@@ -241,6 +304,7 @@ def build_certificate(
         "certificate_id": str(uuid.uuid4()),
         "created_on": datetime.now(timezone.utc).date().isoformat(),  # the date only: run time grows with the data
         "identity": _identity_section(record, identity),
+        "permitted_use": permitted_use_section(record, identity),
         "summary": plain_summary(record) + ([f"This release contains {documents} synthetic "
                                              f"document{'' if documents == 1 else 's'}."]
                                             if documents is not None else []),
@@ -268,10 +332,12 @@ def _identity_section(record: PrivacyRecord, identity: dict[str, str]) -> dict[s
     """Who made the release, with what (the custodian's identity fields, the run, method and models)."""
     return {
         **{name: str(identity.get(name, "")) for name in IDENTITY_FIELDS},
+        "permitted_use": str(identity.get("permitted_use") or DEFAULT_PERMITTED_USE),
         "run_id": record.run_id,
         "method": record.method,
         "method_name": METHOD_NAMES[record.method],
         "method_parameters": record.method_parameters,
+        "parameters_not_used": parameters_not_used(record.method, record.method_parameters),
         "models": record.models,
         "device": record.device,
         "run_date": record.started_at[:10],  # exact times stay in the private run folder

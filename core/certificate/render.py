@@ -144,11 +144,29 @@ def _value(value: Any) -> str:
     return _e(value)
 
 
-def _params(params: dict[str, Any]) -> str:
-    """The method's parameters as a table: name, rounded value, meaning."""
+def _params(params: dict[str, Any], leave_out: Any = ()) -> str:
+    """The method's parameters as a table: name, rounded value, meaning (``leave_out``: names not shown)."""
     rows = [[_e(k), _value(v), _e(PARAMETER_MEANINGS.get(k, ""))]
-            for k, v in params.items() if k not in HIDDEN_PARAMETERS]
+            for k, v in params.items() if k not in HIDDEN_PARAMETERS and k not in leave_out]
     return _table(["parameter", "value", "meaning"], rows, [30, 12, 58]) if rows else "<p>—</p>"
+
+
+def _parameters(i: dict[str, Any]) -> str:
+    """The parameters of the stages that ran; those of stages that did not run follow, under their own heading."""
+    params = i["method_parameters"]
+    unused = [k for k in i.get("parameters_not_used") or [] if k in params]
+    table = _params(params, unused)
+    if unused:
+        table += ("<p><b>Not used in this run</b> (settings of stages that did not run; they had no effect)</p>"
+                  + _params({k: params[k] for k in unused}))
+    return table
+
+
+def _cap_changes(changes: list[dict[str, Any]]) -> str:
+    """The cap's history: date, new cap and the custodian's reason."""
+    rows = [[_e(c.get("date", "")), f"epsilon={_num(c.get('epsilon'))} at delta={_num(c.get('delta'), 3)}",
+             _e(c.get("reason") or "no reason recorded")] for c in changes]
+    return _table(["date", "cap set to", "reason given"], rows, [16, 30, 54]) if rows else ""
 
 
 def _guarantee(cert: dict[str, Any]) -> str:
@@ -195,7 +213,9 @@ def _history(cert: dict[str, Any]) -> str:
         ("Custodian's cap", f"epsilon={_num(cap['epsilon'])} at delta={_num(cap['delta'], 3)}" if cap else "none set"),
     ]
     notes = "".join(f"<p class='warn'>{_e(n)}</p>" for n in h.get("history_notes", []))
-    return _rows(pairs) + notes + f"<p class='small'>{_e(h['note'])}</p>"
+    changes = h.get("cap_changes") or []
+    caps = f"<p><b>Changes of the cap</b></p>{_cap_changes(changes)}" if changes else ""
+    return _rows(pairs) + notes + caps + f"<p class='small'>{_e(h['note'])}</p>"
 
 
 def _identity(cert: dict[str, Any]) -> str:
@@ -220,7 +240,7 @@ def _identity(cert: dict[str, Any]) -> str:
          f"<span class='hash'>{_e(m.get('sha256', ''))}</span>"]
         for m in i["models"]
     ]
-    return (_rows(pairs) + "<p><b>Method parameters</b></p>" + _params(i["method_parameters"])
+    return (_rows(pairs) + "<p><b>Method parameters</b></p>" + _parameters(i)
             + "<p><b>Models</b></p>"
             + _table(["model", "backend", "size (bytes)", "SHA-256 of weights"], models, [28, 12, 14, 46]))
 
@@ -258,6 +278,32 @@ def _non_dp(cert: dict[str, Any]) -> str:
 PAGE_BREAK = "<!-- page break -->"
 
 
+def _permitted_use(cert: dict[str, Any]) -> str:
+    """Page 1: what the custodian permits the release to be used for, and the advice for its ε band."""
+    use = cert.get("permitted_use")
+    if not use:
+        return "<p><i>Not stated (a certificate made before Privet recorded it).</i></p>"
+    return (f"<p><b>{_e(use['name'])}.</b> {_e(use['meaning'])}</p>"
+            f"<p>Advice for this budget: {_e(use['advice'])}</p>")
+
+
+def _dataset_budget(cert: dict[str, Any]) -> str:
+    """Page 1: the dataset's total spend (every run on it, this one included), its cap and the cap's changes."""
+    h = cert["budget_history"]
+    if not h.get("ledger_consulted"):
+        return f"<p>{_e(h['note'])}</p>"
+    eps, at, cap = h.get("cumulative_epsilon_tight"), h.get("cumulative_delta"), h.get("cap")
+    runs = len(h.get("other_runs") or []) + 1
+    total = (f"epsilon = {_num(eps, 3)}" if eps is not None else "no finite epsilon") + (
+        f" at delta = {_num(at, 2)}" if at else "")
+    limit = (f"the custodian's cap is epsilon = {_num(cap['epsilon'], 3)} at delta = {_num(cap['delta'], 2)}"
+             if cap else "no cap is set")
+    changes = h.get("cap_changes") or []
+    return (f"<p>All {runs} run{'' if runs == 1 else 's'} on this dataset recorded on this computer, this one "
+            f"included, have spent {_e(total)}; {_e(limit)}. {_e(h.get('combining', ''))}</p>"
+            + (f"<p>Changes of the cap:</p>{_cap_changes(changes)}" if changes else ""))
+
+
 def _summary_page(cert: dict[str, Any]) -> str:
     """Page 1: what was released, the guarantee in plain words, the unit, what is not covered, who signed,
     how to verify. Everything an IRB reviewer needs, in two minutes."""
@@ -290,8 +336,10 @@ def _summary_page(cert: dict[str, Any]) -> str:
         f"<h2>In plain words: the guarantee</h2>{summary}"
         f"<h2>Unit of privacy</h2><p>One {_e(g['unit_description'])}. The guarantee compares the data with and "
         f"without any one such unit.</p>"
+        f"<h2>Permitted use</h2>{_permitted_use(cert)}"
         f"<h2>What is not covered</h2><ul>{not_covered}</ul>"
         f"<h2>Why this budget was chosen</h2><p>{why}</p>"
+        f"<h2>Budget of this dataset</h2>{_dataset_budget(cert)}"
         f"<h2>Who signed</h2><p>{signed}</p>"
         f"<h2>How to verify</h2><p>{verify}</p>"
     )

@@ -25,6 +25,9 @@ from core.ledger.view import DatasetSpend, dataset_spend
 from core.privacy.conversion import eps_to_rho
 
 
+CAP_REASON = "; reason: "  # in a cap row's description, what follows is the custodian's reason for the change
+
+
 class Ledger(DatasetIdentities):
     """Append-only budget ledger in ``path`` (default: ``data_dir()/ledger.db``)."""
 
@@ -123,11 +126,13 @@ class Ledger(DatasetIdentities):
         hashes = [h for h in hashes if h]
         return hashes[-1] if hashes else None
 
-    def set_cap(self, dataset_fp: str, epsilon: float, delta: float) -> None:
+    def set_cap(self, dataset_fp: str, epsilon: float, delta: float, reason: str = "") -> None:
         """Set (or change) the custodian's total budget for one dataset; the change is logged in the chain.
 
         A cap is a ceiling: one below what the dataset has already spent (at the cap's δ), or whose δ the
-        dataset's phrase stages have already spent, is refused with the spent figure."""
+        dataset's phrase stages have already spent, is refused with the spent figure. ``reason`` (why the cap
+        was set or raised, in the custodian's words) is kept in the chained cap row's description, after
+        ``CAP_REASON``, and so appears on every later certificate of the dataset."""
         if not (epsilon > 0 and math.isfinite(epsilon)) or not (0 < delta < 1):
             raise PrivetError(
                 f"A cap of epsilon={epsilon}, delta={delta} is not valid.",
@@ -143,7 +148,8 @@ class Ledger(DatasetIdentities):
                 "A cap is a ceiling on the total: choose an ε at least the amount spent (or a larger δ).",
             )
         self._append("cap", dataset_fp, stage="cap", epsilon=epsilon, delta=delta,
-                     description=f"budget cap set to epsilon={epsilon:g} at delta={delta:g}")
+                     description=f"budget cap set to epsilon={epsilon:g} at delta={delta:g}"
+                     + (f"{CAP_REASON}{' '.join(reason.split())}" if reason.strip() else ""))
         self.db.table("caps").upsert(
             {"dataset_fp": dataset_fp, "epsilon": float(epsilon), "delta": float(delta), "updated_at": now()},
             pk="dataset_fp",

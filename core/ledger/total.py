@@ -94,3 +94,8 @@ COMBINING_WORDS = (
     "Privacy losses of several releases of one dataset combine to less than their sum; Privet keeps the exact "
     "total (zero-concentrated DP), and the part of δ that phrase discovery spends adds up run by run."
 )
+COMBINING_PLAIN = (
+    "The privacy losses of several releases of one dataset combine to less than their sum; Privet keeps the "
+    "exact total."
+)
+"""``COMBINING_WORDS`` without symbols, for the main path of the desktop and the certificate's first page."""

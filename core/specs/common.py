@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from core.specs.rules import MAX_UNIT_CHARS, MAX_UNITS, MAX_WORKERS, Rule, flag, name, number, path_text, text, texts, whole
-from core.wording import WEAK_MAX
+from core.wording import PERMITTED_USES, WEAK_MAX
 
 # Above this epsilon the run goes ahead with a loud warning; above the hard limit it is refused.
 WEAK_EPSILON = WEAK_MAX  # core.wording: above it, no meaningful protection
@@ -92,10 +92,13 @@ class OutputSpec:
     irb_protocol: str = ""
     export_at_end: bool = True  # False: the run only keeps the release in its run folder and the desktop
     # exports it to ``folder`` from its review page (the folder is kept through a resume)
+    permitted_use: str = "internal"  # what the release may be used for (core.wording.PERMITTED_USES): printed on
+    # the certificate's first page, an export identity field like the custodian (not in the privacy record)
 
     RULES: ClassVar[dict[str, Rule]] = {
         "folder": path_text("the output folder"),
         "formats": texts("the export formats", choices=("jsonl", "csv")),
+        "permitted_use": text("what the release may be used for", choices=PERMITTED_USES),
         "custodian": name("the custodian"),  # printed on the certificate
         "organisation": name("the organisation"),
         "irb_protocol": name("the IRB protocol"),

@@ -18,6 +18,7 @@ from core.progress import stage_label
 from desktop.budget_bands import band_for
 from desktop.controller import WizardController
 from desktop.widgets.collapsible import Collapsible
+from desktop.widgets.dataset_runs import DatasetRunsView
 from desktop.widgets.stacked_bar import StackedBar
 from desktop.wizard.common import Page
 
@@ -118,6 +119,7 @@ class BudgetPage(Page):
         self.ledger = QLabel()
         self.ledger.setWordWrap(True)
         self.ledger.setToolTip("From the budget ledger on this computer: every run on this dataset is charged there.")
+        self.dataset_runs = DatasetRunsView()  # why the total is less than the sum, and this dataset's runs
         self.split = StackedBar()
         self.split_caption = QLabel()
         self.warnings = QLabel()
@@ -165,6 +167,7 @@ class BudgetPage(Page):
         layout.addLayout(rationale_form)
         layout.addWidget(self.unit)
         layout.addWidget(self.ledger)
+        layout.addWidget(self.dataset_runs)
         layout.addWidget(split_box)
         layout.addWidget(self.warnings)
         layout.addWidget(self.advanced)
@@ -296,11 +299,13 @@ class BudgetPage(Page):
     def _show_ledger(self) -> None:
         plan = self.plan_result
         status = self.controller.ledger_status()
+        self.dataset_runs.show_dataset(self.controller.booked_key() if status is not None else None)
+        self.dataset_runs.setVisible(status is not None)
         if status is None:
             self.ledger.setText("<b>Budget already spent on this dataset:</b> none recorded.")
             return
-        cap = (f"cap ε = {status.cap_epsilon:g} at δ = {status.cap_delta:.2g}" if status.cap_epsilon is not None
-               else "no cap set (a cap can be set in the main window)")
+        cap = (f"cap ε = {status.cap_epsilon:g} at δ = {status.cap_delta:.2g} (set or raised in Settings → Budgets)"
+               if status.cap_epsilon is not None else "no cap set (a cap can be set in Settings → Budgets)")
         self.ledger.setText(f"<b>This run is booked on the dataset '{_html(status.dataset_name)}'.</b> Budget "
                             f"already spent on it: ε = {status.spent_epsilon:.3g} (at δ = {status.delta:.2g}) in {status.n_entries} "
                             f"charge(s); "

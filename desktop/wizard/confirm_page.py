@@ -6,14 +6,15 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWizard
+from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLabel, QVBoxLayout, QWizard
 
 from core.errors import PrivetError
 from core.estimate import duration_words
-from core.wording import guarantee_words
+from core.wording import PERMITTED_USE_NAMES, PERMITTED_USES, guarantee_words, permitted_use_words
 from desktop.active_runs import ActiveRuns
 from desktop.controller import METHOD_SHORT_NAMES, WizardController
 from desktop.widgets.collapsible import Collapsible
+from desktop.widgets.dataset_runs import DatasetRunsView
 from desktop.wizard.common import Page
 from desktop.wizard.spend_anyway import SpendAnywayBox
 
@@ -37,6 +38,21 @@ class ConfirmPage(Page):
         self.cumulative = QLabel()
         self.cumulative.setWordWrap(True)
         self.cumulative.setObjectName("cumulative")
+        self.dataset_runs = DatasetRunsView()  # why the total is less than the sum, and this dataset's runs
+        self.permitted_use = QComboBox()
+        self.permitted_use.setObjectName("permitted_use")
+        for use in PERMITTED_USES:
+            self.permitted_use.addItem(PERMITTED_USE_NAMES[use], use)
+        self.permitted_use.setToolTip("What the release may be used for: printed on the first page of the "
+                                      "certificate, next to the advice for this budget")
+        self.permitted_use.currentIndexChanged.connect(lambda *_: self._permitted_use_changed())
+        self.permitted_advice = QLabel()
+        self.permitted_advice.setWordWrap(True)
+        self.permitted_advice.setObjectName("permitted_advice")
+        use_form = QFormLayout()
+        use_form.addRow("&Permitted use:", self.permitted_use)
+        use_form.labelForField(self.permitted_use).setBuddy(self.permitted_use)
+        use_form.addRow("", self.permitted_advice)
         self.rho = QLabel()
         self.rho.setWordWrap(True)
         self.advanced = Collapsible("Advanced", self.rho)
@@ -48,6 +64,8 @@ class ConfirmPage(Page):
         layout.addWidget(self.summary)
         layout.addWidget(self.recorded)
         layout.addWidget(self.cumulative)
+        layout.addWidget(self.dataset_runs)
+        layout.addLayout(use_form)
         layout.addWidget(self.advanced)
         layout.addWidget(self.spend_anyway)
         layout.addWidget(self.understood)
@@ -101,8 +119,25 @@ class ConfirmPage(Page):
             self.cumulative.setText(self._cumulative_text(plan))
             self.rho.setText(f"In the ledger's own unit: ρ = {plan.rho_total:.4g} (zero-concentrated DP). "
                              "ρ adds up exactly across runs; ε is its conversion at δ.")
+        self.dataset_runs.show_dataset(self.controller.booked_key() if plan is not None else None)
+        self.dataset_runs.setVisible(bool(self.cumulative.text()))
+        self.permitted_use.blockSignals(True)
+        self.permitted_use.setCurrentIndex(max(0, self.permitted_use.findData(spec.output.permitted_use)))
+        self.permitted_use.blockSignals(False)
+        self._permitted_use_changed()
         self.spend_anyway.show_plan(plan, spec.privacy)
         self.completeChanged.emit()
+
+    def set_permitted_use(self, use: str) -> None:
+        """Choose what the release may be used for (one of ``core.wording.PERMITTED_USES``)."""
+        self.permitted_use.setCurrentIndex(self.permitted_use.findData(use))
+
+    def _permitted_use_changed(self) -> None:
+        use = self.permitted_use.currentData() or PERMITTED_USES[0]
+        self.controller.spec.output.permitted_use = use
+        _name, meaning, advice = permitted_use_words(use, self.controller.spec.privacy.epsilon)
+        self.permitted_advice.setText(f"{escape(meaning)} {escape(advice)} It is printed on the certificate's "
+                                      "first page.")
 
     def _cumulative_text(self, plan: Any) -> str:
         after = self.controller.cumulative(plan.rho_total, plan.delta, plan.delta_spent)

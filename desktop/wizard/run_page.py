@@ -22,7 +22,7 @@ from core.estimate import EtaTracker, duration_words
 from core.ledger.view import charged_summary
 from core.progress import STAGE_LABELS, stage_label
 from desktop.active_runs import ActiveRuns
-from desktop.controller import WizardController
+from desktop.controller import WizardController, in_app_words
 from desktop.relay import RunRelay
 from desktop.widgets.stacked_bar import StackedBar
 from desktop.wizard.common import Page
@@ -342,6 +342,7 @@ class RunPage(Page):
         self.completeChanged.emit()
 
     def on_failed(self, message: str, resumable: bool) -> None:
+        message = in_app_words(message)  # a cap refusal points to Settings → Budgets, not the command line
         self._tick.stop()
         self.state = "failed"
         self.failure = message

@@ -81,7 +81,7 @@ class DPSynRAGMethod:
         result = run_dp_synrag(corpus.units, vocab, spec.dp_synrag, plan, ctx)
         lists = [word_list_info(entry) for entry in spec.dp_synrag.domain_lists]
         notes = list(COMMON_NOTES) + [
-            f"Keyword vocabulary: a fixed public English word list ({len(vocab.words)} entries"
+            f"Keyword vocabulary: a fixed public English word list ({len(vocab.words)} entries)"
             + (
                 ", with the public domain list(s) "
                 + "; ".join(f"{i.file} ({i.entries} entries, SHA-256 {i.sha256})" for i in lists)
