@@ -377,11 +377,16 @@ class EtaTracker:
 
 
 def duration_words(seconds: float | None) -> str:
-    """'about 40 seconds', 'about 12 minutes', 'about 2.5 hours' ('' for None)."""
+    """'about 1 second', 'about 40 seconds', 'about 12 minutes', 'about 2.5 hours' ('' for None)."""
     if seconds is None:
         return ""
     if seconds < 90:
-        return f"about {max(seconds, 1):.0f} seconds"
+        return "about " + _count(round(max(seconds, 1)), "second")
     if seconds < 5400:
-        return f"about {seconds / 60:.0f} minutes"
+        return "about " + _count(round(seconds / 60), "minute")
     return f"about {seconds / 3600:.1f} hours"
+
+
+def _count(n: int, unit: str) -> str:
+    """'1 second', '2 seconds'."""
+    return f"{n} {unit}{'' if n == 1 else 's'}"

@@ -67,6 +67,8 @@ def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print(f"Expected topics: about {forecast.expected_topics:.1f} of R = {forecast.R} clear the noise "
               f"({forecast.expected_described_topics:.1f} with co-keywords); a topic needs about "
               f"{forecast.min_topic_support:.0f} units sharing its word", file=out)
+    for note in plan_notes(spec):
+        print(f"Note (advanced): {note}", file=out)
     for warning in summary.warnings:
         print(f"Warning: {warning}", file=out)
     if summary.spends_for_nothing:
@@ -75,6 +77,15 @@ def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
             print(f"  - {line}", file=out)
         print("'privet run' refuses this plan unless given --spend-anyway ([privacy] spend_anyway = true).", file=out)
     return 0
+
+
+def plan_notes(spec: RunSpec) -> list[str]:
+    """Information about the configuration itself (not warnings): e.g. that no token stage runs."""
+    if spec.method != "dp_synrag":
+        return []
+    from core.methods.dp_synrag.method import text_stage_notes
+
+    return text_stage_notes(spec.dp_synrag)
 
 
 def phrase_lines(spec: RunSpec, corpus, delta: float) -> list[str]:
@@ -177,10 +188,18 @@ class TerminalReporter:
             width = 28
             filled = int(width * event.done / event.total)
             eta = f" ETA {event.eta_s:5.0f}s" if event.eta_s else ""
-            text = f"{stage_label(event.stage)[:30]:<30} [{'#' * filled}{'.' * (width - filled)}] {event.done}/{event.total}{eta}"
+            bar = f"[{'#' * filled}{'.' * (width - filled)}] {event.done}/{event.total}{eta}"
+            label = stage_label(event.stage)  # always whole (issue 35): never cut to fit the bar
+            if self.stream.isatty():  # the label on its own line, so the updated bar line stays one line
+                if self._open != event.stage:
+                    self._open = event.stage
+                    self._line(label, end=True)
+                text = f"  {bar}"
+            else:
+                text = f"{label:<30} {bar}"
             self._line(text, end=event.kind == "stage_end", decile=10 * event.done // event.total)
         elif event.kind == "stage_start" and event.message:
-            self._line(f"{stage_label(event.stage)[:30]:<30} {event.message}", end=True)
+            self._line(f"{stage_label(event.stage):<30} {event.message}", end=True)
 
     def _line(self, text: str, end: bool, decile: int = -1) -> None:
         if self.stream.isatty():

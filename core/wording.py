@@ -98,10 +98,8 @@ def permitted_use_words(use: str, epsilon: float) -> tuple[str, str, str]:
 
 def factor_words(epsilon: float) -> str:
     """e^ε in words: 'at most about 55 times'; never 'inf'."""
-    if epsilon >= 50:  # e^ε itself would not print
-        return f"at most about 10^{epsilon / math.log(10):.0f} times (far more than a million times)"
-    if epsilon >= 14:  # e^14 is about 1.2 million
-        return f"at most e^{epsilon:.3g} times (more than a million times)"
+    if epsilon >= 14:  # e^14 is about 1.2 million: the number in words ("about 490 million times")
+        return f"at most {large_number_words(epsilon)} times"
     factor = math.exp(epsilon)
     if factor < 10:
         amount = f"{factor:.1f}"
@@ -109,6 +107,25 @@ def factor_words(epsilon: float) -> str:
         digits = len(str(int(factor))) - 2
         amount = f"{round(factor, -digits):,.0f}"
     return f"at most about {amount} times"
+
+
+LARGE_NUMBER_NAMES = ((1e18, "quintillion"), (1e15, "quadrillion"), (1e12, "trillion"), (1e9, "billion"),
+                      (1e6, "million"))
+
+
+def large_number_words(epsilon: float) -> str:
+    """e^ε of a large ε in words, two figures: 'about 490 million', 'about 4.9 billion'; from a thousand
+    quintillion on, its number of digits: 'a 22-digit number of' (never a symbol such as e^ε, never 'inf')."""
+    exponent = epsilon / math.log(10)  # e^ε = 10^exponent
+    if not math.isfinite(exponent):
+        return "an unlimited number of"
+    if exponent >= 21:
+        return f"a {math.floor(exponent) + 1:,}-digit number of"
+    factor = 10.0**exponent
+    scale, name = next(((v, n) for v, n in LARGE_NUMBER_NAMES if factor >= v), (1.0, ""))
+    value = factor / scale
+    figure = f"{value:.1f}" if value < 10 else f"{round(value, -(len(str(int(value))) - 2)):,.0f}"
+    return f"about {figure.removesuffix('.0')} {name}"
 
 
 def delta_words(delta: float) -> str:

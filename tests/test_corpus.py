@@ -195,12 +195,15 @@ def test_undecodable_table_file_is_refused(tmp_path):
     assert "UTF-8" in info.value.fix
 
 
-def test_missing_column_is_named_but_the_file_columns_are_not(tmp_path):
-    # Column names read from the file are never echoed: without a header row they are a private record.
+def test_missing_column_is_named_with_the_columns_of_a_header_row(tmp_path):
+    # A first row that reads as a header row is named (issue 35); one that does not is a private record.
     path = write_csv(tmp_path / "n.csv", ["id", "patient", "note"], [["1", "p", "n"], ["2", "q", "m"]])
-    with pytest.raises(CorpusError, match="'text' is not in n.csv, which has 3 columns") as info:
+    with pytest.raises(CorpusError, match="'text' is not in n.csv, which has 3 columns: id, patient, note"):
         load_corpus(path, text_column="text")
-    assert "patient" not in info.value.user_message()
+    headerless = write_csv(tmp_path / "h.csv", ["17", "Alma Fenwick", "came in with flu"], [["2", "q", "m"]])
+    with pytest.raises(CorpusError, match="which has 3 columns") as info:
+        load_corpus(headerless, text_column="text")
+    assert "Alma" not in info.value.user_message() and "not repeated" in info.value.user_message()
     with pytest.raises(CorpusError, match="person column 'who'"):
         load_corpus(path, text_column="note", person_column="who")
 

@@ -216,7 +216,7 @@ def test_data_page_picks_columns_keeps_choices_and_forgets_old_summaries(wizard,
     page._path_changed()
     assert page._column(page.text_column) == "note" and page._column(page.person_column) == "patient"
     page.set_columns("note", "", "")
-    assert page.load() and "privacy units" in page.summary.text()
+    assert page.load() and "The privacy guarantee protects each document" in page.summary.text()
     second_dir = tmp_path / "b"
     second_dir.mkdir()
     second = wizard_notes(second_dir)

@@ -202,8 +202,9 @@ def test_without_a_token_stage_its_share_moves_to_topics_and_co_keywords():
 
 
 def test_plan_says_when_the_token_stage_is_off(tmp_path):
-    summary = plan(tiny_spec(tmp_path, text="topic_line"))
-    assert any("No token stage" in w for w in summary.warnings)
+    spec = tiny_spec(tmp_path, text="topic_line")
+    summary = plan(spec)
+    assert text_stage_notes(spec.dp_synrag) and not any("No token stage" in w for w in summary.warnings)  # a note
     assert "c_over_tau" not in summary.derived
     assert not any(w.startswith("Weak consensus") for w in summary.warnings)
 

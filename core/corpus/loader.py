@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from core.corpus.collector import WarningCollector
+from core.corpus.columns import looks_like_header
 from core.corpus.decoding import decode_bytes
 from core.corpus.model import Corpus, LoadReport, Unit
 from core.corpus.stats import length_summary
@@ -29,8 +30,10 @@ from core.errors import CorpusError
 DOCUMENT_SUFFIXES = (".txt", ".md")
 DEFAULT_MAX_UNIT_CHARS = 4000
 DEFAULT_MAX_FILE_BYTES = 200_000_000
-# Column names are not echoed in messages: in a file without a header row they are a private record.
-COLUMNS_NOT_SHOWN = "(Column names are not repeated here: in a file without a header row they would be private text.)"
+# Column names are echoed in messages only when the first row reads as a header row (core.corpus.columns):
+# in a file without a header row they are a private record.
+COLUMNS_NOT_SHOWN = ("(Column names are not repeated here: the first row does not read as a header row, and in a "
+                     "file without one they would be private text.)")
 UNIT_SEPARATOR = "\n\n"
 
 
@@ -243,8 +246,7 @@ def _choose_columns(table: Table, source: Path, text: str, id_: str, person: str
             continue
         if name not in table.columns:
             raise CorpusError(
-                f"The {role} column '{name}' is not in {source.name}, which has {_count_columns(table)}. "
-                f"{COLUMNS_NOT_SHOWN}",
+                f"The {role} column '{name}' is not in {source.name}, which has {_columns_found(table)}",
                 f"Give the exact name of a column as its header row writes it as the {role} column "
                 f"(`privet inspect {source.name} --columns` shows the header row; so do the wizard's column "
                 "pickers), or add a header row if the file has none.",
@@ -270,11 +272,18 @@ def _default_text_column(table: Table, source: Path) -> str:
     if len(table.columns) == 1:
         return table.columns[0]
     raise CorpusError(
-        f"Which column of {source.name} holds the text? It has {_count_columns(table)} and none is named "
-        f"'text'. {COLUMNS_NOT_SHOWN}",
+        f"Which column of {source.name} holds the text? None is named 'text'; it has {_columns_found(table)}",
         f"Choose the text column by its header name (--text-column NAME on the command line; "
         f"`privet inspect {source.name} --columns` shows the header row), or use the wizard's column picker.",
     )
+
+
+def _columns_found(table: Table) -> str:
+    """'3 columns: id, body, patient.' when the first row reads as a header row (``looks_like_header``);
+    otherwise the number only, with why: without a header row the names would be a private record."""
+    if looks_like_header(table.columns):
+        return f"{_count_columns(table)}: {', '.join(name.strip() for name in table.columns)}."
+    return f"{_count_columns(table)}. {COLUMNS_NOT_SHOWN}"
 
 
 def _count_columns(table: Table) -> str:

@@ -17,6 +17,7 @@ from desktop.widgets.collapsible import Collapsible
 from desktop.widgets.dataset_runs import DatasetRunsView
 from desktop.wizard.common import Page
 from desktop.wizard.spend_anyway import SpendAnywayBox
+from desktop.wizard.task_page import FORMAT_NAMES
 
 MODEL_NAMES = {"default": "packaged SmolLM2-135M-Instruct", "hf": "Hugging Face folder", "gguf": "GGUF file",
                "tiny-random": "tiny random test model"}
@@ -88,7 +89,8 @@ class ConfirmPage(Page):
         out = spec.output
         rows = [
             ("Data", f"{escape(spec.data.path)}"
-                     + (f" — {summary.n_units} units ({summary.unit_kind}s)" if summary else "")),
+                     + (f" — {summary.n_units} {'people' if summary.unit_kind == 'person' else 'documents'}"
+                        if summary else "")),
             ("Method", METHOD_SHORT_NAMES.get(spec.method, spec.method)),
             ("Privacy", (f"ε = {spec.privacy.epsilon:g}, δ = {plan.delta:.2g}" if plan
                          else f"ε = {spec.privacy.epsilon:g}")
@@ -99,7 +101,7 @@ class ConfirmPage(Page):
             ("Task", escape(spec.task)),
             ("Synthetic documents", "one per private document" if spec.method == "rpsg"
              else f"up to {spec.dp_synrag.R}"),
-            ("Formats", ", ".join(out.formats)),
+            ("Formats", ", ".join(FORMAT_NAMES.get(name, name) for name in out.formats)),
             ("Export folder", escape(f"{self.controller.export_folder()} (one folder per run inside it; "
                                      "you can change it when exporting)")),
             ("Custodian", escape(out.custodian or "(not given)")),
@@ -117,8 +119,9 @@ class ConfirmPage(Page):
             self.recorded.setText(f"This run spends ε = {plan.epsilon:g} at δ = {plan.delta:.2g} of this dataset's "
                                   "budget. Once started, the budget is spent.")
             self.cumulative.setText(self._cumulative_text(plan))
-            self.rho.setText(f"In the ledger's own unit: ρ = {plan.rho_total:.4g} (zero-concentrated DP). "
-                             "ρ adds up exactly across runs; ε is its conversion at δ.")
+            self.rho.setText(f"For specialists: the ledger adds up privacy loss as ρ (rho, from zero-concentrated "
+                             f"differential privacy), because the ρ of several runs adds up exactly; the ε above is "
+                             f"its conversion at δ. This run: ρ = {plan.rho_total:.4g}.")
         self.dataset_runs.show_dataset(self.controller.booked_key() if plan is not None else None)
         self.dataset_runs.setVisible(bool(self.cumulative.text()))
         self.permitted_use.blockSignals(True)

@@ -14,6 +14,7 @@ from desktop.widgets.histogram import Histogram
 from desktop.wizard.common import Page
 
 NONE = "(none)"
+MISSING = "(not in this file)"
 
 
 class DataPage(Page):
@@ -49,6 +50,7 @@ class DataPage(Page):
         self.load_button.setToolTip("Read the data and show a summary")
         self.load_button.clicked.connect(self.load)
         self._load_error = ""
+        self._column_note = ""  # a choice the new file lacks, replaced by a guess: said until the next Load
 
         form = QFormLayout()
         form.addRow("&Data:", row)
@@ -68,7 +70,8 @@ class DataPage(Page):
         box = QGroupBox("What was loaded")
         box_layout = QVBoxLayout(box)
         box_layout.addWidget(self.summary)
-        box_layout.addWidget(QLabel("Unit lengths (characters):"))
+        self.lengths_label = QLabel("Lengths (characters):")
+        box_layout.addWidget(self.lengths_label)
         box_layout.addWidget(self.histogram)
         box_layout.addWidget(self.warnings)
 
@@ -98,7 +101,7 @@ class DataPage(Page):
         if not self.path.text().strip():
             return "Choose a folder or a table file, then press Load."
         if not self._loaded_matches_inputs():
-            return "Press Load to read the data with these settings."
+            return (self._column_note + " " if self._column_note else "") + "Press Load to read the data with these settings."
         return ""
 
     def is_instruction(self, problem: str) -> bool:
@@ -119,6 +122,7 @@ class DataPage(Page):
             self.completeChanged.emit()
             return False
         self._load_error = ""
+        self._column_note = ""
         self._show_summary(summary)
         self._show_size_warnings()
         self.set_message("", error=False)
@@ -166,9 +170,11 @@ class DataPage(Page):
         if suggest and columns:
             had_columns = self.text_column.count() > 1  # the user saw columns before: keep an explicit "(none)"
             guess = self.controller.suggest_columns(columns)
+            before = {"text": text, "id": id_, "person": person}
             text = text if text in columns else guess["text"]
             id_ = id_ if id_ in columns or (had_columns and not id_) else guess["id"]
             person = person if person in columns or (had_columns and not person) else guess["person"]
+            self._say_replaced(before, {"text": text, "id": id_, "person": person}, Path(path).name)
         for combo, chosen, with_none in ((self.text_column, text, False), (self.id_column, id_, True),
                                          (self.person_column, person, True)):
             combo.blockSignals(True)
@@ -176,11 +182,21 @@ class DataPage(Page):
             combo.addItem(NONE if with_none else "(automatic)", "")
             for name in columns:
                 combo.addItem(name, name)
+            if chosen and columns and chosen not in columns:
+                # A name asked for (a run spec, the demo) that this file lacks stays chosen, so that Load
+                # says so with the columns found (core.corpus.loader) instead of silently using another.
+                combo.addItem(f"{chosen} {MISSING}", chosen)
             index = combo.findData(chosen) if chosen else 0
             combo.setCurrentIndex(max(index, 0))
             combo.setEnabled(bool(columns))
             combo.blockSignals(False)
         self.completeChanged.emit()
+
+    def _say_replaced(self, before: dict[str, str], after: dict[str, str], file_name: str) -> None:
+        """A new file without a column chosen before: say which choice was changed (never the file's names)."""
+        changed = [f"{role} column '{name}'" for role, name in before.items() if name and after[role] != name]
+        self._column_note = (f"{file_name} has no {' or '.join(changed)}: another column was picked by its name. "
+                             "Check the column choices." if changed else "")
 
     @staticmethod
     def _column(combo: QComboBox) -> str:
@@ -215,15 +231,26 @@ class DataPage(Page):
             self.histogram.set_data([], [])
             self.warnings.clear()
             return
-        unit = "people" if summary.unit_kind == "person" else "documents"
-        lines = [
-            f"<b>{summary.n_units}</b> privacy units ({unit}) from <b>{summary.n_documents}</b> documents.",
-            f"Empty documents skipped: {summary.n_empty_skipped}. Units shortened to the length limit: "
-            f"{summary.n_truncated}.",
-        ]
+        by_person = summary.unit_kind == "person"
+        if by_person:
+            protected = (f"<b>{summary.n_units}</b> people, from <b>{summary.n_documents}</b> documents. The "
+                         "privacy guarantee protects each person: all of their documents together.")
+        else:
+            protected = (f"<b>{summary.n_units}</b> documents. The privacy guarantee protects each document "
+                         "(choose a person column to protect each person instead).")
+        whole = "People whose documents were" if by_person else "Documents"
+        lines = [protected, f"Empty documents skipped: {summary.n_empty_skipped}. {whole} shortened to the "
+                            f"length limit: {summary.n_truncated}."]
+        self.lengths_label.setText("Length of each person's documents together (characters):" if by_person
+                                   else "Length of each document (characters):")
         if summary.lengths is not None:
             ls = summary.lengths
             lines.append(f"Length: median {ls.median:.0f} characters (from {ls.min} to {ls.max}).")
-            self.histogram.set_data(ls.bin_counts, ls.bin_edges)
+            # The axis names the shortest and the longest length, as the line above does: the last bin's
+            # upper edge (a whole bin width past the shortest) would read as a length no unit has.
+            edges = list(ls.bin_edges)
+            if edges:
+                edges[0], edges[-1] = float(ls.min), float(ls.max)
+            self.histogram.set_data(ls.bin_counts, edges)
         self.summary.setText("<br>".join(lines))
         self.warnings.setText("\n".join(f"⚠ {w}" for w in summary.warnings))

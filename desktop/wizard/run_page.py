@@ -24,6 +24,7 @@ from core.progress import STAGE_LABELS, stage_label
 from desktop.active_runs import ActiveRuns
 from desktop.controller import WizardController, in_app_words
 from desktop.relay import RunRelay
+from desktop.widgets.collapsible import Collapsible
 from desktop.widgets.stacked_bar import StackedBar
 from desktop.wizard.common import Page
 
@@ -65,10 +66,14 @@ class RunPage(Page):
         self.meter.setToolTip("Budget charged so far; each stage is charged when it starts.")
         self.meter_label = QLabel()
         self.meter_label.setWordWrap(True)
+        self.meter_rho = QLabel()  # the ledger's own unit, for specialists: under Advanced
+        self.meter_rho.setWordWrap(True)
+        self.meter_advanced = Collapsible("Advanced", self.meter_rho)
         meter_box = QGroupBox("Privacy budget spent by this run")
         meter_layout = QVBoxLayout(meter_box)
         meter_layout.addWidget(self.meter)
         meter_layout.addWidget(self.meter_label)
+        meter_layout.addWidget(self.meter_advanced)
         self.preview = QListWidget()
         self.preview.setWordWrap(True)
         self.preview.setAlternatingRowColors(True)
@@ -375,7 +380,8 @@ class RunPage(Page):
             bar = QProgressBar()
             bar.setFormat("%v / %m")
             eta = QLabel()
-            label = QLabel(stage_label(stage).capitalize())
+            label = QLabel(stage_label(stage).capitalize())  # whole: wrapped, never cut (issue 35)
+            label.setWordWrap(True)
             label.setToolTip(stage)
             self.stages.addWidget(label, row, 0)
             self.stages.addWidget(bar, row, 1)
@@ -401,9 +407,11 @@ class RunPage(Page):
         spent_eps = spend.epsilon if spend is not None and spend.charged else self.controller.rho_to_eps(spent, delta)
         self.meter_label.setText(
             f"Charged so far: ε = {spent_eps:.3g} of ε = {self.planned_epsilon:g} planned for this run "
-            f"(at δ = {delta:.2g}). <span style='color:#757575'>Advanced: ρ = {spent:.4g} of "
-            f"{self.planned_rho:.4g} (ρ is the ledger's running total in zero-concentrated DP; ε is its "
-            "conversion at δ).</span>")
+            f"(at δ = {delta:.2g}).")
+        self.meter_rho.setText(
+            f"For specialists: ρ = {spent:.4g} of {self.planned_rho:.4g}. The ledger adds up privacy loss as ρ (rho, "
+            "from zero-concentrated differential privacy), because ρ adds up exactly across stages and runs; ε is "
+            "its conversion at δ.")
 
     def _log(self, line: str) -> None:
         self.log.appendPlainText(line)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSpinBox,
-    QVBoxLayout, QWidget,
+    QCheckBox, QComboBox, QFileDialog, QFormLayout, QFrame, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
+    QScrollArea, QSpinBox, QVBoxLayout, QWidget,
 )
 
 from desktop.controller import WizardController
@@ -13,6 +13,7 @@ from desktop.wizard.common import Page
 from desktop.wizard.topic_names import TopicNamesBox
 
 FORMATS = ("jsonl", "csv")
+FORMAT_NAMES = {"jsonl": "JSON Lines (one document per line)", "csv": "CSV (a spreadsheet)"}
 MIN_TASK_CHARS = 10
 FORM_CHOICES = (("", "No example (a plain document)"), ("clinical_note", "Clinical note (shipped example)"),
                 ("case_file", "Case file (shipped example)"), ("review", "Product review (shipped example)"),
@@ -34,7 +35,7 @@ class TaskPage(Page):
         self.count.setToolTip("DP-SynRAG writes at most this many synthetic documents (one per topic).")
         self.count_note = QLabel()
         self.count_note.setWordWrap(True)
-        self.formats = {name: QCheckBox(name.upper()) for name in FORMATS}
+        self.formats = {name: QCheckBox(FORMAT_NAMES[name]) for name in FORMATS}
         fmt_row = QHBoxLayout()
         for box in self.formats.values():
             box.setToolTip("Formats of the synthetic corpus in the export folder")
@@ -85,19 +86,21 @@ class TaskPage(Page):
 
         self.tokens = QSpinBox()
         self.tokens.setRange(1, 2000)
-        self.tokens.setToolTip("T: tokens (word pieces) written per synthetic document. More tokens: longer "
-                               "documents, and the same ε is spread over more tokens (each is noisier).")
+        self.tokens.setToolTip("Tokens (word pieces) written per synthetic document (T in the certificate). More "
+                               "tokens: longer documents, and the same ε is spread over more tokens (each is noisier).")
         self.cluster_size = QSpinBox()
         self.cluster_size.setRange(1, 100_000)
-        self.cluster_size.setToolTip("k: how many private documents are used to write each synthetic document. "
-                                     "More: less noise per document, fewer distinct topics.")
-        self.self_filter = QCheckBox("&Self-filter: the model keeps only documents it judges useful for the task")
+        self.cluster_size.setToolTip("How many private documents are used to write each synthetic document (k in "
+                                     "the certificate). More: less noise per document, fewer distinct topics.")
+        self.self_filter = QCheckBox("&Keep only useful documents: the model reads each synthetic document and drops "
+                                     "those it judges not useful for the task")
         self.self_filter.setToolTip("Post-processing of the synthetic text; costs no budget. Needs a capable model.")
         advanced_body = QWidget()
         advanced = QFormLayout(advanced_body)
-        advanced.addRow("&Tokens per document (T):", self.tokens)
-        advanced.addRow("", _note("Longer documents; the same budget is spread over more tokens, so each is noisier."))
-        advanced.addRow("Documents per &topic (k):", self.cluster_size)
+        advanced.addRow("&Length of each document (tokens):", self.tokens)
+        advanced.addRow("", _note("A token is a word or a piece of one. Longer documents spread the same budget over "
+                                  "more tokens, so each is noisier."))
+        advanced.addRow("Private documents per &topic:", self.cluster_size)
         advanced.addRow("", _note("Private documents behind each synthetic one: more means less noise per "
                                   "document but fewer distinct topics."))
         advanced.addRow("", self.self_filter)
@@ -105,11 +108,19 @@ class TaskPage(Page):
             advanced.labelForField(widget).setBuddy(widget)
         self.advanced = Collapsible("Advanced", advanced_body)
 
-        layout = QVBoxLayout(self)
+        body = QWidget()  # scrolls: with Advanced open the page is taller than the wizard (never squashed)
+        layout = QVBoxLayout(body)
         layout.addLayout(form)
         layout.addWidget(self.advanced)
         layout.addStretch(1)
-        layout.addWidget(self.message)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(body)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll, 1)
+        outer.addWidget(self.message)
         self.task.textChanged.connect(self.completeChanged.emit)
         self.example.textChanged.connect(self.completeChanged.emit)
         self.form.currentIndexChanged.connect(lambda *_: self.completeChanged.emit())
@@ -152,7 +163,7 @@ class TaskPage(Page):
         if spec.method == "rpsg":
             return "RPSG writes one rewrite per private document."
         if spec.method != "dp_synrag":
-            return "Fewer documents can come out when the self-filter drops some."
+            return "Fewer documents can come out when the check for useful documents drops some."
         units = self.controller.topic_units()
         need = (f"at this ε a topic must be mentioned by about {units:.0f} or more units to be found"
                 if units is not None else "a topic must be mentioned by many units to be found")

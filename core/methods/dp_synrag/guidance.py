@@ -133,19 +133,28 @@ def spend_advice(
         advice.append(f"Give finding topics {100 * ADVISED_HIST_FRACTION:.0f}% of the budget instead of writing text "
                       f"({_topics(expected(shares))} expected at this ε).")
     better = suggest(spec, epsilon, delta, n_units, vocab_size, conversion)
-    advice.append(f"Use fewer, larger clusters as suggested (R = {better.R}, L = {better.L}, k = {better.k}, "
-                  f"histogram share {better.hist_fraction:.2f}): {_topics(expected(better))} expected.")
+    advice.append(f"Use fewer, larger topics as suggested: {suggestion_words(better)} "
+                  f"({_topics(expected(better))} expected).")
     need = topic_forecast(spec, epsilon, delta, n_units, vocab_size, conversion).units_for_one_topic
-    advice.append(f"Add documents: with about {need} units or more the commonest topic is expected to clear the "
-                  "noise at these settings.")
+    advice.append(f"Add documents: with about {need} units or more the commonest topic is expected to be found "
+                  "at these settings.")
     return advice
 
 
+def suggestion_words(better: DPSynRAGSpec) -> str:
+    """The suggested settings in words (no symbols): the Task page's and the Budget page's names for R, k, L
+    and the share for finding topics."""
+    return (f"at most {better.R} synthetic documents, each drawn from about {better.k} private documents, "
+            f"each person or document counted in at most {better.L} topics, and "
+            f"{100 * better.hist_fraction:.0f}% of the budget for finding topics")
+
+
 def forecast_warning(forecast: TopicForecast, epsilon: float) -> str:
-    """The plain-words warning when a plan is expected to release about 0 topics."""
-    share = 100 * forecast.support_share
-    return (f"About {forecast.expected_topics:.1f} topics are expected to clear the noise: a topic needs about "
-            f"{forecast.min_topic_support:.0f} units sharing its word ({share:.0f}% of this corpus), and even the "
+    """The plain-words warning when a plan is expected to release about 0 topics (a share over 100 % is
+    worded as a count: 'more than the 40 units of this corpus')."""
+    return (f"About {forecast.expected_topics:.1f} topics are expected to be found: a topic needs about "
+            f"{forecast.min_topic_support:.0f} units sharing its word "
+            f"({_share(forecast.min_topic_support, forecast.n_units)}), and even the "
             f"commonest topic of a typical collection is shared by about a quarter of it. This run would spend "
             f"ε = {epsilon:g} and is predicted to fall below the public-only baseline (a public model writing from "
             "the task alone, which costs nothing). It needs an explicit 'spend anyway'.")
@@ -180,8 +189,7 @@ def guide(
         warnings.append(
             f"The private documents will barely steer the wording: even when all {spec.k} documents of a topic "
             f"agree on a word, they make it at most {math.exp(strength):.1f} times more likely than the public "
-            f"model alone would (e^{strength:.2f}; advanced: k·c/τ = {strength:.2f}, where k is the documents per "
-            "topic, c the per-word limit and τ the temperature). The synthetic text will mostly read like the "
+            "model alone would. The synthetic text will mostly read like the "
             "public model's. What to do: raise ε, write fewer tokens per document, or use more documents per topic."
         )
     if support > n_units / 10:
@@ -190,8 +198,9 @@ def guide(
     if co_support > n_units / 10:
         warnings.append(
             f"A topic is described by extra words only when about {co_support:.0f} of its units use them "
-            f"({_share(co_support, n_units)}). What to do: raise ε, lower the topics per unit (L) or the words "
-            "per topic, or raise the budget share for describing topics (under Advanced)."
+            f"({_share(co_support, n_units)}). What to do: raise ε, count each person or document in fewer "
+            "topics or describe each topic with fewer words, or raise the budget share for describing topics "
+            "(under Advanced)."
         )
     phrases_needed = phrase_support(plan)
     if phrases_needed > n_units / 10:

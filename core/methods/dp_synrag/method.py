@@ -53,12 +53,12 @@ class DPSynRAGMethod:
             derived.update(c_over_tau=plan.c_over_tau, c=plan.c)
         guidance = dp_synrag_guidance(spec, delta, n_units)
         derived["min_topic_units"] = guidance.min_topic_support  # public: from σ_h and the public vocabulary
-        warnings = list(guidance.warnings)
-        warnings.extend(text_stage_notes(p))
+        warnings = list(guidance.warnings)  # the token-stage note is information, not a warning: text_stage_notes
         if p.k > n_units:
             warnings.append(
-                f"The target cluster size k={p.k} exceeds the number of units; clusters will be small "
-                "and their synthetic text mostly noise."
+                f"Each synthetic document is set to draw on {p.k} private documents ('Private documents per "
+                f"topic', under Advanced on the Task page), more than the {n_units} units of this corpus: topics "
+                "will be small and their synthetic text mostly noise."
             )
         return PlanSummary(
             method=self.name,
@@ -165,7 +165,8 @@ TEXT_WORDS = {
 
 
 def text_stage_notes(p) -> list[str]:
-    """What ``privet plan`` says about the token stage (public settings only)."""
+    """What ``privet plan`` notes about the token stage (public settings only): information about the
+    configuration, printed as a note, never as a warning (the default configuration has no token stage)."""
     if p.token_stage:
         return []
     return [
