@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from core.methods.dp_synrag.forms import form_choice_words
 from core.progress import ProgressEvent, stage_label
 from core.runspec import RunSpec
 
@@ -43,6 +44,8 @@ def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
     for warning in corpus.report.warnings:
         print(f"Load warning: {warning}", file=out)
     print(f"Method: {summary.method}", file=out)
+    if spec.method in ("dp_synrag", "dp_synth") and form_choice_words(spec):
+        print(form_choice_words(spec), file=out)
     print(f"Target: epsilon = {summary.epsilon:g} at delta = {summary.delta:.3g}", file=out)
     print(f"Delta rule: {delta_rule(spec.privacy.delta, spec.privacy.max_units)}", file=out)
     print(f"Total budget: rho = {summary.rho_total:.4f} zCDP "

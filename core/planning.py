@@ -16,6 +16,7 @@ from core.ledger.total import COMBINING_WORDS
 from core.ledger.view import cumulative_after
 from core.methods import registry
 from core.methods.base import PlanSummary
+from core.methods.dp_synrag.forms import with_chosen_form
 from core.methods.dp_synrag.realisation import check_spec_example
 from core.paths import data_dir
 from core.privacy.budget import resolve_delta
@@ -56,6 +57,7 @@ def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = No
     plan names the dataset the run will be booked under; the same data under a new chosen name is refused.
     """
     spec.check()  # refuses nonsense before anything is loaded
+    spec = with_chosen_form(spec)  # the document form the public rule picks when none was chosen (public)
     corpus = corpus or load_spec_corpus(spec)
     check_spec_example(spec, corpus)
     n = len(corpus.units)

@@ -230,7 +230,7 @@ class WizardController:
 
         if self._corpus is None:
             return ""
-        return example_problem(public_example(document_form, example), self._corpus.units)
+        return example_problem(public_example(document_form, example), self._corpus)  # full texts, not truncated units
 
     def resume_quote(self, run_dir: str | Path) -> Any:
         """``core.pipeline.resume_quote``: what resuming ``run_dir`` may charge again (the consent dialog's text)."""

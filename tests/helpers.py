@@ -29,7 +29,9 @@ NOTE = "{name} came in with {disease} and was treated with rest and water."
 # The small DP-SynRAG sizes of the tiny runs (docs/method.md §2: K clusters, R documents, L refinement
 # samples, k retrieved units, T tokens).
 TINY_SIZES = {"K": 4, "R": 5, "L": 2, "k": 5, "T": 6, "self_filter": False, "max_prompt_tokens": 64}
-TINY_DP_SYNRAG = {**TINY_SIZES, "topic_words": "frequent", "refine": True}
+# The tiny runs keep the seed's token stage (text = "private"; the library default is "realised") so that the
+# accounting, resume and canary tests exercise private prediction.
+TINY_DP_SYNRAG = {**TINY_SIZES, "topic_words": "frequent", "refine": True, "text": "private"}
 
 
 

@@ -163,7 +163,7 @@ def test_frequent_phrases_are_released_and_the_noise_has_the_planned_sd():
 
 
 def test_plan_splits_delta_and_composes_the_gaussian_part_in_zcdp():
-    spec = DPSynRAGSpec(phrases_per_unit=8, cluster_keywords=5)
+    spec = DPSynRAGSpec(phrases_per_unit=8, cluster_keywords=5, text="private")
     eps, delta = 10.0, 1e-6
     plan = plan_dp_synrag(spec, eps, delta)
     assert plan.delta_phrases == pytest.approx(0.5 * delta)
@@ -209,7 +209,7 @@ def test_zcdp_part_cross_checked_with_dp_accounting():
 
 def test_phrase_shares_leaving_nothing_for_text_are_refused():
     with pytest.raises(PrivetError, match="phrases"):
-        plan_dp_synrag(DPSynRAGSpec(phrases_fraction=0.5, hist_fraction=0.3, cluster_keywords_fraction=0.3), 10.0, 1e-6)
+        plan_dp_synrag(DPSynRAGSpec(text="private", phrases_fraction=0.5, hist_fraction=0.3, cluster_keywords_fraction=0.3), 10.0, 1e-6)
 
 
 # -- the stage: charged before drawing, checkpointed, resumable without a redraw -----------------------------

@@ -15,7 +15,7 @@ from core.runspec import DPSynRAGSpec
 
 @pytest.mark.parametrize("L", [1, 3])
 def test_dp_synrag_prediction_charge_equals_the_planned_stage(L):
-    spec = DPSynRAGSpec(K=4, R=10, L=L, k=5, T=20)
+    spec = DPSynRAGSpec(text="private", K=4, R=10, L=L, k=5, T=20)
     plan = plan_dp_synrag(spec, 4.0, 1e-6)
     cost = dp_synrag_prediction_cost(plan)
     planned = plan.per_stage()[STAGE_TOKENS]
@@ -27,7 +27,7 @@ def test_dp_synrag_prediction_charge_equals_the_planned_stage(L):
 
 
 def test_dp_synth_spends_its_whole_budget_on_one_disjoint_prediction():
-    spec = DPSynRAGSpec(T=12, tau=0.8, L=5)  # L is DP-SynRAG's: DP-Synth's batches are disjoint
+    spec = DPSynRAGSpec(text="private", T=12, tau=0.8, L=5)  # L is DP-SynRAG's: DP-Synth's batches are disjoint
     plan = plan_dp_synth(spec, 2.0, 1e-6)
     cost = plan.prediction_cost()
     assert cost.overlap == 1

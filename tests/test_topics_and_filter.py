@@ -102,12 +102,12 @@ def test_the_shipped_news_form_is_a_reference_and_a_custodian_example_loses_its_
 
 
 def test_guidance_warns_on_weak_plans_and_suggests_parameters():
-    weak = guide(DPSynRAGSpec(k=5, T=70), 1.0, 1e-6, 200, 30000)
+    weak = guide(DPSynRAGSpec(k=5, T=70, text="private"), 1.0, 1e-6, 200, 30000)
     assert weak.consensus_nats < 1 and any("barely steer" in w for w in weak.warnings)
     assert any("mentioned by about" in w for w in weak.warnings)
-    fine = guide(DPSynRAGSpec(), 10.0, 1e-6, 8000, 30000)
+    fine = guide(DPSynRAGSpec(text="private"), 10.0, 1e-6, 8000, 30000)
     assert fine.warnings == [] and fine.consensus_nats > 2
-    small = guide(DPSynRAGSpec(), 10.0, 1e-6, 240, 30000)
+    small = guide(DPSynRAGSpec(text="private"), 10.0, 1e-6, 240, 30000)
     assert small.suggestion["hist_fraction"] > fine.suggestion["hist_fraction"]
     assert small.suggested_min_topic_support < small.min_topic_support
     assert 24 <= small.suggestion["T"] <= 70 and small.suggestion["k"] <= 80

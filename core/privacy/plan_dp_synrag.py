@@ -71,6 +71,13 @@ DEFAULT_PHRASES_FRACTION = 0.1  # share of ρ for DP phrase discovery when the s
 
 DEFAULT_PHRASES_DELTA_FRACTION = 0.5  # share of δ for releasing a phrase of one unit when the spec says 0
 
+# Without a token stage (text = "realised" or "topic_line", the default) the whole budget releases topics: the
+# histogram, the co-keywords and the phrases share it as 0.4 : 0.4 : 0.2 unless the spec says otherwise (then
+# rescaled to 1). Round 3's ablation on the demo clinic (docs/results.md "Round 3: ablation") measured the
+# realised writer best with the histogram and the co-keywords sharing the budget equally (0.4 / 0.4); the seed's
+# split (histogram ~4 %, co-keywords 20 %) was made for a token stage that takes two thirds of ρ. Public constants.
+REALISED_FRACTIONS = {"hist": 0.4, "cluster_keywords": 0.4, "phrases": 0.2}
+
 
 
 def default_fractions(conversion: str = "tight") -> tuple[float, float, float]:
@@ -232,6 +239,10 @@ def _fraction(name: str, override: float, default: float) -> float:
 def _shares(spec: DPSynRAGSpec, conversion: str) -> tuple[float, float, float, float, float, float, int, int]:
     """The shares of ρ (phrases, histogram, co-keywords, means, thresholds, tokens), M and K_p, checked."""
     d_hist, d_mu, d_theta = default_fractions(conversion)
+    tokens = spec.token_stage
+    d_ck, d_p = DEFAULT_CLUSTER_KEYWORDS_FRACTION, DEFAULT_PHRASES_FRACTION
+    if not tokens:
+        d_hist, d_ck, d_p = (REALISED_FRACTIONS[k] for k in ("hist", "cluster_keywords", "phrases"))
     f_hist = _fraction("hist_fraction", spec.hist_fraction, d_hist)
     if spec.refine:
         f_mu = _fraction("mu_fraction", spec.mu_fraction, d_mu)
@@ -245,7 +256,7 @@ def _shares(spec: DPSynRAGSpec, conversion: str) -> tuple[float, float, float, f
             "Set dp_synrag.cluster_keywords to e.g. 5, or to 0 to release no co-keywords.",
         )
     f_ck = (
-        _fraction("cluster_keywords_fraction", spec.cluster_keywords_fraction, DEFAULT_CLUSTER_KEYWORDS_FRACTION)
+        _fraction("cluster_keywords_fraction", spec.cluster_keywords_fraction, d_ck)
         if M
         else 0.0
     )
@@ -255,8 +266,7 @@ def _shares(spec: DPSynRAGSpec, conversion: str) -> tuple[float, float, float, f
             f"phrases_per_unit must be a whole number ≥ 1 (got {spec.phrases_per_unit}).",
             "Set dp_synrag.phrases_per_unit to e.g. 8, or discover_phrases = false.",
         )
-    f_p = _fraction("phrases_fraction", spec.phrases_fraction, DEFAULT_PHRASES_FRACTION) if K_p else 0.0
-    tokens = spec.token_stage
+    f_p = _fraction("phrases_fraction", spec.phrases_fraction, d_p) if K_p else 0.0
     if not tokens:  # no private prediction: its share goes to the other stages, in proportion to theirs
         scale = 1.0 / (f_p + f_hist + f_ck + f_mu + f_theta)
         f_p, f_hist, f_ck, f_mu, f_theta = f_p * scale, f_hist * scale, f_ck * scale, f_mu * scale, f_theta * scale

@@ -73,8 +73,8 @@ class DPSynRAGSpec:
     # turns the released topic into a document of the corpus's form; no token stage) or "realised+private"
     # (private prediction whose public row is the realised draft and whose rows rewrite their own documents
     # into the same form). Without a token stage its budget share goes to the topics and co-keywords.
-    text: str = "private"
-    document_form: str = ""  # the shipped public example of the form: one of DOCUMENT_FORMS or ""
+    text: str = "realised"  # the one default of library, CLI, wizard and demo (docs/method.md §2.4b)
+    document_form: str = ""  # one of DOCUMENT_FORMS; "" = chosen from the task's words; "none" = no example
     public_example: str = ""  # the custodian's own INVENTED example of the form (replaces document_form)
     realisation_tokens: int = 80  # tokens of each realised draft (public decoding)
     row_bound: str = "poisson"  # without refinement: each C_r Poisson-subsampled at min(1, k / h'(w_r)) | "none"
@@ -82,7 +82,7 @@ class DPSynRAGSpec:
 
     RULES: ClassVar[dict[str, Rule]] = {
         "text": text_rule("how the documents are written", choices=TEXT_MODES),
-        "document_form": text_rule("the shipped example of the document form", choices=("", *DOCUMENT_FORMS)),
+        "document_form": text_rule("the shipped example of the document form", choices=("", *DOCUMENT_FORMS, "none")),
         "public_example": text_rule("the invented example of the document form"),
         "realisation_tokens": whole("tokens of each realised document", low=8, high=MAX_TOKENS),
         # Upper bounds keep a typo (R = 1e9) from being planned, or charged before running out of memory.

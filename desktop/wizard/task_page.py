@@ -7,6 +7,7 @@ from PySide6.QtWidgets import (
     QScrollArea, QSpinBox, QVBoxLayout, QWidget,
 )
 
+from core.methods.dp_synrag.forms import FORM_LABELS
 from desktop.controller import WizardController
 from desktop.widgets.collapsible import Collapsible
 from desktop.wizard.common import Page
@@ -15,10 +16,7 @@ from desktop.wizard.topic_names import TopicNamesBox
 FORMATS = ("jsonl", "csv")
 FORMAT_NAMES = {"jsonl": "JSON Lines (one document per line)", "csv": "CSV (a spreadsheet)"}
 MIN_TASK_CHARS = 10
-FORM_CHOICES = (("", "No example (a plain document)"), ("clinical_note", "Clinical note (shipped example)"),
-                ("case_file", "Case file (shipped example)"), ("review", "Product review (shipped example)"),
-                ("news_article", "News article (shipped example)"),
-                ("film_ratings", "A person's film ratings (shipped example)"))
+FORM_CHOICES = tuple(FORM_LABELS.items())  # core.methods.dp_synrag.forms: the one list of forms and their words
 
 
 class TaskPage(Page):

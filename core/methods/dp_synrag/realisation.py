@@ -107,7 +107,7 @@ def public_example(document_form: str, example: str) -> str:
     """The example the writer sees: the custodian's own text if given, else the shipped form ("" = none)."""
     if example.strip():
         return example.strip()
-    return shipped_example(document_form) if document_form else ""
+    return shipped_example(document_form) if document_form and document_form != "none" else ""
 
 
 def demonstration(example: str) -> Demonstration | None:

@@ -1,0 +1,76 @@
+"""One default for library, CLI, wizard and demo (issue 32): the realised writer, its budget shares, and a
+document form chosen by a public rule when the custodian picks none (never silently the plain document)."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import tiny_spec
+
+from core.cli import main as privet
+from core.methods.dp_synrag.forms import FALLBACK_FORM, FORM_LABELS, NO_FORM, form_for_task, with_chosen_form
+from core.methods.dp_synrag.realisation import public_example, shipped_example
+from core.privacy.plan_dp_synrag import REALISED_FRACTIONS, plan_dp_synrag
+from core.runspec import DOCUMENT_FORMS, RunSpec
+from core.specs.dp_synrag import DPSynRAGSpec
+
+
+def test_library_cli_and_wizard_start_from_one_default():
+    from desktop.controller import fresh_spec
+
+    wizard = fresh_spec()
+    assert wizard.dp_synrag == RunSpec().dp_synrag == DPSynRAGSpec()  # one object: no wizard-only setting
+    assert DPSynRAGSpec().text == "realised" and not DPSynRAGSpec().token_stage
+    assert wizard.privacy.epsilon == pytest.approx(4.0)  # the recommended ε is the only thing the wizard adds
+
+
+@pytest.mark.parametrize(("task", "form"), [
+    ("Answer patients' questions about which disease matches their symptoms.", "clinical_note"),
+    ("Summarise customer reviews of kitchen products", "review"),
+    ("Recommend films to people like these viewers", "film_ratings"),
+    ("Search local news articles about the council", "news_article"),
+    ("Help caseworkers find similar client situations", "case_file"),
+    ("Something else entirely", FALLBACK_FORM),
+    ("", FALLBACK_FORM),
+])
+def test_the_public_rule_picks_a_shipped_form_from_the_task(task, form):
+    chosen, why = form_for_task(task)
+    assert chosen == form and chosen in DOCUMENT_FORMS and why
+
+
+def test_an_explicit_choice_is_kept_and_none_means_a_plain_document():
+    spec = RunSpec()
+    spec.task = "Answer patients' questions"
+    assert with_chosen_form(spec).dp_synrag.document_form == "clinical_note"
+    assert spec.dp_synrag.document_form == ""  # the caller's spec is not changed
+    spec.dp_synrag.document_form = "review"
+    assert with_chosen_form(spec).dp_synrag.document_form == "review"
+    spec.dp_synrag.document_form = NO_FORM
+    assert with_chosen_form(spec).dp_synrag.document_form == NO_FORM
+    assert public_example(NO_FORM, "") == ""
+    spec.dp_synrag.document_form, spec.dp_synrag.public_example = "", "An invented note about [topic]."
+    assert with_chosen_form(spec).dp_synrag.document_form == ""  # the custodian's own example wins
+    assert set(FORM_LABELS) == {"", NO_FORM, *DOCUMENT_FORMS}
+    assert all(shipped_example(form) for form in DOCUMENT_FORMS)
+
+
+def test_without_a_token_stage_the_topics_get_the_realised_shares():
+    plan = plan_dp_synrag(DPSynRAGSpec(), 10.0, 1e-6)
+    stages = plan.per_stage()
+    total = plan.rho_total
+    weights = sum(REALISED_FRACTIONS.values())
+    assert stages["histogram"] / total == pytest.approx(REALISED_FRACTIONS["hist"] / weights)
+    assert stages["phrases"] / total == pytest.approx(REALISED_FRACTIONS["phrases"] / weights)
+    assert sum(stages.values()) == pytest.approx(total)
+    seed = plan_dp_synrag(DPSynRAGSpec(text="private"), 10.0, 1e-6).per_stage()
+    assert seed["histogram"] < stages["histogram"] and "private_prediction" in seed
+
+
+def test_privet_plan_says_which_form_the_writer_follows_and_why(tmp_path, capsys):
+    spec = tiny_spec(tmp_path, text="realised")
+    spec.task = "Answer patients' questions about their symptoms"
+    spec.privacy.spend_anyway = True
+    spec_file = tmp_path / "spec.toml"
+    spec.save(spec_file)
+    assert privet(["plan", str(spec_file)]) == 0
+    out = capsys.readouterr().out
+    assert "Document form: Clinical note" in out and "'patient'" in out
