@@ -24,7 +24,8 @@ from desktop.widgets.dataset_runs import DatasetRunsView
 HEADERS = ["Dataset", "Spent", "Cap", "Runs", "Releases"]
 INTRO = ("A cap is a ceiling on everything spent on one dataset: a run that would go over it is refused before "
          "anything is charged. A cap cannot be set below what is already spent. Raising a cap needs a reason; "
-         "the ledger keeps it and every later certificate of the dataset prints it.")
+         "the ledger keeps it and every later certificate of the dataset prints it. A cap is recorded as soon as "
+         "you press Set cap (Cancel does not undo it).")
 ERROR_STYLE = "color: #b71c1c;"
 DONE_STYLE = "color: #2e7d32;"
 
@@ -63,6 +64,7 @@ class BudgetsPanel(QWidget):
         self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.table.setMinimumHeight(110)
         self.table.itemSelectionChanged.connect(self._selection_changed)
         self.cap_epsilon = QDoubleSpinBox()
         self.cap_epsilon.setRange(0.01, 1000.0)

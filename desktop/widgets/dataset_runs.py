@@ -4,6 +4,7 @@ read from the ledger rows (``desktop.overview.dataset_runs``). Shown wherever a 
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from core.ledger.total import COMBINING_PLAIN
@@ -25,6 +26,8 @@ class DatasetRunsView(QWidget):
         self.table.setObjectName("dataset_runs")
         self.table.setHorizontalHeaderLabels(HEADERS)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.setSelectionMode(QTableWidget.SelectionMode.NoSelection)
+        self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table.setToolTip("Each run's ε is the figure its certificate states; the dataset's total above "

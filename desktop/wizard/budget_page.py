@@ -122,6 +122,7 @@ class BudgetPage(Page):
         self.dataset_runs = DatasetRunsView()  # why the total is less than the sum, and this dataset's runs
         self.split = StackedBar()
         self.split_caption = QLabel()
+        self.split_caption.setWordWrap(True)  # one long line would widen the page past the window
         self.warnings = QLabel()
         self.warnings.setWordWrap(True)
         self.warnings.setStyleSheet("color: #8d6e00;")

@@ -6,7 +6,10 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLabel, QVBoxLayout, QWizard
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox, QComboBox, QFormLayout, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget, QWizard,
+)
 
 from core.errors import PrivetError
 from core.estimate import duration_words
@@ -50,6 +53,7 @@ class ConfirmPage(Page):
         self.permitted_advice = QLabel()
         self.permitted_advice.setWordWrap(True)
         self.permitted_advice.setObjectName("permitted_advice")
+        self.permitted_advice.setTextFormat(Qt.TextFormat.PlainText)
         use_form = QFormLayout()
         use_form.addRow("&Permitted use:", self.permitted_use)
         use_form.labelForField(self.permitted_use).setBuddy(self.permitted_use)
@@ -61,7 +65,15 @@ class ConfirmPage(Page):
                                     "run is cancelled or fails.")
         self.understood.toggled.connect(lambda *_: self.completeChanged.emit())
         self.spend_anyway = SpendAnywayBox(controller.spec.privacy, lambda: self.completeChanged.emit())
-        layout = QVBoxLayout(self)
+        body = QWidget()  # scrolls: the summary, the dataset's runs and the consent do not fit every screen
+        layout = QVBoxLayout(body)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(body)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll, 1)
         layout.addWidget(self.summary)
         layout.addWidget(self.recorded)
         layout.addWidget(self.cumulative)
@@ -71,7 +83,7 @@ class ConfirmPage(Page):
         layout.addWidget(self.spend_anyway)
         layout.addWidget(self.understood)
         layout.addStretch(1)
-        layout.addWidget(self.message)
+        outer.addWidget(self.message)
         self.plan_result: Any = None
         self.active.changed.connect(lambda: self.completeChanged.emit())
 
@@ -139,8 +151,7 @@ class ConfirmPage(Page):
         use = self.permitted_use.currentData() or PERMITTED_USES[0]
         self.controller.spec.output.permitted_use = use
         _name, meaning, advice = permitted_use_words(use, self.controller.spec.privacy.epsilon)
-        self.permitted_advice.setText(f"{escape(meaning)} {escape(advice)} It is printed on the certificate's "
-                                      "first page.")
+        self.permitted_advice.setText(f"{meaning} {advice} It is printed on the certificate's first page.")
 
     def _cumulative_text(self, plan: Any) -> str:
         after = self.controller.cumulative(plan.rho_total, plan.delta, plan.delta_spent)
