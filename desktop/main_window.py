@@ -105,7 +105,7 @@ class MainWindow(QMainWindow):
 
         self.runs = _table(["Run", "Started", "Method", "Data", "Status", ""])
         self.runs.setToolTip("Runs on this computer (the run folders are private workspace, never shared)")
-        self.ledger = _table(["Dataset", "Fingerprint", "Spent ε", "at δ", "Cap ε", "Runs", "Releases"])
+        self.ledger = _table(["Dataset", "Budget spent (ε)", "Cap (ε)", "Runs", "Releases"])
         self.ledger.setToolTip("Every run is charged to its dataset in the append-only ledger")
         self.ledger.itemSelectionChanged.connect(self._ledger_selection_changed)
         self.dataset_runs = DatasetRunsView()  # the combining sentence and the selected dataset's runs
@@ -172,12 +172,13 @@ class MainWindow(QMainWindow):
         self._budgets = ledger_overview()
         self.ledger.setRowCount(len(self._budgets))
         for row, b in enumerate(self._budgets):
-            cells = (b.name or "(no name recorded)", b.fingerprint[:16] + "…", f"{b.spent_epsilon:.3g}",
-                     f"{b.delta:.2g}", "none" if b.cap_epsilon is None else f"{b.cap_epsilon:g}", str(b.n_runs),
-                     str(b.n_releases))
+            cells = (b.name or "(no name recorded)", f"{b.spent_epsilon:.3g}",
+                     "none" if b.cap_epsilon is None else f"{b.cap_epsilon:g}", str(b.n_runs), str(b.n_releases))
+            details = (f"Data identity, for support: {b.fingerprint}. Figures at δ = {b.delta:.2g}, the small chance "
+                       "that the ε bound does not hold.")
             for col, value in enumerate(cells):
                 item = QTableWidgetItem(value)
-                item.setToolTip(b.fingerprint)
+                item.setToolTip(details)
                 self.ledger.setItem(row, col, item)
         self._ledger_selection_changed()
         self.start_box.setVisible(not self._runs)  # the getting-started panel greets a first start

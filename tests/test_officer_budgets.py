@@ -132,7 +132,7 @@ def test_the_main_window_has_no_cap_dialog_but_opens_settings_budgets(qtbot):
     qtbot.addWidget(dialog)
     assert dialog.current_page() == BUDGETS and dialog.budgets.selected().fingerprint == KEY
     assert dialog.budgets.set_cap(9.0, 1e-5)
-    assert window.ledger.item(0, 4).text() == "9", "the main window re-reads the ledger after a cap is set"
+    assert window.ledger.item(0, 2).text() == "9", "the main window re-reads the ledger after a cap is set"
 
 
 # --- item 2: an ε a person can follow ------------------------------------------------------------------

@@ -307,10 +307,10 @@ class BudgetPage(Page):
             return
         cap = (f"cap ε = {status.cap_epsilon:g} at δ = {status.cap_delta:.2g} (set or raised in Settings → Budgets)"
                if status.cap_epsilon is not None else "no cap set (a cap can be set in Settings → Budgets)")
+        spent = (f"ε = {status.spent_epsilon:.3g} in {status.n_entries} charge{'' if status.n_entries == 1 else 's'}"
+                 if status.n_entries else "nothing yet")
         self.ledger.setText(f"<b>This run is booked on the dataset '{_html(status.dataset_name)}'.</b> Budget "
-                            f"already spent on it: ε = {status.spent_epsilon:.3g} (at δ = {status.delta:.2g}) in {status.n_entries} "
-                            f"charge(s); "
-                            f"{cap}.")
+                            f"already spent on it: {spent}; {cap}.")
         if plan is not None:
             problem = self.controller.budget_problem(plan.rho_total, plan.delta, plan.delta_spent)
             if problem:
