@@ -305,6 +305,7 @@ def dp_synrag_run(models: Models, sizes: Sizes, notes: list[dict[str, str]], wor
     p = spec.dp_synrag
     for key, value in sizes.run_params.items():
         setattr(p, key, value)
+    p.text = "private"  # the token stage is what this check times (the library default writes without one)
     p.force_length = True  # every group writes T tokens (no early EOS); no charge depends on it
     p.topic_words = "frequent"  # SPEC §2.2 as written: exactly R clusters, the seed's workload (R groups of ~k rows)
     p.domain_lists = [str(resources_dir() / "vocab" / "medical_demo_domain.txt")]
@@ -315,7 +316,7 @@ def dp_synrag_run(models: Models, sizes: Sizes, notes: list[dict[str, str]], wor
     charges: dict[str, float] = {}
     stage_times: dict[str, list[float]] = {}
 
-    def charge(stage: str, rho: float, _description: str) -> None:
+    def charge(stage: str, rho: float, _description: str, delta_part: float = 0.0) -> None:
         charges[stage] = charges.get(stage, 0.0) + rho
 
     def on_event(event) -> None:

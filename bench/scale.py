@@ -140,7 +140,7 @@ def run_size(n: int, spec: DPSynRAGSpec, llm, workdir: Path, predict: bool) -> d
     charges: dict[str, float] = {}
     ctx = MethodContext(
         llm=llm, embedder=HashingEmbedder(), task=TASK,
-        charge=lambda stage, rho, _d: charges.__setitem__(stage, charges.get(stage, 0.0) + rho),
+        charge=lambda stage, rho, _d, delta_part=0.0: charges.__setitem__(stage, charges.get(stage, 0.0) + rho),
         reporter=NULL_REPORTER, checkpoints=Checkpoints(workdir / f"cp-{n}"), batch_rows=256,
     )
     with clock.stage("load"):

@@ -117,7 +117,7 @@ def test_released_histogram_noise_has_the_planned_scale_and_is_charged_first():
     n = 20_000
     votes = np.arange(n, dtype=np.float64) % 7
     charged = []
-    noisy = release_votes(votes, p, 2, lambda stage, rho, desc: charged.append((stage, rho)))
+    noisy = release_votes(votes, p, 2, lambda stage, rho, desc, delta_part=0.0: charged.append((stage, rho)))
     assert charged == [(aug_pe_stage(2), pytest.approx(p.rho_per_iteration))]
     noise = noisy - votes
     sigma = p.sigma

@@ -81,7 +81,7 @@ def test_release_is_charged_before_noise_and_noise_has_the_planned_sd():
     charged: list[tuple[str, float]] = []
 
     class Ctx:
-        def charge(self, stage, rho, description):
+        def charge(self, stage, rho, description, delta_part=0.0):
             charged.append((stage, rho))
 
         def test_rng(self):
@@ -152,7 +152,7 @@ def test_public_row_and_answer_start_hold_only_released_words_and_the_task():
 
 def test_plan_charges_sum_to_the_total_with_and_without_the_stage():
     for M, refine in itertools.product((0, 5), (False, True)):
-        spec = DPSynRAGSpec(cluster_keywords=M, refine=refine, hist_fraction=0.3)
+        spec = DPSynRAGSpec(cluster_keywords=M, refine=refine, hist_fraction=0.3, text="private")
         plan = plan_dp_synrag(spec, 10.0, 1e-6)
         stages = plan.per_stage()
         assert (STAGE_CLUSTER_KEYWORDS in stages) == bool(M)
@@ -162,8 +162,8 @@ def test_plan_charges_sum_to_the_total_with_and_without_the_stage():
         if M:
             assert stages[STAGE_CLUSTER_KEYWORDS] == pytest.approx(0.2 * plan.rho_total)
     # the stage's budget comes out of the tokens' share
-    on = plan_dp_synrag(DPSynRAGSpec(cluster_keywords=5, hist_fraction=0.3), 10.0, 1e-6)
-    off = plan_dp_synrag(DPSynRAGSpec(cluster_keywords=0, hist_fraction=0.3), 10.0, 1e-6)
+    on = plan_dp_synrag(DPSynRAGSpec(cluster_keywords=5, hist_fraction=0.3, text="private"), 10.0, 1e-6)
+    off = plan_dp_synrag(DPSynRAGSpec(cluster_keywords=0, hist_fraction=0.3, text="private"), 10.0, 1e-6)
     assert on.c_over_tau < off.c_over_tau
 
 

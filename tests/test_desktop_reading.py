@@ -274,6 +274,7 @@ def test_loading_the_models_does_not_scale_the_compute_estimate():
 
 def test_calibration_is_per_model_and_per_stage():
     spec = RunSpec()
+    spec.dp_synrag.text = "private"  # a plan with a token stage: its calibration is per stage
     tiny = RunSpec()
     tiny.llm = ModelChoice(source="tiny-random")
     assert calibration_key(spec) != calibration_key(tiny)

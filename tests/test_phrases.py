@@ -209,7 +209,8 @@ def test_zcdp_part_cross_checked_with_dp_accounting():
 
 def test_phrase_shares_leaving_nothing_for_text_are_refused():
     with pytest.raises(PrivetError, match="phrases"):
-        plan_dp_synrag(DPSynRAGSpec(text="private", phrases_fraction=0.5, hist_fraction=0.3, cluster_keywords_fraction=0.3), 10.0, 1e-6)
+        plan_dp_synrag(DPSynRAGSpec(
+        text="private", phrases_fraction=0.5, hist_fraction=0.3, cluster_keywords_fraction=0.3), 10.0, 1e-6)
 
 
 # -- the stage: charged before drawing, checkpointed, resumable without a redraw -----------------------------

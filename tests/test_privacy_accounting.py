@@ -173,7 +173,8 @@ def test_accountant_refuses_bad_events(call):
 
 @pytest.mark.parametrize("conversion, rho, c_over_tau", [("tight", 2.6068, 0.1162), ("loose", 2.2012, 0.1057)])
 def test_planner_reproduces_the_seed_reference(conversion, rho, c_over_tau):
-    plan = plan_dp_synrag(DPSynRAGSpec(text="private", refine=True, cluster_keywords=0, discover_phrases=False), 10.0, 1e-3, conversion)
+    plan = plan_dp_synrag(DPSynRAGSpec(
+        text="private", refine=True, cluster_keywords=0, discover_phrases=False), 10.0, 1e-3, conversion)
     assert round(plan.rho_total, 4) == rho
     assert round(plan.c_over_tau, 4) == c_over_tau
     assert plan.rho_hist == pytest.approx(0.1, rel=1e-8)
@@ -213,8 +214,10 @@ def test_planner_at_every_epsilon(conversion, eps):
 
 @pytest.mark.parametrize("conversion", ["tight", "loose"])
 def test_planner_without_refinement_gives_its_share_to_the_tokens(conversion):
-    refined = plan_dp_synrag(DPSynRAGSpec(text="private", refine=True, cluster_keywords=0, discover_phrases=False), 10.0, 1e-6, conversion)
-    plan = plan_dp_synrag(DPSynRAGSpec(text="private", refine=False, cluster_keywords=0, discover_phrases=False), 10.0, 1e-6, conversion)
+    refined = plan_dp_synrag(DPSynRAGSpec(
+        text="private", refine=True, cluster_keywords=0, discover_phrases=False), 10.0, 1e-6, conversion)
+    plan = plan_dp_synrag(DPSynRAGSpec(
+        text="private", refine=False, cluster_keywords=0, discover_phrases=False), 10.0, 1e-6, conversion)
     assert list(plan.per_stage()) == [STAGE_HISTOGRAM, STAGE_TOKENS]
     assert sum(plan.per_stage().values()) == pytest.approx(plan.rho_total, rel=1e-12)
     assert plan.accountant().total_rho() == pytest.approx(plan.rho_total, rel=1e-12)
@@ -225,7 +228,8 @@ def test_planner_without_refinement_gives_its_share_to_the_tokens(conversion):
 
 
 def test_planner_noise_shrinks_as_epsilon_grows():
-    plans = [plan_dp_synrag(DPSynRAGSpec(text="private", refine=True, cluster_keywords=0, discover_phrases=False), e, 1e-5) for e in EPSILONS]
+    plans = [plan_dp_synrag(DPSynRAGSpec(
+        text="private", refine=True, cluster_keywords=0, discover_phrases=False), e, 1e-5) for e in EPSILONS]
     for a, b in zip(plans, plans[1:]):
         assert a.sigma_h > b.sigma_h and a.sigma_mu > b.sigma_mu
         assert a.eps_theta < b.eps_theta and a.c_over_tau < b.c_over_tau

@@ -45,7 +45,7 @@ class Ctx:
         self.checkpoints = MemoryCheckpoints()
         self.log: list[tuple] = []
 
-    def charge(self, stage: str, rho: float, words: str) -> None:
+    def charge(self, stage: str, rho: float, words: str, delta_part: float = 0.0) -> None:
         self.log.append(("charge", stage, rho, words))
 
 

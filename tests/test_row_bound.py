@@ -73,7 +73,7 @@ def tiny_llm():
 
 
 def small_spec(**changes) -> DPSynRAGSpec:
-    spec = DPSynRAGSpec(K=8, R=12, L=3, k=5, T=2, self_filter=False, domain_lists=[DOMAIN], hist_fraction=0.4,
+    spec = DPSynRAGSpec(K=8, R=12, L=3, k=5, T=2, self_filter=False, domain_lists=[DOMAIN], hist_fraction=0.4, text="private",
                        discover_phrases=False)
     return replace(spec, **changes)
 
@@ -82,7 +82,7 @@ def run(units, spec, llm, tmp_path, name, test_seed: int | None = 3, log=None, e
     log = [] if log is None else log
     ctx = MethodContext(
         llm=llm, embedder=HashingEmbedder(), task="Answer questions about diseases.",
-        charge=lambda stage, rho, _d: log.append(("charge", stage, rho)), reporter=NULL_REPORTER,
+        charge=lambda stage, rho, _d, delta_part=0.0: log.append(("charge", stage, rho)), reporter=NULL_REPORTER,
         checkpoints=Checkpoints(tmp_path / name), test_seed=test_seed, batch_rows=64, engine_factory=engine_factory,
     )
     plan = plan_dp_synrag(spec, 10.0, 1e-6)
@@ -163,7 +163,7 @@ def test_rows_per_group_stay_near_k_as_the_corpus_grows(tiny_llm, tmp_path, monk
 
 
 def test_private_runs_draw_the_subsample_from_os_entropy(tmp_path):
-    ctx = MethodContext(llm=None, embedder=None, task="", charge=lambda *a: None,  # type: ignore[arg-type]
+    ctx = MethodContext(llm=None, embedder=None, task="", charge=lambda *a, **k: None,  # type: ignore[arg-type]
                         reporter=NULL_REPORTER, checkpoints=Checkpoints(tmp_path / "cp"))
     members, counts = [list(range(2000))], [10.0]  # q = k / 10 = 1/2
     a = text_step.bounded_rows(members, counts, small_spec(), ctx)
