@@ -7,8 +7,8 @@ from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
-    QComboBox, QDoubleSpinBox, QFormLayout, QFrame, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit,
-    QScrollArea, QSlider, QVBoxLayout, QWidget,
+    QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit,
+    QSlider, QVBoxLayout, QWidget,
 )
 
 from core.certificate.render import PARAMETER_MEANINGS
@@ -20,7 +20,7 @@ from desktop.controller import WizardController
 from desktop.widgets.collapsible import Collapsible
 from desktop.widgets.dataset_runs import DatasetRunsView
 from desktop.widgets.stacked_bar import StackedBar
-from desktop.wizard.common import Page
+from desktop.wizard.common import Page, scrolling_layouts
 
 EPS_MIN, EPS_MAX = 0.1, 50.0
 SLIDER_STEPS = 200
@@ -150,15 +150,7 @@ class BudgetPage(Page):
         split_layout.addWidget(self.split)
         split_layout.addWidget(self.split_caption)
 
-        body = QWidget()  # scrolls: with Advanced open the page is taller than the wizard
-        layout = QVBoxLayout(body)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setWidget(body)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(scroll, 1)
+        layout, outer = scrolling_layouts(self)  # scrolls: with Advanced open the page is taller than the wizard
         layout.addLayout(form)
         layout.addWidget(self.band)
         layout.addWidget(self.meaning)

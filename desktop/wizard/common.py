@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QWizardPage
+from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget, QWizardPage
 
 from desktop.controller import WizardController
 
@@ -17,6 +17,21 @@ def message_label() -> QLabel:
     label.setObjectName("message")
     label.setStyleSheet(ERROR_STYLE)
     return label
+
+
+def scrolling_layouts(page: QWidget) -> tuple[QVBoxLayout, QVBoxLayout]:
+    """A page whose content scrolls (never squashed when Advanced opens or the screen is small): the layout
+    of the scrolled content, and the page's outer layout (for what stays below it, e.g. the message)."""
+    body = QWidget()
+    layout = QVBoxLayout(body)
+    scroll = QScrollArea()
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QFrame.Shape.NoFrame)
+    scroll.setWidget(body)
+    outer = QVBoxLayout(page)
+    outer.setContentsMargins(0, 0, 0, 0)
+    outer.addWidget(scroll, 1)
+    return layout, outer
 
 
 class Page(QWizardPage):

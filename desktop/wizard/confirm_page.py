@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QFormLayout, QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget, QWizard,
+    QCheckBox, QComboBox, QFormLayout, QLabel, QWizard,
 )
 
 from core.errors import PrivetError
@@ -18,7 +18,7 @@ from desktop.active_runs import ActiveRuns
 from desktop.controller import METHOD_SHORT_NAMES, WizardController
 from desktop.widgets.collapsible import Collapsible
 from desktop.widgets.dataset_runs import DatasetRunsView
-from desktop.wizard.common import Page
+from desktop.wizard.common import Page, scrolling_layouts
 from desktop.wizard.spend_anyway import SpendAnywayBox
 from desktop.wizard.task_page import FORMAT_NAMES
 
@@ -65,15 +65,8 @@ class ConfirmPage(Page):
                                     "run is cancelled or fails.")
         self.understood.toggled.connect(lambda *_: self.completeChanged.emit())
         self.spend_anyway = SpendAnywayBox(controller.spec.privacy, lambda: self.completeChanged.emit())
-        body = QWidget()  # scrolls: the summary, the dataset's runs and the consent do not fit every screen
-        layout = QVBoxLayout(body)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setWidget(body)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(scroll, 1)
+        # scrolls: the summary, the dataset's runs and the consent do not fit every screen
+        layout, outer = scrolling_layouts(self)
         layout.addWidget(self.summary)
         layout.addWidget(self.recorded)
         layout.addWidget(self.cumulative)

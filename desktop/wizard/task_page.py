@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QFileDialog, QFormLayout, QFrame, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
-    QScrollArea, QSpinBox, QVBoxLayout, QWidget,
+    QCheckBox, QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
+    QSpinBox, QWidget,
 )
 
 from core.methods.dp_synrag.forms import FORM_LABELS
 from desktop.controller import WizardController
 from desktop.widgets.collapsible import Collapsible
-from desktop.wizard.common import Page
+from desktop.wizard.common import Page, scrolling_layouts
 from desktop.wizard.topic_names import TopicNamesBox
 
 FORMATS = ("jsonl", "csv")
@@ -106,18 +106,10 @@ class TaskPage(Page):
             advanced.labelForField(widget).setBuddy(widget)
         self.advanced = Collapsible("Advanced", advanced_body)
 
-        body = QWidget()  # scrolls: with Advanced open the page is taller than the wizard (never squashed)
-        layout = QVBoxLayout(body)
+        layout, outer = scrolling_layouts(self)  # with Advanced open the page is taller than the wizard
         layout.addLayout(form)
         layout.addWidget(self.advanced)
         layout.addStretch(1)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setWidget(body)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(scroll, 1)
         outer.addWidget(self.message)
         self.task.textChanged.connect(self.completeChanged.emit)
         self.example.textChanged.connect(self.completeChanged.emit)
