@@ -15,7 +15,7 @@ from core.methods.base import (
 )
 from core.methods.dp_synrag.algorithm import run_dp_synrag
 from core.methods.dp_synrag.guidance import guide
-from core.methods.dp_synrag.realisation import check_spec_example, demonstration, public_example
+from core.methods.dp_synrag.realisation import check_spec_example, demonstrations, public_example
 from core.methods.dp_synrag.vocabulary import load_vocabulary, word_list_info
 from core.privacy.mechanisms import GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER
 from core.privacy.planner import (
@@ -181,14 +181,18 @@ def generation_notes(p) -> list[str]:
     notes = [f"Documents (text = \"{p.text}\"): {TEXT_WORDS[p.text]}."]
     if p.realisation:
         example = public_example(p.document_form, p.public_example)
-        demo = demonstration(example)
+        demos = demonstrations(example)
         notes.append(
             "Public realisation: a public writer (the run's language model, greedy decoding with a repetition "
             "penalty) wrote each document from a prompt holding only the topic's released words, the public task "
             "and this invented example of the document form, checked against the loaded corpus so that it is not a "
             "real document: " + (f"\"{example}\"" if example else "(none; a form-free prompt was used)")
-            + (f". The prompt also showed Privet's shipped, invented demonstration of this form: \"{demo.document}\""
-               if demo else "")
+            + (f". The prompt also showed one of Privet's {len(demos)} shipped, invented demonstrations of this "
+               f"form, in rotation (document i saw demonstration i mod {len(demos)}); what shared a content word "
+               "or a name with the demonstration it saw, and not with its topic's released words, was cut from the "
+               "document (the clause, or the sentence): "
+               + "; ".join(f"\"{d.document}\"" for d in demos)
+               if demos else "")
             + ". Every released word of a topic appears in its document. This reads no private data: no cost."
         )
     if p.topic_words == "specific":

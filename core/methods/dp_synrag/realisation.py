@@ -9,7 +9,11 @@ holds only
   forms (``resources/examples/*.txt``), never a real document: :func:`check_public_example`
   (``example_check.py``) refuses, before anything is charged, an example that is a near-copy of a loaded
   document (its full text) or shares a name or a rare word with one;
-* for a shipped form, its invented demonstration (``<form>.demo.toml``), which the writer may not copy.
+* for a shipped form, one of its invented demonstrations (``<form>.demo.toml``), in rotation: document i
+  is shown demonstration i mod n. The writer may not copy it: its 4-token runs and content words are
+  banned while it writes, and what still shares a content word or a near-form of a name with the
+  demonstration it saw, and not with the topic's released words, is cut: the clause that brings it in, or
+  the sentence (:func:`drop_refused`, ``demonstration_guard.py``).
 
 Every released word must appear verbatim in the document: the writer is asked for them and pulled toward
 them by constrained decoding (``public_decoding.py``), its draft is
@@ -29,7 +33,15 @@ from core.corpus import Corpus
 from core.errors import PrivetError
 from core.methods.dp_synrag.example_check import check_public_example
 from core.methods.dp_synrag.example_check import example_problem as example_problem  # re-exported
-from core.methods.dp_synrag.public_decoding import WordPull, copy_guard, missing_words, public_greedy, with_scaffold
+from core.methods.dp_synrag.demonstration_guard import DemonstrationGuard, PublicLists
+from core.methods.dp_synrag.public_decoding import (
+    CopyGuard,
+    WordPull,
+    copy_guard,
+    missing_words,
+    public_greedy,
+    with_scaffold,
+)
 from core.models.base import LanguageModel
 from core.paths import resources_dir
 from core.progress import ProgressEvent, Reporter, StageProgress
@@ -82,6 +94,8 @@ class Realisation:
     text: str
     attempts: int
     fallback: bool
+    shown: int = -1  # the index of the demonstration the writer saw (-1: none)
+    refused: tuple[str, ...] = ()  # words of its drafts the demonstration guard refused (cut from the document)
 
 
 @dataclass(frozen=True)
@@ -91,6 +105,11 @@ class Demonstration:
     topic: Topic
     document: str
     avoid: tuple[str, ...] = ()  # its other invented details (names, places) the writer must not copy
+    form_words: tuple[str, ...] = ()  # words of the form any document may use (durations, units, sections)
+
+    def guard(self, form_text: str, lists: PublicLists | None = None) -> DemonstrationGuard:
+        """Its demonstration guard, for a form whose public text (example and task) is ``form_text``."""
+        return DemonstrationGuard.of(self.document, self.topic.words, self.avoid, form_text, self.form_words, lists)
 
 
 # -- the public example ---------------------------------------------------------------------
@@ -110,22 +129,47 @@ def public_example(document_form: str, example: str) -> str:
     return shipped_example(document_form) if document_form and document_form != "none" else ""
 
 
-def demonstration(example: str) -> Demonstration | None:
-    """The shipped demonstration of the form whose example is ``example`` (None for a custodian's own
-    example, or a form without one): the writer sees it as one worked case before its own topic."""
+def demonstrations(example: str) -> tuple[Demonstration, ...]:
+    """The shipped demonstrations of the form whose example is ``example`` (none for a custodian's own
+    example, or a form without them): the writer sees one as a worked case before its own topic."""
     folder = resources_dir() / "examples"
     for form in FORMS:
         demo = folder / f"{form}.demo.toml"
         if example.strip() and demo.exists() and shipped_example(form) == example.strip():
-            data = tomllib.loads(demo.read_text(encoding="utf-8"))
-            return Demonstration(Topic(data["topic"], tuple(data["related"])), data["document"].strip(),
-                                 tuple(data.get("avoid", ())))
-    return None
+            return parse_demonstrations(demo.read_text(encoding="utf-8"))
+    return ()
+
+
+def parse_demonstrations(text: str) -> tuple[Demonstration, ...]:
+    """The demonstrations of a ``<form>.demo.toml``: its ``[[demonstration]]`` tables, each with ``topic``,
+    ``related``, ``document`` and optional ``avoid``; the file's ``form_words`` apply to all. A file of the
+    first format (one demonstration's keys at the top level) is read as one demonstration."""
+    data = tomllib.loads(text)
+    tables = list(data.get("demonstration", ()))
+    if "document" in data:
+        tables.insert(0, data)
+    form_words = tuple(data.get("form_words", ()))
+    return tuple(
+        Demonstration(Topic(t["topic"], tuple(t["related"])), t["document"].strip(), tuple(t.get("avoid", ())),
+                      form_words)
+        for t in tables
+    )
+
+
+def demonstration(example: str) -> Demonstration | None:
+    """The first shipped demonstration of the form whose example is ``example`` (None when it has none)."""
+    shown = demonstrations(example)
+    return shown[0] if shown else None
+
+
+def shown_index(count: int, i: int) -> int:
+    """The demonstration document i is shown, of ``count``: i mod count, a public rule (-1 without any)."""
+    return i % count if count else -1
 
 
 def form_reference(document_form: str, example: str) -> str:
-    """A public document of the form, for the self-filter's check that it can judge this task: the shipped
-    demonstration, else the example without its placeholders ("" when there is no example)."""
+    """A public document of the form, for the self-filter's check that it can judge this task: the first
+    shipped demonstration, else the example without its placeholders ("" when there is no example)."""
     shown = public_example(document_form, example)
     demo = demonstration(shown)
     return demo.document if demo else _drop_placeholders(shown)
@@ -315,6 +359,70 @@ def guarantee_words(text: str, words: Sequence[str]) -> tuple[str, bool]:
     return (f"{text}\n{line}" if text else line), True
 
 
+def drop_refused(text: str, guard: DemonstrationGuard, released: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    """``text`` without what takes the demonstration's content (a word the guard refuses, not one of the
+    topic's ``released`` words), and the refused words. A sentence that holds one keeps its words before the
+    clause that brings it in when they are a sentence of their own (:func:`_head_before`), else it goes; a
+    released word lost with it is written again by the next draft or the structured line."""
+    words = guard.refused(text, released)
+    if not words:
+        return text, ()
+    kept = []
+    for part in sentences_of(text):
+        refused = guard.refused(part, released)
+        if not refused:
+            kept.append(part)
+            continue
+        head = _head_before(part, refused)
+        if head and not guard.refused(head, released):
+            kept.append(head)
+    return " ".join(kept), tuple(words)
+
+
+_CLAUSE = re.compile(r"[,;:(]|\s(?=(?:and|or|but|after|since|with|while|because|due|as|for|which|who|that|to|in|on|"
+                     r"of|from|by|at|when|until)\s)", re.IGNORECASE)
+MIN_HEAD_WORDS = 5  # a cut sentence keeps at least this many words ("K. M., 47, reports back stiffness.")
+
+
+def _head_before(sentence: str, refused: Sequence[str]) -> str:
+    """The words of ``sentence`` before the clause that holds its first refused word, closed with a full
+    stop, when they are at least MIN_HEAD_WORDS and do not end on a function word; else ""."""
+    starts = [m.start() for w in refused for m in re.finditer(rf"(?<!\w){re.escape(w)}(?!\w)", sentence, re.IGNORECASE)]
+    if not starts:
+        return ""
+    cuts = [m.start() for m in _CLAUSE.finditer(sentence, 0, min(starts))]
+    while cuts and sentence[cuts[-1]] == ":":  # "…; treatment: [refused]": the label goes with its clause
+        cuts = [c for c in cuts[:-1] if sentence[c] in ",;(" or sentence[c].isspace()][-1:] if len(cuts) > 1 else []
+    if not cuts:
+        return ""
+    head = sentence[: cuts[-1]].rstrip(" ,;:(-")
+    words = head.split()
+    while words and words[-1].lower().strip(",.;:") in _DANGLING:
+        words.pop()
+    head = " ".join(words).rstrip(" ,;:(-")
+    return head + "." if len(words) >= MIN_HEAD_WORDS else ""
+
+
+_DANGLING = frozenset({"a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "with", "for", "his", "her",
+                       "their", "is", "was", "has", "had", "been", "be", "reports", "after", "since", "no"})
+
+
+def _by_demonstration(todo: Sequence[int], shown: Sequence[int]) -> list[list[int]]:
+    """The topics to write, grouped by the demonstration they are shown (one decoding guard per batch)."""
+    groups: dict[int, list[int]] = {}
+    for i in todo:
+        groups.setdefault(shown[i], []).append(i)
+    return list(groups.values())
+
+
+def _with_words(tokenizer, guard: CopyGuard, words: Sequence[str]) -> CopyGuard:
+    """``guard`` that also bans ``words`` (what a first draft wrote and the demonstration guard refused)."""
+    out = {key: set(tokens) for key, tokens in guard.items()}
+    for key, tokens in copy_guard(tokenizer, "", "", words).items():
+        out.setdefault(key, set()).update(tokens)
+    return out
+
+
 # -- the stage --------------------------------------------------------------------------------
 
 
@@ -328,42 +436,58 @@ def realise(
     batch: int = 16,
     max_prompt_tokens: int | None = None,
 ) -> list[Realisation]:
-    """One document per topic from public inputs only; every released word appears in it."""
+    """One document per topic from public inputs only; every released word appears in it. Topic i is shown
+    demonstration i mod n of the form (:func:`shown_index`); its drafts keep nothing of that
+    demonstration's content (:func:`drop_refused`)."""
     progress = StageProgress(reporter, REALISATION_STAGE, len(topics)).start("Writing documents from the released topics")
-    demo = demonstration(example)
+    demos = demonstrations(example)
     tokenizer = llm.chat.tokenizer
-    guard = with_scaffold(tokenizer, copy_guard(tokenizer, demo.document, example, (*demo.topic.words, *demo.avoid))
-                          if demo else {})
-    if demo is not None and max_prompt_tokens is not None:  # public prompts: room for the demonstration
+    lists = PublicLists.shipped() if demos else None
+    guards = [demo.guard(f"{example}\n{task}", lists) for demo in demos]
+    decoding = [with_scaffold(tokenizer, copy_guard(tokenizer, demo.document, example,
+                                                    (*demo.topic.words, *demo.avoid, *guard.banned_words)))
+                for demo, guard in zip(demos, guards)] or [with_scaffold(tokenizer, {})]
+    if demos and max_prompt_tokens is not None:  # public prompts: room for the demonstration
         max_prompt_tokens = max(max_prompt_tokens, DEMO_PROMPT_TOKENS)
-    limit = len(sentences_of(demo.document)) + 1 if demo else 0
+    shown = [shown_index(len(demos), i) for i in range(len(topics))]
+    limits = [len(sentences_of(demos[d].document)) + 1 if d >= 0 else 0 for d in shown]
     drafts = [""] * len(topics)
     attempts = [0] * len(topics)
+    refused: list[tuple[str, ...]] = [()] * len(topics)
     todo = list(range(len(topics)))
     for attempt in range(ATTEMPTS):
         if not todo:
             break
-        for start in range(0, len(todo), batch):
-            chunk = todo[start : start + batch]
-            prompts = [
-                realisation_prompt(topics[i], task, example, missing_words(drafts[i], topics[i].words) if attempt else (),
-                                   demo)
-                for i in chunk
-            ]
-            pulls = [WordPull.of(llm.chat.tokenizer, topics[i].words) for i in chunk]
-            leads = [realisation_lead(example, topics[i]) for i in chunk]
-            answers = public_greedy(llm, prompts, leads, max_new_tokens,
-                                    max_prompt_tokens=max_prompt_tokens, guard=guard, pulls=pulls)
-            for i, prompt, answer in zip(chunk, prompts, answers):
-                draft = trim_to_form(clean_draft(answer, prompt), topics[i].words, limit)
-                attempts[i] += 1
-                if attempt == 0 or len(missing_words(draft, topics[i].words)) < len(missing_words(drafts[i], topics[i].words)):
-                    drafts[i] = draft
+        for group in _by_demonstration(todo, shown):
+            for start in range(0, len(group), batch):
+                chunk = group[start : start + batch]
+                d = shown[chunk[0]]
+                demo = demos[d] if d >= 0 else None
+                prompts = [
+                    realisation_prompt(topics[i], task, example,
+                                       missing_words(drafts[i], topics[i].words) if attempt else (), demo)
+                    for i in chunk
+                ]
+                pulls = [WordPull.of(tokenizer, topics[i].words) for i in chunk]
+                leads = [realisation_lead(example, topics[i]) for i in chunk]
+                again = [w for i in chunk for w in refused[i]]  # a retry may not write what was refused
+                guard = _with_words(tokenizer, decoding[max(d, 0)], again) if again else decoding[max(d, 0)]
+                answers = public_greedy(llm, prompts, leads, max_new_tokens,
+                                        max_prompt_tokens=max_prompt_tokens, guard=guard, pulls=pulls)
+                for i, prompt, answer in zip(chunk, prompts, answers):
+                    draft = clean_draft(answer, prompt)
+                    if d >= 0:
+                        draft, words = drop_refused(draft, guards[d], topics[i].words)
+                        refused[i] = tuple(dict.fromkeys((*refused[i], *words)))
+                    draft = trim_to_form(draft, topics[i].words, limits[i])
+                    attempts[i] += 1
+                    if attempt == 0 or len(missing_words(draft, topics[i].words)) < len(missing_words(drafts[i], topics[i].words)):
+                        drafts[i] = draft
         todo = [i for i in todo if missing_words(drafts[i], topics[i].words)]
     out = []
     for i, topic in enumerate(topics):
         text, fallback = guarantee_words(drafts[i], topic.words)
-        out.append(Realisation(text=text, attempts=attempts[i], fallback=fallback))
+        out.append(Realisation(text=text, attempts=attempts[i], fallback=fallback, shown=shown[i], refused=refused[i]))
         reporter.emit(ProgressEvent(REALISATION_STAGE, "preview", message=text))  # public: the Run page shows it
         progress.advance()
     progress.finish()
