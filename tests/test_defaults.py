@@ -74,3 +74,14 @@ def test_privet_plan_says_which_form_the_writer_follows_and_why(tmp_path, capsys
     assert privet(["plan", str(spec_file)]) == 0
     out = capsys.readouterr().out
     assert "Document form: Clinical note" in out and "'patient'" in out
+
+
+def test_a_realised_document_with_nothing_beyond_the_forms_opening_is_not_kept():
+    from core.methods.dp_synrag.realisation import has_own_sentence
+
+    lead = "Consultation note."
+    assert not has_own_sentence("Consultation note.", lead)  # became "Consultation note. Key terms: tightness."
+    assert not has_own_sentence("", lead)
+    assert not has_own_sentence("Consultation note. K. M., 47,", lead)
+    assert has_own_sentence("Consultation note. K. M., 47, reports cramps.", lead)
+    assert has_own_sentence("A short review of a kettle that works well.", "")

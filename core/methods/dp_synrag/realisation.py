@@ -96,6 +96,22 @@ class Realisation:
     fallback: bool
     shown: int = -1  # the index of the demonstration the writer saw (-1: none)
     refused: tuple[str, ...] = ()  # words of its drafts the demonstration guard refused (cut from the document)
+    written: bool = True  # the writer wrote a sentence of its own beyond the form's opening (else: not kept)
+
+
+MIN_OWN_WORDS = 4  # words a realised document needs beyond the form's opening to be a document at all
+
+
+def has_own_sentence(draft: str, lead: str, min_words: int = MIN_OWN_WORDS) -> bool:
+    """Whether ``draft`` says something beyond the form's public title ``lead`` (:func:`example_lead`, e.g.
+    "Consultation note."): "Consultation note." alone, later given a "Key terms: …" line, is not a document
+    (issue 32: 4 of 38 in a minimal run), while "Consultation note. K. M., 47, reports cramps." is. Public
+    text only: post-processing, no privacy cost."""
+    opening = " ".join(lead.split())
+    body = " ".join(draft.split())
+    if opening and body.startswith(opening):
+        body = body[len(opening):]
+    return len(re.findall(r"[^\W\d_]+", body)) >= min_words
 
 
 @dataclass(frozen=True)
@@ -487,7 +503,9 @@ def realise(
     out = []
     for i, topic in enumerate(topics):
         text, fallback = guarantee_words(drafts[i], topic.words)
-        out.append(Realisation(text=text, attempts=attempts[i], fallback=fallback, shown=shown[i], refused=refused[i]))
+        written = has_own_sentence(drafts[i], example_lead(example))
+        out.append(Realisation(text=text, attempts=attempts[i], fallback=fallback, shown=shown[i], refused=refused[i],
+                               written=written))
         reporter.emit(ProgressEvent(REALISATION_STAGE, "preview", message=text))  # public: the Run page shows it
         progress.advance()
     progress.finish()

@@ -103,8 +103,8 @@ def write_texts(
     example = public_example(spec.document_form, spec.public_example)
     drafts = realise(topics, ctx.task, example, ctx.llm, ctx.reporter, spec.realisation_tokens,
                      max_prompt_tokens=ctx.max_prompt_tokens)
-    if spec.text == "realised":
-        return {r: d.text for r, d in enumerate(drafts)}
+    if spec.text == "realised":  # a draft with nothing beyond the form's opening is not a document (public text)
+        return {r: d.text for r, d in enumerate(drafts) if d.written}
     # "realised+private": the draft is the public row; every member rewrites its own document in the same form.
     rewrite = form_rewrite_message(example)
     lead = example_lead(example)
