@@ -153,7 +153,8 @@ def main() -> int:
     grab(wizard, args.out, "07-run-finished", app)
     wizard.next()
     review = wizard.review_page
-    review.out_dir.setText(str(Path(home) / "export" / "demo-release"))
+    # outside the Privet data folder: a release is never written inside it (core.export.refuse_protected_output)
+    review.out_dir.setText(str(Path(tempfile.mkdtemp(prefix="privet-screens-export-")) / "demo-release"))
     review.ask_about_small_release = lambda problem: True  # the question's own dialog is not part of the pictures
     exported = review.export()
     grab(wizard, args.out, "08-review-export", app)
