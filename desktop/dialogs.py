@@ -157,7 +157,7 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.tabs)
         layout.addWidget(buttons)
         self.show_page(page)
-        self.resize(720, 560)
+        self.resize(760, 760)  # Budgets: the table, the cap box and the runs table without squashing
 
     def show_page(self, page: str) -> None:
         """Show the General or the Budgets page (``GENERAL``, ``BUDGETS``)."""

@@ -169,6 +169,12 @@ def main() -> int:
     grab(verify, args.out, "09-verify-dialog", app)
     settings = window.show_settings()
     grab(settings, args.out, "10-settings", app)
+    settings.show_page("budgets")  # Settings → Budgets: each dataset's spend, its cap, and a cap refused
+    budgets = settings.budgets
+    if budgets.datasets():
+        budgets.table.selectRow(0)
+        budgets.set_cap(1.0, 1e-6)  # below what the demo run spent: refused, with the spent figure
+    grab(settings, args.out, "11-settings-budgets-refused", app)
     wizard.close()
     return 0
 
