@@ -73,7 +73,7 @@ DEFAULT_PHRASES_DELTA_FRACTION = 0.5  # share of δ for releasing a phrase of on
 
 # Without a token stage (text = "realised" or "topic_line", the default) the whole budget releases topics: the
 # histogram, the co-keywords and the phrases share it as 0.4 : 0.4 : 0.2 unless the spec says otherwise (then
-# rescaled to 1). Round 3's ablation on the demo clinic (docs/results.md "Round 3: ablation") measured the
+# rescaled to 1). Round 3's ablation on the demo clinic (docs/results/history.md "Round 3: ablation") measured the
 # realised writer best with the histogram and the co-keywords sharing the budget equally (0.4 / 0.4); the seed's
 # split (histogram ~4 %, co-keywords 20 %) was made for a token stage that takes two thirds of ρ. Public constants.
 REALISED_FRACTIONS = {"hist": 0.4, "cluster_keywords": 0.4, "phrases": 0.2}
