@@ -92,6 +92,21 @@ def tiny_spec(tmp_path: Path, corpus: Path | None = None, settings: dict[str, ob
     return spec
 
 
+class FakeKeyring:
+    """A trusted in-memory OS keyring (``highwater.keyring_backend`` is monkeypatched to return one)."""
+
+    priority = 5
+
+    def __init__(self) -> None:
+        self.store: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, name: str) -> str | None:
+        return self.store.get((service, name))
+
+    def set_password(self, service: str, name: str, value: str) -> None:
+        self.store[(service, name)] = value
+
+
 # -- the desktop tests ----------------------------------------------------------------------------------
 
 WIZARD_NAMES = ("Alma Fenwick", "Borislav Quint", "Carys Odell", "Dorian Plaskett")

@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from helpers import tiny_spec
+from helpers import FakeKeyring, tiny_spec
 from test_export import IDENTITY, charged_run_dir, make_run_dir
 from test_privacy_audit import cancelled_run, charges
 
@@ -250,18 +250,6 @@ def test_rewitness_needs_an_acknowledgement_and_records_what_it_accepted(privet_
 
 
 def test_the_mark_uses_the_os_keyring_when_one_is_trusted(privet_home, monkeypatch, tmp_path):
-    class FakeKeyring:
-        priority = 5
-
-        def __init__(self):
-            self.store = {}
-
-        def get_password(self, service, name):
-            return self.store.get((service, name))
-
-        def set_password(self, service, name, value):
-            self.store[(service, name)] = value
-
     fake = FakeKeyring()
     monkeypatch.setattr(highwater, "keyring_backend", lambda: fake)
     path = _fill(2)

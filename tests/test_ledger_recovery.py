@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import tiny_spec
+from helpers import FakeKeyring, tiny_spec
 
 from core.cli import main as privet
 from core.corpus.identity import dataset_identity
@@ -303,18 +303,6 @@ def test_rewitness_after_the_installation_key_was_replaced_points_to_recovery(pr
 
 
 def test_recovery_reads_the_mark_from_a_trusted_keyring(privet_home, monkeypatch):
-    class FakeKeyring:
-        priority = 5
-
-        def __init__(self):
-            self.store = {}
-
-        def get_password(self, service, name):
-            return self.store.get((service, name))
-
-        def set_password(self, service, name, value):
-            self.store[(service, name)] = value
-
     fake = FakeKeyring()
     monkeypatch.setattr(highwater, "keyring_backend", lambda: fake)
     totals = _history_then_lose_the_folder(privet_home)
