@@ -255,8 +255,9 @@ class Ledger(DatasetIdentities):
             return
         cap_eps, cap_delta = limit
         others_rho, others_part = self._reserved(dataset_fp, run_id)
-        before = self.total(dataset_fp)
-        after = self.total(dataset_fp, others_rho + needed_rho, others_part + needed_delta_part)
+        rows = self.entries(dataset_fp)  # read once: this runs inside every charge's transaction
+        before = dataset_total(rows, limit)
+        after = dataset_total(rows, limit, others_rho + needed_rho, others_part + needed_delta_part)
         if after.finite and after.epsilon <= cap_eps * (1 + 1e-12):
             return
         held = (" Other runs in progress on this dataset have reserved part of what is left."
