@@ -67,13 +67,17 @@ MARKER_KEY = "privet_release"
 
 
 def write_synthetic(run_dir: Path, documents: list[SyntheticDoc]) -> Path:
-    """synthetic.jsonl and synthetic.csv (id, text) in the run folder, each written atomically and private (0600)."""
-    jsonl = "".join(json.dumps({"id": d.id, "text": d.text}, ensure_ascii=False) + "\n" for d in documents)
+    """synthetic.jsonl and synthetic.csv (id, text; and label, when the run kept a label column) in the run
+    folder, each written atomically and private (0600). A label is the class a document was synthesised for:
+    a typed (public) label or one released with DP (docs/method.md §6.3)."""
+    labelled = any(d.label for d in documents)
+    jsonl = "".join(json.dumps({"id": d.id, "text": d.text, **({"label": d.label} if labelled else {})},
+                               ensure_ascii=False) + "\n" for d in documents)
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(["id", "text"])
+    writer.writerow(["id", "text", "label"] if labelled else ["id", "text"])
     for d in documents:
-        writer.writerow([d.id, d.text])
+        writer.writerow([d.id, d.text, d.label] if labelled else [d.id, d.text])
     write_private(run_dir / SYNTHETIC_JSONL, jsonl)  # the run folder is private workspace
     write_private(run_dir / SYNTHETIC_CSV, buffer.getvalue())
     return run_dir / SYNTHETIC_JSONL

@@ -41,7 +41,7 @@ from core.export import (
     RUN_FILE, check_output_folder, export_release, read_synthetic, refuse_protected_output, release_size, write_synthetic,
 )
 from core.ledger import Ledger, check_before_run
-from core.methods import registry
+from core.methods.class_conditional import method_for
 from core.methods.base import Method, MethodContext, PlanSummary, SyntheticDoc
 from core.methods.dp_synrag.forms import with_chosen_form
 from core.methods.dp_synrag.realisation import check_spec_example
@@ -223,7 +223,7 @@ def _prepare(spec: RunSpec, reporter: Reporter, ledger: Ledger | None, resume: b
     check_spec_example(spec, corpus)  # a pasted real document as the example of the form: refused before any charge
     n = len(corpus.units)
     delta = resolve_delta(spec)
-    method = registry.get(spec.method)
+    method = method_for(spec)  # per class when [data] label_column is set
     summary = method.plan_summary(spec, delta, n)
     booking_now = dataset_booking(spec, corpus, ledger)  # refuses the same data under a new name, before models load
     if require_consent and not resume:

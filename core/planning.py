@@ -14,7 +14,7 @@ from core.estimate import estimate
 from core.ledger import Ledger
 from core.ledger.total import COMBINING_WORDS
 from core.ledger.view import cumulative_after
-from core.methods import registry
+from core.methods.class_conditional import method_for
 from core.methods.base import PlanSummary
 from core.methods.dp_synrag.forms import with_chosen_form
 from core.methods.dp_synrag.realisation import check_spec_example
@@ -62,7 +62,7 @@ def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = No
     check_spec_example(spec, corpus)
     n = len(corpus.units)
     delta = resolve_delta(spec)
-    method = registry.get(spec.method)
+    method = method_for(spec)  # per class when [data] label_column is set
     summary = method.plan_summary(spec, delta, n)
     summary.warnings.extend(delta_warnings(delta, spec.privacy.max_units, n))
     booking = dataset_booking(spec, corpus, ledger)

@@ -22,7 +22,7 @@ from core.ledger.booking import book_dataset, load_spec_corpus
 from core.errors import PrivetError
 from core.export import RUN_FILE
 from core.ledger import Ledger
-from core.methods import registry
+from core.methods.class_conditional import method_for
 from core.ledger.total import stated
 from core.methods.dp_synrag.forms import with_chosen_form
 from core.ledger.view import cumulative_after
@@ -106,7 +106,7 @@ def resume_quote(spec: RunSpec, run_dir: Path, corpus: Corpus | None = None, led
     spec = with_chosen_form(spec)  # as run_pipeline does: the run recorded the form it followed
     corpus = corpus or load_spec_corpus(spec)
     delta = resolve_delta(spec)
-    method = registry.get(spec.method)
+    method = method_for(spec)  # per class when [data] label_column is set
     summary = method.plan_summary(spec, delta, len(corpus.units))
     finished_of = getattr(method, "finished_stages", None)
     checkpoints = Path(run_dir) / "checkpoints" / spec.method

@@ -22,6 +22,7 @@ from core import method_catalogue
 from core.errors import PrivetError
 from core.specs.aug_pe import AugPESpec
 from core.specs.common import (
+    CLASS_CONDITIONAL_METHODS,
     MAX_EPSILON,
     MODEL_RULES,
     WEAK_EPSILON,
@@ -30,6 +31,7 @@ from core.specs.common import (
     ModelChoice,
     OutputSpec,
     PrivacySpec,
+    label_problems,
 )
 from core.specs.dp_synrag import (
     DOCUMENT_FORMS,
@@ -61,7 +63,7 @@ from core.wording import MODERATE_MAX, WEAK_MAX, factor_words
 
 # The public names of the run spec (callers import them from here; each section lives in core/specs/).
 __all__ = [
-    "DOCUMENT_FORMS", "MAX_CLUSTERS", "MAX_EPSILON", "MAX_KEYWORDS", "MAX_PROMPT_TOKENS", "MAX_TOKENS",
+    "CLASS_CONDITIONAL_METHODS", "DOCUMENT_FORMS", "MAX_CLUSTERS", "MAX_EPSILON", "MAX_KEYWORDS", "MAX_PROMPT_TOKENS", "MAX_TOKENS",
     "MAX_UNITS_PER_CLUSTER", "METHOD_NAMES", "MODEL_RULES", "TEXT_MODES", "WEAK_EPSILON", "AugPESpec", "ComputeSpec",
     "DPSynRAGSpec", "DataSpec", "ModelChoice", "OutputSpec", "PrivacySpec", "RPSGSpec", "Rule", "RunSpec",
     "check_value", "flag", "number", "rules_of", "section_problems", "text", "text_rule", "texts", "whole",
@@ -95,6 +97,8 @@ class RunSpec:
         found = _problems_of(self, "")
         if not found:
             found += _method_problems(self.method)
+        if not found:
+            found += label_problems(self.data, self.method)
         p = self.dp_synrag
         if not found and p.text == "private" and p.public_prompt == "none" and (p.clip == "dclip" or p.top_k_plus):
             found.append(

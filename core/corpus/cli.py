@@ -28,6 +28,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--person-column", default="", metavar="C", help="column naming the person; makes the person the unit"
     )
     parser.add_argument(
+        "--label-column", default="", metavar="C",
+        help="column holding each document's category (checked: few values, not free text)",
+    )
+    parser.add_argument(
         "--max-unit-chars",
         type=int,
         default=DEFAULT_MAX_UNIT_CHARS,
@@ -57,6 +61,7 @@ def run_inspect(args: argparse.Namespace, out: TextIO | None = None) -> int:
         id_column=args.id_column,
         person_column=args.person_column,
         max_unit_chars=args.max_unit_chars,
+        label_column=getattr(args, "label_column", ""),
     )
     fingerprint = dataset_fingerprint(corpus)
     if args.json:
@@ -92,6 +97,8 @@ def summary_lines(corpus: Corpus, fingerprint: str, max_unit_chars: int) -> list
         f"Skipped:      {r.n_empty_skipped:,} empty, {r.n_binary:,} binary, {r.n_undecodable:,} undecodable, "
         f"{r.n_too_large:,} too large, {r.n_rows_skipped:,} unusable rows, {r.n_ignored_files:,} other files",
         f"Truncated:    {r.n_truncated:,} unit(s) cut to {max_unit_chars:,} characters",
+        *([f"Labels:       {r.n_label_values:,} different values; {r.n_multi_label_units:,} unit(s) with several "
+           "(each keeps its most frequent)"] if corpus.columns.get("label") else []),
         f"Fingerprint:  {fingerprint}  (HMAC-SHA256 under this installation's key)",
     ]
     if r.lengths is not None:

@@ -2,7 +2,8 @@
 
 Inputs: a folder of ``.txt``/``.md`` files (one document per file, recursive, sorted by
 relative path; hidden files and folders are skipped), or one ``.csv``/``.tsv``/``.jsonl``
-file with a text column, an optional id column and an optional person column.
+file with a text column, an optional id column, an optional person column and an optional label column
+(a category with few values, docs/method.md §6.3: each unit gets one label, ``core.corpus.labels``).
 
 With a person column the privacy unit is the person: all of that person's documents
 (sorted by document id when an id column is chosen, otherwise in file order) are joined
@@ -17,11 +18,13 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from core.corpus.collector import WarningCollector
 from core.corpus.columns import looks_like_header
 from core.corpus.decoding import decode_bytes
+from core.corpus.labels import UNLABELLED, check_label_values, unit_label
 from core.corpus.model import Corpus, LoadReport, Unit
 from core.corpus.stats import length_summary
 from core.corpus.tables import TABLE_SUFFIXES, Table, parse_table
@@ -45,6 +48,7 @@ class _Document:
     person: str
     text: str
     where: str
+    label: str = ""
 
 
 def load_corpus(
@@ -54,14 +58,19 @@ def load_corpus(
     person_column: str = "",
     max_unit_chars: int = DEFAULT_MAX_UNIT_CHARS,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    label_column: str = "",
+    labels: Sequence[str] = (),
 ) -> Corpus:
-    """Load ``path`` into units; raise ``CorpusError`` (what + fix) for anything unusable."""
+    """Load ``path`` into units; raise ``CorpusError`` (what + fix) for anything unusable.
+
+    ``label_column``: each unit gets one label (``Unit.label``); ``labels``, the custodian's typed (public)
+    labels: only they count, and a unit carrying none of them gets none (``core.corpus.labels``)."""
     _check_limits(max_unit_chars, max_file_bytes)
     source = _existing(path)
     report = LoadReport()
     notes = WarningCollector()
     if source.is_dir():
-        if text_column or id_column or person_column:
+        if text_column or id_column or person_column or label_column:
             raise CorpusError(
                 f"{source} is a folder; columns only apply to a .csv, .tsv or .jsonl file.",
                 "Leave the column options empty for a folder (one document per file).",
@@ -71,14 +80,18 @@ def load_corpus(
     else:
         table = _read_table_file(source, max_file_bytes)
         report.n_files_read = 1
-        columns = _choose_columns(table, source, text_column, id_column, person_column)
+        columns = _choose_columns(table, source, text_column, id_column, person_column, label_column)
         documents = _table_documents(table, source, columns, report, notes)
+        if label_column:
+            check_label_values([d.label for d in documents], label_column, source.name)
     by_person = bool(person_column)
-    units = _make_units(documents, by_person, bool(id_column), max_unit_chars, report, notes)
+    units = _make_units(documents, by_person, bool(id_column), max_unit_chars, report, notes, tuple(labels))
     _refuse_too_few(units, source, report)
     report.n_documents = len(documents)
     report.n_units = len(units)
     report.lengths = length_summary([len(u.text) for u in units])
+    if label_column:
+        _report_labels(documents, units, tuple(labels), by_person, report, notes)
     report.warnings = notes.render()
     return Corpus(
         units=units,
@@ -239,9 +252,9 @@ def _read_table_file(source: Path, max_file_bytes: int) -> Table:
 # --- columns --------------------------------------------------------------------------------
 
 
-def _choose_columns(table: Table, source: Path, text: str, id_: str, person: str) -> dict[str, str]:
+def _choose_columns(table: Table, source: Path, text: str, id_: str, person: str, label: str = "") -> dict[str, str]:
     text = text or _default_text_column(table, source)
-    for role, name in (("text", text), ("id", id_), ("person", person)):
+    for role, name in (("text", text), ("id", id_), ("person", person), ("label", label)):
         if not name:
             continue
         if name not in table.columns:
@@ -261,7 +274,12 @@ def _choose_columns(table: Table, source: Path, text: str, id_: str, person: str
             f"The column '{text}' was chosen both as the text column and as an id/person column.",
             "Choose a different column for the text.",
         )
-    return {"text": text, "id": id_, "person": person}
+    if label and label in (text, id_, person):
+        raise CorpusError(
+            f"The column '{label}' was chosen both as the label column and as the text, id or person column.",
+            "Choose the column that holds each document's category as the label column.",
+        )
+    return {"text": text, "id": id_, "person": person, **({"label": label} if label else {})}
 
 
 def _default_text_column(table: Table, source: Path) -> str:
@@ -300,7 +318,7 @@ def _table_documents(
     for line in table.warnings:
         notes.note(line)
     report.n_rows_skipped += table.n_rows_skipped
-    label = f"{source.name} {table.row_label}"
+    where_rows = f"{source.name} {table.row_label}"
     documents: list[_Document] = []
     first_row_of_id: dict[str, int] = {}
     duplicates: list[str] = []
@@ -310,31 +328,37 @@ def _table_documents(
         numbered = f"{table.row_label}-{row.number}"
         doc_id = _cell_text(row.values.get(columns["id"])) if columns["id"] else numbered
         person = _cell_text(row.values.get(columns["person"])) if columns["person"] else ""
-        if text is None or doc_id is None or person is None:
+        label = _cell_text(row.values.get(columns["label"])) if columns.get("label") else ""
+        if text is None or doc_id is None or person is None or label is None:
             report.n_rows_skipped += 1
             notes.add(f"{table.row_label}(s) skipped (a chosen cell is a list or object, not text)", where)
             continue
         text = _normalise(text)
         doc_id = doc_id.strip()
         person = person.strip()
+        label = unicodedata.normalize("NFC", label).strip()
         if not text:
             report.n_empty_skipped += 1
-            notes.add(f"empty document(s) skipped in {label}s", str(row.number))
+            notes.add(f"empty document(s) skipped in {where_rows}s", str(row.number))
             continue
         if columns["id"] and not doc_id:
             report.n_rows_skipped += 1
-            notes.add(f"{table.row_label}(s) without an id skipped in {label}s", str(row.number))
+            notes.add(f"{table.row_label}(s) without an id skipped in {where_rows}s", str(row.number))
             continue
         if columns["person"] and not person:
             report.n_rows_skipped += 1
-            notes.add(f"{table.row_label}(s) without a person skipped in {label}s", str(row.number))
+            notes.add(f"{table.row_label}(s) without a person skipped in {where_rows}s", str(row.number))
+            continue
+        if columns.get("label") and not label:
+            report.n_rows_skipped += 1
+            notes.add(f"{table.row_label}(s) without a label skipped in {where_rows}s", str(row.number))
             continue
         if doc_id in first_row_of_id:
             first = first_row_of_id[doc_id]
             duplicates.append(f"{table.row_label} {row.number} repeats the id of {table.row_label} {first}")
             continue
         first_row_of_id[doc_id] = row.number
-        documents.append(_Document(doc_id=doc_id, person=person, text=text, where=where))
+        documents.append(_Document(doc_id=doc_id, person=person, text=text, where=where, label=label))
     if duplicates:
         more = f" (and {len(duplicates) - 3} more)" if len(duplicates) > 3 else ""
         raise CorpusError(
@@ -371,8 +395,10 @@ def _make_units(
     max_chars: int,
     report: LoadReport,
     notes: WarningCollector,
+    typed_labels: tuple[str, ...] = (),
 ) -> list[Unit]:
-    """One unit per document, or per person (in order of first appearance), bounded to ``max_chars``."""
+    """One unit per document, or per person (in order of first appearance), bounded to ``max_chars``; each
+    unit's label is chosen from its own documents only (``unit_label``)."""
     if not by_person:
         groups = [(d.doc_id, [d]) for d in documents]
     else:
@@ -389,8 +415,26 @@ def _make_units(
             report.n_truncated += 1
             kind = "person unit(s) (named by each person's first row)" if by_person else "document(s)"
             notes.add(f"{kind} cut to {max_chars:,} characters", docs[0].where)
-        units.append(Unit(uid=uid, text=text, n_documents=len(docs)))
+        label = unit_label([d.label for d in docs], typed_labels) if any(d.label for d in docs) else UNLABELLED
+        units.append(Unit(uid=uid, text=text, n_documents=len(docs), label=label))
     return units
+
+
+def _report_labels(documents: list[_Document], units: list[Unit], typed: tuple[str, ...], by_person: bool,
+                   report: LoadReport, notes: WarningCollector) -> None:
+    """The label counts the load report shows on screen (counts only; never exported)."""
+    labels_of: dict[str, set[str]] = {}
+    for d in documents:
+        labels_of.setdefault(d.person if by_person else d.doc_id, set()).add(d.label)
+    report.n_label_values = len({d.label for d in documents})
+    report.n_multi_label_units = sum(1 for found in labels_of.values() if len(found) > 1)
+    report.n_unlabelled_units = sum(1 for u in units if u.label == UNLABELLED)
+    if report.n_multi_label_units:
+        notes.note(f"{report.n_multi_label_units} unit(s) carry several labels; each keeps its most frequent label "
+                   "(ties: the first in label order), so it counts in one class only.")
+    if typed and report.n_unlabelled_units:
+        notes.note(f"{report.n_unlabelled_units} unit(s) carry no label of the typed list; they are left out of the "
+                   "synthesis.")
 
 
 def _natural_key(doc_id: str) -> tuple[tuple[int, int, str], ...]:

@@ -22,6 +22,7 @@ class Unit:
     uid: str
     text: str
     n_documents: int = 1
+    label: str = ""  # with a label column: the unit's one label (core.corpus.labels); never exported as such
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,9 @@ class LoadReport:
     n_too_large: int = 0
     n_rows_skipped: int = 0
     n_ignored_files: int = 0
+    n_label_values: int = 0  # with a label column: its distinct values, units with several, units with none typed
+    n_multi_label_units: int = 0
+    n_unlabelled_units: int = 0
     lengths: LengthSummary | None = None
     warnings: list[str] = field(default_factory=list)
 

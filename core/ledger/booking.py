@@ -254,4 +254,5 @@ def load_spec_corpus(spec: RunSpec) -> Corpus:
     d = spec.data
     if not d.path:
         raise PrivetError("The run spec names no data.", "Set [data] path to a folder or a .csv/.tsv/.jsonl file.")
-    return load_corpus(d.path, d.text_column, d.id_column, d.person_column, d.max_unit_chars)
+    return load_corpus(d.path, d.text_column, d.id_column, d.person_column, d.max_unit_chars,
+                       label_column=d.label_column, labels=d.labels)

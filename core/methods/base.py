@@ -109,6 +109,7 @@ class SyntheticDoc:
     id: str
     text: str
     group: int
+    label: str = ""  # with a label column: the class it was synthesised for (core.methods.class_conditional)
 
 
 class UnitWork(Protocol):

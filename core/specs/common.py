@@ -6,7 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from core.specs.rules import MAX_UNIT_CHARS, MAX_UNITS, MAX_WORKERS, Rule, flag, name, number, path_text, text, texts, whole
+from core.specs.rules import (
+    MAX_LABELS, MAX_UNIT_CHARS, MAX_UNITS, MAX_WORKERS, Rule, flag, name, name_problem, number, path_text, text, texts,
+    whole,
+)
 from core.wording import PERMITTED_USES, WEAK_MAX
 
 # Above this epsilon the run goes ahead with a loud warning; above the hard limit it is refused.
@@ -52,6 +55,12 @@ class DataSpec:
     # The name this data is budgeted under in the ledger (every view of it shares one budget).
     # Empty = the file or folder name, which stays on this machine; a name given here is exported.
     dataset_name: str = ""
+    # A categorical column kept by class-conditional synthesis (docs/method.md §6.3): each unit gets one label
+    # and every synthetic document carries one. Empty = no labels.
+    label_column: str = ""
+    # The labels, typed by the custodian: PUBLIC, printed on the certificate. Empty with a label column: the
+    # labels are released with DP (a set union), and labels too rare to clear its noise are left out.
+    labels: list[str] = field(default_factory=list)
 
     RULES: ClassVar[dict[str, Rule]] = {
         "path": path_text("the corpus folder or table file"),  # echoed, and the default dataset name
@@ -60,7 +69,41 @@ class DataSpec:
         "person_column": name("the person column"),
         "max_unit_chars": whole("the longest privacy unit, in characters", low=1, high=MAX_UNIT_CHARS),
         "dataset_name": name("the dataset name"),  # shown by privet ledger and printed on the certificate
+        "label_column": name("the label column"),
+        "labels": texts("the labels (public, printed on the certificate)"),
     }
+
+
+# The methods that synthesise per class (core/methods/class_conditional.py); the others refuse a label column.
+CLASS_CONDITIONAL_METHODS = ("dp_synrag", "dp_synth")
+
+
+def label_problems(data: DataSpec, method: str, class_methods: tuple[str, ...] = CLASS_CONDITIONAL_METHODS) -> list[str]:
+    """What is wrong with ``[data] label_column`` and ``labels`` beyond their types ([] when nothing)."""
+    found = []
+    if data.labels and not data.label_column:
+        found.append("[data] labels are typed but no label_column is chosen: choose the column that holds them, "
+                     "or leave labels empty")
+    if not data.label_column:
+        return found
+    if method not in class_methods:
+        found.append(f"[data] label_column: method {method!r} cannot keep labels yet; class-conditional synthesis "
+                     f"works with {', '.join(class_methods)} (choose one of them, or leave label_column empty)")
+    if data.label_column in (data.text_column, data.id_column, data.person_column):
+        found.append(f"[data] label_column {data.label_column!r} is also the text, id or person column: choose the "
+                     "column that holds each document's category")
+    if len(data.labels) > MAX_LABELS:
+        found.append(f"[data] labels holds {len(data.labels)} labels; at most {MAX_LABELS} are allowed (a label "
+                     "column is a category with few values)")
+    if len(set(data.labels)) != len(data.labels):
+        found.append("[data] labels names a label more than once: list each label once")
+    for i, label in enumerate(data.labels):
+        problem = "is empty" if not label.strip() else name_problem(label)
+        if not problem and label != label.strip():
+            problem = "starts or ends with spaces (the loaded labels are compared without them)"
+        if problem:
+            found.append(f"[data] labels: label {i + 1} {problem}")
+    return found
 
 
 @dataclass

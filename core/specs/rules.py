@@ -40,6 +40,9 @@ MAX_WORKERS = 1_024  # Ray workers: far above the GPUs of one site
 MAX_UNIT_CHARS = 10_000_000  # the longest privacy unit: ten million characters (a few thousand pages)
 MAX_PHRASES_PER_UNIT = 64  # K_p: phrases each unit proposes
 MAX_UNITS = 10**12  # the public bound N on units: more than any corpus; δ = 1/(10 N) stays a normal float
+# A label column's values (docs/method.md §6.3): a category with few values. Each class is synthesised on its own,
+# so a class needs many units to say anything; 50 classes is far above what a corpus of a few thousand supports.
+MAX_LABELS = 50
 MAX_NAME_CHARS = 200  # a dataset name, custodian, organisation or protocol number: one line of a certificate
 MAX_PATH_CHARS = 4_096  # PATH_MAX on Linux
 # Whole-number settings that are not sizes (nothing grows with them), so they need no upper bound.

@@ -1,0 +1,304 @@
+"""Class-conditional synthesis (docs/method.md §6.3): a method run once per class of a label column.
+
+With ``[data] label_column`` every unit carries one label (``core.corpus.labels``). The run then
+
+1. releases the class counts (``core.privacy.class_counts``: a charged Gaussian stage on the certificate;
+   with labels not typed, a DP set union that releases the labels too), charged before its draw;
+2. runs the method (DP-SynRAG or DP-Synth) once per released class, on that class's units only, with the
+   class's checkpoints in their own folder (``class-NN``) so a resume reuses each class's released outputs;
+3. labels every synthetic document with its class and keeps, per class, documents in proportion to the
+   released class counts (post-processing).
+
+Privacy. Which class a unit falls in depends only on that unit (its own label) and on the released label
+set, so the classes are disjoint subsets chosen as parallel composition requires: one unit changes the
+data of one class only, and the runs over all classes together cost what one run costs, not one run per
+class. The charge passed to each class's run therefore charges a stage only the first time it is met: the
+k-th charge of a stage in a later class is covered by the k-th charge of that stage in an earlier one
+(when it asks more, only the difference is charged, so the total is the largest class's and never less).
+The method gets the run's budget less the class counts' share: its ε is lowered so that
+ρ_method + ρ_counts stays within the run's (ε, δ), the label set union's δ is taken off its δ, and the
+plan, the ledger's charges and the certificate add up to one ρ.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from core.checkpoints import Checkpoints
+from core.corpus import Corpus
+from core.errors import PrivetError
+from core.methods import registry
+from core.methods.base import Method, MethodContext, MethodOutput, PlanSummary, SyntheticDoc, stages_from_events
+from core.privacy.class_counts import (
+    LABEL_SHARE,
+    STAGE_CLASS_COUNTS,
+    ClassCounts,
+    ClassCountsPlan,
+    exact_counts,
+    labels_delta,
+    noisy_counts,
+    plan_class_counts,
+)
+from core.privacy.conversion import approx_eps_to_rho, approx_rho_to_eps
+from core.privacy.mechanisms import GAUSSIAN_OPENDP, SAMPLER_DESCRIPTIONS
+from core.privacy.release import Charge, accountant_of, run_release
+from core.progress import ProgressEvent
+from core.runspec import CLASS_CONDITIONAL_METHODS, RunSpec
+
+CHECKPOINT_COUNTS = "class_counts"  # {"labels": [...], "noisy": [...]}: released, so a resume never redraws it
+MIN_CLASS_COUNT = 2.0  # a class whose released count is below this is not synthesised (post-processing)
+
+
+def method_for(spec: RunSpec) -> Method:
+    """The method a run spec names, per class when it has a label column."""
+    method = registry.get(spec.method)
+    return ClassConditional(method) if spec.data.label_column else method
+
+
+def class_folder(index: int) -> str:
+    """The checkpoint folder of the index-th released class (in label order), under the method's."""
+    return f"class-{index:02d}"
+
+
+@dataclass(frozen=True)
+class BudgetSplit:
+    """The run's budget between the class counts and the method (docs/method.md §6.3)."""
+
+    counts: ClassCountsPlan
+    inner_spec: RunSpec  # the spec the method plans and runs with: ε lowered to leave the counts their share
+    inner_delta: float  # the run's δ less the label set union's δ_c
+    inner: PlanSummary
+
+
+def split_budget(method: Method, spec: RunSpec, delta: float, n_units: int) -> BudgetSplit:
+    """ρ_all = the run's zCDP budget at (ε, δ) less every δ spent outright; the class counts get
+    ``LABEL_SHARE`` of it and the method the rest (its ε lowered to match; checked, never rounded up)."""
+    epsilon, conversion = spec.privacy.epsilon, spec.privacy.conversion
+    delta_c = labels_delta(delta, spec.data.labels)
+    inner_delta = delta - delta_c
+    full = method.plan_summary(spec, inner_delta, n_units)
+    spent = full.delta_spent + delta_c
+    rho_all = approx_eps_to_rho(epsilon, delta, spent, conversion)
+    counts = plan_class_counts(LABEL_SHARE * rho_all, delta_c, spec.data.labels)
+    inner_epsilon = approx_rho_to_eps(rho_all - counts.rho, inner_delta, full.delta_spent, conversion)
+    for _ in range(60):  # the method's own inversion rounds down; step down further only if it did not
+        inner_spec = replace(spec, privacy=replace(spec.privacy, epsilon=inner_epsilon))
+        inner = method.plan_summary(inner_spec, inner_delta, n_units)
+        total = approx_rho_to_eps(inner.rho_total + counts.rho, delta, inner.delta_spent + delta_c, conversion)
+        if total <= epsilon * (1 + 1e-12):
+            return BudgetSplit(counts, inner_spec, inner_delta, inner)
+        inner_epsilon *= 1 - 1e-6 * 2 ** (_ / 4)
+    raise PrivetError("The class-conditional budget split did not fit within ε.", "This is a bug; please report it.")
+
+
+@dataclass
+class ParallelCharge:
+    """The charge each class's run is given: the k-th charge of a stage is charged only by as much as it
+    exceeds the k-th charge of that stage in an earlier class (parallel composition across disjoint
+    classes: their total is the largest class's, docs/method.md §6.3)."""
+
+    charge: Charge
+    charged: dict[tuple[str, int], tuple[float, float]] = field(default_factory=dict)  # (stage, k) -> (ρ, δ_p)
+    _seen: dict[str, int] = field(default_factory=dict)  # this class's charges so far, per stage
+
+    def next_class(self) -> None:
+        self._seen = {}
+
+    def __call__(self, stage: str, rho: float, description: str, delta_part: float = 0.0) -> None:
+        k = self._seen.get(stage, 0)
+        self._seen[stage] = k + 1
+        before_rho, before_part = self.charged.get((stage, k), (0.0, 0.0))
+        more_rho, more_part = max(0.0, rho - before_rho), max(0.0, delta_part - before_part)
+        if (stage, k) in self.charged and more_rho <= 1e-15 and more_part <= 1e-18:
+            return  # covered by the same stage of an earlier class
+        first = (stage, k) not in self.charged
+        self.charged[(stage, k)] = (max(rho, before_rho), max(delta_part, before_part))
+        words = description if first else f"{description} (the part above what an earlier class was charged)"
+        self.charge(stage, more_rho, words, delta_part=more_part)
+
+
+class ClassConditional:
+    """A method run once per class of the label column, its stages charged once for all classes."""
+
+    def __init__(self, method: Method) -> None:
+        if method.name not in CLASS_CONDITIONAL_METHODS:
+            raise PrivetError(
+                f"The method {method.name!r} cannot keep a label column yet.",
+                f"Choose {' or '.join(CLASS_CONDITIONAL_METHODS)}, or leave the label column empty.")
+        self.method = method
+        self.name = method.name
+        self._splits: dict[tuple[str, float, int], BudgetSplit] = {}
+
+    # -- the plan -----------------------------------------------------------------------------------------
+    def split(self, spec: RunSpec, delta: float, n_units: int | None = None) -> BudgetSplit:
+        """The budget split (cached). Its ρ and δ figures never depend on ``n_units`` (a plan reads public
+        quantities only); the method's on-screen warnings do, so ``None`` takes the split last planned."""
+        if n_units is None:
+            planned = [s for (r, d, _n), s in self._splits.items() if r == repr(spec) and d == delta]
+            if planned:
+                return planned[-1]
+            n_units = 2
+        key = (repr(spec), delta, n_units)
+        if key not in self._splits:
+            self._splits[key] = split_budget(self.method, spec, delta, n_units)
+        return self._splits[key]
+
+    def plan_summary(self, spec: RunSpec, delta: float, n_units: int) -> PlanSummary:
+        split = self.split(spec, delta, n_units)
+        inner, counts = split.inner, split.counts
+        derived = {**inner.derived, "rho_total": inner.rho_total + counts.rho, "sigma_labels": counts.sigma}
+        if not counts.typed:
+            derived.update(tau_labels=counts.tau, delta_labels=counts.delta)
+        words = ("the typed labels" if counts.typed else
+                 f"the labels released by a DP set union (a label needs about {counts.tau:.0f} units to be kept)")
+        warnings = [*inner.warnings, f"Labels: each class of {words} is synthesised from its own units only, so a "
+                    "topic needs that many units within one class; a class with few units yields few documents."]
+        return replace(
+            inner, epsilon=spec.privacy.epsilon, delta=delta, rho_total=inner.rho_total + counts.rho,
+            stages=[(STAGE_CLASS_COUNTS, counts.rho), *inner.stages], derived=derived, warnings=warnings,
+            delta_spent=inner.delta_spent + counts.delta,
+        )
+
+    def record_stages(self, spec: RunSpec, delta: float) -> list[dict]:
+        split = self.split(spec, delta)
+        own = stages_from_events(accountant_of([split.counts.release()]).events)
+        return own + self.method.record_stages(split.inner_spec, split.inner_delta)
+
+    def parameters(self, spec: RunSpec, summary: PlanSummary) -> dict:
+        split = self.split(spec, summary.delta, summary.n_units)
+        params = self.method.parameters(split.inner_spec, split.inner)
+        params.update(
+            class_conditional=True, label_column=spec.data.label_column,
+            labels=list(split.counts.typed) if split.counts.typed else "released by DP set union",
+            label_share=LABEL_SHARE, sigma_labels=split.counts.sigma, method_epsilon=split.inner_spec.privacy.epsilon,
+        )
+        if not split.counts.typed:
+            params.update(tau_labels=split.counts.tau, delta_labels=split.counts.delta)
+        return params
+
+    def samplers(self) -> list[str]:
+        own = SAMPLER_DESCRIPTIONS[GAUSSIAN_OPENDP]
+        inner = self.method.samplers()
+        return inner if own in inner else [own, *inner]
+
+    def finished_stages(self, checkpoints: Checkpoints) -> set[str]:
+        """The class counts once checkpointed; a method's stage once every released class has finished it."""
+        if not checkpoints.has(CHECKPOINT_COUNTS):
+            return set()
+        finished_of = getattr(self.method, "finished_stages", None)
+        released = _load_counts(checkpoints.load(CHECKPOINT_COUNTS))
+        done = {STAGE_CLASS_COUNTS}
+        if finished_of is None:
+            return done
+        folders = [checkpoints.folder / class_folder(i) for i, n in enumerate(released.noisy) if n >= MIN_CLASS_COUNT]
+        per_class = [set(finished_of(Checkpoints(f))) if f.is_dir() else set() for f in folders]
+        return done | set.intersection(*per_class) if per_class else done
+
+    # -- the run ------------------------------------------------------------------------------------------
+    def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext) -> MethodOutput:
+        split = self.split(spec, delta, len(corpus.units))
+        released = self._class_counts(corpus, split.counts, ctx)
+        shares = released.shares()
+        charge = ParallelCharge(ctx.charge)
+        by_class: dict[str, list[SyntheticDoc]] = {}
+        diagnostics: dict[str, int] = {}
+        notes: dict[str, None] = {}
+        for index, label in enumerate(released.labels):
+            if released.noisy[index] < MIN_CLASS_COUNT:
+                by_class[label] = []
+                continue
+            ctx.reporter.emit(ProgressEvent("run", "log", message=f"Class {index + 1} of {len(released.labels)}"))
+            charge.next_class()
+            units = [u for u in corpus.units if u.label == label]
+            class_ctx = replace(ctx, charge=charge,
+                                checkpoints=Checkpoints(ctx.checkpoints.folder / class_folder(index)))
+            docs, diag, class_notes = self.method.run(_class_corpus(corpus, units), split.inner_spec,
+                                                      split.inner_delta, class_ctx)
+            by_class[label] = [replace(d, id=f"c{index:02d}-{d.id}", label=label) for d in docs]
+            for key, value in diag.items():
+                diagnostics[key] = diagnostics.get(key, 0) + int(value)
+            notes.update(dict.fromkeys(class_notes))
+        kept = allocate(by_class, shares)
+        diagnostics.update(classes=len(released.labels), kept_after_class_shares=len(kept))
+        label_notes = class_notes_for(split, released, by_class, kept)
+        return kept, diagnostics, [*notes, *label_notes]
+
+    def _class_counts(self, corpus: Corpus, plan: ClassCountsPlan, ctx: MethodContext) -> ClassCounts:
+        """The released class counts: the checkpoint, or compute → charge → noise → save."""
+        return run_release(
+            plan.release(), ctx, CHECKPOINT_COUNTS,
+            compute=lambda: exact_counts([u.label for u in corpus.units], plan.typed),
+            noise=lambda exact: noisy_counts(plan, exact, ctx.test_rng()),
+            dump=lambda out: {"labels": list(out.labels), "noisy": list(out.noisy)},
+            load=_load_counts,
+        )
+
+
+def _load_counts(saved: Any) -> ClassCounts:
+    return ClassCounts(tuple(saved["labels"]), tuple(float(v) for v in saved["noisy"]))
+
+
+def _class_corpus(corpus: Corpus, units: list) -> Corpus:
+    """The units of one class as a corpus of their own (its report is the whole corpus's: on screen only)."""
+    return Corpus(units=units, report=corpus.report, unit_kind=corpus.unit_kind, source=corpus.source,
+                  columns=dict(corpus.columns), document_texts=[])
+
+
+def allocate(by_class: dict[str, list[SyntheticDoc]], shares: dict[str, float]) -> list[SyntheticDoc]:
+    """Each class keeps its first documents up to its share of all documents written (largest remainders;
+    post-processing of released counts and synthetic text): a class that wrote more than its released share
+    is cut to it, one that wrote fewer keeps all it wrote."""
+    total = sum(len(docs) for docs in by_class.values())
+    quotas = proportional_quotas(total, [shares.get(label, 0.0) for label in by_class])
+    kept: list[SyntheticDoc] = []
+    for docs, quota in zip(by_class.values(), quotas):
+        kept.extend(docs[:quota])
+    return kept
+
+
+def proportional_quotas(total: int, shares: Sequence[float]) -> list[int]:
+    """``total`` split in proportion to ``shares`` (largest remainders; sums to ``total`` when any share > 0)."""
+    weight = sum(shares)
+    if total <= 0 or weight <= 0:
+        return [0] * len(shares)
+    exact = [total * s / weight for s in shares]
+    quotas = [math.floor(x) for x in exact]
+    order = sorted(range(len(shares)), key=lambda i: (-(exact[i] - quotas[i]), i))
+    for i in order[: total - sum(quotas)]:
+        quotas[i] += 1
+    return quotas
+
+
+def class_notes_for(split: BudgetSplit, released: ClassCounts, by_class: dict[str, list[SyntheticDoc]],
+                    kept: list[SyntheticDoc]) -> list[str]:
+    """The certificate's plain words on the labels (public settings and released values only)."""
+    counts = split.counts
+    how = ("The labels were typed by the custodian (public): " + ", ".join(counts.typed) if counts.typed else
+           "The labels were not typed, so they were released by a DP set union: a label was kept only when its noisy "
+           f"count of units cleared {counts.tau:.3g} (sigma {counts.sigma:.3g}); labels carried by fewer units were "
+           "left out, with their documents")
+    kept_per = {label: sum(1 for d in kept if d.label == label) for label in by_class}
+    listed = "; ".join(f"{label}: released count {n:.1f}, {kept_per.get(label, 0)} documents"
+                       for label, n in zip(released.labels, released.noisy))
+    return [
+        f"Labels (class-conditional synthesis): {how}. Each unit carries one label (a person whose documents carry "
+        "several keeps the most frequent, ties by label order). The number of units per label was released with "
+        f"Gaussian noise (sigma {counts.sigma:.3g}; charged above as class counts). The method then ran once per "
+        "label on that label's units only; the labels split the units into disjoint classes, so by parallel "
+        "composition every stage was charged once for all classes, not once per class. The method ran at epsilon "
+        f"{split.inner_spec.privacy.epsilon:.4g} so that, with the class counts, the total stays within the stated "
+        f"budget. Documents per label follow the released counts (post-processing): {listed}."
+    ]
+
+
+def released_class_counts(run_dir: Path, method: str) -> dict[str, float]:
+    """A finished run's released class counts (DP outputs; {} without a label column), for the Review page."""
+    checkpoints = Path(run_dir) / "checkpoints" / method
+    path = checkpoints / f"{CHECKPOINT_COUNTS}.json"
+    if not path.is_file():
+        return {}
+    return _load_counts(Checkpoints(checkpoints).load(CHECKPOINT_COUNTS)).as_dict()
