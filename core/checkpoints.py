@@ -1,8 +1,9 @@
 """Checkpoints of *released* DP outputs, so an interrupted run resumes without redrawing.
 
 Only outputs that are already differentially private are kept here (the noisy histogram,
-the clusters' noisy centres and thresholds, finished synthetic texts). They live in the run
-folder, which is never exported. Every write is atomic (temporary file, then rename).
+the clusters' noisy centres and thresholds, finished synthetic texts, and each document the public
+writer has finished, post-processing of released topics: ``realised-<topic index>``). They live in
+the run folder, which is never exported. Every write is atomic (temporary file, then rename).
 """
 
 from __future__ import annotations

@@ -102,10 +102,12 @@ class StageProgress:
     _last_emit: float = 0.0
 
     def start(self, message: str = "") -> "StageProgress":
-        self.reporter.emit(ProgressEvent(self.stage, "stage_start", 0, self.total, None, message))
+        self.reporter.emit(ProgressEvent(self.stage, "stage_start", self.done, self.total, None, message))
         return self
 
-    def advance(self, n: int = 1, message: str = "") -> None:
+    def advance(self, n: int = 1, message: str = "", fraction: float | None = None) -> None:
+        """``n`` more items done. ``fraction``: the share of the stage's work done, when items are not equal
+        work (e.g. some documents need a second draft, or a resume reused some): the ETA is then its own."""
         self.check_cancel()
         self.done += n
         now = time.monotonic()
@@ -113,8 +115,23 @@ class StageProgress:
             return
         self._last_emit = now
         elapsed = now - self._t0
-        eta = elapsed / self.done * (self.total - self.done) if self.done else None
-        self.reporter.emit(ProgressEvent(self.stage, "progress", self.done, self.total, eta, message))
+        if fraction is not None:
+            eta = elapsed * (1.0 - fraction) / fraction if fraction > 0 else None
+        else:
+            eta = elapsed / self.done * (self.total - self.done) if self.done else None
+        self.reporter.emit(ProgressEvent(self.stage, "progress", self.done, self.total, eta, message, None,
+                                         None if fraction is None else min(max(fraction, 0.0), 1.0)))
+
+    def share(self, fraction: float) -> None:
+        """The share of the stage's work done, between items (e.g. the decoding steps of a batch): lets the
+        time left count down while no item finishes. Rate-limited, like :meth:`partial`."""
+        self.check_cancel()
+        now = time.monotonic()
+        if now - self._last_emit < 0.5 or self.total <= 0:
+            return
+        self._last_emit = now
+        self.reporter.emit(ProgressEvent(self.stage, "progress", self.done, self.total, None, "", None,
+                                         min(max(fraction, 0.0), 1.0)))
 
     def partial(self, items_in_flight: float) -> None:
         """Work inside items not yet finished (e.g. token steps of a wave of groups), as a number of items:

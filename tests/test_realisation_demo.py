@@ -122,7 +122,7 @@ def test_each_realised_document_is_previewed_on_the_run_page():
     topics = [rl.Topic("fever", ("cough",)), rl.Topic("rash", ("itch",))]
     done = rl.realise(topics, TASK, rl.shipped_example("clinical_note"), llm, CallbackReporter(events.append), 8)
     previews = [e.message for e in events if e.kind == "preview"]
-    assert previews == [d.text for d in done]
+    assert sorted(previews) == sorted(d.text for d in done)  # each as it becomes final (a retry finishes later)
 
 
 def test_an_unfinished_last_sentence_is_cut_only_when_whole_sentences_hold_most_of_the_text():

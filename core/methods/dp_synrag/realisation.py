@@ -27,7 +27,7 @@ import hashlib
 import re
 import tomllib
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from core.corpus import Corpus
 from core.errors import PrivetError
@@ -42,6 +42,7 @@ from core.methods.dp_synrag.public_decoding import (
     public_greedy,
     with_scaffold,
 )
+from core.methods.dp_synrag.writing_progress import DraftWork, stepping
 from core.models.base import LanguageModel
 from core.paths import resources_dir
 from core.progress import ProgressEvent, Reporter, StageProgress
@@ -451,12 +452,22 @@ def realise(
     max_new_tokens: int = 80,
     batch: int = 16,
     max_prompt_tokens: int | None = None,
+    finished: Mapping[int, Realisation] | None = None,
+    on_final: Callable[[int, Realisation], None] | None = None,
 ) -> list[Realisation]:
     """One document per topic from public inputs only; every released word appears in it. Topic i is shown
     demonstration i mod n of the form (:func:`shown_index`); its drafts keep nothing of that
-    demonstration's content (:func:`drop_refused`)."""
-    progress = StageProgress(reporter, REALISATION_STAGE, len(topics)).start("Writing documents from the released topics")
+    demonstration's content (:func:`drop_refused`).
+
+    A document is final when its draft holds every released word after a pass, or after the last attempt;
+    it is then previewed, passed to ``on_final`` (the run checkpoints it) and counted on the stage's bar.
+    ``finished``: documents already written by an interrupted run (topic index → document), reused as
+    they are; only the others are written. The list is in topic order either way."""
     demos = demonstrations(example)
+    shown = [shown_index(len(demos), i) for i in range(len(topics))]
+    out: dict[int, Realisation] = {i: d for i, d in (finished or {}).items() if 0 <= i < len(topics) and d.shown == shown[i]}
+    progress = StageProgress(reporter, REALISATION_STAGE, len(topics), done=len(out))
+    progress.start("Writing documents from the released topics")
     tokenizer = llm.chat.tokenizer
     lists = PublicLists.shipped() if demos else None
     guards = [demo.guard(f"{example}\n{task}", lists) for demo in demos]
@@ -465,15 +476,26 @@ def realise(
                 for demo, guard in zip(demos, guards)] or [with_scaffold(tokenizer, {})]
     if demos and max_prompt_tokens is not None:  # public prompts: room for the demonstration
         max_prompt_tokens = max(max_prompt_tokens, DEMO_PROMPT_TOKENS)
-    shown = [shown_index(len(demos), i) for i in range(len(topics))]
     limits = [len(sentences_of(demos[d].document)) + 1 if d >= 0 else 0 for d in shown]
     drafts = [""] * len(topics)
     attempts = [0] * len(topics)
     refused: list[tuple[str, ...]] = [()] * len(topics)
-    todo = list(range(len(topics)))
+    todo = [i for i in range(len(topics)) if i not in out]
+    work = DraftWork(len(todo), ATTEMPTS)
+    lead = example_lead(example)
+
+    def final(i: int) -> None:
+        text, fallback = guarantee_words(drafts[i], topics[i].words)
+        out[i] = Realisation(text=text, attempts=attempts[i], fallback=fallback, shown=shown[i], refused=refused[i],
+                             written=has_own_sentence(drafts[i], lead))
+        reporter.emit(ProgressEvent(REALISATION_STAGE, "preview", message=text))  # public: the Run page shows it
+        if on_final is not None:
+            on_final(i, out[i])
+
     for attempt in range(ATTEMPTS):
         if not todo:
             break
+        last = attempt == ATTEMPTS - 1
         for group in _by_demonstration(todo, shown):
             for start in range(0, len(group), batch):
                 chunk = group[start : start + batch]
@@ -488,7 +510,12 @@ def realise(
                 leads = [realisation_lead(example, topics[i]) for i in chunk]
                 again = [w for i in chunk for w in refused[i]]  # a retry may not write what was refused
                 guard = _with_words(tokenizer, decoding[max(d, 0)], again) if again else decoding[max(d, 0)]
-                answers = public_greedy(llm, prompts, leads, max_new_tokens,
+
+                def on_step(step: int, rows: int = len(chunk)) -> None:
+                    work.step(rows, step, max_new_tokens)
+                    progress.share(work.fraction())  # the time left counts down within the batch
+
+                answers = public_greedy(stepping(llm, on_step), prompts, leads, max_new_tokens,
                                         max_prompt_tokens=max_prompt_tokens, guard=guard, pulls=pulls)
                 for i, prompt, answer in zip(chunk, prompts, answers):
                     draft = clean_draft(answer, prompt)
@@ -499,14 +526,11 @@ def realise(
                     attempts[i] += 1
                     if attempt == 0 or len(missing_words(draft, topics[i].words)) < len(missing_words(drafts[i], topics[i].words)):
                         drafts[i] = draft
-        todo = [i for i in todo if missing_words(drafts[i], topics[i].words)]
-    out = []
-    for i, topic in enumerate(topics):
-        text, fallback = guarantee_words(drafts[i], topic.words)
-        written = has_own_sentence(drafts[i], example_lead(example))
-        out.append(Realisation(text=text, attempts=attempts[i], fallback=fallback, shown=shown[i], refused=refused[i],
-                               written=written))
-        reporter.emit(ProgressEvent(REALISATION_STAGE, "preview", message=text))  # public: the Run page shows it
-        progress.advance()
+                done = [i for i in chunk if last or not missing_words(drafts[i], topics[i].words)]
+                work.batch_done(len(chunk), len(chunk) - len(done), first=attempt == 0)
+                for i in done:
+                    final(i)
+                progress.advance(len(done), fraction=work.fraction())
+        todo = [i for i in todo if i not in out]
     progress.finish()
-    return out
+    return [out[i] for i in range(len(topics))]

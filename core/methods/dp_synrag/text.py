@@ -1,7 +1,9 @@
 """Step 4 (docs/method.md §2.4, §2.6): each cluster's text, as ``[dp_synrag] text`` says.
 
 "private" and "realised+private" write by private prediction (``core.methods.private_prediction``) over
-each cluster's rows; "topic_line" and "realised" are post-processing of the released topics.
+each cluster's rows; "topic_line" and "realised" are post-processing of the released topics. The public
+writer's documents are checkpointed one by one as they are finished (``written_documents.py``), so a
+resumed run writes only those it had not finished, and charges nothing for them.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Callable, Sequence
 from core.corpus import Unit
 from core.methods.base import MethodContext
 from core.methods.dp_synrag.realisation import (
+    Realisation,
     Topic,
     clean_draft,
     example_lead,
@@ -20,6 +23,7 @@ from core.methods.dp_synrag.realisation import (
     public_example,
     realise,
 )
+from core.methods.dp_synrag.written_documents import load_written, save_written, writing_key
 from core.methods.dp_synrag.row_bound import poisson_subsample, subsample_rates
 from core.methods.private_prediction.engine import PredictionGroup
 from core.methods.private_prediction.groups import GroupSource, build_groups
@@ -72,6 +76,20 @@ def group_source(
     return GroupSource(tuple(range(len(selected))), build)
 
 
+def realised_drafts(topics: Sequence[Topic], example: str, spec: DPSynRAGSpec, ctx: MethodContext) -> list[Realisation]:
+    """The public writer's document of each topic (post-processing of released topics: no charge). Each is
+    checkpointed as soon as it is final; a resumed run reuses those written for the same topic and settings
+    (``written_documents``) and writes only the rest, so resuming the writing charges nothing."""
+    key = writing_key(ctx.task, example, spec.realisation_tokens)
+    done = load_written(ctx.checkpoints, topics, key)
+
+    def keep(index: int, doc: Realisation) -> None:
+        save_written(ctx.checkpoints, index, topics[index], key, doc)
+
+    return realise(topics, ctx.task, example, ctx.llm, ctx.reporter, spec.realisation_tokens,
+                   max_prompt_tokens=ctx.max_prompt_tokens, finished=done, on_final=keep)
+
+
 def write_texts(
     units: Sequence[Unit],
     W: Sequence[str],
@@ -101,8 +119,7 @@ def write_texts(
         return private_prediction(groups, plan.release(STAGE_TOKENS), dp_synrag_prediction_cost(plan), spec, ctx)
     topics = [Topic(w, tuple(rel)) for w, rel in zip(W, related)]
     example = public_example(spec.document_form, spec.public_example)
-    drafts = realise(topics, ctx.task, example, ctx.llm, ctx.reporter, spec.realisation_tokens,
-                     max_prompt_tokens=ctx.max_prompt_tokens)
+    drafts = realised_drafts(topics, example, spec, ctx)
     if spec.text == "realised":  # a draft with nothing beyond the form's opening is not a document (public text)
         return {r: d.text for r, d in enumerate(drafts) if d.written}
     # "realised+private": the draft is the public row; every member rewrites its own document in the same form.
