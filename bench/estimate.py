@@ -13,7 +13,12 @@ actual time had passed, against the true remainder.
 Cases: ``demo`` is resources/demo/demo_run.toml as shipped (packaged SmolLM2-135M and MiniLM on the CPU);
 ``smol-N`` the same spec and models on the first N notes of the demo corpus; ``tiny-N`` the same on the
 first N notes with the tiny random test models (fast; their speed is not the packaged model's, and they are
-calibrated separately, so they show how far one run's calibration carries to another size).
+calibrated separately, so they show how far one run's calibration carries to another size). ``clinic-N`` is
+a minimal spec (method, task, data, ε = 10: every other setting the library's default) on a fresh clinic
+file of N patients that is not the demo's (``privet demo-data --patients N --seed 7``); ``news-N`` the same
+minimal spec on the first N real news leads of ``privet evaluate --dataset news``. The estimate is the plan's
+(``core.planning.run_estimate``: the settings the adaptive default will choose, the forecast's most
+documents), and the row says whether the documents written fall in the forecast's range.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's core/, not an installed one
 
-from core.estimate import EtaTracker, calibration_key, estimate, save_calibration
+from core.estimate import EtaTracker, calibration_key, save_calibration
 from core.paths import resources_dir
 from core.progress import ProgressEvent
 from core.runspec import ModelChoice, RunSpec
@@ -72,7 +77,39 @@ class TimingReporter:
         return False
 
 
+MINIMAL_TASKS = {
+    "clinic": "Answer patients' questions about which disease matches their symptoms.",
+    "news": "Answer readers' questions about recent news stories.",
+}
+
+
+def minimal_spec(name: str, work: Path) -> RunSpec:
+    """A minimal spec on a corpus that is not the demo's (``clinic-N`` or ``news-N``)."""
+    kind, n = name.split("-", 1)
+    path = work / f"{name}.csv"
+    if kind == "clinic":
+        from core.demo.generate import make_clinic_corpus, write_clinic
+
+        write_clinic(make_clinic_corpus(int(n), seed=7), work / name)
+        path = work / name / "notes.csv"
+        columns = ("note", "id", "patient")
+    else:
+        from core.evaluation.news import read_news
+
+        with open(path, "w", encoding="utf-8", newline="") as out:
+            writer = csv.writer(out)
+            writer.writerow(["id", "text"])
+            writer.writerows(read_news()[: int(n)])
+        columns = ("text", "id", "")
+    spec = RunSpec.from_dict({"method": "dp_synrag", "task": MINIMAL_TASKS[kind], "privacy": {"epsilon": 10.0},
+                              "data": {"path": str(path), "text_column": columns[0], "id_column": columns[1],
+                                       "person_column": columns[2], "dataset_name": f"bench-{name}"}})
+    return spec
+
+
 def case_spec(name: str, work: Path) -> RunSpec:
+    if name.startswith(("clinic-", "news-")):
+        return minimal_spec(name, work)
     spec = RunSpec.load(DEMO_SPEC)
     spec.data.dataset_name = f"bench-{name}"  # each case its own dataset: a subset may equal the whole corpus
     if name == "demo":
@@ -99,15 +136,15 @@ def case_spec(name: str, work: Path) -> RunSpec:
 
 
 def run_case(name: str, work: Path) -> dict[str, Any]:
-    from core.corpus import load_corpus
-    from core.pipeline import run_pipeline
+    from core.pipeline import load_spec_corpus, plan, run_pipeline
+    from core.planning import run_estimate
 
     spec = case_spec(name, work)
-    data = spec.data
-    corpus = load_corpus(data.path, text_column=data.text_column, id_column=data.id_column,
-                         person_column=data.person_column, max_unit_chars=data.max_unit_chars)
+    corpus = load_spec_corpus(spec)
     n_units = len(corpus.units)
-    planned = estimate(spec, n_units)
+    summary = plan(spec, corpus)
+    planned = run_estimate(spec, summary)
+    forecast = summary.documents_range or (0, 0)
     reporter = TimingReporter(EtaTracker(planned), trace=work / f"trace-{name}.jsonl")
     with open(reporter.trace, "w", encoding="utf-8") as fh:  # type: ignore[arg-type]
         fh.write(json.dumps({"case": name, "units": n_units, "estimate_s": round(planned.total_s, 1),
@@ -124,6 +161,8 @@ def run_case(name: str, work: Path) -> dict[str, Any]:
         "model": spec.llm.source,
         "units": n_units,
         "documents": result.n_synthetic,
+        "forecast_documents": list(forecast),
+        "in_forecast": forecast[0] <= result.n_synthetic <= forecast[1],
         "basis": planned.basis,
         "estimate_s": round(planned.total_s, 1),
         "actual_s": round(actual, 1),
@@ -137,10 +176,11 @@ def run_case(name: str, work: Path) -> dict[str, Any]:
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    head = ("| case | model | units | docs | estimate | actual | estimate ÷ actual | at half time: predicted left "
-            "/ true left | estimate based on |\n|---|---|---|---|---|---|---|---|---|\n")
+    head = ("| case | model | units | docs (forecast) | estimate | actual | estimate ÷ actual | at half time: predicted "
+            "left / true left | estimate based on |\n|---|---|---|---|---|---|---|---|---|\n")
     body = "".join(
-        f"| {r['case']} | {r['model']} | {r['units']} | {r['documents']} | {r['estimate_s']:.0f} s | "
+        f"| {r['case']} | {r['model']} | {r['units']} | {r['documents']} ({r['forecast_documents'][0]}–"
+        f"{r['forecast_documents'][1]}) | {r['estimate_s']:.0f} s | "
         f"{r['actual_s']:.0f} s | **{r['estimate_over_actual']:.2f}** | {r['at_half_predicted_left_s']:.0f} s / "
         f"{r['at_half_true_left_s']:.0f} s | {r['basis']} |\n" for r in rows)
     return head + body

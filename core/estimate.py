@@ -154,7 +154,7 @@ class _Speeds:
         return prompt_tokens / self.prefill + row_tokens / self.decode
 
 
-def _rpsg_work(spec: Any, n: int, s: _Speeds) -> list[tuple[str, float]]:
+def _rpsg_work(spec: Any, n: int, s: _Speeds, topics: float | None = None) -> list[tuple[str, float]]:
     r, prompt = spec.rpsg, s.prompt
     return [
         ("rpsg_mask", n * 0.005),
@@ -166,27 +166,29 @@ def _rpsg_work(spec: Any, n: int, s: _Speeds) -> list[tuple[str, float]]:
     ]
 
 
-def _dp_synrag_work(spec: Any, n: int, s: _Speeds) -> list[tuple[str, float]]:
+def _dp_synrag_work(spec: Any, n: int, s: _Speeds, topics: float | None = None) -> list[tuple[str, float]]:
+    """``topics``: the groups (documents) the run is expected to write; R, its most, when not given."""
     p, prompt = spec.dp_synrag, s.prompt
-    rows = min(n * p.L, p.R * min(p.k, n)) + (p.R if p.public_anchor else 0)  # k: typical cluster size
+    groups = p.R if topics is None else min(float(topics), p.R)
+    rows = min(n * p.L, groups * min(p.k, n)) + (groups if p.public_anchor else 0)  # k: typical cluster size
     keywords = n * 0.002 if p.keywords == "vocabulary" else s.llm(n * prompt, n * (6 * p.K + 4))
     stages: list[tuple[str, float]] = []
     if p.discover_phrases:  # step 0: n-grams of each unit ranked by public word frequencies (no model)
         stages += [("phrases", n * 0.006)]  # measured 6 ms per demo note on a loaded 2-core machine
     stages += [("keywords", keywords)]
     if p.refine:
-        stages += [("embedding", n / s.embed), ("retrieval", 1.0 + p.R * 0.02 + n * p.R * 2e-6)]
+        stages += [("embedding", n / s.embed), ("retrieval", 1.0 + groups * 0.02 + n * groups * 2e-6)]
     if p.realisation:  # public writer: up to two drafts per topic (realisation.ATTEMPTS)
-        stages += [("realisation", s.llm(2 * p.R * prompt, 2 * p.R * p.realisation_tokens))]
+        stages += [("realisation", s.llm(2 * groups * prompt, 2 * groups * p.realisation_tokens))]
     if p.token_stage:
         stages += [("private_prediction", s.llm(rows * prompt, rows * p.T))]
     length = p.realisation_tokens if p.text == "realised" else p.T
     if p.self_filter:
-        stages.append(("self_filter", s.llm(p.R * (prompt + length), p.R * 4)))
+        stages.append(("self_filter", s.llm(groups * (prompt + length), groups * 4)))
     return stages
 
 
-def _aug_pe_work(spec: Any, n: int, s: _Speeds) -> list[tuple[str, float]]:
+def _aug_pe_work(spec: Any, n: int, s: _Speeds, topics: float | None = None) -> list[tuple[str, float]]:
     """Public generation dominates: every candidate text the model writes."""
     a = spec.aug_pe
     texts = a.population + (a.iterations - 1) * (a.population // (1 + a.variations)) * a.variations
@@ -196,19 +198,21 @@ def _aug_pe_work(spec: Any, n: int, s: _Speeds) -> list[tuple[str, float]]:
     ]
 
 
-def _dp_synth_work(spec: Any, n: int, s: _Speeds) -> list[tuple[str, float]]:
+def _dp_synth_work(spec: Any, n: int, s: _Speeds, topics: float | None = None) -> list[tuple[str, float]]:
     """One private-prediction generation per unit."""
     return [("private_prediction", s.llm(n * s.prompt, n * spec.dp_synrag.T))]
 
 
 # The work model of every method registered in core.method_catalogue (a test checks none is missing).
-METHOD_WORK: dict[str, Callable[[Any, int, _Speeds], list[tuple[str, float]]]] = {
+METHOD_WORK: dict[str, Callable[[Any, int, _Speeds, float | None], list[tuple[str, float]]]] = {
     "rpsg": _rpsg_work, "dp_synrag": _dp_synrag_work, "aug_pe": _aug_pe_work, "dp_synth": _dp_synth_work,
 }
 
 
-def estimate(spec: Any, n_units: int, model_bytes: float | None = None, calibrate: bool = True) -> Estimate:
-    """Seconds per stage of a run of ``spec`` on ``n_units`` units."""
+def estimate(spec: Any, n_units: int, model_bytes: float | None = None, calibrate: bool = True,
+             topics: float | None = None) -> Estimate:
+    """Seconds per stage of a run of ``spec`` on ``n_units`` units; ``topics``: the documents DP-SynRAG is
+    expected to write (``core.planning.run_estimate`` passes its forecast), else R."""
     size = model_bytes if model_bytes is not None else _model_bytes(spec)
     slow = max(size / REFERENCE_MODEL_BYTES, 0.25)  # bigger models: proportionally slower per token
     speedup = GPU_SPEEDUP if spec.llm.device.startswith("cuda") else 1.0
@@ -224,11 +228,11 @@ def estimate(spec: Any, n_units: int, model_bytes: float | None = None, calibrat
         basis = f"the speed measured on this computer in earlier runs with this model ({measured.measured_at[:10]})"
     n = max(int(n_units), 0)
     stages: list[tuple[str, float]] = [("models", MODEL_LOAD_BASE_S + MODEL_LOAD_S_PER_GB * size / 1e9)]
-    stages += METHOD_WORK.get(spec.method, _dp_synth_work)(spec, n, speeds)
+    stages += METHOD_WORK.get(spec.method, _dp_synth_work)(spec, n, speeds, topics)
     items = {"keywords": float(n), "embedding": float(n)}
     if spec.method == "dp_synrag":  # one group per topic: at most R, fewer when few topics clear the noise
-        p = spec.dp_synrag
-        items.update(private_prediction=float(p.R), self_filter=float(p.R))
+        groups = float(spec.dp_synrag.R if topics is None else min(topics, spec.dp_synrag.R))
+        items.update(private_prediction=groups, self_filter=groups, realisation=groups)
     return Estimate([(s, float(v) * per_stage.get(s, factor)) for s, v in stages], basis,
                     [(s, float(v)) for s, v in stages], items)
 

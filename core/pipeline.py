@@ -43,7 +43,7 @@ from core.export import (
 from core.ledger import Ledger, check_before_run
 from core.methods.class_conditional import method_for
 from core.methods.base import Method, MethodContext, PlanSummary, SyntheticDoc
-from core.methods.dp_synrag.forms import with_chosen_form
+from core.methods.dp_synrag.adaptive import with_public_defaults
 from core.methods.dp_synrag.realisation import check_spec_example
 from core.methods.wave_size import default_batch_rows, wave_rows
 from core.models.registry import load_embedder, load_language_model, model_fingerprint, resolve_model
@@ -139,7 +139,7 @@ def run_pipeline(
             return run_pipeline(spec, reporter, run_dir, resume, scratch, require_consent, consent)
     started = _now()
     _check_before_loading(spec, ledger, run_dir, resume, consent)
-    spec = with_chosen_form(spec)  # the document form the public rule picks when none was chosen (public)
+    spec = with_public_defaults(spec)  # the form, L and phrase discovery the public rules pick (adaptive.py)
     out_dir = _output_folder(spec)
     prepared = _prepare(spec, reporter, ledger, resume, require_consent)
     run = _Reserved("", run_dir, started, resume, None)

@@ -63,13 +63,8 @@ def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
     print(f"Budgeted as dataset: {summary.dataset_name} (every view of these data shares this budget)", file=out)
     for line in summary.budget_outlook:
         print(line, file=out)
-    if summary.estimate_seconds is not None:
-        print(f"Estimate: about {summary.estimate_seconds / 60:.0f} min, {summary.estimate_memory_mb:.0f} MB", file=out)
-    forecast = summary.topic_forecast
-    if forecast is not None:
-        print(f"Expected topics: about {forecast.expected_topics:.1f} of R = {forecast.R} clear the noise "
-              f"({forecast.expected_described_topics:.1f} with co-keywords); a topic needs about "
-              f"{forecast.min_topic_support:.0f} units sharing its word", file=out)
+    for line in forecast_lines(spec, summary):
+        print(line, file=out)
     for note in plan_notes(spec):
         print(f"Note (advanced): {note}", file=out)
     for warning in summary.warnings:
@@ -80,6 +75,39 @@ def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
             print(f"  - {line}", file=out)
         print("'privet run' refuses this plan unless given --spend-anyway ([privacy] spend_anyway = true).", file=out)
     return 0
+
+
+def forecast_lines(spec: RunSpec, summary) -> list[str]:
+    """What the run is expected to write and how long each stage takes, for the settings that will run
+    (``core.planning.run_estimate``; the adaptive default's choices from the custodian's own count, on screen)."""
+    from core.estimate import duration_words
+    from core.planning import run_estimate
+
+    lines = []
+    forecast = summary.topic_forecast
+    if forecast is not None:
+        low, high = forecast.documents_range
+        lines += [
+            f"Expected documents: {low} to {high} (one per topic found; the self-filter may drop a few). How many "
+            "topics a corpus holds depends on how often its documents share words, which is not looked at before "
+            f"the run: the range spans a corpus with few shared topics and a templated one. A topic needs about "
+            f"{forecast.min_topic_support:.0f} units sharing its word; at most R = {forecast.R} topics are looked for.",
+        ]
+        if not spec.dp_synrag.R or (not spec.dp_synrag.k and spec.dp_synrag.token_stage):
+            lines.append("Settings chosen by the adaptive default for about this many units (the run chooses them "
+                         "from its DP size count): " + settings_words(summary.expected_settings))
+    if summary.estimate_seconds is not None:
+        estimate = run_estimate(spec, summary)
+        lines.append(f"Estimate: {duration_words(estimate.total_s)} in all (the most documents above), "
+                     f"{summary.estimate_memory_mb:.0f} MB; by stage:")
+        lines += [f"  {stage_label(stage):<46} {duration_words(seconds)}" for stage, seconds in estimate.stages]
+    return lines
+
+
+def settings_words(p) -> str:
+    """R, L (and k with a token stage) in a few words."""
+    words = f"at most R = {p.R} topics, each unit in at most L = {p.L} of them"
+    return words + (f", k = {p.k} private documents per topic" if p.token_stage else "") + "."
 
 
 def plan_notes(spec: RunSpec) -> list[str]:

@@ -6,17 +6,19 @@
 
 from __future__ import annotations
 
+import copy
+
 from core.corpus import Corpus, DatasetIdentity
 from core.compute.memory import run_memory_mb
 from core.ledger.booking import Booking, book_dataset, load_spec_corpus, record_booking
 from core.errors import BudgetError, PrivetError
-from core.estimate import estimate
+from core.estimate import Estimate, estimate
 from core.ledger import Ledger
 from core.ledger.total import COMBINING_WORDS
 from core.ledger.view import cumulative_after
 from core.methods.class_conditional import method_for
 from core.methods.base import PlanSummary
-from core.methods.dp_synrag.forms import with_chosen_form
+from core.methods.dp_synrag.adaptive import with_public_defaults
 from core.methods.dp_synrag.realisation import check_spec_example
 from core.paths import data_dir
 from core.privacy.budget import resolve_delta
@@ -57,7 +59,7 @@ def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = No
     plan names the dataset the run will be booked under; the same data under a new chosen name is refused.
     """
     spec.check()  # refuses nonsense before anything is loaded
-    spec = with_chosen_form(spec)  # the document form the public rule picks when none was chosen (public)
+    spec = with_public_defaults(spec)  # the form, L and phrase discovery the public rules pick (adaptive.py)
     corpus = corpus or load_spec_corpus(spec)
     check_spec_example(spec, corpus)
     n = len(corpus.units)
@@ -70,7 +72,7 @@ def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = No
     summary.budget_outlook = budget_outlook(booking, summary, ledger)
     summary.warnings.extend(booking.warnings)
     summary.warnings.extend(spec.warnings())
-    summary.estimate_seconds, summary.estimate_memory_mb = estimate_cost(spec, n)
+    summary.estimate_seconds, summary.estimate_memory_mb = run_estimate(spec, summary).total_s, run_memory_mb(spec)
     return summary
 
 
@@ -117,8 +119,18 @@ def refuse_spending_for_nothing(spec: RunSpec, summary: PlanSummary) -> None:
     )
 
 
+def run_estimate(spec: RunSpec, summary: PlanSummary) -> Estimate:
+    """The time per stage of the path that will really run (``core.estimate``: work over this computer's measured
+    speed): the settings the adaptive default is expected to choose for this corpus, and as many documents as the
+    forecast's high end (the time is an upper end, not a mean: the realised writer is most of it)."""
+    if summary.expected_settings is not None:
+        spec = copy.deepcopy(spec)
+        setattr(spec, spec.method, summary.expected_settings)
+    documents = summary.documents_range
+    return estimate(spec, summary.n_units, topics=None if documents is None else documents[1])
+
+
 def estimate_cost(spec: RunSpec, n_units: int) -> tuple[float, float]:
-    """A rough time (s) and memory (MB) estimate: time from ``core.estimate`` (work over this
-    computer's measured speed), memory from the wave size and the packaged model's KV cache
-    (``core.compute.memory``)."""
+    """A rough time (s) and memory (MB) estimate of ``spec`` as written (``run_estimate`` is the plan's):
+    memory from the wave size and the packaged model's KV cache (``core.compute.memory``)."""
     return estimate(spec, n_units).total_s, run_memory_mb(spec)

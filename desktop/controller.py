@@ -19,7 +19,6 @@ from core.certificate.privacy_record import PrivacyRecord
 from core.corpus import dataset_fingerprint, list_columns, load_corpus
 from core.corpus.columns import suggest_columns
 from core.errors import BudgetError, PrivetError
-from core.estimate import estimate
 from core.export import ReleaseSize, export_release, release_size
 from core.ledger import Ledger
 from core.ledger.total import COMBINING_PLAIN, COMBINING_WORDS
@@ -186,11 +185,24 @@ class WizardController:
         """The run's δ (``core.privacy.budget.resolve_delta``): the spec's, else the public default."""
         return resolve_delta(self.spec)
 
-    def estimate(self) -> Any:
-        """``core.estimate.estimate`` for this spec and corpus (``None`` before data is loaded)."""
+    def documents_range(self) -> tuple[int, int] | None:
+        """How many documents the run is expected to write (core's forecast), or None before data is loaded or
+        when the spec cannot be planned."""
         if self.summary is None:
             return None
-        return estimate(self.spec, self.summary.n_units)
+        try:
+            return self.plan().documents_range
+        except PrivetError:
+            return None
+
+    def estimate(self) -> Any:
+        """``core.planning.run_estimate`` for this spec and corpus: the time of the path that will really run
+        (``None`` before data is loaded)."""
+        if self.summary is None:
+            return None
+        from core.planning import run_estimate  # imports the methods (torch): on first use, not at window start
+
+        return run_estimate(self.spec, self.plan())
 
     def booking(self) -> Any:
         """``core.pipeline.dataset_booking``: the dataset the run will be booked under (the same function the

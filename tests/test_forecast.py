@@ -81,7 +81,7 @@ def test_plan_shows_the_forecast_and_what_would_help(tmp_path, privet_home, caps
     demo_spec(tmp_path).save(spec_path)
     assert privet(["plan", str(spec_path)]) == 0
     out = capsys.readouterr().out
-    assert "Expected topics: about 0.0 of R = 500" in out
+    assert "Expected documents: 0 to" in out and "at most R = 8 topics" in out
     assert "What would help:" in out and "--spend-anyway" in out
 
 

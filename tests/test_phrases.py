@@ -163,7 +163,7 @@ def test_frequent_phrases_are_released_and_the_noise_has_the_planned_sd():
 
 
 def test_plan_splits_delta_and_composes_the_gaussian_part_in_zcdp():
-    spec = DPSynRAGSpec(phrases_per_unit=8, cluster_keywords=5, text="private")
+    spec = DPSynRAGSpec(phrases_per_unit=8, cluster_keywords=5, text="private", size_bound=1000)  # no size count
     eps, delta = 10.0, 1e-6
     plan = plan_dp_synrag(spec, eps, delta)
     assert plan.delta_phrases == pytest.approx(0.5 * delta)

@@ -29,6 +29,9 @@ EPSILONS = [0.5, 1.0, 4.0, 10.0, 50.0]
 
 # --- conversion ---------------------------------------------------------------------------------
 
+# The seed's sizes (R, L, k): stated, so no DP size count runs and the seed's split is reproduced exactly.
+SEED_SIZES = {"R": 500, "L": 5, "k": 80}
+
 
 @pytest.mark.parametrize(
     "eps, delta, loose, tight", [(10.0, 1e-3, 2.2012, 2.6068), (4.0, 1e-5, 0.2977, 0.3731)]
@@ -174,7 +177,7 @@ def test_accountant_refuses_bad_events(call):
 @pytest.mark.parametrize("conversion, rho, c_over_tau", [("tight", 2.6068, 0.1162), ("loose", 2.2012, 0.1057)])
 def test_planner_reproduces_the_seed_reference(conversion, rho, c_over_tau):
     plan = plan_dp_synrag(DPSynRAGSpec(
-        text="private", refine=True, cluster_keywords=0, discover_phrases=False), 10.0, 1e-3, conversion)
+        **SEED_SIZES, text="private", refine=True, cluster_keywords=0, discover_phrases=False), 10.0, 1e-3, conversion)
     assert round(plan.rho_total, 4) == rho
     assert round(plan.c_over_tau, 4) == c_over_tau
     assert plan.rho_hist == pytest.approx(0.1, rel=1e-8)
@@ -188,7 +191,7 @@ def test_planner_reproduces_the_seed_reference(conversion, rho, c_over_tau):
 @pytest.mark.parametrize("eps", EPSILONS)
 def test_planner_at_every_epsilon(conversion, eps):
     delta = 1e-5
-    spec = DPSynRAGSpec(text="private", refine=True, cluster_keywords=0, discover_phrases=False)
+    spec = DPSynRAGSpec(**SEED_SIZES, text="private", refine=True, cluster_keywords=0, discover_phrases=False)
     plan = plan_dp_synrag(spec, eps, delta, conversion)
     # The plan spends exactly the budget and no more.
     assert rho_to_eps(plan.rho_total, delta, conversion) <= eps
@@ -215,9 +218,9 @@ def test_planner_at_every_epsilon(conversion, eps):
 @pytest.mark.parametrize("conversion", ["tight", "loose"])
 def test_planner_without_refinement_gives_its_share_to_the_tokens(conversion):
     refined = plan_dp_synrag(DPSynRAGSpec(
-        text="private", refine=True, cluster_keywords=0, discover_phrases=False), 10.0, 1e-6, conversion)
+        **SEED_SIZES, text="private", refine=True, cluster_keywords=0, discover_phrases=False), 10.0, 1e-6, conversion)
     plan = plan_dp_synrag(DPSynRAGSpec(
-        text="private", refine=False, cluster_keywords=0, discover_phrases=False), 10.0, 1e-6, conversion)
+        **SEED_SIZES, text="private", refine=False, cluster_keywords=0, discover_phrases=False), 10.0, 1e-6, conversion)
     assert list(plan.per_stage()) == [STAGE_HISTOGRAM, STAGE_TOKENS]
     assert sum(plan.per_stage().values()) == pytest.approx(plan.rho_total, rel=1e-12)
     assert plan.accountant().total_rho() == pytest.approx(plan.rho_total, rel=1e-12)
@@ -229,14 +232,15 @@ def test_planner_without_refinement_gives_its_share_to_the_tokens(conversion):
 
 def test_planner_noise_shrinks_as_epsilon_grows():
     plans = [plan_dp_synrag(DPSynRAGSpec(
-        text="private", refine=True, cluster_keywords=0, discover_phrases=False), e, 1e-5) for e in EPSILONS]
+        **SEED_SIZES, text="private", refine=True, cluster_keywords=0, discover_phrases=False), e, 1e-5) for e in EPSILONS]
     for a, b in zip(plans, plans[1:]):
         assert a.sigma_h > b.sigma_h and a.sigma_mu > b.sigma_mu
         assert a.eps_theta < b.eps_theta and a.c_over_tau < b.c_over_tau
 
 
 def test_planner_fraction_overrides_and_method_parameters():
-    spec = DPSynRAGSpec(text="private", K=5, L=3, T=40, tau=2.0, hist_fraction=0.2, mu_fraction=0.05, theta_fraction=0.05, refine=True,
+    spec = DPSynRAGSpec(R=500, k=80, text="private", K=5, L=3, T=40, tau=2.0, hist_fraction=0.2, mu_fraction=0.05,
+                        theta_fraction=0.05, refine=True,
                         cluster_keywords=0, discover_phrases=False)
     plan = plan_dp_synrag(spec, 4.0, 1e-6)
     assert plan.rho_hist == pytest.approx(0.2 * plan.rho_total)
@@ -252,18 +256,18 @@ def test_planner_fraction_overrides_and_method_parameters():
 @pytest.mark.parametrize(
     "spec, eps, delta",
     [
-        (DPSynRAGSpec(text="private", hist_fraction=1.0), 10.0, 1e-5),
-        (DPSynRAGSpec(text="private", mu_fraction=1.5, refine=True), 10.0, 1e-5),
-        (DPSynRAGSpec(text="private", theta_fraction=-0.1, refine=True), 10.0, 1e-5),
-        (DPSynRAGSpec(text="private", hist_fraction=0.5, mu_fraction=0.3, theta_fraction=0.2, refine=True), 10.0, 1e-5),
-        (DPSynRAGSpec(text="private"), 0.0, 1e-5),
-        (DPSynRAGSpec(text="private"), -1.0, 1e-5),
-        (DPSynRAGSpec(text="private"), 10.0, 0.0),
-        (DPSynRAGSpec(text="private"), 10.0, 1.0),
-        (DPSynRAGSpec(text="private", K=0), 10.0, 1e-5),
-        (DPSynRAGSpec(text="private", L=0), 10.0, 1e-5),
-        (DPSynRAGSpec(text="private", T=0), 10.0, 1e-5),
-        (DPSynRAGSpec(text="private", tau=0.0), 10.0, 1e-5),
+        (DPSynRAGSpec(**SEED_SIZES, text="private", hist_fraction=1.0), 10.0, 1e-5),
+        (DPSynRAGSpec(**SEED_SIZES, text="private", mu_fraction=1.5, refine=True), 10.0, 1e-5),
+        (DPSynRAGSpec(**SEED_SIZES, text="private", theta_fraction=-0.1, refine=True), 10.0, 1e-5),
+        (DPSynRAGSpec(**SEED_SIZES, text="private", hist_fraction=0.5, mu_fraction=0.3, theta_fraction=0.2, refine=True), 10.0, 1e-5),
+        (DPSynRAGSpec(**SEED_SIZES, text="private"), 0.0, 1e-5),
+        (DPSynRAGSpec(**SEED_SIZES, text="private"), -1.0, 1e-5),
+        (DPSynRAGSpec(**SEED_SIZES, text="private"), 10.0, 0.0),
+        (DPSynRAGSpec(**SEED_SIZES, text="private"), 10.0, 1.0),
+        (DPSynRAGSpec(**SEED_SIZES, text="private", K=0), 10.0, 1e-5),
+        (DPSynRAGSpec(R=500, k=80, text="private", L=-1), 10.0, 1e-5),
+        (DPSynRAGSpec(**SEED_SIZES, text="private", T=0), 10.0, 1e-5),
+        (DPSynRAGSpec(**SEED_SIZES, text="private", tau=0.0), 10.0, 1e-5),
     ],
 )
 def test_planner_refuses_impossible_plans(spec, eps, delta):
@@ -274,7 +278,7 @@ def test_planner_refuses_impossible_plans(spec, eps, delta):
 
 def test_planner_refuses_unknown_conversion():
     with pytest.raises(PrivetError):
-        plan_dp_synrag(DPSynRAGSpec(text="private"), 10.0, 1e-5, conversion="pld")
+        plan_dp_synrag(DPSynRAGSpec(**SEED_SIZES, text="private"), 10.0, 1e-5, conversion="pld")
 
 
 # --- δ ---------------------------------------------------------------------------------------------

@@ -20,14 +20,13 @@ def _spec(**sections) -> dict:
 @pytest.mark.parametrize(
     "section, name, value, words",
     [
-        ("dp_synrag", "R", 0, "out of range"),
         ("dp_synrag", "R", -1, "out of range"),
         ("dp_synrag", "R", "4", "must be a number"),
         ("dp_synrag", "R", 4.5, "whole number"),
         ("dp_synrag", "R", True, "must be a number"),
-        ("dp_synrag", "k", 0, "out of range"),
+        ("dp_synrag", "k", -1, "out of range"),
         ("dp_synrag", "K", 0, "out of range"),
-        ("dp_synrag", "L", 0, "out of range"),
+        ("dp_synrag", "L", -2, "out of range"),
         ("dp_synrag", "T", 0, "out of range"),
         ("dp_synrag", "tau", 0.0, "out of range"),
         ("dp_synrag", "tau", math.inf, "finite"),
@@ -62,7 +61,7 @@ def test_nonsense_is_refused_at_load_with_the_setting_named(section, name, value
 
 def test_every_problem_is_listed_at_once():
     with pytest.raises(PrivetError) as info:
-        RunSpec.from_dict(_spec(dp_synrag={"R": 0, "k": 0}, privacy={"epsilon": "x"}))
+        RunSpec.from_dict(_spec(dp_synrag={"R": -1, "k": -1}, privacy={"epsilon": "x"}))
     message = str(info.value)
     assert "R" in message and "] k" in message and "epsilon" in message
 
@@ -82,7 +81,7 @@ def test_valid_values_pass_and_are_normalised():
 
 def test_values_set_in_code_are_checked_before_a_run():
     spec = RunSpec()
-    spec.dp_synrag.R = 0
+    spec.dp_synrag.R = -1
     spec.privacy.epsilon = True
     problems = spec.problems()
     assert any("[dp_synrag] R" in p for p in problems) and any("[privacy] epsilon" in p for p in problems)

@@ -154,9 +154,9 @@ SCALE_CONFIGS = {
         name="demo",
         llm=ModelChoice(source="default", backend="transformers"),
         embedder=ModelChoice(source="default"),
-        dp_synrag=_dp(K=8, R=12, L=3, k=25, T=32, hist_fraction=0.4, cluster_keywords=5, cluster_keywords_fraction=0.4,
-                      answer_start="keywords", self_filter=True, self_filter_mode="similarity", max_prompt_tokens=160,
-                      text="realised"),  # as the demo spec and the wizard write (the ablation's own rows set text)
+        # The library's defaults (the adaptive default, docs/method.md §2.7): what a minimal spec runs. The
+        # ablation's own rows set their way of writing; T = 32 only shortens a token stage when a row asks for one.
+        dp_synrag=_dp(T=32),
         max_members=240,
         benign_questions=40,
         attack_questions=12,

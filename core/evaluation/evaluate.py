@@ -70,7 +70,7 @@ def run_evaluation(config: EvaluationConfig, reporter: Reporter = NULL_REPORTER,
         corpora.append(runs.generate(config, data.members_csv, method, eps, work, models.llm, models.embedder,
                                      reporter))
     _say(reporter, "evaluate", "Writing the public-only baseline (no private data)")
-    corpora.append(public_only_corpus(config, models.llm))
+    corpora.append(public_only_corpus(config, models.llm, comparison_size(config, corpora)))
 
     result = {
         "dataset": config.dataset.name,
@@ -117,10 +117,19 @@ def public_only_tokens(scale: ScaleConfig) -> int:
     return scale.dp_synrag.T + 16
 
 
-def public_only_corpus(config: EvaluationConfig, llm) -> runs.GeneratedCorpus:
-    """The public-only baseline: R documents from the public task (and public example) alone, ε = 0."""
+FALLBACK_COMPARISON_SIZE = 12  # the baselines' size when no DP-SynRAG corpus was written (its R may be adaptive)
+
+
+def comparison_size(config: EvaluationConfig, corpora: list) -> int:
+    """How many documents the baselines write: as many as DP-SynRAG wrote at the largest ε, else R (or 12)."""
+    dp = [c for c in corpora if c.method == "dp_synrag" and c.epsilon == config.max_epsilon and c.texts]
+    return len(dp[0].texts) if dp else (config.scale.dp_synrag.R or FALLBACK_COMPARISON_SIZE)
+
+
+def public_only_corpus(config: EvaluationConfig, llm, size: int) -> runs.GeneratedCorpus:
+    """The public-only baseline: ``size`` documents from the public task (and public example) alone, ε = 0."""
     started = time.monotonic()
-    texts = public_only_documents(llm, config.dataset.task, config.scale.dp_synrag.R,
+    texts = public_only_documents(llm, config.dataset.task, size,
                                   public_only_tokens(config.scale), config.dataset.public_example)
     return runs.GeneratedCorpus(PUBLIC_ONLY_LABEL, PUBLIC_ONLY_METHOD, 0.0, 0.0, 0.0, texts,
                                 time.monotonic() - started)
@@ -209,8 +218,7 @@ def coverage_rows(data: EvaluationData, corpora: list, embedder, config: Evaluat
         # Released (DP) or public-only text only, never a real document: safe to quote verbatim.
         row["samples"] = [{"text": t, "junk": quality.junk_reasons(t)} for t in c.texts[:SAMPLES_PER_CORPUS]]
         rows.append(row)
-    dp = [c for c in corpora if c.method == "dp_synrag" and c.epsilon == config.max_epsilon and c.texts]
-    size = min(len(dp[0].texts) if dp else config.scale.dp_synrag.R, len(data.members))
+    size = min(comparison_size(config, corpora), len(data.members))
     if size:
         pick = sorted(rng.choice(len(data.members), size, replace=False).tolist())
         texts = [data.members[i].text for i in pick]

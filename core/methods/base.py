@@ -88,6 +88,14 @@ class PlanSummary:
     topic_forecast: TopicForecast | None = None  # expected topics (DP-SynRAG; core.privacy.forecast; on screen)
     forecast_advice: tuple[str, ...] = ()  # what would help when about 0 topics are expected
     budget_outlook: tuple[str, ...] = ()  # the dataset's total after this run, and a cap refusal (core.planning)
+    # The method's settings as the adaptive default is expected to choose them for this corpus (DP-SynRAG: R
+    # and k from the custodian's own count of units; on screen only, the run chooses from its DP size count).
+    expected_settings: object | None = None
+
+    @property
+    def documents_range(self) -> tuple[int, int] | None:
+        """How many documents the run is expected to write (DP-SynRAG's forecast), or None when unknown."""
+        return None if self.topic_forecast is None else self.topic_forecast.documents_range
 
     @property
     def spends_for_nothing(self) -> bool:

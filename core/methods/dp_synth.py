@@ -29,7 +29,7 @@ from core.privacy.mechanisms import TOKEN_SAMPLER
 from core.privacy.planner import plan_dp_synth
 from core.privacy.release import checkpointed
 from core.privacy.release import per_stage as stage_totals
-from core.runspec import RunSpec
+from core.runspec import DPSynRAGSpec, RunSpec
 
 
 def random_batches(n_units: int, n_groups: int, rng: np.random.Generator) -> list[list[int]]:
@@ -38,6 +38,14 @@ def random_batches(n_units: int, n_groups: int, rng: np.random.Generator) -> lis
     for u, g in enumerate(rng.integers(0, n_groups, size=n_units)):
         groups[int(g)].append(u)
     return groups
+
+
+SEED_BATCHES = 500  # R when the shared [dp_synrag] section leaves it to DP-SynRAG's adaptive default (R = 0)
+
+
+def batch_count(p: DPSynRAGSpec) -> int:
+    """DP-Synth's number of random disjoint batches: R as the spec says, else the seed's 500 (public)."""
+    return int(p.R) if p.R else SEED_BATCHES
 
 
 class DPSynthMethod:
@@ -59,7 +67,7 @@ class DPSynthMethod:
     def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext) -> MethodOutput:
         p = spec.dp_synrag
         plan = plan_dp_synth(p, spec.privacy.epsilon, delta, spec.privacy.conversion)
-        batches = checkpointed(ctx, "batches", lambda: random_batches(len(corpus.units), p.R, ctx.rng()))
+        batches = checkpointed(ctx, "batches", lambda: random_batches(len(corpus.units), batch_count(p), ctx.rng()))
         # A random batch has no released keyword: its public row, if any, holds the empty document.
         public = public_message("empty" if p.public_anchor else "none", ctx.task)
         groups = build_groups(batches, corpus.units, ctx, None if public is None else [public] * len(batches))
@@ -79,7 +87,7 @@ class DPSynthMethod:
     def parameters(self, spec: RunSpec, summary: PlanSummary) -> dict:
         p = spec.dp_synrag
         public_row = "empty" if p.public_anchor else "none"
-        return {"R": p.R, "T": p.T, "tau": p.tau, "clip": p.clip, "public_row": public_row, **summary.derived}
+        return {"R": batch_count(p), "T": p.T, "tau": p.tau, "clip": p.clip, "public_row": public_row, **summary.derived}
 
     def samplers(self) -> list[str]:
         return sampler_descriptions(TOKEN_SAMPLER)

@@ -32,6 +32,11 @@ from typing import Any
 
 TOP_TOPIC_SHARE = 0.25  # public prior: the commonest topic word is held by about a quarter of the units
 TOPIC_SHARE_EXPONENT = 0.5  # public prior: the j-th commonest topic is held by TOP_TOPIC_SHARE / j^0.5
+# The range a forecast states (documents, time) spans two further public priors, the ends of the three public
+# corpora measured above: few shared topics (news-like: the commonest held by 10 %, the j-th by 10 %/j^0.55) and
+# many (templated notes or profiles: the commonest by half, the j-th by 50 %/j^0.3).
+FEW_TOPICS_PRIOR = (0.10, 0.55)
+MANY_TOPICS_PRIOR = (0.50, 0.30)
 CO_KEYWORD_SHARE = 0.5  # public prior: a topic's commonest co-keyword is shared by about half of its cluster
 ABOUT_ZERO_TOPICS = 0.5  # fewer expected topics than this: "about 0", the run needs consent
 
@@ -59,6 +64,15 @@ class TopicForecast:
     expected_topics: float  # of at most R
     expected_described_topics: float  # topics whose co-keywords clear too (= expected_topics without that stage)
     commonest_topic_units: float  # the prior's commonest topic: TOP_TOPIC_SHARE · n units
+    fewest_topics: float = 0.0  # expected topics under FEW_TOPICS_PRIOR (the range's low end)
+    most_topics: float = 0.0  # expected topics under MANY_TOPICS_PRIOR (the range's high end)
+
+    @property
+    def documents_range(self) -> tuple[int, int]:
+        """How many documents the run is expected to write, as a range: one per topic found, between the two
+        public priors' expected topics (never above R). The self-filter may still drop a few."""
+        low = min(math.floor(self.fewest_topics), self.R)
+        return low, max(low, min(math.ceil(self.most_topics), self.R))
 
     @property
     def about_zero(self) -> bool:
@@ -79,6 +93,18 @@ class TopicForecast:
                 "support_share": self.support_share}
 
 
+def _clears(held: float, support: float, sigma: float) -> float:
+    return _phi((held - support) / sigma) if sigma > 0 else float(held >= support)
+
+
+def expected_topics(n_units: int, R: int, sigma_h: float, min_topic_support: float,
+                    prior: tuple[float, float] = (TOP_TOPIC_SHARE, TOPIC_SHARE_EXPONENT)) -> float:
+    """Expected topics of at most R under a prior (top share, exponent) on topic sizes."""
+    top, exponent = prior
+    return sum(_clears(max(int(n_units), 0) * top / j**exponent, min_topic_support, sigma_h)
+               for j in range(1, max(int(R), 0) + 1))
+
+
 def forecast_topics(n_units: int, R: int, sigma_h: float, min_topic_support: float, sigma_c: float = math.inf,
                     min_co_keyword_support: float = 0.0) -> TopicForecast:
     """Expected topics (and described topics) of a plan, from public quantities and the size order n."""
@@ -86,7 +112,7 @@ def forecast_topics(n_units: int, R: int, sigma_h: float, min_topic_support: flo
     expected = described = 0.0
     for j in range(1, max(int(R), 0) + 1):
         held = n * TOP_TOPIC_SHARE / j**TOPIC_SHARE_EXPONENT
-        clears = _phi((held - min_topic_support) / sigma_h) if sigma_h > 0 else float(held >= min_topic_support)
+        clears = _clears(held, min_topic_support, sigma_h)
         expected += clears
         if min_co_keyword_support > 0 and math.isfinite(sigma_c):
             described += clears * _phi((CO_KEYWORD_SHARE * held - min_co_keyword_support) / sigma_c)
@@ -100,4 +126,6 @@ def forecast_topics(n_units: int, R: int, sigma_h: float, min_topic_support: flo
         expected_topics=expected,
         expected_described_topics=described,
         commonest_topic_units=n * TOP_TOPIC_SHARE,
+        fewest_topics=expected_topics(n, R, sigma_h, min_topic_support, FEW_TOPICS_PRIOR),
+        most_topics=expected_topics(n, R, sigma_h, min_topic_support, MANY_TOPICS_PRIOR),
     )

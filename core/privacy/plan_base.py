@@ -8,6 +8,8 @@ import math
 from core.errors import PrivetError
 from core.privacy.conversion import METHODS
 
+STAGE_SIZE = "size"
+
 STAGE_PHRASES = "phrases"
 
 STAGE_HISTOGRAM = "histogram"

@@ -43,6 +43,7 @@ from core.privacy.plan_base import (
     STAGE_HISTOGRAM,
     STAGE_MEAN,
     STAGE_PHRASES,
+    STAGE_SIZE,
     STAGE_THRESHOLD,
     STAGE_TOKENS,
     _check_privacy_target,
@@ -70,6 +71,10 @@ DEFAULT_CLUSTER_KEYWORDS_FRACTION = 0.2  # share of ρ for the co-keyword counts
 DEFAULT_PHRASES_FRACTION = 0.1  # share of ρ for DP phrase discovery when the spec says 0
 
 DEFAULT_PHRASES_DELTA_FRACTION = 0.5  # share of δ for releasing a phrase of one unit when the spec says 0
+
+# The adaptive default's DP size count (docs/method.md §2.7): 2 % of ρ. At ε = 10 (δ = 1e-6) its noise is σ ≈ 4
+# units, at ε = 1 about 37: the settings it chooses (R, k) change little within a few σ of the true size.
+DEFAULT_SIZE_FRACTION = 0.02
 
 # Without a token stage (text = "realised" or "topic_line", the default) the whole budget releases topics: the
 # histogram, the co-keywords and the phrases share it as 0.4 : 0.4 : 0.2 unless the spec says otherwise (then
@@ -131,10 +136,18 @@ class DPSynRAGPlan:
     tau_p: float = math.inf  # release threshold of a noisy phrase count
     delta_phrases: float = 0.0  # δ_p = K_p·Φ̄((τ_p − 1)/σ_p): a phrase of one unit alone is released
     delta_conversion: float = 0.0  # δ − δ_p: the δ at which the zCDP total is converted
+    size_fraction: float = 0.0  # share of ρ for the DP size count (0: the stage does not run)
+    rho_size: float = 0.0  # = 1/(2σ_n²)
+    sigma_size: float = math.inf  # noise on the count of units (sensitivity 1)
 
     @property
     def discovers_phrases(self) -> bool:
         return self.K_p > 0
+
+    @property
+    def counts_size(self) -> bool:
+        """Whether the run first releases a DP count of its units (the adaptive default's size)."""
+        return self.rho_size > 0.0
 
     @property
     def token_epsilon(self) -> float:
@@ -153,7 +166,9 @@ class DPSynRAGPlan:
 
     def releases(self) -> list[Release]:
         """The plan as its DP stages, in the order a run draws them (cluster stages already times L)."""
-        stages = [self._phrases()] if self.discovers_phrases else []
+        stages = [self._size()] if self.counts_size else []
+        if self.discovers_phrases:
+            stages.append(self._phrases())
         stages.append(
             Release(
                 STAGE_HISTOGRAM, GAUSSIAN, self.rho_hist, "noisy keyword histogram",
@@ -193,6 +208,15 @@ class DPSynRAGPlan:
                 )
             )
         return stages
+
+    def _size(self) -> Release:
+        return Release(
+            STAGE_SIZE, GAUSSIAN, self.rho_size,
+            "noisy count of the units (people or documents) in the corpus, from which the adaptive default "
+            "chose how many topics to look for",
+            f"DP size count: Gaussian noise sigma_n={self.sigma_size:.4g} on the number of units",
+            sensitivity=1.0, sigma=self.sigma_size,
+        )
 
     def _phrases(self) -> Release:
         return Release(
@@ -237,7 +261,8 @@ def _fraction(name: str, override: float, default: float) -> float:
 
 
 def _shares(spec: DPSynRAGSpec, conversion: str) -> tuple[float, float, float, float, float, float, int, int]:
-    """The shares of ρ (phrases, histogram, co-keywords, means, thresholds, tokens), M and K_p, checked."""
+    """The shares of ρ (phrases, histogram, co-keywords, means, thresholds, tokens), M and K_p, checked; they
+    sum to 1 − the size count's share (``_size_share``)."""
     d_hist, d_mu, d_theta = default_fractions(conversion)
     tokens = spec.token_stage
     d_ck, d_p = DEFAULT_CLUSTER_KEYWORDS_FRACTION, DEFAULT_PHRASES_FRACTION
@@ -267,10 +292,11 @@ def _shares(spec: DPSynRAGSpec, conversion: str) -> tuple[float, float, float, f
             "Set dp_synrag.phrases_per_unit to e.g. 8, or discover_phrases = false.",
         )
     f_p = _fraction("phrases_fraction", spec.phrases_fraction, d_p) if K_p else 0.0
+    f_n = _size_share(spec)
     if not tokens:  # no private prediction: its share goes to the other stages, in proportion to theirs
-        scale = 1.0 / (f_p + f_hist + f_ck + f_mu + f_theta)
+        scale = (1.0 - f_n) / (f_p + f_hist + f_ck + f_mu + f_theta)
         f_p, f_hist, f_ck, f_mu, f_theta = f_p * scale, f_hist * scale, f_ck * scale, f_mu * scale, f_theta * scale
-    f_tokens = 1.0 - (f_p + f_hist + f_ck + f_mu + f_theta) if tokens else 0.0
+    f_tokens = 1.0 - (f_n + f_p + f_hist + f_ck + f_mu + f_theta) if tokens else 0.0
     if tokens and not f_tokens > 0.0:
         raise _reject(
             f"The budget shares leave nothing for generating text (phrases {f_p:.3f} + histogram {f_hist:.3f} + "
@@ -281,11 +307,15 @@ def _shares(spec: DPSynRAGSpec, conversion: str) -> tuple[float, float, float, f
     return f_p, f_hist, f_ck, f_mu, f_theta, f_tokens, M, K_p
 
 
+def _size_share(spec: DPSynRAGSpec) -> float:
+    """The DP size count's share of ρ: 0 when no setting waits for it (``DPSynRAGSpec.size_count``)."""
+    return _fraction("size_fraction", spec.size_fraction, DEFAULT_SIZE_FRACTION) if spec.size_count else 0.0
+
+
 def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion: str = "tight") -> DPSynRAGPlan:
     """Split (ε, δ) across the DP-SynRAG stages and derive σ_h, σ_μ, ε_θ and c/τ."""
     _check_privacy_target(epsilon, delta, conversion)
-    for name in ("K", "L", "T"):
-        value = getattr(spec, name)
+    for name, value in (("K", spec.K), ("L", spec.clusters_per_unit), ("T", spec.T)):
         if int(value) != value or value < 1:
             raise _reject(f"{name} must be a whole number ≥ 1 (got {value}).", f"Fix dp_synrag.{name} in the run spec.")
     if not (spec.tau > 0.0) or math.isinf(spec.tau):
@@ -293,7 +323,7 @@ def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion:
 
     f_p, f_hist, f_ck, f_mu, f_theta, f_tokens, M, K_p = _shares(spec, conversion)
     tokens = spec.token_stage
-    K, L, T, tau = int(spec.K), int(spec.L), int(spec.T), float(spec.tau)
+    K, L, T, tau = int(spec.K), spec.clusters_per_unit, int(spec.T), float(spec.tau)
     delta_p = (
         _fraction("phrases_delta_fraction", spec.phrases_delta_fraction, DEFAULT_PHRASES_DELTA_FRACTION) * delta
         if K_p
@@ -307,7 +337,8 @@ def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion:
     rho_ck = f_ck * rho_total
     rho_mu = f_mu * rho_total / L
     rho_theta = f_theta * rho_total / L
-    rho_tokens_per_cluster = (rho_total - rho_p - rho_hist - rho_ck) / L - rho_mu - rho_theta if tokens else 0.0
+    rho_size = _size_share(spec) * rho_total
+    rho_tokens_per_cluster = (rho_total - rho_size - rho_p - rho_hist - rho_ck) / L - rho_mu - rho_theta if tokens else 0.0
     if tokens and not rho_tokens_per_cluster > 0.0:  # only reachable through rounding at extreme shares
         raise _reject("The budget shares leave nothing for generating text.", "Lower the other shares.")
     rho_per_token = rho_tokens_per_cluster / T
@@ -349,4 +380,7 @@ def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion:
         tau_p=tau_p,
         delta_phrases=delta_p,
         delta_conversion=delta - delta_p,
+        size_fraction=_size_share(spec),
+        rho_size=rho_size,
+        sigma_size=math.sqrt(1.0 / (2.0 * rho_size)) if rho_size > 0 else math.inf,
     )

@@ -26,6 +26,7 @@ from core.privacy.plan_base import (  # re-exported: the plans' one address
     STAGE_MEAN as STAGE_MEAN,
     STAGE_PHRASES as STAGE_PHRASES,
     STAGE_RPSG_SELECTION as STAGE_RPSG_SELECTION,
+    STAGE_SIZE as STAGE_SIZE,
     STAGE_THRESHOLD as STAGE_THRESHOLD,
     STAGE_TOKENS as STAGE_TOKENS,
 )

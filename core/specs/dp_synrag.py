@@ -36,9 +36,13 @@ DOCUMENT_FORMS = ("clinical_note", "case_file", "review", "news_article", "film_
 @dataclass
 class DPSynRAGSpec:
     K: int = 10  # keywords per unit
-    R: int = 500  # clusters (top-R words of the noisy histogram)
-    L: int = 5  # clusters per unit at most
-    k: int = 80  # target retrieved units per cluster
+    # R, L and k: 0 = chosen by the adaptive default (core/methods/dp_synrag/adaptive.py, docs/method.md §2.7):
+    # L from the way of writing (public), R and k from the released DP size count (or ``size_bound``).
+    R: int = 0  # clusters (at most R topic words of the noisy histogram)
+    L: int = 0  # clusters per unit at most
+    k: int = 0  # target retrieved units per cluster
+    size_bound: int = 0  # a PUBLIC upper bound on the units (people) the custodian states; 0 = a DP size count
+    size_fraction: float = 0.0  # the DP size count's share of the budget; 0 = the default (0.02)
     T: int = 70  # tokens per synthetic document
     tau: float = 1.0  # sampling temperature
     hist_fraction: float = 0.0  # 0 = the seed defaults expressed as fractions of rho
@@ -87,9 +91,13 @@ class DPSynRAGSpec:
         "realisation_tokens": whole("tokens of each realised document", low=8, high=MAX_TOKENS),
         # Upper bounds keep a typo (R = 1e9) from being planned, or charged before running out of memory.
         "K": whole("keywords per unit", high=MAX_KEYWORDS),
-        "R": whole("the number of clusters", high=MAX_CLUSTERS),
-        "L": whole("clusters per unit", high=MAX_CLUSTERS),
-        "k": whole("retrieved units per cluster", high=MAX_UNITS_PER_CLUSTER),
+        "R": whole("the number of clusters", low=0, high=MAX_CLUSTERS, zero_default=True),
+        "L": whole("clusters per unit", low=0, high=MAX_CLUSTERS, zero_default=True),
+        "k": whole("retrieved units per cluster", low=0, high=MAX_UNITS_PER_CLUSTER, zero_default=True),
+        "size_bound": whole("the public upper bound on the number of people or documents", low=0,
+                            high=10**9, zero_default=True),
+        "size_fraction": number("the size count's share of the budget", low=0, high=1, open_low=True,
+                                open_high=True, zero_default=True),
         "T": whole("tokens per synthetic document", high=MAX_TOKENS),
         "tau": number("the sampling temperature τ", low=0, open_low=True),
         "hist_fraction": number("the histogram's share of the budget", low=0, high=1, open_low=True,
@@ -121,6 +129,18 @@ class DPSynRAGSpec:
         "self_filter_mode": text_rule("the self-filter", choices=("similarity", "score", "answer")),
         "row_bound": text_rule("how each cluster's rows are bounded", choices=("poisson", "none")),
     }
+
+    @property
+    def clusters_per_unit(self) -> int:
+        """L: as the spec says, else 3 without a token stage and the seed's 5 with one (docs/method.md §2.7)."""
+        return int(self.L) if self.L else (5 if self.token_stage else 3)
+
+    @property
+    def size_count(self) -> bool:
+        """Whether the run releases a DP count of its units first: some size-dependent setting (R, or k
+        with a token stage) is left to the adaptive default and no public bound was stated."""
+        left = not self.R or (not self.k and (self.token_stage or self.refine))
+        return left and not self.size_bound
 
     @property
     def token_stage(self) -> bool:

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
 
 from core.errors import PrivetError
 from core.estimate import duration_words
+from core.progress import stage_label
 from core.wording import PERMITTED_USE_NAMES, PERMITTED_USES, guarantee_words, permitted_use_words
 from desktop.active_runs import ActiveRuns
 from desktop.controller import METHOD_SHORT_NAMES, WizardController
@@ -105,7 +106,7 @@ class ConfirmPage(Page):
                       + (f" ({escape(spec.llm.path)})" if spec.llm.path else "") + f", device {spec.llm.device}"),
             ("Task", escape(spec.task)),
             ("Synthetic documents", "one per private document" if spec.method == "rpsg"
-             else f"up to {spec.dp_synrag.R}"),
+             else self._documents_words()),
             ("Formats", ", ".join(FORMAT_NAMES.get(name, name) for name in out.formats)),
             ("Export folder", escape(f"{self.controller.export_folder()} (one folder per run inside it; "
                                      "you can change it when exporting)")),
@@ -113,7 +114,7 @@ class ConfirmPage(Page):
             ("Organisation", escape(out.organisation or "(not given)")),
             ("IRB protocol", escape(out.irb_protocol or "(not given)")),
             ("Time", (f"{duration_words(estimate.total_s)} (based on {escape(estimate.basis)})"
-                      if estimate is not None else "no estimate")),
+                      + stage_times(estimate) if estimate is not None else "no estimate")),
         ]
         self.summary.setText("<table>" + "".join(
             f"<tr><td><b>{k}:</b>&nbsp;</td><td>{v}</td></tr>" for k, v in rows) + "</table>")
@@ -135,6 +136,14 @@ class ConfirmPage(Page):
         self._permitted_use_changed()
         self.spend_anyway.show_plan(plan, spec.privacy)
         self.completeChanged.emit()
+
+    def _documents_words(self) -> str:
+        """Core's forecast of how many documents the run writes, as a range (or "up to R" when R is stated)."""
+        expected = self.controller.documents_range()
+        if expected is None:
+            return f"up to {self.controller.spec.dp_synrag.R}" if self.controller.spec.dp_synrag.R else "not known yet"
+        return (f"about {expected[0]} to {expected[1]} (one per topic found; how many topics the data hold is not "
+                "looked at before the run, hence the range)")
 
     def set_permitted_use(self, use: str) -> None:
         """Choose what the release may be used for (one of ``core.wording.PERMITTED_USES``)."""
@@ -175,3 +184,11 @@ class ConfirmPage(Page):
         if not self.understood.isChecked():
             return "Tick the box to confirm that the budget will be spent."
         return ""
+
+
+def stage_times(estimate: Any) -> str:
+    """The time of each stage that will really run, longest first, in plain words (stages under a few
+    seconds are left out)."""
+    parts = [f"{stage_label(stage)} {duration_words(seconds)}" for stage, seconds in
+             sorted(estimate.stages, key=lambda item: -item[1]) if seconds >= 5]
+    return ("<br>" + escape("; ".join(parts))) if parts else ""

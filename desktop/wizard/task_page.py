@@ -29,8 +29,10 @@ class TaskPage(Page):
         self.task.setFixedHeight(70)
         self.task.setToolTip("What the synthetic corpus will be used for. Do not put private details here.")
         self.count = QSpinBox()
-        self.count.setRange(1, 100_000)
-        self.count.setToolTip("DP-SynRAG writes at most this many synthetic documents (one per topic).")
+        self.count.setRange(0, 100_000)
+        self.count.setSpecialValueText("Automatic (from the size of the data)")  # 0: the adaptive default chooses
+        self.count.setToolTip("DP-SynRAG writes at most this many synthetic documents (one per topic). Automatic: "
+                              "Privet chooses it from a noisy count of how many people the data hold.")
         self.count_note = QLabel()
         self.count_note.setWordWrap(True)
         self.formats = {name: QCheckBox(FORMAT_NAMES[name]) for name in FORMATS}
@@ -87,7 +89,8 @@ class TaskPage(Page):
         self.tokens.setToolTip("Tokens (word pieces) written per synthetic document (T in the certificate). More "
                                "tokens: longer documents, and the same ε is spread over more tokens (each is noisier).")
         self.cluster_size = QSpinBox()
-        self.cluster_size.setRange(1, 100_000)
+        self.cluster_size.setRange(0, 100_000)
+        self.cluster_size.setSpecialValueText("Automatic")  # 0: the adaptive default chooses
         self.cluster_size.setToolTip("How many private documents are used to write each synthetic document (k in "
                                      "the certificate). More: less noise per document, fewer distinct topics.")
         self.self_filter = QCheckBox("&Keep only useful documents: the model reads each synthetic document and drops "
@@ -155,9 +158,12 @@ class TaskPage(Page):
         if spec.method != "dp_synrag":
             return "Fewer documents can come out when the check for useful documents drops some."
         units = self.controller.topic_units()
-        need = (f"at this ε a topic must be mentioned by about {units:.0f} or more units to be found"
-                if units is not None else "a topic must be mentioned by many units to be found")
-        return f"One document per topic, so fewer come out when few topics are well supported: {need}."
+        need = (f"at this ε a topic must be mentioned by about {units:.0f} or more people or documents to be found"
+                if units is not None else "a topic must be mentioned by many people or documents to be found")
+        expected = self.controller.documents_range()
+        outlook = (f" Expected: {expected[0]} to {expected[1]} documents (the range is wide because how often the "
+                   "documents share words is not looked at before the run)." if expected else "")
+        return f"One document per topic, so fewer come out when few topics are well supported: {need}.{outlook}"
 
     def blocking_message(self) -> str:
         if len(self.task.toPlainText().strip()) < MIN_TASK_CHARS:

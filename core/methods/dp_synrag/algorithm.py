@@ -2,7 +2,9 @@
 
 ``run_dp_synrag`` calls one function per step, each in the module named for it:
 
-0. **Phrase discovery** (``phrases``; docs/method.md §2.0): the corpus's own phrases by DP set union extend V.
+0. **Size** (``size``, ``adaptive``; docs/method.md §2.7): a DP count of the units, from which the adaptive
+   default chooses R (and k) when the spec leaves them to it. **Phrase discovery** (``phrases``; §2.0): the
+   corpus's own phrases by DP set union extend V.
 1. **Keyword histogram** (``keywords``, ``histogram``): K keywords per unit from the public V; release
    h' = h + N(0, σ_h² I_|V|) and read the cluster words W from it.
 2. **Soft clustering** (``clusters``): C_r for r = R .. 1, each unit in ≤ L clusters; 2b: each
@@ -24,12 +26,14 @@ from typing import Sequence
 
 from core.corpus import Unit
 from core.methods.base import MethodContext, SyntheticDoc
+from core.methods.dp_synrag.adaptive import chosen_settings_words, with_size
 from core.methods.dp_synrag.clusters import co_keywords, soft_clusters
 from core.methods.dp_synrag.histogram import release_histogram, topic_words
 from core.methods.dp_synrag.keywords import extract_keywords
 from core.methods.dp_synrag.phrases import discover_phrases
 from core.methods.dp_synrag.refinement import refine
 from core.methods.dp_synrag.row_bound import cluster_counts
+from core.methods.dp_synrag.size import release_size
 from core.methods.dp_synrag.text import write_texts
 from core.methods.dp_synrag.vocabulary import Vocabulary
 from core.methods.dp_synrag.realisation import form_reference
@@ -43,12 +47,17 @@ class DPSynRAGResult:
     documents: list[SyntheticDoc]
     # On-screen diagnostics for the custodian only: computed on private data, never exported.
     private_diagnostics: dict[str, int] = field(default_factory=dict)
+    settings: DPSynRAGSpec | None = None  # the settings that ran (R, k chosen from the released size)
+    settings_note: str = ""  # the certificate's words on what the adaptive default chose (public)
 
 
 def run_dp_synrag(
     units: Sequence[Unit], vocab: Vocabulary, spec: DPSynRAGSpec, plan: DPSynRAGPlan, ctx: MethodContext
 ) -> DPSynRAGResult:
-    vocab = discover_phrases(units, vocab, plan, ctx)  # step 0
+    size = release_size(units, plan, ctx)  # step 0: n̂ (when a setting waits for it)
+    vocab = discover_phrases(units, vocab, plan, ctx)
+    chosen = with_size(spec, size, plan.sigma_h, len(vocab))
+    spec, note = chosen, chosen_settings_words(spec, chosen, size)
     keywords = extract_keywords(units, ctx.llm, vocab, spec.K, ctx, spec.keywords)  # step 1
     noisy_hist = release_histogram(keywords, vocab, plan, ctx)
     W = topic_words(noisy_hist, vocab, spec.R, plan.sigma_h, spec.topic_words)
@@ -60,7 +69,8 @@ def run_dp_synrag(
     reference = form_reference(spec.document_form, spec.public_example)
     kept = self_filter(texts, ctx, spec.self_filter, spec.self_filter_mode, reference)  # step 5
     documents = [SyntheticDoc(id=f"syn-{gid:04d}", text=text, group=gid) for gid, text in sorted(kept.items())]
-    return DPSynRAGResult(documents, diagnostics(clusters, selected, texts, documents, spec.min_cluster_size))
+    return DPSynRAGResult(documents, diagnostics(clusters, selected, texts, documents, spec.min_cluster_size),
+                          spec, note)
 
 
 def diagnostics(

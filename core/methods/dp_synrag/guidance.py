@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from core.methods.dp_synrag.adaptive import with_size
 from core.methods.dp_synrag.clusters import CANDIDATES_PER_CLUSTER, co_keyword_level
 from core.privacy.forecast import TopicForecast, forecast_topics, significance_threshold
 from core.privacy.planner import DPSynRAGPlan, default_fractions, plan_dp_synrag
@@ -179,7 +180,10 @@ def topic_support_words(support: float, n_units: int) -> str:
 def guide(
     spec: DPSynRAGSpec, epsilon: float, delta: float, n_units: int, vocab_size: int, conversion: str = "tight"
 ) -> Guidance:
+    """The guidance for ``spec``, with what it leaves to the adaptive default chosen for about ``n_units`` units
+    (on screen only: the run chooses from its DP size count)."""
     plan = plan_dp_synrag(spec, epsilon, delta, conversion)
+    spec = with_size(spec, n_units, plan.sigma_h, vocab_size)
     strength = consensus_nats(spec, plan)
     support = significance_threshold(plan.sigma_h, vocab_size)
     better = suggest(spec, epsilon, delta, n_units, vocab_size, conversion)

@@ -13,9 +13,11 @@ from core.methods.base import (
     sampler_descriptions,
     stages_from_events,
 )
+from core.methods.dp_synrag.adaptive import with_size
 from core.methods.dp_synrag.algorithm import run_dp_synrag
 from core.methods.dp_synrag.guidance import guide
 from core.methods.dp_synrag.realisation import check_spec_example, demonstrations, public_example
+from core.methods.dp_synrag.size import CHECKPOINT_SIZE
 from core.methods.dp_synrag.vocabulary import load_vocabulary, word_list_info
 from core.privacy.mechanisms import GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER
 from core.privacy.planner import (
@@ -23,11 +25,12 @@ from core.privacy.planner import (
     STAGE_HISTOGRAM,
     STAGE_MEAN,
     STAGE_PHRASES,
+    STAGE_SIZE,
     STAGE_THRESHOLD,
     DPSynRAGPlan,
     plan_dp_synrag,
 )
-from core.runspec import RunSpec
+from core.runspec import DPSynRAGSpec, RunSpec
 
 
 class DPSynRAGMethod:
@@ -41,6 +44,8 @@ class DPSynRAGMethod:
         plan = self._plan(spec, delta)
         stages = list(plan.per_stage().items())
         derived = {"rho_total": plan.rho_total}
+        if plan.counts_size:
+            derived["sigma_n"] = plan.sigma_size
         if plan.discovers_phrases:
             derived.update(sigma_p=plan.sigma_p, tau_p=plan.tau_p, delta_p=plan.delta_phrases,
                            delta_conversion=plan.delta_conversion)
@@ -71,6 +76,7 @@ class DPSynRAGMethod:
             n_units=n_units,
             delta_spent=plan.delta_phrases,
             topic_forecast=guidance.forecast,
+            expected_settings=settings_for_screen(spec, delta, n_units),
             forecast_advice=guidance.advice,
         )
 
@@ -99,6 +105,8 @@ class DPSynRAGMethod:
             "steps; every step that looks at the private data through a released value is charged above.",
             *generation_notes(spec.dp_synrag),
         ]
+        if result.settings_note:
+            notes.insert(len(COMMON_NOTES), result.settings_note)
         return result.documents, result.private_diagnostics, notes
 
     def record_stages(self, spec: RunSpec, delta: float) -> list[dict]:
@@ -118,6 +126,8 @@ class DPSynRAGMethod:
         (and charged) again; a resume quote counts it at its planned cost, an upper bound.
         """
         done = set()
+        if checkpoints.has(CHECKPOINT_SIZE):
+            done.add(STAGE_SIZE)
         if checkpoints.has(STAGE_PHRASES):
             done.add(STAGE_PHRASES)
         if checkpoints.has("histogram"):
@@ -137,7 +147,16 @@ def dp_synrag_guidance(spec: RunSpec, delta: float, n_units: int):
     p = spec.dp_synrag
 
     vocab_size = len(load_vocabulary(p.domain_lists))
-    return guide(p, spec.privacy.epsilon, delta, n_units, vocab_size, spec.privacy.conversion)
+    sized = settings_for_screen(spec, delta, n_units)
+    return guide(sized, spec.privacy.epsilon, delta, n_units, vocab_size, spec.privacy.conversion)
+
+
+def settings_for_screen(spec: RunSpec, delta: float, n_units: int) -> DPSynRAGSpec:
+    """The settings the adaptive default is expected to choose for this corpus, from the custodian's own count
+    of units (on screen only: the run chooses from the released DP size count, within a few units of it)."""
+    p = spec.dp_synrag
+    plan = plan_dp_synrag(p, spec.privacy.epsilon, delta, spec.privacy.conversion)
+    return with_size(p, n_units, plan.sigma_h, len(load_vocabulary(p.domain_lists)))
 
 
 def phrase_notes(plan: DPSynRAGPlan) -> list[str]:
