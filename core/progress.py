@@ -19,6 +19,7 @@ from core.errors import Cancelled
 STAGE_LABELS: dict[str, str] = {
     "models": "loading the models",
     "embedding": "reading the documents",
+    "size": "counting the people or documents (a noisy count)",
     "keywords": "finding keywords in each document",
     "phrases": "finding the corpus's own phrases (topic names)",
     "histogram": "finding topics",
