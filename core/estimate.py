@@ -246,6 +246,8 @@ class EtaTracker:
     left blends its estimate with its own rate, trusting the rate alone after a tenth of the stage, and
     counts down between events. A stage that starts
     marks every earlier planned stage that never reported as done (skipped, or finished before a resume).
+    A stage still running once its estimate is used up is said to take "a little longer than planned"
+    (:meth:`stage_words`, :meth:`run_words`), never a frozen "about 1 second".
     """
 
     estimate: Estimate
@@ -348,6 +350,37 @@ class EtaTracker:
             return None
         return max(expected - elapsed, 0.0)
 
+    def running(self, stage: str) -> bool:
+        """Whether ``stage`` has started and not ended (and the run is not done)."""
+        return stage in self._started and stage not in self._actual and not self._finished
+
+    def overdue(self, stage: str) -> bool:
+        """``stage`` is still running past its estimate: the estimate is used up, the stage is not done."""
+        left = self.stage_remaining_s(stage)
+        return self.running(stage) and left is not None and left <= 0.0
+
+    def stage_words(self, stage: str) -> str:
+        """The time left of one stage in words: "about 3 minutes left", "done", or, once its estimate is used
+        up while it still runs, "a little longer than planned" (never a frozen "about 1 second")."""
+        if stage in self._actual or stage in self._skipped or self._finished:
+            return "done"
+        if self.overdue(stage):
+            return LONGER_THAN_PLANNED
+        left = self.stage_remaining_s(stage)
+        return "" if left is None else f"{duration_words(left)} left"
+
+    def run_words(self) -> str:
+        """The whole run's time left in words; while the current stage runs past its estimate, what follows
+        it is stated separately ("about 2 minutes left after this stage, which is taking longer than planned")."""
+        if self._finished:
+            return "finished"
+        left = self.remaining_s()
+        if self._current and self.overdue(self._current):
+            if left < 1.0:
+                return LONGER_THAN_PLANNED
+            return f"{duration_words(left)} left after this stage, which is taking longer than planned"
+        return f"{duration_words(left)} left"
+
     def remaining_s(self) -> float:
         """Seconds left for the whole run (never negative; 0 once the run is done)."""
         if self._finished:
@@ -378,6 +411,9 @@ class EtaTracker:
     def stage_factors(self) -> dict[str, float]:
         """Per stage: measured ÷ uncalibrated estimate (to remember for the next estimate)."""
         return {s: a / e for s, e, a in self._measured()}
+
+
+LONGER_THAN_PLANNED = "a little longer than planned"  # a stage past its estimate, still running
 
 
 def duration_words(seconds: float | None) -> str:
