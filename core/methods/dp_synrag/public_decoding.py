@@ -1,21 +1,65 @@
-"""Public decoding for the public writer (docs/method.md §2.4b): greedy, with a repetition penalty, no
-repeated n-grams, a copy guard against a demonstration, and released words pulled in by lexically
-constrained decoding. It reads public prompts and public logits only (post-processing of released words).
+"""Public decoding for the public writer (docs/method.md §2.4b): temperature / top-p sampling (greedy on
+request), a repetition penalty, no repeated n-grams, a copy guard against a demonstration, and released
+words pulled in by lexically constrained decoding. Every rule is applied to the whole batch's logits on
+the model's device (``logit_shaping.py``), and the prompts' common first tokens are computed once.
+
+It reads public prompts and public logits only: post-processing of released words, no privacy cost. The
+sampling is not a privacy mechanism; its randomness comes from OS entropy (a seeded generator only in
+the explicit test mode, :func:`writer_generator`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
 import torch
 
-from core.models.base import LanguageModel
+from core.methods.dp_synrag.logit_shaping import (
+    GuardTable,
+    Rows,
+    Shaping,
+    TokenEdges,
+    advance,
+    shape,
+    start_rows,
+    word_forms,
+)
+from core.models.base import LanguageModel, LogitsSession
+from core.models.generation import sample_next
+from core.privacy.randomness import secure_torch_generator, test_mode_torch_generator
 
 REPETITION_PENALTY = 1.3  # public decoding (CTRL-style): divides a positive logit, multiplies a negative one
 NO_REPEAT_NGRAM = 3  # a token that would repeat a 3-gram already written is never chosen
 COPY_NGRAM = 4  # the writer never writes a 4-token run of the demonstration that the bare form does not hold
+WRITER_TEMPERATURE = 0.8  # public constants of the writer's sampling (variety; issue 33 item 2)
+WRITER_TOP_P = 0.95
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """How the writer chooses each token from its shaped logits: temperature 0 is greedy (argmax);
+    otherwise a sample from softmax(logits / temperature) restricted to the top-p nucleus."""
+
+    temperature: float
+    top_p: float = 1.0
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature <= 0
+
+
+GREEDY = Decoding(0.0)
+SAMPLED = Decoding(WRITER_TEMPERATURE, WRITER_TOP_P)  # the writer's default
+
+
+def writer_generator(device: str, test_seed: int | None = None) -> torch.Generator:
+    """The generator of the writer's sampling: keyed from OS entropy, or seeded in the explicit,
+    non-private test mode (``MethodContext.test_seed``) so that a test-mode run writes the same again."""
+    if test_seed is not None:
+        return test_mode_torch_generator(test_seed, device)
+    return secure_torch_generator(device)
 
 
 def missing_words(text: str, words: Sequence[str]) -> list[str]:
@@ -83,78 +127,39 @@ def _banned_by_guard(tokens: Sequence[int], guard: CopyGuard, n: int = COPY_NGRA
     return banned
 
 
-@dataclass
+@dataclass(frozen=True)
 class WordPull:
     """Lexically constrained decoding for one row: the released words not yet written pull the writer
-    (their first tokens gain ``bias``, growing over the answer), a word once begun is finished, and the
-    answer does not end while one is missing."""
+    (their first tokens gain a bias growing over the answer), a word once begun is finished, and the
+    answer does not end while one is missing. ``variants``: each word's token ids as written after a space
+    (as given, capitalised, title case), in order; the first that a chosen token begins is finished."""
 
     words: Sequence[str]
     variants: list[tuple[str, list[int]]]
-    queue: list[int] = field(default_factory=list)
 
     @classmethod
     def of(cls, tokenizer, words: Sequence[str]) -> "WordPull":
         return cls(words, [(w, ids) for w in words for ids in _word_ids(tokenizer, w)])
 
-    def missing(self, text: str) -> set[str]:
-        return set(missing_words(text, self.words))
-
-    def first_tokens(self, missing: set[str]) -> set[int]:
-        return {ids[0] for w, ids in self.variants if w in missing}
-
-    def chosen(self, token: int, missing: set[str]) -> None:
-        """After ``token`` was written: queue the rest of the missing word it begins."""
-        if self.queue:
-            self.queue.pop(0)
-            return
-        for word, ids in self.variants:
-            if word in missing and ids[0] == token and len(ids) > 1:
-                self.queue = list(ids[1:])
-                return
-
 
 PULL_START, PULL_END = 1.0, 6.0  # the released words' bias at the first and the last token of an answer
 
 
-@dataclass(frozen=True)
-class _Rules:
-    """What public decoding does to every row's logits before its greedy choice."""
-
-    repetition_penalty: float
-    no_repeat_ngram: int
-    guard: CopyGuard
-    eos: frozenset[int]
-    max_new_tokens: int
-
-
-def _shape_row(logits: torch.Tensor, written: list[int], rules: _Rules, pull: WordPull | None, step: int,
-               decode) -> set[str]:
-    """Apply the rules to one row's logits (in place); returns the released words it still misses."""
-    if pull is not None and pull.queue:  # finishing a released word
-        forced = pull.queue[0]
-        logits[:] = float("-inf")
-        logits[forced] = 0.0
-        return set()
-    seen = torch.tensor(sorted(set(written)), dtype=torch.long)
-    if len(seen):
-        values = logits[seen]
-        logits[seen] = torch.where(values > 0, values / rules.repetition_penalty, values * rules.repetition_penalty)
-    banned = _banned_by_ngrams(written, rules.no_repeat_ngram) | _banned_by_guard(written, rules.guard)
-    missing: set[str] = set()
-    if pull is not None:
-        missing = pull.missing(decode(written))
-        wanted = pull.first_tokens(missing)
-        banned -= wanted
-        if missing:
-            logits[sorted(wanted)] += PULL_START + (PULL_END - PULL_START) * step / max(1, rules.max_new_tokens - 1)
-            banned |= {t for t in rules.eos if t < logits.shape[0]}
-    if banned:
-        logits[sorted(banned)] = float("-inf")
-    return missing
+def common_prefix(prompts: Sequence[Sequence[int]]) -> int:
+    """How many first tokens every prompt shares (at least one token of each is left after them); the
+    prompts are public, so their common template and demonstration can be computed once for all rows."""
+    if len(prompts) < 2:
+        return 0
+    shortest = min(len(p) for p in prompts)
+    shared = 0
+    for column in zip(*prompts):
+        if shared >= shortest - 1 or any(t != column[0] for t in column):
+            break
+        shared += 1
+    return shared
 
 
-def public_greedy(
+def public_decode(
     llm: LanguageModel,
     messages: Sequence[str],
     answer_starts: Sequence[str],
@@ -164,42 +169,104 @@ def public_greedy(
     max_prompt_tokens: int | None = None,
     guard: CopyGuard | None = None,
     pulls: Sequence[WordPull] | None = None,
+    *,
+    decoding: Decoding = SAMPLED,
+    generator: torch.Generator | None = None,
+    shared_prefix: int | None = None,
 ) -> list[str]:
-    """Greedy decoding with a repetition penalty and no repeated n-grams, over public prompts only.
+    """Public decoding over public prompts only, with a repetition penalty and no repeated n-grams.
 
     Each row's answer begins with its public ``answer_starts`` text, returned as part of the answer.
     ``guard``: what of a demonstration the writer must not copy (:func:`copy_guard`); ``pulls``: each row's
-    released words, written by constrained decoding (:class:`WordPull`).
+    released words, written by constrained decoding (:class:`WordPull`). ``decoding``: :data:`SAMPLED` (the
+    writer's default) or :data:`GREEDY`; ``generator``: the sampler's (None: keyed from OS entropy).
+    ``shared_prefix``: the prompts' first tokens computed once for all rows (None: their common prefix).
     """
+    return [llm.decode(ids) for ids in public_decode_tokens(
+        llm, messages, answer_starts, max_new_tokens, repetition_penalty, no_repeat_ngram, max_prompt_tokens, guard,
+        pulls, decoding=decoding, generator=generator, shared_prefix=shared_prefix)]
+
+
+def public_decode_tokens(
+    llm: LanguageModel,
+    messages: Sequence[str],
+    answer_starts: Sequence[str],
+    max_new_tokens: int,
+    repetition_penalty: float = REPETITION_PENALTY,
+    no_repeat_ngram: int = NO_REPEAT_NGRAM,
+    max_prompt_tokens: int | None = None,
+    guard: CopyGuard | None = None,
+    pulls: Sequence[WordPull] | None = None,
+    *,
+    decoding: Decoding = SAMPLED,
+    generator: torch.Generator | None = None,
+    shared_prefix: int | None = None,
+) -> list[list[int]]:
+    """Each row's written tokens (its answer start first): :func:`public_decode` before decoding to text."""
     if not messages:
         return []
     tokenizer = llm.chat.tokenizer
     starts = [list(tokenizer.encode(s, add_special_tokens=False)) if s else [] for s in answer_starts]
     prompts = [p + s for p, s in zip(llm.chat_prompt_ids(messages, max_prompt_tokens), starts)]
-    session = llm.start_logits(prompts)
-    written: list[list[int]] = [list(s) for s in starts]
-    active = list(range(len(messages)))
-    rules = _Rules(repetition_penalty, no_repeat_ngram, guard or {}, frozenset(llm.eos_token_ids), max_new_tokens)
-    for step in range(max_new_tokens):
-        logits = session.logits().float().cpu().clone()
-        missing = {row: _shape_row(logits[pos], written[row], rules, pulls[row] if pulls else None, step, llm.decode)
-                   for pos, row in enumerate(active)}
-        tokens = torch.argmax(logits, dim=-1)
-        keep = []
-        for pos, row in enumerate(active):
-            token = int(tokens[pos])
-            if token in rules.eos:
-                continue
-            if pulls:
-                pulls[row].chosen(token, missing[row])
-            written[row].append(token)
-            keep.append(pos)
-        if not keep or step == max_new_tokens - 1:
+    prefix = common_prefix(prompts) if shared_prefix is None else shared_prefix
+    session = llm.start_logits(prompts, shared_prefix=prefix) if prefix else llm.start_logits(prompts)
+    first = session.logits()
+    device, vocab = first.device, first.shape[1]
+    if generator is None and not decoding.greedy:
+        generator = secure_torch_generator(device)
+    rows_of = [(p.words, p.variants) for p in pulls] if pulls else [((), ())] * len(messages)
+    forms = word_forms(tokenizer, rows_of, device)
+    rows = start_rows(starts, [llm.decode(s) for s in starts], [w for w, _ in rows_of], forms,
+                      max((len(s) for s in starts), default=0) + max_new_tokens, device)
+    edges = TokenEdges(tokenizer, vocab, device)
+    edges.learn(rows.written[rows.written >= 0])
+    rules = Shaping(repetition_penalty, no_repeat_ngram, GuardTable.of(guard or {}, COPY_NGRAM - 1, device),
+                    torch.tensor(sorted(t for t in llm.eos_token_ids if t < vocab), dtype=torch.long, device=device),
+                    PULL_START, PULL_END, max_new_tokens)
+    return _decode_loop(session, rows, rules, edges, decoding, generator, max((len(s) for s in starts), default=0))
+
+
+def _decode_loop(session: LogitsSession, rows: Rows, rules: Shaping, edges: TokenEdges, decoding: Decoding,
+                 generator: torch.Generator | None, longest: int) -> list[list[int]]:
+    """Decode every row of ``session`` until it ends or writes ``rules.max_new_tokens`` tokens; returns each
+    row's written tokens (its answer start first). A row that chooses an end-of-text token leaves the
+    batch (the token is not written)."""
+    n_rows = session.n_rows
+    outputs: list[list[int]] = [[] for _ in range(n_rows)]
+    active = torch.arange(n_rows)
+    eos = rules.eos
+    for step in range(rules.max_new_tokens):
+        shaped = shape(session.logits().float(), rows, rules, step, longest + step)
+        tokens = sample_next(shaped.logits, decoding.temperature, decoding.top_p, generator).to(rows.length.device)
+        tokens = torch.where(shaped.forced, shaped.forced_token, tokens)  # finishing a released word
+        done = torch.isin(tokens, eos) if eos.numel() else torch.zeros_like(tokens, dtype=torch.bool)
+        last = step == rules.max_new_tokens - 1
+        if bool(done.any()):
+            _collect(outputs, active, rows, done)
+            keep = (~done).nonzero().squeeze(1)
+            rows.keep(keep)
+            active = active[keep.cpu()]
+            tokens, pull_missing = tokens[keep], shaped.pull_missing[keep]
+            if not last and keep.numel():
+                session.keep(keep)
+        else:
+            pull_missing = shaped.pull_missing
+        if not tokens.numel():
+            return outputs
+        advance(rows, tokens, pull_missing, edges)
+        if last:
             break
-        if len(keep) < len(active):
-            index = torch.tensor(keep, dtype=torch.long)
-            session.keep(index.to(llm.device))
-            tokens = tokens[index]
-            active = [active[pos] for pos in keep]
-        session.append(tokens.to(llm.device))
-    return [llm.decode(ids) for ids in written]
+        session.append(tokens)
+    _collect(outputs, active, rows, torch.ones_like(rows.length, dtype=torch.bool))
+    return outputs
+
+
+def _collect(outputs: list[list[int]], active: torch.Tensor, rows: Rows, which: torch.Tensor) -> None:
+    """Copy the written tokens of the ``which`` rows out (one transfer for them all)."""
+    index = which.nonzero().squeeze(1)
+    written, length = rows.written[index].cpu(), rows.length[index].cpu()
+    for original, ids, n in zip(active[index.cpu()].tolist(), written, length.tolist()):
+        outputs[original] = ids[:n].tolist()
+
+
+public_greedy = public_decode  # the old name, kept for callers: it samples unless ``decoding=GREEDY``
