@@ -51,6 +51,7 @@ class RunPage(Page):
         self._bars: dict[str, tuple[QProgressBar, QLabel]] = {}
         self._n_previews = 0
         self.resume_text = ""  # the last resume consent text shown
+        self.resume_free = False  # the last resume quote charged nothing (no question asked)
         self.tracker: EtaTracker | None = None  # core's time-left model, fed with this run's events
         self._basis = ""
         self._tick = QTimer(self)
@@ -198,7 +199,9 @@ class RunPage(Page):
         self.stop_report = ""
         self.resume_button.setVisible(False)
         self.cancel_button.setEnabled(True)
-        self.set_message("Running…", error=False)
+        self.set_message(self._running_words(resume), error=False)
+        if resume and self.resume_text:
+            self._log(self.resume_text)
         self.tracker = EtaTracker(estimate) if estimate is not None else None
         self._basis = estimate.basis if estimate is not None else ""
         self.show_time_left()
@@ -208,8 +211,16 @@ class RunPage(Page):
                          estimate=estimate.to_dict() if estimate is not None else None, accepted_rho=accepted_rho)
         self.completeChanged.emit()
 
+    def _running_words(self, resume: bool) -> str:
+        """The page's message as the run starts: a resume that charges nothing says so (issue 35)."""
+        if resume and self.resume_free:
+            return "Resuming. Nothing more will be charged: every stage that was charged has finished."
+        return "Resuming…" if resume else "Running…"
+
     def ask_resume_consent(self) -> float | None:
-        """Show what resuming charges again (``core.pipeline.resume_quote``) and ask; the ρ accepted, or ``None``."""
+        """Show what resuming charges again (``core.pipeline.resume_quote``) and ask; the ρ accepted, or ``None``.
+        A resume that charges nothing asks nothing (``resume_free``; the page then says so)."""
+        self.resume_free = False
         try:
             quote = self.controller.resume_quote(self.run_dir)
         except PrivetError as exc:
@@ -218,6 +229,7 @@ class RunPage(Page):
             return None
         self.resume_text = quote.words(stage_label)
         if not quote.charges_anything:
+            self.resume_free = True
             return quote.resume_rho
         answer = QMessageBox.question(
             self, "Resume and charge the budget again?",
@@ -309,16 +321,15 @@ class RunPage(Page):
         """Show the time left of the whole run and of the current stage (called on events and every second)."""
         if self.state != "running" or self.tracker is None:
             return
-        left = self.tracker.remaining_s()
         basis = ("refined from this run's progress" if self.tracker.refined
                  else f"estimate based on {self._basis}")
-        self.overall.setText(f"<b>Whole run:</b> {duration_words(max(left, 1.0))} left ({basis}).")
+        self.overall.setText(f"<b>Whole run:</b> {self.tracker.run_words()} ({basis}).")
         for stage, (_bar, eta) in self._bars.items():
-            if eta.text() == "done":
+            if eta.text() == "done" or not self.tracker.started(stage):
                 continue
-            stage_left = self.tracker.stage_remaining_s(stage)
-            if stage_left is not None and self.tracker.started(stage):
-                eta.setText(_eta_text(max(stage_left, 1.0)))
+            words = self.tracker.stage_words(stage)  # "a little longer than planned" once past its estimate
+            if words:
+                eta.setText(words)
 
     def on_succeeded(self, result: dict[str, Any]) -> None:
         self._tick.stop()
