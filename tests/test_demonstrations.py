@@ -162,6 +162,19 @@ def test_each_demonstration_guards_its_own_content_and_bans_it_while_writing():
     assert not {"days", "weeks", "review", "used", "pain"} & set(guards[0].banned_words)  # form and everyday words
 
 
+def test_another_demonstration_of_the_form_is_guarded_too():
+    """A document shown the gout demonstration that takes the asthma one's content loses that sentence: a
+    demonstration-only word of any demonstration of the form is no content of the topic."""
+    demos = rl.demonstrations(NOTE)
+    guards = [d.guard(f"{NOTE}\n{TASK}") for d in demos]
+    text = ("Consultation note. K. M., 47, reports back stiffness for two weeks. "
+            "She uses an inhaler after football.")
+    kept, refused = rl.drop_shown_and_others(text, guards, 0, TOPIC.words)
+    assert "inhaler" not in kept and "football" not in kept and {"inhaler", "football"} <= set(refused)
+    assert "back stiffness" in kept
+    assert rl.drop_shown_and_others(RELEASED_ONLY, guards, 0, TOPIC.words) == (RELEASED_ONLY, ())
+
+
 # -- rotation ---------------------------------------------------------------------------------------------
 
 

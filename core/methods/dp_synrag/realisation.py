@@ -396,6 +396,19 @@ def drop_refused(text: str, guard: DemonstrationGuard, released: Sequence[str]) 
     return " ".join(kept), tuple(words)
 
 
+def drop_shown_and_others(
+    text: str, guards: Sequence[DemonstrationGuard], shown: int, released: Sequence[str]
+) -> tuple[str, tuple[str, ...]]:
+    """:func:`drop_refused` for the demonstration the document saw, then for the form's other demonstrations: a
+    content word of any of them that is not one of the topic's released words is no content of this topic either."""
+    text, words = drop_refused(text, guards[shown], released)
+    for j, other in enumerate(guards):
+        if j != shown:
+            text, more = drop_refused(text, other, released)
+            words += more
+    return text, words
+
+
 _CLAUSE = re.compile(r"[,;:(]|\s(?=(?:and|or|but|after|since|with|while|because|due|as|for|which|who|that|to|in|on|"
                      r"of|from|by|at|when|until)\s)", re.IGNORECASE)
 MIN_HEAD_WORDS = 5  # a cut sentence keeps at least this many words ("K. M., 47, reports back stiffness.")
@@ -520,7 +533,7 @@ def realise(
                 for i, prompt, answer in zip(chunk, prompts, answers):
                     draft = clean_draft(answer, prompt)
                     if d >= 0:
-                        draft, words = drop_refused(draft, guards[d], topics[i].words)
+                        draft, words = drop_shown_and_others(draft, guards, d, topics[i].words)
                         refused[i] = tuple(dict.fromkeys((*refused[i], *words)))
                     draft = trim_to_form(draft, topics[i].words, limits[i])
                     attempts[i] += 1
