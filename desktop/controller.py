@@ -48,6 +48,7 @@ class CorpusSummary:
     lengths: Any  # core.corpus.model.LengthSummary | None
     warnings: list[str]
     fingerprint: str
+    n_label_values: int = 0  # with a label column: how many different labels it holds (on screen only)
 
 
 # The wizard's methods, their words and short names: those registered in core.method_catalogue.
@@ -118,10 +119,13 @@ class WizardController:
         """Column names of a table file ([] for a folder); raises ``CorpusError``."""
         return list(list_columns(path))
 
-    def load_data(self, path: str, text_column: str = "", id_column: str = "", person_column: str = "") -> CorpusSummary:
+    def load_data(self, path: str, text_column: str = "", id_column: str = "", person_column: str = "",
+                  label_column: str = "") -> CorpusSummary:
         """Load the corpus, remember the choices in the spec and return its summary."""
+        labels = self.spec.data.labels if label_column else []
         corpus = load_corpus(path, text_column=text_column, id_column=id_column,
-                             person_column=person_column, max_unit_chars=self.spec.data.max_unit_chars)
+                             person_column=person_column, max_unit_chars=self.spec.data.max_unit_chars,
+                             label_column=label_column, labels=labels)
         report = corpus.report
         self._corpus = corpus
         self.summary = CorpusSummary(
@@ -134,6 +138,7 @@ class WizardController:
             lengths=report.lengths,
             warnings=list(report.warnings),
             fingerprint=dataset_fingerprint(corpus),
+            n_label_values=report.n_label_values,
         )
         if self.spec.task in (RunSpec().task, self._default_task) or not self.spec.task.strip():
             self.spec.task = self._default_task = GENERIC_TASK.format(name=Path(str(path)).stem or "this collection")
@@ -141,6 +146,8 @@ class WizardController:
         self.spec.data.text_column = text_column
         self.spec.data.id_column = id_column
         self.spec.data.person_column = person_column
+        self.spec.data.label_column = label_column
+        self.spec.data.labels = list(labels)
         return self.summary
 
     @property
@@ -325,7 +332,7 @@ class WizardController:
         controller = cls(spec=RunSpec.from_dict(meta["spec"]))
         data = controller.spec.data
         if data.path:
-            controller.load_data(data.path, data.text_column, data.id_column, data.person_column)
+            controller.load_data(data.path, data.text_column, data.id_column, data.person_column, data.label_column)
         return controller
 
     def open_spec(self, path: str | Path) -> RunSpec:
@@ -335,7 +342,8 @@ class WizardController:
         self.summary = None
         self._corpus = None
         if spec.data.path:
-            self.load_data(spec.data.path, spec.data.text_column, spec.data.id_column, spec.data.person_column)
+            self.load_data(spec.data.path, spec.data.text_column, spec.data.id_column, spec.data.person_column,
+                           spec.data.label_column)
         return spec
 
     # --- run, review, export -----------------------------------------------------------------
@@ -365,6 +373,27 @@ class WizardController:
         runs = data_dir() / "runs"
         runs.mkdir(parents=True, exist_ok=True)
         return runs / new_run_id()
+
+    @staticmethod
+    def class_counts(run_dir: str | Path) -> list[tuple[str, float, int]]:
+        """A labelled run's classes: (label, its released noisy count of units, documents kept), [] without a label
+        column. Released values and synthetic text only (``core.methods.class_conditional``)."""
+        from core.methods.class_conditional import released_class_counts
+
+        try:
+            record = PrivacyRecord.load(Path(run_dir))
+        except (OSError, ValueError, KeyError, PrivetError):
+            return []
+        counts = released_class_counts(Path(run_dir), record.method)
+        kept: dict[str, int] = {}
+        synthetic = Path(run_dir) / "synthetic.jsonl"
+        if counts and synthetic.is_file():
+            with open(synthetic, encoding="utf-8") as handle:
+                for line in handle:
+                    if line.strip():
+                        label = str(json.loads(line).get("label", ""))
+                        kept[label] = kept.get(label, 0) + 1
+        return [(label, noisy, kept.get(label, 0)) for label, noisy in counts.items()]
 
     @staticmethod
     def read_synthetic(path: str | Path, limit: int = PREVIEW_LIMIT) -> list[str]:

@@ -201,3 +201,40 @@ def test_typed_labels_are_exported_in_their_order(tmp_path):
     labels = [line["label"] for line in lines]
     assert set(labels) <= set(DEPARTMENTS) and labels == sorted(labels, key=DEPARTMENTS.index)
     assert len({line["id"] for line in lines}) == len(lines)  # ids stay unique across classes
+
+
+# --- the wizard: the label column on the Private data page, the class counts on the Review page -----------
+
+
+def test_the_wizard_takes_a_label_column_and_shows_the_class_counts(wizard, qtbot, tmp_path):
+    page = wizard.data_page
+    (tmp_path / "free").mkdir()
+    free = write_labelled(tmp_path / "free", 60, label=lambda i: f"a remark of many words about this patient number {i}")
+    page.path.setText(str(free))
+    page.set_columns("note", "id", "patient", label="department")
+    assert not page.load()
+    assert "free text" in page.blocking_message()  # refused in plain words, before anything is charged
+
+    path = write_labelled(tmp_path, 60)
+    page.path.setText(str(path))
+    page.set_columns("note", "id", "patient", label="department")
+    assert page.load(), page.message.text()
+    assert wizard.controller.spec.data.label_column == "department"
+    assert "Labels: <b>3</b> different values" in page.summary.text()
+    assert page.blocking_message() == ""
+    page.label_column.setCurrentIndex(0)  # "(none)": the loaded data no longer match the inputs
+    assert "Press Load" in page.blocking_message()
+
+    spec = tiny_spec(tmp_path, path, release=None)
+    spec.data.label_column = "department"
+    spec.data.labels = list(DEPARTMENTS)
+    result = run_pipeline(spec)
+    wizard.run_page.result = {"run_dir": str(result.run_dir), "synthetic_path": str(result.synthetic_path)}
+    review = wizard.review_page
+    review.initializePage()
+    text = review.classes.text()
+    assert all(f"<b>{label}</b>" in text for label in DEPARTMENTS) and "released with noise" in text
+    classes = wizard.controller.class_counts(result.run_dir)
+    assert [label for label, _, _ in classes] == list(DEPARTMENTS)
+    assert sum(kept for _, _, kept in classes) == result.n_synthetic
+    assert all(f"{kept} document" in text for _, _, kept in classes)

@@ -46,6 +46,13 @@ class DataPage(Page):
             "Optional: a column naming the person each document is about. When set, the unit of "
             "privacy is the person (all of their documents), which is what you want for patient records."
         )
+        self.label_column = QComboBox()
+        self.label_column.setToolTip(
+            "Optional: a column that puts each document in a category with few values (a department, a "
+            "diagnosis group, a rating). Every synthetic document then carries one of these labels, and each "
+            "category is written from its own documents only, for the same privacy budget. A column of free "
+            "text or of many different values is refused."
+        )
         self.load_button = QPushButton("&Load")
         self.load_button.setToolTip("Read the data and show a summary")
         self.load_button.clicked.connect(self.load)
@@ -56,7 +63,7 @@ class DataPage(Page):
         form.addRow("&Data:", row)
         form.itemAt(0, QFormLayout.ItemRole.LabelRole).widget().setBuddy(self.path)
         for label, combo in (("&Text column:", self.text_column), ("&Id column:", self.id_column),
-                             ("&Person column:", self.person_column)):
+                             ("&Person column:", self.person_column), ("La&bel column:", self.label_column)):
             form.addRow(label, combo)
             form.labelForField(combo).setBuddy(combo)
         form.addRow("", self.load_button)
@@ -82,7 +89,7 @@ class DataPage(Page):
 
         self.path.editingFinished.connect(self._path_changed)
         self.path.textChanged.connect(self._inputs_changed)
-        for combo in (self.text_column, self.id_column, self.person_column):
+        for combo in (self.text_column, self.id_column, self.person_column, self.label_column):
             combo.currentIndexChanged.connect(self._inputs_changed)
 
     # --- Qt wizard hooks ---------------------------------------------------------------------
@@ -91,7 +98,7 @@ class DataPage(Page):
         data = self.controller.spec.data
         if data.path and self.path.text() != data.path:
             self.path.setText(data.path)
-            self._fill_columns(data.text_column, data.id_column, data.person_column)
+            self._fill_columns(data.text_column, data.id_column, data.person_column, label=data.label_column)
         self._show_summary(self.controller.summary)
         self.refresh()
 
@@ -114,7 +121,8 @@ class DataPage(Page):
         self._fill_columns_if_needed()
         try:
             summary = self.controller.load_data(self.path.text().strip(), self._column(self.text_column),
-                                                self._column(self.id_column), self._column(self.person_column))
+                                                self._column(self.id_column), self._column(self.person_column),
+                                                self._column(self.label_column))
         except PrivetError as exc:
             self.controller.summary = None
             self._show_summary(None)
@@ -144,22 +152,23 @@ class DataPage(Page):
 
     # --- helpers -------------------------------------------------------------------------------
 
-    def set_columns(self, text: str = "", id_: str = "", person: str = "") -> None:
+    def set_columns(self, text: str = "", id_: str = "", person: str = "", label: str = "") -> None:
         """Select columns by name (used by tests, the demo and opened run specs)."""
-        self._fill_columns(text, id_, person)
+        self._fill_columns(text, id_, person, label=label)
 
     def _path_changed(self) -> None:
         """A new path: keep the column choices that still exist there and forget the old summary."""
         if self.controller.summary is not None and self.controller.spec.data.path != self.path.text().strip():
             self._show_summary(None)
         self._fill_columns(self._column(self.text_column), self._column(self.id_column),
-                           self._column(self.person_column), suggest=True)
+                           self._column(self.person_column), suggest=True, label=self._column(self.label_column))
 
     def _fill_columns_if_needed(self) -> None:
         if self.text_column.count() == 0:
             self._fill_columns(suggest=True)
 
-    def _fill_columns(self, text: str = "", id_: str = "", person: str = "", suggest: bool = False) -> None:
+    def _fill_columns(self, text: str = "", id_: str = "", person: str = "", suggest: bool = False,
+                      label: str = "") -> None:
         path = self.path.text().strip()
         columns: list[str] = []
         if path and Path(path).expanduser().is_file():
@@ -175,8 +184,9 @@ class DataPage(Page):
             id_ = id_ if id_ in columns or (had_columns and not id_) else guess["id"]
             person = person if person in columns or (had_columns and not person) else guess["person"]
             self._say_replaced(before, {"text": text, "id": id_, "person": person}, Path(path).name)
+            label = label if label in columns else ""  # never guessed: a label column is the custodian's choice
         for combo, chosen, with_none in ((self.text_column, text, False), (self.id_column, id_, True),
-                                         (self.person_column, person, True)):
+                                         (self.person_column, person, True), (self.label_column, label, True)):
             combo.blockSignals(True)
             combo.clear()
             combo.addItem(NONE if with_none else "(automatic)", "")
@@ -207,6 +217,7 @@ class DataPage(Page):
         return (self.controller.summary is not None
                 and data.path == self.path.text().strip()
                 and data.person_column == self._column(self.person_column)
+                and data.label_column == self._column(self.label_column)
                 and data.id_column == self._column(self.id_column)
                 and data.text_column == self._column(self.text_column))
 
@@ -252,5 +263,10 @@ class DataPage(Page):
             if edges:
                 edges[0], edges[-1] = float(ls.min), float(ls.max)
             self.histogram.set_data(ls.bin_counts, edges)
+        if summary.n_label_values:
+            lines.append(f"Labels: <b>{summary.n_label_values}</b> different values in the column "
+                         f"'{self.controller.spec.data.label_column}'. Each synthetic document will carry one; each "
+                         "label is written from its own documents, and how many documents carry each label is "
+                         "released with noise (it costs a small part of the budget).")
         self.summary.setText("<br>".join(lines))
         self.warnings.setText("\n".join(f"⚠ {w}" for w in summary.warnings))

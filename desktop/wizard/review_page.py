@@ -38,6 +38,11 @@ class ReviewPage(Page):
         splitter.addWidget(self.documents)
         splitter.addWidget(self.viewer)
         self.count = QLabel()
+        self.classes = QLabel()
+        self.classes.setWordWrap(True)
+        self.classes.setObjectName("class_counts")
+        self.classes.setToolTip("How many units carry each label, as released with noise (part of the certificate), "
+                                "and how many synthetic documents carry it")
 
         self.check = QLabel()
         self.check.setWordWrap(True)
@@ -88,6 +93,7 @@ class ReviewPage(Page):
         layout = QVBoxLayout(self)
         layout.addWidget(self.guarantee)
         layout.addWidget(self.count)
+        layout.addWidget(self.classes)
         layout.addWidget(splitter, 1)
         layout.addWidget(check_box)
         layout.addLayout(row)
@@ -104,6 +110,7 @@ class ReviewPage(Page):
             label = text.replace("\n", " ")
             self.documents.addItem(f"{i + 1}. {label[:LIST_LABEL_CHARS]}{'…' if len(label) > LIST_LABEL_CHARS else ''}")
         self.count.setText(f"{len(self.texts)} synthetic documents.")
+        self._show_classes(result.get("run_dir"))
         self.guarantee.setText(self.controller.guarantee_heading(result["run_dir"]) if result.get("run_dir") else "")
         if self.texts:
             self.documents.setCurrentRow(0)
@@ -159,6 +166,16 @@ class ReviewPage(Page):
             self.check.setText(f"<span style='color:#b71c1c'><b>{check.n_found}</b> of {check.n_identifiers} "
                                f"private names appear in the synthetic text:</span> {names}. Names can also occur "
                                "by chance (common names); review the documents before sharing.")
+
+    def _show_classes(self, run_dir: str | None) -> None:
+        """A labelled run: each label's released (noisy) count of units and its documents."""
+        classes = self.controller.class_counts(run_dir) if run_dir else []
+        self.classes.setVisible(bool(classes))
+        unit = self.controller.unit_word()
+        listed = "; ".join(f"<b>{label}</b>: about {max(0.0, noisy):.0f} {unit}s (a count released with noise), "
+                           f"{kept} document{'s' if kept != 1 else ''}" for label, noisy, kept in classes)
+        self.classes.setText(f"Labels — each document carries one; documents per label follow the counts released "
+                             f"with noise: {listed}." if classes else "")
 
     def _show_document(self, row: int) -> None:
         self.viewer.setPlainText(self.texts[row] if 0 <= row < len(self.texts) else "")
