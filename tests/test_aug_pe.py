@@ -18,7 +18,6 @@ from core.errors import Cancelled, PrivetError
 from core.ledger import Ledger
 from core.methods.aug_pe.histogram import (
     nearest_neighbour_votes,
-    release_votes,
     threshold_counts,
     winners,
 )
@@ -117,7 +116,9 @@ def test_released_histogram_noise_has_the_planned_scale_and_is_charged_first():
     n = 20_000
     votes = np.arange(n, dtype=np.float64) % 7
     charged = []
-    noisy = release_votes(votes, p, 2, lambda stage, rho, desc, delta_part=0.0: charged.append((stage, rho)))
+    stage = p.release(2)  # the release the Aug-PE loop runs (runner.py: charge, then noise)
+    stage.charge(lambda name, rho, desc, delta_part=0.0: charged.append((name, rho)))
+    noisy = stage.noise(votes)
     assert charged == [(aug_pe_stage(2), pytest.approx(p.rho_per_iteration))]
     noise = noisy - votes
     sigma = p.sigma

@@ -43,10 +43,6 @@ class PredictionCost:
     def token_epsilon(self) -> float:
         return 2.0 * self.c / self.tau
 
-    def record(self, acc: Accountant, stage: str = STAGE_TOKENS, description: str = "tokens sampled per group") -> None:
-        """Record the stage in ``acc`` (the plan's accountant)."""
-        acc.bounded_range(stage, self.token_epsilon, count=self.T, parallel=self.overlap, description=description)
-
     @property
     def rho_per_group(self) -> float:
         acc = Accountant()

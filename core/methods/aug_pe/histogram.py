@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.privacy.planner import AugPEPlan
 
 
 def nearest_neighbour_votes(private: np.ndarray, candidates: np.ndarray) -> np.ndarray:
@@ -26,13 +25,6 @@ def nearest_neighbour_votes(private: np.ndarray, candidates: np.ndarray) -> np.n
     distances = (c * c).sum(axis=1)[None, :] - 2.0 * p @ c.T
     nearest = np.argmin(distances, axis=1)
     return np.bincount(nearest, minlength=n_candidates).astype(np.float64)
-
-
-def release_votes(votes: np.ndarray, plan: AugPEPlan, iteration: int, charge, test_rng=None) -> np.ndarray:
-    """Charge iteration t, then release h + N(0, σ² I) (Gaussian mechanism, Δ = 1)."""
-    stage = plan.release(iteration)
-    stage.charge(charge)
-    return stage.noise(votes, test_rng)
 
 
 def threshold_counts(noisy: np.ndarray, threshold: float) -> np.ndarray:
