@@ -234,3 +234,18 @@ def test_finished_run_has_every_stage_finished_and_a_cancelled_one_resumes(tmp_p
     assert len(after) == len(set(after))  # the resume charges each unfinished stage once for the classes left
     assert math.fsum(e["rho"] for e in charges) == pytest.approx(result.record.rho_total, rel=1e-9)
     assert result.n_synthetic > 0
+
+
+@pytest.mark.parametrize("typed", [True, False])
+def test_every_parameter_of_a_labelled_run_has_a_meaning_on_the_certificate(tmp_path, typed):
+    from core.certificate.render import HIDDEN_PARAMETERS, PARAMETER_MEANINGS
+    from core.progress import stage_label
+
+    spec = _labelled_spec(tmp_path, DEPARTMENTS if typed else None)
+    method = method_for(spec)
+    params = method.parameters(spec, method.plan_summary(spec, 1e-6, 500))
+    own = {"class_conditional", "label_column", "labels", "label_share", "sigma_labels", "method_epsilon"}
+    assert own <= set(params) and params["class_conditional"] is True
+    assert all(PARAMETER_MEANINGS.get(k) for k in params if k in own or k.endswith("_labels")
+               if k not in HIDDEN_PARAMETERS)
+    assert stage_label(STAGE_CLASS_COUNTS) != "class counts"  # a plain name on the run page

@@ -125,6 +125,15 @@ PARAMETER_MEANINGS = {
     "threshold": "noisy vote counts below this are set to 0 (0 = twice the noise level)",
     "top_p": "the public model samples from the most likely words that make up this share of probability",
     "rho_per_iteration": "privacy loss of one round of votes, in zCDP",
+    # Labels (class-conditional synthesis, docs/method.md §6.3)
+    "class_conditional": "the method ran once per label, on that label's units only (one budget for all labels)",
+    "label_column": "the column whose category every synthetic document keeps",
+    "labels": "the labels: typed by the custodian (public), or released with noise",
+    "label_share": "share of the budget spent on counting the units per label",
+    "sigma_labels": "noise added to each label's count of units (standard deviation)",
+    "method_epsilon": "ε the method itself ran at (the rest went to the label counts)",
+    "tau_labels": "noisy count a label needed to be released (labels not typed)",
+    "delta_labels": "δ spent on releasing the labels (the chance a label of one unit alone is released)",
 }
 HIDDEN_PARAMETERS = ("pii_patterns", "pii_names", "pii_places")  # the custodian's own lists: not shown
 
