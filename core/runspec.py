@@ -105,6 +105,8 @@ class RunSpec:
                 "[dp_synrag] clip = \"dclip\" and top_k_plus need a public row, but public_prompt = \"none\" "
                 "(use public_prompt = \"keyword\", or clip = \"spec\" with top_k_plus = 0)"
             )
+        if not found and self.method == "dp_synrag":
+            found += p.shape_problems()  # docs/method.md §6.2
         return found
 
     def check(self) -> None:

@@ -66,11 +66,17 @@ class TopicForecast:
     commonest_topic_units: float  # the prior's commonest topic: TOP_TOPIC_SHARE · n units
     fewest_topics: float = 0.0  # expected topics under FEW_TOPICS_PRIOR (the range's low end)
     most_topics: float = 0.0  # expected topics under MANY_TOPICS_PRIOR (the range's high end)
+    documents: int = 0  # the documents asked for ([dp_synrag] documents, resolved; 0: one per topic found)
 
     @property
     def documents_range(self) -> tuple[int, int]:
         """How many documents the run is expected to write, as a range: one per topic found, between the two
-        public priors' expected topics (never above R). The self-filter may still drop a few."""
+        public priors' expected topics (never above R); or, when N documents are asked for, N wherever a prior
+        expects a topic at all (never more than asked). The self-filter and the near-duplicate filter may still
+        drop a few."""
+        if self.documents > 0:
+            low = self.documents if math.floor(self.fewest_topics) >= 1 else 0
+            return low, self.documents if math.ceil(self.most_topics) >= 1 else low
         low = min(math.floor(self.fewest_topics), self.R)
         return low, max(low, min(math.ceil(self.most_topics), self.R))
 
@@ -106,8 +112,9 @@ def expected_topics(n_units: int, R: int, sigma_h: float, min_topic_support: flo
 
 
 def forecast_topics(n_units: int, R: int, sigma_h: float, min_topic_support: float, sigma_c: float = math.inf,
-                    min_co_keyword_support: float = 0.0) -> TopicForecast:
-    """Expected topics (and described topics) of a plan, from public quantities and the size order n."""
+                    min_co_keyword_support: float = 0.0, documents: int = 0) -> TopicForecast:
+    """Expected topics (and described topics) of a plan, from public quantities and the size order n;
+    ``documents``: the documents asked for (0: one per topic found)."""
     n = max(int(n_units), 0)
     expected = described = 0.0
     for j in range(1, max(int(R), 0) + 1):
@@ -128,4 +135,5 @@ def forecast_topics(n_units: int, R: int, sigma_h: float, min_topic_support: flo
         commonest_topic_units=n * TOP_TOPIC_SHARE,
         fewest_topics=expected_topics(n, R, sigma_h, min_topic_support, FEW_TOPICS_PRIOR),
         most_topics=expected_topics(n, R, sigma_h, min_topic_support, MANY_TOPICS_PRIOR),
+        documents=max(int(documents), 0),
     )

@@ -30,6 +30,8 @@ __all__ = [
 ]
 
 TEXT_MODES = ("topic_line", "private", "realised", "realised+private")
+MAX_DOCUMENTS = 20_000  # the most documents a run writes (each is one call of the writer): a public cap
+CORPUS_SIZE = -1  # ``documents = -1``: about as many documents as the corpus's released size
 DOCUMENT_FORMS = ("clinical_note", "case_file", "review", "news_article", "film_ratings")
 
 
@@ -83,6 +85,12 @@ class DPSynRAGSpec:
     realisation_tokens: int = 80  # tokens of each realised draft (public decoding)
     row_bound: str = "poisson"  # without refinement: each C_r Poisson-subsampled at min(1, k / h'(w_r)) | "none"
     force_length: bool = False  # every group writes exactly T tokens (EOS never sampled); throughput checks only
+    # The corpus's shape (docs/method.md §6.2; public ways of writing only; post-processing, no cost): how many
+    # documents, allocated across topics by their released counts, each with co-keywords sampled from its
+    # topic's released co-keyword counts. 0 = one per topic; N = N documents; -1 = about the corpus's size (the
+    # released DP size count, or size_bound), never the true one.
+    documents: int = 0
+    merge_topics: bool = True  # topics whose released co-keywords overlap strongly become one (docs/method.md §6.2)
 
     RULES: ClassVar[dict[str, Rule]] = {
         "text": text_rule("how the documents are written", choices=TEXT_MODES),
@@ -128,6 +136,9 @@ class DPSynRAGSpec:
                                          open_high=True, zero_default=True),
         "self_filter_mode": text_rule("the self-filter", choices=("similarity", "score", "answer")),
         "row_bound": text_rule("how each cluster's rows are bounded", choices=("poisson", "none")),
+        "documents": whole("the number of synthetic documents (-1: about the size of the corpus, 0: one per topic)",
+                           low=-1, high=MAX_DOCUMENTS),
+        "merge_topics": flag("whether topics that describe the same thing are merged"),
     }
 
     @property
@@ -139,8 +150,15 @@ class DPSynRAGSpec:
     def size_count(self) -> bool:
         """Whether the run releases a DP count of its units first: some size-dependent setting (R, or k
         with a token stage) is left to the adaptive default and no public bound was stated."""
-        left = not self.R or (not self.k and (self.token_stage or self.refine))
+        left = not self.R or (not self.k and (self.token_stage or self.refine)) or self.documents == CORPUS_SIZE
         return left and not self.size_bound
+
+    def shape_problems(self) -> list[str]:
+        """Settings of the corpus's shape that contradict the way of writing (before anything is charged)."""
+        if self.documents and self.token_stage:
+            return [f"[dp_synrag] documents = {self.documents} needs a public way of writing (text = \"realised\" or "
+                    f"\"topic_line\"): with text = \"{self.text}\" each topic's one document is charged (use documents = 0)"]
+        return []
 
     @property
     def token_stage(self) -> bool:

@@ -8,10 +8,12 @@
 1. **Keyword histogram** (``keywords``, ``histogram``): K keywords per unit from the public V; release
    h' = h + N(0, σ_h² I_|V|) and read the cluster words W from it.
 2. **Soft clustering** (``clusters``): C_r for r = R .. 1, each unit in ≤ L clusters; 2b: each
-   cluster's co-keywords by one Gaussian release of every cluster's votes.
+   cluster's co-keywords by one Gaussian release of every cluster's votes. **Shape** (``shape``; §6.2):
+   topics that describe the same thing merged, N documents allocated by the released counts, each
+   document's co-keywords sampled from its topic's released counts (post-processing).
 3. **Retrieval refinement** (``refinement``): noisy centre μ_r and threshold θ_r; S_r ⊆ C_r.
 4. **Text** (``text``): private prediction over S_r (``core.methods.private_prediction``), or a public
-   realisation of the released topics.
+   realisation of the released topics; near-duplicates dropped (``dedup``, public text only).
 5. **Self-filter** (``core.methods.private_prediction.self_filter``): post-processing.
 
 Every DP stage is a release of the plan (``core.privacy.release``): checkpointed, or charged before it
@@ -28,11 +30,13 @@ from core.corpus import Unit
 from core.methods.base import MethodContext, SyntheticDoc
 from core.methods.dp_synrag.adaptive import chosen_settings_words, with_size
 from core.methods.dp_synrag.clusters import co_keywords, soft_clusters
+from core.methods.dp_synrag.dedup import drop_near_duplicates
 from core.methods.dp_synrag.histogram import release_histogram, topic_words
 from core.methods.dp_synrag.keywords import extract_keywords
 from core.methods.dp_synrag.phrases import discover_phrases
 from core.methods.dp_synrag.refinement import refine
 from core.methods.dp_synrag.row_bound import cluster_counts
+from core.methods.dp_synrag.shape import shape_corpus
 from core.methods.dp_synrag.size import release_size
 from core.methods.dp_synrag.text import write_texts
 from core.methods.dp_synrag.vocabulary import Vocabulary
@@ -65,10 +69,11 @@ def run_dp_synrag(
     related = co_keywords(keywords, clusters, W, noisy_hist, vocab, spec.R, plan, ctx)  # step 2b
     selected = refine(units, clusters, spec, plan, ctx)  # step 3
     topic_counts = cluster_counts(noisy_hist, vocab.index, W)  # h'(w_r), released: the row bound's rates
-    texts = write_texts(units, W, related, selected, topic_counts, spec, plan, ctx)  # step 4
+    shape = shape_corpus(W, topic_counts, related, size, spec, ctx)  # documents per topic: post-processing
+    texts = drop_near_duplicates(write_texts(units, shape, selected, topic_counts, spec, plan, ctx))  # step 4
     reference = form_reference(spec.document_form, spec.public_example)
     kept = self_filter(texts, ctx, spec.self_filter, spec.self_filter_mode, reference)  # step 5
-    documents = [SyntheticDoc(id=f"syn-{gid:04d}", text=text, group=gid) for gid, text in sorted(kept.items())]
+    documents = [SyntheticDoc(id=f"syn-{i:04d}", text=text, group=shape.groups[i]) for i, text in sorted(kept.items())]
     return DPSynRAGResult(documents, diagnostics(clusters, selected, texts, documents, spec.min_cluster_size),
                           spec, note)
 

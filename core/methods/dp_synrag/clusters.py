@@ -9,6 +9,7 @@ each member of C_r votes for its M most specific candidates other than w_r (L2 s
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -82,27 +83,50 @@ def co_keyword_level(sigma_c: float, n_clusters: int, n_candidates: int, margin_
     return sigma_c * (math.sqrt(2.0 * math.log(draws)) + margin_sigmas)
 
 
-def released_cluster_keywords(noisy_counts: np.ndarray, candidates: Sequence[str], M: int, sigma_c: float) -> list[list[str]]:
-    """Per cluster, the co-keywords its noisy counts support (post-processing): at most M words whose
-    noisy count reaches :func:`co_keyword_level`, which pure noise rarely reaches in any cluster, so a
-    word released is very likely used by the cluster's units. Most frequent first."""
+def released_cluster_keyword_counts(
+    noisy_counts: np.ndarray, candidates: Sequence[str], M: int, sigma_c: float
+) -> list[list[tuple[str, float]]]:
+    """Per cluster, the co-keywords its noisy counts support with their noisy counts (post-processing): at
+    most M words whose noisy count reaches :func:`co_keyword_level`, which pure noise rarely reaches in any
+    cluster, so a word released is very likely used by the cluster's units. Most frequent first."""
     if noisy_counts.size == 0:
         return [[] for _ in range(noisy_counts.shape[0])]
     level = co_keyword_level(sigma_c, noisy_counts.shape[0], len(candidates))
     released = []
     for row in noisy_counts:
         order = np.argsort(-row, kind="stable")[:M]
-        released.append([candidates[j] for j in order if row[j] >= level])
+        released.append([(candidates[j], float(row[j])) for j in order if row[j] >= level])
     return released
+
+
+def released_cluster_keywords(noisy_counts: np.ndarray, candidates: Sequence[str], M: int, sigma_c: float) -> list[list[str]]:
+    """Per cluster, the released co-keywords of :func:`released_cluster_keyword_counts`, without their counts."""
+    return [[w for w, _ in row] for row in released_cluster_keyword_counts(noisy_counts, candidates, M, sigma_c)]
+
+
+@dataclass(frozen=True)
+class CoKeywords:
+    """Step 2b's released output, per cluster: its co-keywords and their noisy vote counts (both released)."""
+
+    words: list[list[str]]
+    counts: list[list[float]]
+
+    @classmethod
+    def of(cls, released: Sequence[Sequence[tuple[str, float]]]) -> CoKeywords:
+        return cls([[w for w, _ in row] for row in released], [[c for _, c in row] for row in released])
+
+    @classmethod
+    def none(cls, clusters: int) -> CoKeywords:
+        return cls([[] for _ in range(clusters)], [[] for _ in range(clusters)])
 
 
 def co_keywords(
     keywords: Sequence[Sequence[str]], clusters: Sequence[Sequence[int]], W: Sequence[str], noisy_hist: np.ndarray,
     vocab: Vocabulary, R: int, plan: DPSynRAGPlan, ctx: MethodContext,
-) -> list[list[str]]:
-    """Step 2b: each cluster's released co-keywords (none when ``cluster_keywords = 0``)."""
+) -> CoKeywords:
+    """Step 2b: each cluster's released co-keywords and their noisy counts (none when ``cluster_keywords = 0``)."""
     if not plan.M:
-        return [[] for _ in W]
+        return CoKeywords.none(len(W))
     candidates = cluster_keyword_candidates(noisy_hist, vocab, R)
     noisy_counts = release_cluster_keywords(keywords, clusters, W, candidates, plan, ctx)
-    return released_cluster_keywords(noisy_counts, candidates, plan.M, plan.sigma_c)
+    return CoKeywords.of(released_cluster_keyword_counts(noisy_counts, candidates, plan.M, plan.sigma_c))

@@ -33,6 +33,7 @@ from core.methods.dp_synrag.clusters import CANDIDATES_PER_CLUSTER, co_keyword_l
 from core.privacy.forecast import TopicForecast, forecast_topics, significance_threshold
 from core.privacy.planner import DPSynRAGPlan, default_fractions, plan_dp_synrag
 from core.runspec import DPSynRAGSpec
+from core.specs.dp_synrag import MAX_DOCUMENTS
 
 WEAK_CONSENSUS_NATS = 1.0
 GOOD_CONSENSUS_NATS = 2.0
@@ -107,7 +108,15 @@ def topic_forecast(
     """Expected topics of this plan (``core.privacy.forecast``) from its public noise and the size order."""
     plan = plan_dp_synrag(spec, epsilon, delta, conversion)
     return forecast_topics(n_units, spec.R, plan.sigma_h, significance_threshold(plan.sigma_h, vocab_size),
-                           plan.sigma_c, co_keyword_support(spec, plan))
+                           plan.sigma_c, co_keyword_support(spec, plan), documents_asked(spec, n_units))
+
+
+def documents_asked(spec: DPSynRAGSpec, n_units: int) -> int:
+    """The documents ``[dp_synrag] documents`` asks for (0: one per topic found), with -1 read on screen from the
+    public bound or the custodian's own count (the run reads its DP size count; docs/method.md §6.2)."""
+    if spec.documents >= 0:
+        return min(spec.documents, MAX_DOCUMENTS)
+    return min(max(int(spec.size_bound or n_units), 1), MAX_DOCUMENTS)
 
 
 def _topics(x: float) -> str:

@@ -15,7 +15,9 @@ from core.methods.base import (
 )
 from core.methods.dp_synrag.adaptive import with_size
 from core.methods.dp_synrag.algorithm import run_dp_synrag
+from core.methods.dp_synrag.dedup import NEAR_DUPLICATE_JACCARD
 from core.methods.dp_synrag.guidance import guide
+from core.methods.dp_synrag.merge import MERGE_JACCARD
 from core.methods.dp_synrag.realisation import check_spec_example, demonstrations, public_example
 from core.methods.dp_synrag.size import CHECKPOINT_SIZE
 from core.methods.dp_synrag.vocabulary import load_vocabulary, word_list_info
@@ -227,6 +229,7 @@ def generation_notes(p) -> list[str]:
             "vote counts at once (charged above), and a cluster's words were released only where the noisy count "
             "clears the noise level. Only these released words describe a cluster to the public row."
         )
+    notes.extend(shape_notes(p))
     if p.token_stage:
         notes.extend(token_notes(p))
     if p.self_filter:
@@ -235,6 +238,32 @@ def generation_notes(p) -> list[str]:
             "and public text (threshold calibrated on shipped public sentences): post-processing, no cost. When the "
             "form's own public example does not pass the filter, it cannot judge this task and keeps every text."
         )
+    return notes
+
+
+def shape_notes(p) -> list[str]:
+    """The corpus's shape and the near-duplicate filter in plain words (docs/method.md §6.2; public settings)."""
+    notes = []
+    if not p.token_stage:
+        how_many = {0: "one document per topic", -1: "about as many documents as the corpus holds people or "
+                    "documents, read from " + ("the public upper bound stated by the custodian" if p.size_bound
+                                               else "the released DP size count (never the true number)")}
+        total = how_many.get(p.documents, f"{p.documents} documents")
+        notes.append(
+            f"Corpus shape: {total}"
+            + ("" if p.documents == 0 else ", allocated across the topics in proportion to their released (noisy) "
+               "counts; each document names a sample of its topic's released co-keywords, each drawn with its noisy "
+               "count over the topic's (randomness from the operating system's entropy), so that combinations vary "
+               "as the released counts say")
+            + (". Topics whose released co-keywords overlap strongly (Jaccard at least "
+               f"{MERGE_JACCARD:g}, or one topic's word among the other's co-keywords and half of the rest shared) "
+               "were merged into one, their released counts summed" if p.merge_topics else "")
+            + ". This reads only released values: post-processing, no cost."
+        )
+    notes.append(
+        f"Near-duplicates: a document whose word 3-gram Jaccard similarity with a document already kept was at least "
+        f"{NEAR_DUPLICATE_JACCARD:g} was dropped. This reads only synthetic text: post-processing, no cost."
+    )
     return notes
 
 

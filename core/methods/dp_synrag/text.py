@@ -1,7 +1,8 @@
 """Step 4 (docs/method.md §2.4, §2.6): each cluster's text, as ``[dp_synrag] text`` says.
 
 "private" and "realised+private" write by private prediction (``core.methods.private_prediction``) over
-each cluster's rows; "topic_line" and "realised" are post-processing of the released topics. The public
+each cluster's rows; "topic_line" and "realised" are post-processing of the released topics, one document
+per entry of the corpus's shape (``shape.py``: documents allocated by released counts, docs/method.md §6.2). The public
 writer's documents are checkpointed one by one as they are finished (``written_documents.py``), so a
 resumed run writes only those it had not finished, and charges nothing for them.
 """
@@ -23,6 +24,7 @@ from core.methods.dp_synrag.realisation import (
     public_example,
     realise,
 )
+from core.methods.dp_synrag.shape import CorpusShape
 from core.methods.dp_synrag.written_documents import load_written, save_written, writing_key
 from core.methods.dp_synrag.row_bound import poisson_subsample, subsample_rates
 from core.methods.private_prediction.engine import PredictionGroup
@@ -92,19 +94,22 @@ def realised_drafts(topics: Sequence[Topic], example: str, spec: DPSynRAGSpec, c
 
 def write_texts(
     units: Sequence[Unit],
-    W: Sequence[str],
-    related: Sequence[Sequence[str]],
+    shape: CorpusShape,
     selected: list[list[int]],
     noisy_counts: Sequence[float],
     spec: DPSynRAGSpec,
     plan: DPSynRAGPlan,
     ctx: MethodContext,
 ) -> dict[int, str]:
-    """Each cluster's text, as ``[dp_synrag] text`` says (docs/method.md §2.4 and §2.6).
+    """Each document's text, keyed by its index in ``shape.documents``, as ``[dp_synrag] text`` says
+    (docs/method.md §2.4 and §2.6).
 
-    Only "private" and "realised+private" read private documents (step 4, charged when it starts);
-    "topic_line" and "realised" are post-processing of the released topics.
+    Only "private" and "realised+private" read private documents (step 4, charged when it starts); their
+    shape is one document per cluster (``shape.py``). "topic_line" and "realised" are post-processing of the
+    released topics: one document per entry of the shape, however many it holds (docs/method.md §6.2).
     """
+    topics = list(shape.documents)
+    W, related = [t.keyword for t in topics], [t.related for t in topics]
     if spec.text == "topic_line":
         mode = spec.answer_start if spec.answer_start != "none" else "keywords"
         return {r: answer_start(mode, w, rel) for r, (w, rel) in enumerate(zip(W, related))}
@@ -117,7 +122,6 @@ def write_texts(
         starts = [answer_start(spec.answer_start, w, rel) for w, rel in zip(W, related)]
         groups = group_source(selected, noisy_counts, units, spec, plan, ctx, messages, starts)
         return private_prediction(groups, plan.release(STAGE_TOKENS), dp_synrag_prediction_cost(plan), spec, ctx)
-    topics = [Topic(w, tuple(rel)) for w, rel in zip(W, related)]
     example = public_example(spec.document_form, spec.public_example)
     drafts = realised_drafts(topics, example, spec, ctx)
     if spec.text == "realised":  # a draft with nothing beyond the form's opening is not a document (public text)

@@ -1,0 +1,130 @@
+"""The corpus's shape (docs/method.md §6.2): which topic each synthetic document describes, with which words.
+
+Between the released topics (steps 1–2b) and the writer (step 4), for the public ways of writing
+(``text = "realised"`` or ``"topic_line"``):
+
+1. topics whose released descriptions say they are the same thing are merged (``merge.py``;
+   ``[dp_synrag] merge_topics``);
+2. the documents, N of them (``[dp_synrag] documents``), are allocated across the topics in proportion to
+   their released counts, and each document's co-keywords are sampled from its topic's released co-keyword
+   counts (``allocation.py``); with ``documents = 0`` each topic has one document naming all its co-keywords.
+
+Everything here reads released values and public settings only: post-processing, no privacy cost. The shape
+is checkpointed (``corpus-shape``), so a resumed run writes the same documents and reuses those already
+written. With a token stage (``"private"``, ``"realised+private"``) each cluster writes its one document, as
+charged: nothing is merged or added.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from core.checkpoints import Checkpoints
+from core.methods.base import MethodContext
+from core.methods.dp_synrag.allocation import ONE_PER_TOPIC, allocate, document_total, sample_co_keywords
+from core.methods.dp_synrag.clusters import CoKeywords
+from core.methods.dp_synrag.merge import merge_topics
+from core.methods.dp_synrag.realisation import Topic
+from core.methods.dp_synrag.released_topics import ReleasedTopic, released_topics
+from core.runspec import DPSynRAGSpec
+
+CHECKPOINT_SHAPE = "corpus-shape"
+
+
+@dataclass(frozen=True)
+class CorpusShape:
+    """The (merged) topics, the documents each gets, and every document's topic and words, in writing order
+    (a topic's documents together; document i is shown demonstration i mod n)."""
+
+    topics: tuple[ReleasedTopic, ...]
+    allocation: tuple[int, ...]
+    documents: tuple[Topic, ...]
+    groups: tuple[int, ...]  # per document: the index of its topic in ``topics``
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"topics": [asdict(t) for t in self.topics], "allocation": list(self.allocation),
+                "documents": [list(d.words) for d in self.documents], "groups": list(self.groups)}
+
+    @classmethod
+    def from_dict(cls, saved: dict[str, Any]) -> CorpusShape:
+        topics = tuple(ReleasedTopic(t["word"], float(t["count"]), tuple(t["co_keywords"]),
+                                     tuple(float(c) for c in t["co_counts"]), tuple(int(c) for c in t["clusters"]))
+                       for t in saved["topics"])
+        return cls(topics, tuple(int(a) for a in saved["allocation"]),
+                   tuple(Topic(words[0], tuple(words[1:])) for words in saved["documents"]),
+                   tuple(int(g) for g in saved["groups"]))
+
+
+def one_per_topic(topics: Sequence[ReleasedTopic], M: int | None = None) -> CorpusShape:
+    """Each topic's one document, naming its first M released co-keywords (all when M is None)."""
+    return CorpusShape(tuple(topics), (1,) * len(topics),
+                       tuple(Topic(t.word, t.co_keywords[:M]) for t in topics), tuple(range(len(topics))))
+
+
+def sampled_shape(topics: Sequence[ReleasedTopic], total: int, ctx: MethodContext) -> CorpusShape:
+    """``total`` documents allocated by released count, each with co-keywords sampled from its topic's
+    released co-keyword counts (randomness: OS entropy, or the test mode's generator)."""
+    allocation = allocate([t.count for t in topics], total)
+    rng = ctx.rng()
+    documents: list[Topic] = []
+    groups: list[int] = []
+    for g, (topic, n) in enumerate(zip(topics, allocation)):
+        rates = topic.mention_rates()
+        for _ in range(n):
+            documents.append(Topic(topic.word, sample_co_keywords(topic.co_keywords, rates, rng)))
+            groups.append(g)
+    return CorpusShape(tuple(topics), tuple(allocation), tuple(documents), tuple(groups))
+
+
+def shape_key(topics: Sequence[ReleasedTopic], spec: DPSynRAGSpec, total: int) -> list[Any]:
+    """What a checkpointed shape must match to be reused: the released topics and the public settings."""
+    return [[asdict(t) for t in topics], total, spec.documents, spec.merge_topics, spec.cluster_keywords]
+
+
+def shape_corpus(
+    W: Sequence[str], counts: Sequence[float], related: CoKeywords, size: float | None, spec: DPSynRAGSpec,
+    ctx: MethodContext,
+) -> CorpusShape:
+    """The shape of the corpus to write (post-processing of the released W, h'(w_r), co-keywords and size)."""
+    topics = released_topics(W, counts, related)
+    if spec.token_stage:
+        if spec.documents != ONE_PER_TOPIC:
+            raise ValueError("documents applies to the public ways of writing only")
+        return one_per_topic(topics)
+    if spec.merge_topics:
+        topics = merge_topics(topics)
+    n = float(spec.size_bound) if spec.size_bound else size
+    total = document_total(spec.documents, len(topics), n)
+    key = json.loads(json.dumps(shape_key(topics, spec, total)))
+    if ctx.checkpoints.has(CHECKPOINT_SHAPE):
+        saved = ctx.checkpoints.load(CHECKPOINT_SHAPE)
+        if isinstance(saved, dict) and saved.get("key") == key:
+            return CorpusShape.from_dict(saved["shape"])
+    if spec.documents == ONE_PER_TOPIC:
+        shape = one_per_topic(topics, spec.cluster_keywords)
+    else:
+        shape = sampled_shape(topics, total, ctx)
+    ctx.checkpoints.save(CHECKPOINT_SHAPE, {"key": key, "shape": shape.to_dict()})
+    return shape
+
+
+def released_allocation(run_dir: Path | str, method: str = "dp_synrag") -> list[tuple[str, float, int]]:
+    """A finished run's allocation, for the Review page: each topic's word, released count and documents
+    (released values and their post-processing only; [] when the run kept no shape). With a label column,
+    every class's topics, one after another."""
+    root = Path(run_dir) / "checkpoints" / method
+    folders = [root, *sorted(p for p in root.glob("class-*") if p.is_dir())] if root.is_dir() else []
+    out: list[tuple[str, float, int]] = []
+    for folder in folders:
+        store = Checkpoints(folder)
+        if not store.has(CHECKPOINT_SHAPE):
+            continue
+        try:
+            shape = CorpusShape.from_dict(store.load(CHECKPOINT_SHAPE)["shape"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        out += [(t.word, t.count, n) for t, n in zip(shape.topics, shape.allocation)]
+    return out

@@ -1,0 +1,280 @@
+"""The corpus's shape (docs/method.md §6.2, issue 33): documents allocated by the released counts, each
+document's co-keywords sampled from its topic's released co-keyword counts, topics that describe the same
+thing merged, near-duplicates dropped. All post-processing: what is read is released or public, and the
+charges stay those of the plan."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import TINY_SIZES, tiny_spec
+
+from core.checkpoints import Checkpoints
+from core.corpus import Unit
+from core.ledger import Ledger
+from core.methods.base import MethodContext
+from core.methods.dp_synrag.algorithm import run_dp_synrag
+from core.methods.dp_synrag.allocation import allocate, document_total, sample_co_keywords
+from core.methods.dp_synrag.clusters import CoKeywords
+from core.methods.dp_synrag.dedup import drop_near_duplicates, jaccard, shingles
+from core.methods.dp_synrag.histogram import keyword_histogram, topic_words
+from core.methods.dp_synrag.keywords import extract_keywords
+from core.methods.dp_synrag.merge import merge_topics, merged, same_thing
+from core.methods.dp_synrag.method import generation_notes
+from core.methods.dp_synrag.released_topics import ReleasedTopic
+from core.methods.dp_synrag.row_bound import cluster_counts
+from core.methods.dp_synrag.shape import CHECKPOINT_SHAPE, released_allocation, shape_corpus
+from core.methods.dp_synrag.vocabulary import Vocabulary
+from core.pipeline import plan, run_pipeline
+from core.planning import run_estimate
+from core.privacy.forecast import forecast_topics
+from core.privacy.planner import STAGE_SIZE, plan_dp_synrag
+from core.progress import NULL_REPORTER
+from core.runspec import DPSynRAGSpec, RunSpec
+from core.specs.dp_synrag import MAX_DOCUMENTS
+
+# -- the allocation ---------------------------------------------------------------------------------------
+
+
+def test_the_allocation_is_proportional_by_largest_remainders_and_sums_to_n():
+    assert allocate([60.0, 30.0, 10.0], 10) == [6, 3, 1]
+    assert allocate([50.0, 30.0, 20.0], 7) == [4, 2, 1]  # exact 3.5, 2.1, 1.4: the largest remainder wins
+    for counts, n in (([9.3, 4.1, 2.2, 1.7], 13), ([100.0, 1.0], 1), ([5.0] * 7, 20)):
+        assert sum(allocate(counts, n)) == n
+
+
+def test_every_topic_gets_one_while_there_are_documents_enough():
+    assert allocate([100.0, 1.0, 1.0], 5) == [3, 1, 1]  # a share below one is given exactly one
+    assert allocate([100.0, 1.0, 1.0], 3) == [1, 1, 1]
+    assert allocate([100.0, 1.0, 1.0], 2) == [2, 0, 0]  # fewer documents than topics: by count
+    assert allocate([-3.0, 0.0], 4) == [2, 2]  # no positive count: equal shares
+    assert allocate([], 5) == [] and allocate([1.0, 2.0], 0) == [0, 0]
+
+
+def test_the_number_of_documents_reads_the_released_size_never_anything_else():
+    assert document_total(0, 7, None) == 7  # one per topic
+    assert document_total(30, 7, None) == 30
+    assert document_total(-1, 7, 123.4) == 123  # the released DP size count (or the public bound)
+    assert document_total(-1, 0, 123.4) == 0  # no topic, no document
+    assert document_total(10**9, 7, None) == MAX_DOCUMENTS
+    with pytest.raises(ValueError):
+        document_total(-1, 7, None)
+
+
+def test_the_co_keyword_sampler_follows_the_released_rates():
+    """Each co-keyword with probability noisy count / topic count, at least one (then drawn by rate)."""
+    topic = ReleasedTopic("asthma", 100.0, ("wheeze", "inhaler", "night cough"), (80.0, 40.0, 5.0))
+    rates = topic.mention_rates()
+    assert rates.tolist() == pytest.approx([0.8, 0.4, 0.05])
+    rng = np.random.default_rng(7)
+    draws = [sample_co_keywords(topic.co_keywords, rates, rng) for _ in range(20_000)]
+    assert all(draws) and all(len(set(d)) == len(d) for d in draws)
+    none = 0.2 * 0.6 * 0.95  # no coin came up: one word drawn in proportion to the rates
+    expected = [r + none * r / rates.sum() for r in rates]
+    seen = Counter(w for d in draws for w in d)
+    for word, p in zip(topic.co_keywords, expected):
+        assert seen[word] / len(draws) == pytest.approx(p, abs=0.015)
+    orders = Counter(d for d in draws if len(d) == 3)
+    assert len(orders) == 6  # the words come in every order
+    assert ReleasedTopic("x", 10.0, ("a",), (25.0,)).mention_rates().tolist() == [1.0]  # clipped to [0, 1]
+
+
+# -- the shape reads released values only ---------------------------------------------------------------
+
+WORDS = ["asthma", "wheeze", "inhaler", "eczema", "itchy", "emollient", "gout", "toe", "allopurinol", "visit"]
+GROUPS = {"asthma": (150, ("wheeze", "inhaler")), "eczema": (100, ("itchy", "emollient")),
+          "gout": (50, ("toe", "allopurinol"))}
+
+
+def _units(sizes: dict[str, int], seed: int = 0) -> list[Unit]:
+    rng = random.Random(seed)
+    units = []
+    for word, n in sizes.items():
+        co = GROUPS[word][1]
+        for i in range(n):
+            words = [word, *(w for w, p in zip(co, (0.8, 0.5)) if rng.random() < p), "visit"]
+            units.append(Unit(uid=f"{word}-{i}", text=" ".join(words)))
+    return units
+
+
+def _ctx(folder: Path, charges: list | None = None, seed: int = 11) -> MethodContext:
+    return MethodContext(llm=None, embedder=None, task="clinic notes",  # type: ignore[arg-type]
+                         charge=lambda s, r, d, delta_part=0.0: (charges if charges is not None else []).append((s, r)),
+                         reporter=NULL_REPORTER, checkpoints=Checkpoints(folder), test_seed=seed)
+
+
+SHAPE_SPEC = DPSynRAGSpec(K=4, R=6, L=3, text="topic_line", documents=40, self_filter=False, discover_phrases=False,
+                          keywords="vocabulary", topic_words="frequent", cluster_keywords=3)
+
+
+def test_the_allocation_follows_the_released_counts_not_the_true_ones(tmp_path):
+    """A run, then the private corpus changes (its true counts with it) and the shape is made again from
+    the checkpointed releases: the same topics, the same allocation, co-keywords drawn from the released ones."""
+    vocab = Vocabulary.from_words(WORDS)
+    p = plan_dp_synrag(SHAPE_SPEC, 10.0, 1e-6)
+    folder = tmp_path / "c"
+    first = run_dp_synrag(_units({"asthma": 150, "eczema": 100, "gout": 50}), vocab, SHAPE_SPEC, p, _ctx(folder))
+    store = Checkpoints(folder)
+    shape = store.load(CHECKPOINT_SHAPE)["shape"]
+    assert sum(shape["allocation"]) == 40 and len(first.documents) >= 3
+    noisy = np.asarray(store.load("histogram"))
+    W = topic_words(noisy, vocab, SHAPE_SPEC.R, p.sigma_h, SHAPE_SPEC.topic_words)
+    released = [sum(cluster_counts(noisy, vocab.index, [W[r] for r in t["clusters"]])) for t in shape["topics"]]
+    assert [t["count"] for t in shape["topics"]] == pytest.approx(released)  # h'(w_r), summed when merged
+    assert shape["allocation"] == allocate(released, 40)
+
+    changed = _units({"asthma": 20, "eczema": 5, "gout": 400}, seed=3)  # the true counts change after release
+    keywords = extract_keywords(changed, None, vocab, 4, _ctx(tmp_path / "x"), "vocabulary")  # type: ignore[arg-type]
+    truth = keyword_histogram(keywords, vocab)
+    true_counts = [sum(cluster_counts(truth, vocab.index, [W[r] for r in t["clusters"]])) for t in shape["topics"]]
+    assert allocate(true_counts, 40) != shape["allocation"]  # had the truth been read, the allocation would differ
+    store.path(CHECKPOINT_SHAPE).unlink()  # made again, from the checkpointed releases
+    run_dp_synrag(changed, vocab, SHAPE_SPEC, p, _ctx(folder))
+    again = store.load(CHECKPOINT_SHAPE)["shape"]
+    assert again["allocation"] == shape["allocation"]
+    assert again["topics"] == shape["topics"]  # the merged topics and their released co-keyword counts too
+    for saved in (shape, again):  # each document names its topic's word and released co-keywords only
+        for words, g in zip(saved["documents"], saved["groups"]):
+            topic = saved["topics"][g]
+            assert words[0] == topic["word"] and set(words[1:]) <= set(topic["co_keywords"])
+
+
+def test_each_document_names_only_released_co_keywords_of_its_topic(tmp_path):
+    topics = [ReleasedTopic("asthma", 90.0, ("wheeze", "inhaler"), (70.0, 30.0), (0,)),
+              ReleasedTopic("gout", 30.0, ("toe",), (20.0,), (1,))]
+    related = CoKeywords([list(t.co_keywords) for t in topics], [list(t.co_counts) for t in topics])
+    spec = DPSynRAGSpec(text="realised", documents=12, merge_topics=False, cluster_keywords=2)
+    shape = shape_corpus([t.word for t in topics], [t.count for t in topics], related, None, spec, _ctx(tmp_path))
+    assert shape.allocation == (9, 3) and len(shape.documents) == 12
+    for doc, g in zip(shape.documents, shape.groups):
+        assert doc.keyword == topics[g].word and doc.related and set(doc.related) <= set(topics[g].co_keywords)
+    assert list(shape.groups) == [0] * 9 + [1] * 3  # a topic's documents together: the demonstrations rotate
+    assert released_allocation(tmp_path.parent / "none") == []
+
+
+def test_a_resumed_run_reuses_the_shape_and_one_per_topic_keeps_todays_documents(tmp_path):
+    topics = [ReleasedTopic("asthma", 90.0, ("wheeze", "inhaler", "cough"), (70.0, 30.0, 20.0), (0,))]
+    related = CoKeywords([list(topics[0].co_keywords)], [list(topics[0].co_counts)])
+    spec = DPSynRAGSpec(text="realised", documents=20, cluster_keywords=3)
+    first = shape_corpus(["asthma"], [90.0], related, None, spec, _ctx(tmp_path, seed=1))
+    again = shape_corpus(["asthma"], [90.0], related, None, spec, _ctx(tmp_path, seed=2))  # a resume: other draws
+    assert again == first
+    single = shape_corpus(["asthma"], [90.0], related, None, DPSynRAGSpec(text="realised"), _ctx(tmp_path / "one"))
+    assert [d.words for d in single.documents] == [("asthma", "wheeze", "inhaler", "cough")]
+
+
+# -- merging topics: released words only ----------------------------------------------------------------
+
+
+def test_topics_whose_released_words_overlap_are_the_same_thing():
+    a = ReleasedTopic("eczema", 60.0, ("itchy", "rash", "elbows"), (40.0, 30.0, 20.0), (0,))
+    b = ReleasedTopic("dermatitis", 30.0, ("itchy", "rash", "elbows", "cream"), (20.0, 15.0, 10.0, 5.0), (1,))
+    c = ReleasedTopic("atopic", 25.0, ("eczema", "itchy", "cream"), (20.0, 12.0, 4.0), (2,))
+    d = ReleasedTopic("gout", 40.0, ("toe", "rash"), (30.0, 5.0), (3,))
+    assert same_thing(a, b)  # Jaccard 3/4
+    assert same_thing(a, c)  # eczema is among c's co-keywords, and half of the rest ("itchy") is shared
+    assert not same_thing(a, d) and not same_thing(b, d)
+    assert not same_thing(ReleasedTopic("x", 1.0), ReleasedTopic("y", 1.0))  # nothing released: never merged
+    one = merged(a, [b])
+    assert one.word == "eczema" and one.count == 90.0 and one.clusters == (0, 1)
+    assert dict(zip(one.co_keywords, one.co_counts)) == {"itchy": 60.0, "rash": 45.0, "elbows": 30.0,
+                                                          "dermatitis": 30.0, "cream": 5.0}
+    assert list(one.co_counts) == sorted(one.co_counts, reverse=True)
+
+
+def test_merging_visits_the_commonest_first_and_does_not_chain():
+    head = ReleasedTopic("asthma", 80.0, ("wheeze", "inhaler", "night"), (1.0, 1.0, 1.0), (0,))
+    near = ReleasedTopic("wheezing", 50.0, ("wheeze", "inhaler", "night", "cold"), (1.0,) * 4, (1,))
+    far = ReleasedTopic("cold", 40.0, ("cold", "night", "cough", "fever"), (1.0,) * 4, (2,))  # like near, not head
+    out = merge_topics([far, near, head])
+    assert [t.word for t in out] == ["asthma", "cold"]
+    assert out[0].count == 130.0 and out[1].count == 40.0
+
+
+# -- the near-duplicate filter: synthetic text only --------------------------------------------------------
+
+
+def test_near_duplicates_are_dropped_and_different_documents_kept():
+    note = "Consultation note. K. M., 47, reports wheeze and a dry cough at night for two weeks. Impression: asthma."
+    texts = {
+        0: note,
+        1: note,  # the same
+        2: note.replace("two weeks", "three weeks"),  # one word changed
+        3: "Consultation note. T. F., 23, reports an itchy rash on both elbows. Impression: eczema. Plan: a cream.",
+        4: "",
+        5: "",
+    }
+    kept = drop_near_duplicates(texts)
+    assert sorted(kept) == [0, 3, 4]
+    assert jaccard(shingles(note), shingles(texts[2])) >= 0.5 > jaccard(shingles(note), shingles(texts[3]))
+
+
+def test_the_prefix_filter_drops_exactly_what_comparing_every_pair_drops():
+    rng = random.Random(5)
+    words = list("abcdefghijkl")
+    base = [" ".join(rng.choice(words) for _ in range(rng.randint(2, 14))) for _ in range(30)]
+    texts = {i: (base[rng.randrange(30)] + " " + rng.choice(words)) if rng.random() < 0.5 else base[i % 30]
+             for i in range(200)}
+    kept_slow: dict[int, str] = {}
+    for key in sorted(texts):
+        if all(jaccard(shingles(texts[key]), shingles(texts[k])) < 0.5 for k in kept_slow):
+            kept_slow[key] = texts[key]
+    fast = drop_near_duplicates(texts)
+    assert fast == kept_slow and 10 < len(fast) < 150
+
+
+# -- accounting, the spec, the forecast and the certificate -------------------------------------------------
+
+
+def test_documents_about_the_corpus_size_charge_the_size_count_and_nothing_else(tmp_path, privet_home):
+    spec = tiny_spec(tmp_path, settings=TINY_SIZES, text="topic_line", documents=-1, topic_words="frequent")
+    assert spec.dp_synrag.size_count  # R is stated, but documents = -1 waits for the size
+    result = run_pipeline(spec)
+    charges = [e for e in Ledger().entries(result.record.dataset_id) if e["kind"] == "charge"]
+    planned = plan(spec)
+    assert [c["stage"] for c in charges] == [s for s, _ in planned.stages] and charges[0]["stage"] == STAGE_SIZE
+    assert math.fsum(c["rho"] for c in charges) == pytest.approx(planned.rho_total, rel=1e-9)
+    assert math.fsum(c["rho"] for c in charges) == pytest.approx(result.record.rho_total, rel=1e-9)
+    assert any("Corpus shape" in n and "released DP size count" in n for n in result.record.scope_notes)
+
+
+def test_documents_with_a_token_stage_are_refused_before_anything_runs():
+    spec = RunSpec()
+    spec.dp_synrag.text, spec.dp_synrag.documents = "private", 50
+    assert any("documents = 50" in p for p in spec.problems())
+    spec.dp_synrag.text = "realised"
+    assert not spec.problems()
+    spec.dp_synrag.documents = -2
+    assert spec.problems()
+
+
+def test_the_forecast_states_the_documents_asked_for_and_never_more():
+    kwargs = dict(n_units=800, R=50, sigma_h=2.0, min_topic_support=10.0)
+    assert forecast_topics(**kwargs, documents=300).documents_range == (300, 300)  # type: ignore[arg-type]
+    low, high = forecast_topics(**kwargs).documents_range  # type: ignore[arg-type]
+    assert high <= 50
+    assert forecast_topics(n_units=5, R=50, sigma_h=2.0, min_topic_support=100.0,
+                           documents=300).documents_range == (0, 0)
+
+
+def test_the_time_estimate_prices_one_writer_call_per_document(tmp_path):
+    spec = tiny_spec(tmp_path, settings=TINY_SIZES, text="realised", documents=400)
+    summary = plan(spec)
+    assert summary.documents_range == (400, 400) or summary.documents_range == (0, 400)
+    estimate = run_estimate(spec, summary)
+    assert estimate.items["realisation"] == 400.0 > spec.dp_synrag.R
+    fewer = run_estimate(tiny_spec(tmp_path, settings=TINY_SIZES, text="realised", documents=40), plan(
+        tiny_spec(tmp_path, settings=TINY_SIZES, text="realised", documents=40)))
+    assert dict(estimate.stages)["realisation"] > 5 * dict(fewer.stages)["realisation"]
+
+
+def test_the_certificate_says_the_shape_is_post_processing():
+    notes = " ".join(generation_notes(DPSynRAGSpec(documents=500)))
+    assert "500 documents" in notes and "in proportion to their released" in notes and "no cost" in notes
+    assert "Near-duplicates" in notes
+    assert "one document per topic" in " ".join(generation_notes(DPSynRAGSpec()))
