@@ -11,7 +11,7 @@ import io
 import json
 
 import pytest
-from helpers import tiny_spec
+from helpers import CANARY, tiny_spec
 
 import core.methods.dp_synrag.realisation as rl
 from core.errors import Cancelled
@@ -81,12 +81,16 @@ def test_a_resume_in_the_writing_stage_writes_only_the_rest_charges_nothing_and_
     spec = realised_spec(tmp_path)
     run_dir = tmp_path / "run"
     ledger = Ledger()
-    written = interrupt_while_writing(spec, run_dir, ledger, after=2)
+    # Cancelled once the first document is final: with two or more demonstrations (so two or more batches
+    # per pass), that leaves at least one topic to write whatever the writer drew.
+    written = interrupt_while_writing(spec, run_dir, ledger)
     checkpoint = run_dir / "checkpoints" / spec.method
     saved = {int(p.stem.split("-")[1]): json.loads(p.read_text()) for p in checkpoint.glob("realised-*.json")}
-    assert len(saved) >= 2 and sorted(e["text"] for e in saved.values()) == sorted(written), \
+    assert len(saved) >= 1 and sorted(e["text"] for e in saved.values()) == sorted(written), \
         "every finished document is checkpointed as soon as it is final"
     assert writer.topics
+    assert not any(CANARY.encode() in p.read_bytes() for p in checkpoint.glob("realised-*.json")), \
+        "a checkpointed document is public text: no private name"
     before = charges(ledger)
 
     quote = resume_quote(spec, run_dir, ledger=ledger)
