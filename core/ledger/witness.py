@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from core.ledger.head import HeadWords, head_problems
 from core.ledger.seal import DAMAGED, moves_back, sealed, unseal
 from core.private_files import touch_private, write_private
 
@@ -116,34 +117,28 @@ def record_head(ledger_path: Path, read_head: Callable[[], Witness],
         write_private(witness_path(ledger_path), json.dumps(sealed(_LABEL, payload), indent=2) + "\n")
 
 
+def witness_words(ledger_path: Path) -> HeadWords[Witness]:
+    """The witness's words for what :func:`core.ledger.head.head_problems` finds."""
+    return HeadWords(
+        unrecorded=lambda rows: (
+            f"the ledger has {rows} entries but its witness file {witness_path(ledger_path).name} is missing "
+            "(it was deleted, or this ledger was written by a Privet version without a witness)"),
+        fewer=lambda rows, w: (
+            f"the ledger holds {rows} entries but its witness recorded {w.rows} "
+            f"(last updated {w.updated_at or 'unknown'}): entries were removed, or the ledger was "
+            "emptied, deleted or replaced"),
+        changed=lambda w, gone: (
+            f"ledger entry {w.head_seq}, which the witness recorded as the newest, "
+            + ("is gone" if gone else "differs from the witnessed one") + ": the ledger was rewritten or replaced"),
+    )
+
+
 def witness_problems(ledger_path: Path, rows: int, row_hash_at: Callable[[int], str | None]) -> list[str]:
     """Tampering a ledger of ``rows`` rows shows against its witness (empty list: consistent)."""
     witness, problem = read_witness(ledger_path)
     if problem:
         return [problem]
-    if witness is None:
-        if rows > 0:
-            return [
-                f"the ledger has {rows} entries but its witness file {witness_path(ledger_path).name} is missing "
-                "(it was deleted, or this ledger was written by a Privet version without a witness)"
-            ]
-        return []
-    problems = []
-    if rows < witness.rows:
-        problems.append(
-            f"the ledger holds {rows} entries but its witness recorded {witness.rows} "
-            f"(last updated {witness.updated_at or 'unknown'}): entries were removed, or the ledger was "
-            "emptied, deleted or replaced"
-        )
-    if witness.head_seq > 0 and rows >= witness.rows:
-        actual = row_hash_at(witness.head_seq)
-        if actual != witness.head_hash:
-            problems.append(
-                f"ledger entry {witness.head_seq}, which the witness recorded as the newest, "
-                + ("is gone" if actual is None else "differs from the witnessed one")
-                + ": the ledger was rewritten or replaced"
-            )
-    return problems
+    return head_problems(witness, rows, row_hash_at, witness_words(ledger_path))
 
 
 def missing_ledger_problems(ledger_path: Path) -> list[str]:

@@ -1,0 +1,52 @@
+"""The one check of a ledger against an outside record of its head: its witness file (``witness``) and its
+high-water mark (``highwater``) each recorded how many rows the ledger had and the hash of its newest row.
+
+A ledger with fewer rows than recorded was emptied, truncated or restored from an older copy; one whose recorded
+row is gone or differs was rewritten or replaced. The two records word the findings in their own terms
+(:class:`HeadWords`); the rule is this module's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+
+class RecordedHead(Protocol):
+    """What an outside record holds of a ledger: its number of rows and its newest row (seq and hash)."""
+
+    @property
+    def rows(self) -> int: ...
+
+    @property
+    def head_seq(self) -> int: ...
+
+    @property
+    def head_hash(self) -> str: ...
+
+
+Record = TypeVar("Record", bound=RecordedHead)
+
+
+@dataclass(frozen=True)
+class HeadWords(Generic[Record]):
+    """How one kind of outside record words each finding."""
+
+    unrecorded: Callable[[int], str]  # rows: the ledger has rows but nothing records them
+    fewer: Callable[[int, Record], str]  # rows, record: fewer rows than recorded
+    changed: Callable[[Record, bool], str]  # record, gone: the recorded newest row is gone (True) or differs
+
+
+def head_problems(recorded: Record | None, rows: int, row_hash_at: Callable[[int], str | None],
+                  words: HeadWords[Record]) -> list[str]:
+    """What a ledger of ``rows`` rows shows against ``recorded`` (empty list: consistent)."""
+    if recorded is None:
+        return [words.unrecorded(rows)] if rows > 0 else []
+    if rows < recorded.rows:
+        return [words.fewer(rows, recorded)]
+    if recorded.head_seq > 0:
+        actual = row_hash_at(recorded.head_seq)
+        if actual != recorded.head_hash:
+            return [words.changed(recorded, actual is None)]
+    return []
