@@ -249,3 +249,48 @@ def test_every_parameter_of_a_labelled_run_has_a_meaning_on_the_certificate(tmp_
     assert all(PARAMETER_MEANINGS.get(k) for k in params if k in own or k.endswith("_labels")
                if k not in HIDDEN_PARAMETERS)
     assert stage_label(STAGE_CLASS_COUNTS) != "class counts"  # a plain name on the run page
+
+
+def test_aug_pe_prompts_name_the_class_and_votes_stay_within_it(tmp_path, privet_home, monkeypatch):
+    from core.methods import class_conditional
+    from core.runspec import AugPESpec
+
+    spec = _labelled_spec(tmp_path, DEPARTMENTS, "aug_pe")
+    spec.aug_pe = AugPESpec(iterations=2, population=4, variations=1, max_new_tokens=4, batch_size=4)
+    tasks = []
+    real_run = class_conditional.ClassConditional.run
+
+    def spy(self, corpus, spec_, delta, ctx):
+        inner = self.method.run
+
+        def recording(corpus_, spec__, delta_, ctx_):
+            tasks.append((ctx_.task, {u.label for u in corpus_.units}))
+            return inner(corpus_, spec__, delta_, ctx_)
+
+        monkeypatch.setattr(self.method, "run", recording)
+        return real_run(self, corpus, spec_, delta, ctx)
+
+    monkeypatch.setattr(class_conditional.ClassConditional, "run", spy)
+    planned = plan(spec)
+    result = run_pipeline(spec)
+    assert [labels for _, labels in tasks] == [{label} for label in DEPARTMENTS]  # each class votes on its own units
+    assert all(task.endswith(f"category: {label}.") for (task, _), label in zip(tasks, DEPARTMENTS))
+    with Ledger() as ledger:
+        charges = [e for e in ledger.entries() if e["kind"] == "charge" and e["run_id"] == result.run_id]
+    assert [e["stage"] for e in charges] == [s for s, _ in planned.stages]
+    assert math.fsum(e["rho"] for e in charges) == pytest.approx(planned.rho_total, rel=1e-9)
+
+
+def test_rpsg_keeps_each_seeds_label_and_says_it_is_released_without_dp(tmp_path, privet_home):
+    spec = _labelled_spec(tmp_path, DEPARTMENTS, "rpsg", n=12)
+    spec.rpsg.m = 2
+    spec.rpsg.max_new_tokens = 6
+    spec.rpsg.n_variants = 1
+    result = run_pipeline(spec)
+    assert result.record.end_to_end_dp is False
+    assert any("WITHOUT differential privacy" in note for note in result.record.scope_notes)
+    lines = [json.loads(line) for line in open(result.run_dir / "synthetic.jsonl", encoding="utf-8")]
+    assert {line["label"] for line in lines} <= set(DEPARTMENTS)
+    with Ledger() as ledger:
+        stages = [e["stage"] for e in ledger.entries() if e["kind"] == "charge" and e["run_id"] == result.run_id]
+    assert stages[0] == STAGE_CLASS_COUNTS and len(stages) == len(set(stages))

@@ -354,9 +354,8 @@ def run_downstream(config: EvaluationConfig, work_dir: Path, reporter: Reporter 
     test_emb = embedder.embed([r.text for r in test])
     synthetic, notes = [], []
     for method, epsilon in runs.plan_runs(config):
-        if method not in ("dp_synrag", "dp_synth", "dp_synrag_l1"):
-            notes.append(f"{method} cannot keep labels yet (class-conditional synthesis: dp_synrag, dp_synth); skipped.")
-            continue
+        if method == "rpsg":
+            notes.append("RPSG keeps each seed's label: its labels are released without DP (no end-to-end guarantee).")
         _say(reporter, f"Generating {runs.label_of(method, epsilon)} per class")
         synthetic.append(synthetic_training_set(config, members_csv, labels, method, epsilon, work_dir, llm, embedder,
                                                 reporter))

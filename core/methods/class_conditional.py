@@ -4,8 +4,11 @@ With ``[data] label_column`` every unit carries one label (``core.corpus.labels`
 
 1. releases the class counts (``core.privacy.class_counts``: a charged Gaussian stage on the certificate;
    with labels not typed, a DP set union that releases the labels too), charged before its draw;
-2. runs the method (DP-SynRAG or DP-Synth) once per released class, on that class's units only, with the
-   class's checkpoints in their own folder (``class-NN``) so a resume reuses each class's released outputs;
+2. runs the method once per released class, on that class's units only, with the class's checkpoints in
+   their own folder (``class-NN``) so a resume reuses each class's released outputs. Aug-PE writes its
+   candidates from a class-conditional public prompt (the task and the label, ``class_task``) and votes within
+   the class, as microsoft/DPSDA does; RPSG rewrites each seed within its class, so every rewrite keeps its
+   seed's label, which is then released without DP (the certificate says so: ``RPSG_LABEL_NOTE``);
 3. labels every synthetic document with its class and keeps, per class, documents in proportion to the
    released class counts (post-processing).
 
@@ -51,6 +54,17 @@ from core.runspec import CLASS_CONDITIONAL_METHODS, RunSpec
 
 CHECKPOINT_COUNTS = "class_counts"  # {"labels": [...], "noisy": [...]}: released, so a resume never redraws it
 MIN_CLASS_COUNT = 2.0  # a class whose released count is below this is not synthesised (post-processing)
+CLASS_PROMPT_METHODS = ("aug_pe",)  # methods whose public prompts name the class (class_task)
+RPSG_LABEL_NOTE = (
+    "Labels with RPSG: every synthetic document is a rewrite of one private document and carries that document's "
+    "own label. These labels are released WITHOUT differential privacy: the label of each rewritten document is "
+    "shown as it is (only the class counts used to size the classes are noisy)."
+)
+
+
+def class_task(task: str, label: str) -> str:
+    """The public task of one class's run (Aug-PE's class-conditional prompts): the task and the label's name."""
+    return f"{task.rstrip()} Write documents of this category: {label}."
 
 
 def method_for(spec: RunSpec) -> Method:
@@ -215,7 +229,8 @@ class ClassConditional:
             charge.next_class()
             units = [u for u in corpus.units if u.label == label]
             class_ctx = replace(ctx, charge=charge,
-                                checkpoints=Checkpoints(ctx.checkpoints.folder / class_folder(index)))
+                                checkpoints=Checkpoints(ctx.checkpoints.folder / class_folder(index)),
+                                task=class_task(ctx.task, label) if self.name in CLASS_PROMPT_METHODS else ctx.task)
             docs, diag, class_notes = self.method.run(_class_corpus(corpus, units), split.inner_spec,
                                                       split.inner_delta, class_ctx)
             by_class[label] = [replace(d, id=f"c{index:02d}-{d.id}", label=label) for d in docs]
@@ -225,6 +240,12 @@ class ClassConditional:
         kept = allocate(by_class, shares)
         diagnostics.update(classes=len(released.labels), kept_after_class_shares=len(kept))
         label_notes = class_notes_for(split, released, by_class, kept)
+        if self.name == "rpsg":
+            label_notes.append(RPSG_LABEL_NOTE)
+        if self.name in CLASS_PROMPT_METHODS:
+            label_notes.append("Class-conditional prompts: each label's candidates were written from the public task "
+                               f"and the label's name (\"{class_task('<task>', '<label>')}\") and voted on by that "
+                               "label's units only.")
         return kept, diagnostics, [*notes, *label_notes]
 
     def _class_counts(self, corpus: Corpus, plan: ClassCountsPlan, ctx: MethodContext) -> ClassCounts:

@@ -75,7 +75,7 @@ class DataSpec:
 
 
 # The methods that synthesise per class (core/methods/class_conditional.py); the others refuse a label column.
-CLASS_CONDITIONAL_METHODS = ("dp_synrag", "dp_synth")
+CLASS_CONDITIONAL_METHODS = ("dp_synrag", "dp_synth", "aug_pe", "rpsg")
 
 
 def label_problems(data: DataSpec, method: str, class_methods: tuple[str, ...] = CLASS_CONDITIONAL_METHODS) -> list[str]:
