@@ -51,6 +51,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/private_prediction.py
+	$(BIN)/python bench/realisation.py
 
 gpu-check: $(STAMP)
 	$(BIN)/python bench/gpu_kit.py --out bench/kit

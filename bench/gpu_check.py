@@ -17,6 +17,10 @@ Steps, each timed; any failure stops the check loudly with a non-zero exit:
 3. ``dp_synrag`` — a timed DP-SynRAG run (K=10, R=500, L=5, k=80, T=70: the seed's defaults) on the kit's
                    generated corpus with the Llama-3.1-8B-shaped model, in the non-private test mode
                    (nothing is exported; charges go to a throw-away recorder and must equal the plan).
+4. ``realisation`` — the public writer of ``text = "realised"`` on the device with the SmolLM2-135M-shaped
+                   model: bench/realisation.py's writer vs HF ``generate`` with the same constraints (256 rows,
+                   T=64), then ``realise`` itself (256 topics in one batch, the shipped clinical-note form and
+                   its demonstrations): timed, and every document must hold all its topic's words.
 
 ``--shapes tiny`` swaps in tiny shapes and small sizes: the dry run on a CPU (tests/test_gpu_kit.py).
 Prints ONE JSON line of figures (also written to --json-out).
@@ -63,10 +67,13 @@ class Sizes:
     bench_tokens: int
     oom_rows: int
     run_params: dict[str, int] = field(default_factory=dict)
+    realise_rows: int = 256
+    realise_tokens: int = 64
 
 
 REAL = Sizes("smollm2-135m", "llama-3.1-8b-shape", 32, 16, 64, 4096, SEED_DEFAULTS)
-TINY = Sizes("tiny", "tiny-wide", 3, 4, 6, 32, {"K": 10, "R": 40, "L": 5, "k": 8, "T": 6})
+TINY = Sizes("tiny", "tiny-wide", 3, 4, 6, 32, {"K": 10, "R": 40, "L": 5, "k": 8, "T": 6}, realise_rows=4,
+             realise_tokens=6)
 
 
 @dataclass(frozen=True)
@@ -363,6 +370,36 @@ def dp_synrag_run(models: Models, sizes: Sizes, notes: list[dict[str, str]], wor
     }
 
 
+# -- 4. the realised writer ----------------------------------------------------------------------------
+
+
+def realisation_check(models: Models, sizes: Sizes) -> dict:
+    import realisation as bench  # bench/realisation.py: the same two variants as on the CPU
+
+    from core.methods.dp_synrag import public_decoding as pd
+    from core.methods.dp_synrag import realisation as rl
+    from core.progress import NULL_REPORTER
+
+    llm = models.build(sizes.bench_shape)
+    rows, T = sizes.realise_rows, sizes.realise_tokens
+    figures = bench.measure(llm, rows, T, pd.SAMPLED)
+    topics = bench.writer_batch(llm.chat.tokenizer, rows).topics
+    start = time.perf_counter()
+    done = rl.realise(topics, bench.TASK, rl.shipped_example("clinical_note"), llm, NULL_REPORTER, T, batch=rows,
+                      max_prompt_tokens=rl.DEMO_PROMPT_TOKENS)
+    sync(llm.device)
+    seconds = time.perf_counter() - start
+    lacking = [i for i, (t, d) in enumerate(zip(topics, done)) if rl.missing_words(d.text, t.words)]
+    if len(done) != len(topics) or lacking:
+        fail("realisation", f"{len(lacking)} of {len(done)} realised documents lack a released word")
+    figures["realise"] = {"documents": len(done), "seconds": round(seconds, 2),
+                          "documents_per_s": round(len(done) / seconds, 2),
+                          "drafts_mean": round(sum(d.attempts for d in done) / len(done), 2),
+                          "key_terms_line": sum(d.fallback for d in done)}
+    figures["model"] = llm.name
+    return figures
+
+
 def timed_step(name: str, run: Callable[[], dict]) -> dict:
     try:
         start = time.perf_counter()
@@ -383,7 +420,7 @@ def main() -> None:
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--shapes", choices=("real", "tiny"), default="real")
     parser.add_argument("--units", type=int, default=0, help="corpus size of the DP-SynRAG run (0 = 8,000; tiny: 240)")
-    parser.add_argument("--steps", default="bench,oom,dp_synrag")
+    parser.add_argument("--steps", default="bench,oom,dp_synrag,realisation")
     parser.add_argument("--tests", default="", help="the CUDA tests' result line, folded into the line")
     parser.add_argument("--llm-folder", default="", help="check the site's own model (a local Hugging Face "
                         "causal-LM folder, run in bf16) instead of the random-weight models")
@@ -435,6 +472,8 @@ def main() -> None:
         if "dp_synrag" in steps:
             figures["dp_synrag"] = timed_step(
                 "dp_synrag", lambda: dp_synrag_run(models, sizes, notes[:units], Path(tmp)))
+        if "realisation" in steps:
+            figures["realisation"] = timed_step("realisation", lambda: realisation_check(models, sizes))
     figures["python_steps_s"] = round(time.perf_counter() - start, 1)
     line = json.dumps(figures, separators=(",", ":"))
     print(line)

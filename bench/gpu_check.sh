@@ -13,7 +13,9 @@
 #
 # Steps: 1. the CUDA-marked tests (pytest -m cuda);  2. bench/gpu_check.py: the engine vs HF generate vs a
 # DP-RAG-style loop, the forced out-of-memory halving, a timed DP-SynRAG run at the seed's defaults on the
-# kit's 8,000-unit corpus. Prints ONE JSON line (also $OUT_DIR/gpu_check.json). Stops loudly on any error.
+# kit's 8,000-unit corpus, and the realised writer (text = "realised") on the device: its tokens/s against HF
+# generate with the same constraints and a timed realise() of 256 topics. Prints ONE JSON line (also
+# $OUT_DIR/gpu_check.json). Stops loudly on any error.
 # Budget: under 8 minutes on one H200 (everything is killed at PRIVET_GPU_CHECK_TIMEOUT s, default 480).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,7 +65,7 @@ if [ "$DRY" = 0 ]; then
   if echo "$tests_line" | grep -q "skipped"; then die "CUDA tests were skipped (torch sees no GPU?): $tests_line"; fi
 fi
 
-echo "== engine benchmark, forced OOM halving, timed DP-SynRAG run ($SHAPES shapes on $DEVICE)" >&2
+echo "== engine benchmark, forced OOM halving, timed DP-SynRAG run, realised writer ($SHAPES shapes on $DEVICE)" >&2
 timeout "$(left)" "$PY" bench/gpu_check.py --kit "$KIT" --device "$DEVICE" --shapes "$SHAPES" --tests "$tests_line" \
   ${PRIVET_GPU_CHECK_LLM:+--llm-folder "$PRIVET_GPU_CHECK_LLM"} --json-out "$OUT_DIR/gpu_check.json" >"$OUT_DIR/gpu_check.stdout" \
   || die "bench/gpu_check.py failed or ran past ${LIMIT}s (its error is above; figures so far in $OUT_DIR)."

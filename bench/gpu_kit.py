@@ -5,8 +5,9 @@ files. Everything the check needs beyond the project's code and that stack is wr
 machine where the project is installed (its .venv), into one small folder:
 
     tokenizer/     the packaged SmolLM2 tokenizer (files only, ~3.5 MB; extracted from the packaged GGUF)
-    zipf.tsv       wordfreq's English Zipf figures for every entry of the keyword vocabulary V (wordfreq
-                   itself is not on that machine; the figures are public)
+    zipf.tsv       wordfreq's English Zipf figures for every entry of the keyword vocabulary V and every word
+                   of the shipped document forms and their demonstrations (the realised writer's guard reads
+                   them); wordfreq itself is not on that machine; the figures are public
     corpus.csv     a generated (fake) clinic corpus of --units notes (columns id, patient, note)
     kit.json       what was built, from what, and the sizes
 
@@ -42,6 +43,16 @@ def write_tokenizer(out: Path) -> None:
     packaged_tokenizer().save_pretrained(str(folder))
 
 
+def form_words() -> set[str]:
+    """Every word of the shipped document forms (``resources/examples``: examples and demonstrations), whose
+    everyday English frequency the realised writer's demonstration guard reads."""
+    from core.methods.dp_synrag.vocabulary import split_words
+
+    folder = resources_dir() / "examples"
+    return {w for path in sorted(folder.glob("*.txt")) + sorted(folder.glob("*.demo.toml"))
+            for w in split_words(path.read_text(encoding="utf-8"))}
+
+
 def write_corpus(out: Path, units: int) -> int:
     from core.demo.generate import make_clinic_corpus
 
@@ -61,7 +72,7 @@ def build_kit(out: Path, units: int) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     write_tokenizer(out)
     vocab = load_vocabulary([resources_dir() / DOMAIN_LIST])
-    entries = write_zipf_table(vocab.words, out / "zipf.tsv")
+    entries = write_zipf_table({*vocab.words, *form_words()}, out / "zipf.tsv")
     notes = write_corpus(out, units)
     info = {
         "built_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),

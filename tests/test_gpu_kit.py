@@ -113,6 +113,9 @@ def test_cpu_dry_run_of_the_offline_gpu_check(tmp_path):
     run = figures["dp_synrag"]
     assert run["charges_equal_plan"] and run["units"] == 240 and run["groups"] >= 1
     assert run["rows_total"] >= run["groups"] and run["rows_per_group_max"] >= 1
+    writer = figures["realisation"]  # the realised writer on the device, and realise() itself
+    assert set(writer["tokens_per_s"]) == {"writer", "hf_generate"} and writer["writer_over_hf_generate"] > 0
+    assert writer["realise"]["documents"] == writer["rows"]
 
 
 def test_the_check_refuses_to_run_without_a_kit(tmp_path):

@@ -49,8 +49,10 @@ class TokenEdges:
         if not fresh.numel():
             return
         ids = fresh.unique().tolist()
-        texts = [self._text(t) for t in self._tokenizer.batch_decode([self._anchor + [i] for i in ids],
-                                                                     skip_special_tokens=True)]
+        named = [i for i in ids if i < len(self._tokenizer)]  # a logits row beyond the tokenizer has no text
+        decoded = self._tokenizer.batch_decode([self._anchor + [i] for i in named], skip_special_tokens=True)
+        text_of = dict(zip(named, (self._text(t) for t in decoded)))
+        texts = [text_of.get(i, "") for i in ids]
         index = torch.tensor(ids, dtype=torch.long, device=self.known.device)
         self.known[index] = True
         self.starts_word[index] = torch.tensor([bool(_WORD_CHAR.match(t[:1])) for t in texts], device=index.device)
