@@ -278,3 +278,35 @@ def test_the_certificate_says_the_shape_is_post_processing():
     assert "500 documents" in notes and "in proportion to their released" in notes and "no cost" in notes
     assert "Near-duplicates" in notes
     assert "one document per topic" in " ".join(generation_notes(DPSynRAGSpec()))
+
+
+# -- the wizard: the Task page asks how many, the Review page shows the allocation ----------------------------
+
+
+def test_the_task_page_sets_the_documents_and_says_how_they_are_shared(wizard, tmp_path):
+    from helpers import wizard_notes
+
+    controller = wizard.controller
+    controller.load_data(str(wizard_notes(tmp_path)), "note", "id", "patient")
+    page = wizard.task_page
+    page.initializePage()
+    assert page.count_mode.currentData() == 0 and not page.count.isEnabled()  # the default: one per topic
+    page.count.setValue(30)  # a number typed: "This many"
+    assert page.count.isEnabled() and page.count_mode.currentText() == "This many:"
+    page.store()
+    assert controller.spec.dp_synrag.documents == 30 and "30 documents, shared among the topics" in page.count_note.text()
+    page.count_mode.setCurrentIndex(page.count_mode.findData(-1))
+    page.store()
+    assert controller.spec.dp_synrag.documents == -1 and "noisy count" in page.count_note.text()
+    page.initializePage()  # Back and forth keeps it
+    assert page.count_mode.currentData() == -1
+
+
+def test_the_review_page_names_the_documents_per_topic():
+    from desktop.wizard.review_page import allocation_words
+
+    words = allocation_words([("gout", 40.2, 3), ("asthma", 90.1, 7)])
+    assert words.index("asthma 7") < words.index("gout 3") and "noisy count" in words
+    assert allocation_words([]) == ""
+    many = allocation_words([(f"t{i}", 1.0, 1) for i in range(20)])
+    assert "and 8 more topics" in many

@@ -57,7 +57,7 @@ def _table(headers: list[str], rows: list[list[str]], widths: list[int] | None =
 PARAMETER_MEANINGS = {
     # DP-SynRAG (and DP-Synth, which shares R, T, tau and the clip)
     "K": "keywords taken from each private unit",
-    "R": "topics (clusters) at most; at most one synthetic document each",
+    "R": "topics (clusters) at most; one synthetic document each unless 'documents' asks for more",
     "L": "topics a unit can belong to at most",
     "k": "private units used to write each synthetic document",
     "T": "tokens (word pieces) written per synthetic document",
@@ -98,6 +98,9 @@ PARAMETER_MEANINGS = {
     "realisation_tokens": "longest document the public writer wrote, in tokens (no budget)",
     "row_bound": "each topic writes with about k of its units, drawn at random (poisson) or with all (none); no budget",
     "force_length": "every document runs the full T tokens (speed checks only; no budget)",
+    "documents": "synthetic documents asked for, shared among the topics by their noisy counts (0 = one per topic, "
+                 "-1 = about the corpus's noisy size); no budget",
+    "merge_topics": "topics whose released words overlap strongly are merged into one; no budget",
     # derived by the planner
     "rho_total": "privacy loss of the whole run, in zCDP (ρ; converted to ε above)",
     "sigma_h": "noise added to each keyword count (standard deviation)",

@@ -142,6 +142,8 @@ class ConfirmPage(Page):
         expected = self.controller.documents_range()
         if expected is None:
             return f"up to {self.controller.spec.dp_synrag.R}" if self.controller.spec.dp_synrag.R else "not known yet"
+        if self.controller.spec.method == "dp_synrag" and self.controller.spec.dp_synrag.documents:
+            return f"up to {expected[1]} (shared among the topics found in proportion to how often each is mentioned)"
         return (f"about {expected[0]} to {expected[1]} (one per topic found; how many topics the data hold is not "
                 "looked at before the run, hence the range)")
 

@@ -14,11 +14,24 @@ from PySide6.QtWidgets import (
 from PySide6.QtCore import Qt
 
 from core.errors import PrivetError
+from core.methods.dp_synrag.shape import released_allocation
 from desktop.controller import WizardController, verify_folder
 from desktop.wizard.common import Page
 from desktop.wizard.run_page import RunPage
 
 LIST_LABEL_CHARS = 90
+ALLOCATION_TOPICS = 12  # topics named on the Review page (the rest are counted)
+
+
+def allocation_words(allocation: list[tuple[str, float, int]]) -> str:
+    """The documents planned per topic in plain words ("" without any), commonest topics first."""
+    if not allocation:
+        return ""
+    shown = sorted(allocation, key=lambda t: -t[2])
+    listed = ", ".join(f"{word} {n}" for word, _count, n in shown[:ALLOCATION_TOPICS])
+    more = f", and {len(shown) - ALLOCATION_TOPICS} more topics" if len(shown) > ALLOCATION_TOPICS else ""
+    return (f"Documents planned per topic, in proportion to how often each topic is mentioned (a noisy count released "
+            f"by the run): {listed}{more}. A few may have been dropped as near-duplicates or by the usefulness check.")
 
 
 class ReviewPage(Page):
@@ -38,6 +51,9 @@ class ReviewPage(Page):
         splitter.addWidget(self.documents)
         splitter.addWidget(self.viewer)
         self.count = QLabel()
+        self.allocation = QLabel()  # documents per topic (released values: docs/method.md §6.2)
+        self.allocation.setWordWrap(True)
+        self.allocation.setObjectName("allocation")
         self.classes = QLabel()
         self.classes.setWordWrap(True)
         self.classes.setObjectName("class_counts")
@@ -93,6 +109,7 @@ class ReviewPage(Page):
         layout = QVBoxLayout(self)
         layout.addWidget(self.guarantee)
         layout.addWidget(self.count)
+        layout.addWidget(self.allocation)
         layout.addWidget(self.classes)
         layout.addWidget(splitter, 1)
         layout.addWidget(check_box)
@@ -110,6 +127,8 @@ class ReviewPage(Page):
             label = text.replace("\n", " ")
             self.documents.addItem(f"{i + 1}. {label[:LIST_LABEL_CHARS]}{'…' if len(label) > LIST_LABEL_CHARS else ''}")
         self.count.setText(f"{len(self.texts)} synthetic documents.")
+        self.allocation.setText(allocation_words(released_allocation(result["run_dir"])) if result.get("run_dir") else "")
+        self.allocation.setVisible(bool(self.allocation.text()))
         self._show_classes(result.get("run_dir"))
         self.guarantee.setText(self.controller.guarantee_heading(result["run_dir"]) if result.get("run_dir") else "")
         if self.texts:

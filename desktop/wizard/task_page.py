@@ -8,6 +8,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.methods.dp_synrag.forms import FORM_LABELS
+from core.specs.dp_synrag import MAX_DOCUMENTS
 from desktop.controller import WizardController
 from desktop.widgets.collapsible import Collapsible
 from desktop.wizard.common import Page, scrolling_layouts
@@ -17,6 +18,8 @@ FORMATS = ("jsonl", "csv")
 FORMAT_NAMES = {"jsonl": "JSON Lines (one document per line)", "csv": "CSV (a spreadsheet)"}
 MIN_TASK_CHARS = 10
 FORM_CHOICES = tuple(FORM_LABELS.items())  # core.methods.dp_synrag.forms: the one list of forms and their words
+AS_MANY = 1  # the "This many:" choice; the number is the spin box's
+COUNT_MODES = (("One per topic found", 0), ("About as many as the data hold", -1), ("This many:", AS_MANY))
 
 
 class TaskPage(Page):
@@ -28,11 +31,17 @@ class TaskPage(Page):
         self.task.setTabChangesFocus(True)
         self.task.setFixedHeight(70)
         self.task.setToolTip("What the synthetic corpus will be used for. Do not put private details here.")
+        self.count_mode = QComboBox()  # DP-SynRAG: [dp_synrag] documents (docs/method.md §6.2)
+        for label, value in COUNT_MODES:
+            self.count_mode.addItem(label, value)
+        self.count_mode.setToolTip("How many synthetic documents DP-SynRAG writes. They are shared among the topics "
+                                   "found in proportion to how often each is mentioned (a noisy count), so common "
+                                   "topics get more documents. This costs no budget.")
         self.count = QSpinBox()
-        self.count.setRange(0, 100_000)
+        self.count.setRange(0, MAX_DOCUMENTS)
         self.count.setSpecialValueText("Automatic (from the size of the data)")  # 0: the adaptive default chooses
-        self.count.setToolTip("DP-SynRAG writes at most this many synthetic documents (one per topic). Automatic: "
-                              "Privet chooses it from a noisy count of how many people the data hold.")
+        self.count.setToolTip("How many synthetic documents to write. Automatic: Privet chooses it from a noisy count "
+                              "of how many people the data hold.")
         self.count_note = QLabel()
         self.count_note.setWordWrap(True)
         self.formats = {name: QCheckBox(FORMAT_NAMES[name]) for name in FORMATS}
@@ -69,7 +78,10 @@ class TaskPage(Page):
 
         form = QFormLayout()
         form.addRow("&Task description:", self.task)
-        form.addRow("&Number of synthetic documents:", self.count)
+        count_row = QHBoxLayout()
+        count_row.addWidget(self.count_mode)
+        count_row.addWidget(self.count, 1)
+        form.addRow("&Number of synthetic documents:", count_row)
         form.addRow("", self.count_note)
         self.topic_names = TopicNamesBox()
         form.addRow("Topic names from:", self.topic_names)
@@ -80,8 +92,9 @@ class TaskPage(Page):
         form.addRow("&Custodian:", self.custodian)
         form.addRow("&Organisation:", self.organisation)
         form.addRow("&IRB protocol:", self.irb)
-        for widget in (self.task, self.count, self.form, self.example, self.custodian, self.organisation, self.irb):
+        for widget in (self.task, self.form, self.example, self.custodian, self.organisation, self.irb):
             form.labelForField(widget).setBuddy(widget)
+        form.labelForField(count_row).setBuddy(self.count_mode)
         form.labelForField(folder_row).setBuddy(self.folder)
 
         self.tokens = QSpinBox()
@@ -117,6 +130,8 @@ class TaskPage(Page):
         self.task.textChanged.connect(self.completeChanged.emit)
         self.example.textChanged.connect(self.completeChanged.emit)
         self.form.currentIndexChanged.connect(lambda *_: self.completeChanged.emit())
+        self.count_mode.currentIndexChanged.connect(lambda *_: self._count_changed())
+        self.count.valueChanged.connect(self._count_value_changed)
         for box in self.formats.values():
             box.toggled.connect(lambda *_: self.completeChanged.emit())
 
@@ -124,8 +139,17 @@ class TaskPage(Page):
         spec = self.controller.spec
         self.task.setPlainText(spec.task)
         rpsg = spec.method == "rpsg"
-        self.count.setValue(spec.dp_synrag.R)
-        self.count.setEnabled(not rpsg)
+        synrag = spec.method == "dp_synrag"
+        documents = spec.dp_synrag.documents
+        self.count_mode.blockSignals(True)
+        self.count.blockSignals(True)
+        self.count_mode.setCurrentIndex(max(self.count_mode.findData(min(documents, AS_MANY)), 0))
+        self.count.setValue(documents if synrag and documents > 0 else spec.dp_synrag.R if not synrag else 0)
+        self.count_mode.blockSignals(False)
+        self.count.blockSignals(False)
+        self.count_mode.setVisible(synrag)
+        self.count_mode.setEnabled(synrag and not spec.dp_synrag.token_stage)  # a token stage: one per topic
+        self.count.setEnabled(not rpsg and (not synrag or self.count_mode.currentData() == AS_MANY))
         self.tokens.setValue(spec.dp_synrag.T)
         self.cluster_size.setValue(spec.dp_synrag.k)
         self.self_filter.setChecked(spec.dp_synrag.self_filter)
@@ -161,9 +185,16 @@ class TaskPage(Page):
         need = (f"at this ε a topic must be mentioned by about {units:.0f} or more people or documents to be found"
                 if units is not None else "a topic must be mentioned by many people or documents to be found")
         expected = self.controller.documents_range()
-        outlook = (f" Expected: {expected[0]} to {expected[1]} documents (the range is wide because how often the "
-                   "documents share words is not looked at before the run)." if expected else "")
-        return f"One document per topic, so fewer come out when few topics are well supported: {need}.{outlook}"
+        documents = spec.dp_synrag.documents
+        outlook = (f" Expected: {expected[0]} to {expected[1]} documents"
+                   + (" (the range is wide because how often the documents share words is not looked at before "
+                      "the run)." if not documents else ".") if expected else "")
+        if documents == 0:
+            return f"One document per topic, so fewer come out when few topics are well supported: {need}.{outlook}"
+        how_many = (f"{documents} documents" if documents > 0 else
+                    "About as many documents as the data hold people or documents (read from a noisy count)")
+        return (f"{how_many}, shared among the topics found in proportion to how often each is mentioned, so common "
+                f"topics get more; {need}.{outlook}")
 
     def blocking_message(self) -> str:
         if len(self.task.toPlainText().strip()) < MIN_TASK_CHARS:
@@ -180,11 +211,13 @@ class TaskPage(Page):
     def store(self) -> None:
         spec = self.controller.spec
         spec.task = self.task.toPlainText().strip()
-        if spec.method != "rpsg":
+        if spec.method not in ("rpsg", "dp_synrag"):
             spec.dp_synrag.R = self.count.value()
+        if spec.method != "rpsg":
             spec.dp_synrag.T = self.tokens.value()
             spec.dp_synrag.self_filter = self.self_filter.isChecked()
         if spec.method == "dp_synrag":
+            spec.dp_synrag.documents = self._documents()
             spec.dp_synrag.k = self.cluster_size.value()
             spec.dp_synrag.document_form = self.form.currentData() or ""
             spec.dp_synrag.public_example = self.example.toPlainText().strip()
@@ -194,6 +227,26 @@ class TaskPage(Page):
         spec.output.custodian = self.custodian.text().strip()
         spec.output.organisation = self.organisation.text().strip()
         spec.output.irb_protocol = self.irb.text().strip()
+
+    def _documents(self) -> int:
+        """``[dp_synrag] documents`` as the controls say: 0 (one per topic), -1 (about the data's size) or N."""
+        mode = self.count_mode.currentData()
+        return self.count.value() if mode == AS_MANY else int(mode)
+
+    def _count_changed(self) -> None:
+        """The way of counting documents changed: the number is asked for only with "This many"."""
+        self.count.setEnabled(self.count_mode.currentData() == AS_MANY)
+        if self.controller.spec.method == "dp_synrag":
+            self.controller.spec.dp_synrag.documents = self._documents()
+            self.count_note.setText(self.count_words())
+
+    def _count_value_changed(self, value: int) -> None:
+        if self.controller.spec.method != "dp_synrag":
+            return
+        if value > 0 and self.count_mode.currentData() != AS_MANY:
+            self.count_mode.setCurrentIndex(self.count_mode.findData(AS_MANY))  # a number typed: this many
+        else:
+            self._count_changed()
 
     def _browse(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Choose where to export")
