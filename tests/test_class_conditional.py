@@ -168,6 +168,10 @@ def test_documents_per_class_follow_the_released_counts():
     kept = allocate(docs, shares)
     per = {label: sum(d.label == label for d in kept) for label in "abc"}
     assert per == {"a": 10, "b": 5, "c": 0}  # a keeps all it wrote (under its share of 21 docs), b is cut to 5
+    docs["d"] = []  # a class that wrote nothing takes no share from the others
+    kept = allocate(docs, {"a": 0.3, "b": 0.1, "c": 0.0, "d": 0.6})
+    per = {label: sum(d.label == label for d in kept) for label in "abcd"}
+    assert per == {"a": 10, "b": 5, "c": 0, "d": 0}  # shares 0.75 : 0.25 of 21 documents, not 0.3 : 0.1
 
 
 # --- end to end: charges = plan = one ρ ---------------------------------------------------------------------

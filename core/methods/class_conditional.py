@@ -272,9 +272,10 @@ def _class_corpus(corpus: Corpus, units: list) -> Corpus:
 def allocate(by_class: dict[str, list[SyntheticDoc]], shares: dict[str, float]) -> list[SyntheticDoc]:
     """Each class keeps its first documents up to its share of all documents written (largest remainders;
     post-processing of released counts and synthetic text): a class that wrote more than its released share
-    is cut to it, one that wrote fewer keeps all it wrote."""
+    is cut to it, one that wrote fewer keeps all it wrote. The shares are those of the classes that wrote any
+    document (a class that wrote none cannot follow its count, and would otherwise cut the others)."""
     total = sum(len(docs) for docs in by_class.values())
-    quotas = proportional_quotas(total, [shares.get(label, 0.0) for label in by_class])
+    quotas = proportional_quotas(total, [shares.get(label, 0.0) if docs else 0.0 for label, docs in by_class.items()])
     kept: list[SyntheticDoc] = []
     for docs, quota in zip(by_class.values(), quotas):
         kept.extend(docs[:quota])
