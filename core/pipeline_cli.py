@@ -130,6 +130,13 @@ def phrase_lines(spec: RunSpec, corpus, delta: float) -> list[str]:
     from core.methods.dp_synrag.vocabulary import load_vocabulary
     from core.privacy.planner import plan_dp_synrag
 
+    if spec.data.label_column:  # per class: the method's own ε and δ (the class counts take their share)
+        from core.methods.class_conditional import ClassConditional, method_for
+
+        method = method_for(spec)
+        assert isinstance(method, ClassConditional)
+        split = method.split(spec, delta, len(corpus.units))
+        spec, delta = split.inner_spec, split.inner_delta
     plan = plan_dp_synrag(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion)
     o = phrase_outlook(corpus.units, load_vocabulary(spec.dp_synrag.domain_lists), plan)
     return [
