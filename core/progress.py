@@ -20,6 +20,7 @@ STAGE_LABELS: dict[str, str] = {
     "models": "loading the models",
     "embedding": "reading the documents",
     "size": "counting the people or documents (a noisy count)",
+    "length": "measuring how long the documents are (a noisy median)",
     "keywords": "finding keywords in each document",
     "phrases": "finding the corpus's own phrases (topic names)",
     "class_counts": "counting the units per label (with noise)",

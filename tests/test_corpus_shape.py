@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import TINY_SIZES, tiny_spec
+from helpers import TINY_SIZES, statistical, tiny_spec
 
 from core.checkpoints import Checkpoints
 from core.corpus import Unit
@@ -24,6 +24,15 @@ from core.methods.dp_synrag.clusters import CoKeywords
 from core.methods.dp_synrag.dedup import drop_near_duplicates, jaccard, shingles
 from core.methods.dp_synrag.histogram import keyword_histogram, topic_words
 from core.methods.dp_synrag.keywords import extract_keywords
+from core.methods.dp_synrag.length import (
+    MAX_WORDS,
+    MIN_WORDS,
+    fit_length,
+    form_length,
+    release_length,
+    target_words,
+    unit_lengths,
+)
 from core.methods.dp_synrag.merge import merge_topics, merged, same_thing
 from core.methods.dp_synrag.method import generation_notes
 from core.methods.dp_synrag.released_topics import ReleasedTopic
@@ -33,6 +42,7 @@ from core.methods.dp_synrag.vocabulary import Vocabulary
 from core.pipeline import plan, run_pipeline
 from core.planning import run_estimate
 from core.privacy.forecast import forecast_topics
+from core.privacy.plan_dp_synrag import STAGE_LENGTH
 from core.privacy.planner import STAGE_SIZE, plan_dp_synrag
 from core.progress import NULL_REPORTER
 from core.runspec import DPSynRAGSpec, RunSpec
@@ -102,7 +112,7 @@ def _units(sizes: dict[str, int], seed: int = 0) -> list[Unit]:
     return units
 
 
-def _ctx(folder: Path, charges: list | None = None, seed: int = 11) -> MethodContext:
+def _ctx(folder: Path, charges: list | None = None, seed: int | None = 11) -> MethodContext:
     return MethodContext(llm=None, embedder=None, task="clinic notes",  # type: ignore[arg-type]
                          charge=lambda s, r, d, delta_part=0.0: (charges if charges is not None else []).append((s, r)),
                          reporter=NULL_REPORTER, checkpoints=Checkpoints(folder), test_seed=seed)
@@ -149,7 +159,7 @@ def test_each_document_names_only_released_co_keywords_of_its_topic(tmp_path):
               ReleasedTopic("gout", 30.0, ("toe",), (20.0,), (1,))]
     related = CoKeywords([list(t.co_keywords) for t in topics], [list(t.co_counts) for t in topics])
     spec = DPSynRAGSpec(text="realised", documents=12, merge_topics=False, cluster_keywords=2)
-    shape = shape_corpus([t.word for t in topics], [t.count for t in topics], related, None, spec, _ctx(tmp_path))
+    shape = shape_corpus([t.word for t in topics], [t.count for t in topics], related, None, None, spec, _ctx(tmp_path))
     assert shape.allocation == (9, 3) and len(shape.documents) == 12
     for doc, g in zip(shape.documents, shape.groups):
         assert doc.keyword == topics[g].word and doc.related and set(doc.related) <= set(topics[g].co_keywords)
@@ -161,10 +171,10 @@ def test_a_resumed_run_reuses_the_shape_and_one_per_topic_keeps_todays_documents
     topics = [ReleasedTopic("asthma", 90.0, ("wheeze", "inhaler", "cough"), (70.0, 30.0, 20.0), (0,))]
     related = CoKeywords([list(topics[0].co_keywords)], [list(topics[0].co_counts)])
     spec = DPSynRAGSpec(text="realised", documents=20, cluster_keywords=3)
-    first = shape_corpus(["asthma"], [90.0], related, None, spec, _ctx(tmp_path, seed=1))
-    again = shape_corpus(["asthma"], [90.0], related, None, spec, _ctx(tmp_path, seed=2))  # a resume: other draws
+    first = shape_corpus(["asthma"], [90.0], related, None, None, spec, _ctx(tmp_path, seed=1))
+    again = shape_corpus(["asthma"], [90.0], related, None, None, spec, _ctx(tmp_path, seed=2))  # a resume: other draws
     assert again == first
-    single = shape_corpus(["asthma"], [90.0], related, None, DPSynRAGSpec(text="realised"), _ctx(tmp_path / "one"))
+    single = shape_corpus(["asthma"], [90.0], related, None, None, DPSynRAGSpec(text="realised"), _ctx(tmp_path / "one"))
     assert [d.words for d in single.documents] == [("asthma", "wheeze", "inhaler", "cough")]
 
 
@@ -310,3 +320,64 @@ def test_the_review_page_names_the_documents_per_topic():
     assert allocation_words([]) == ""
     many = allocation_words([(f"t{i}", 1.0, 1) for i in range(20)])
     assert "and 8 more topics" in many
+
+
+# -- length: the form's public length, or a charged DP median -------------------------------------------------
+
+
+def test_a_document_is_shortened_by_whole_sentences_and_keeps_every_released_word():
+    text = ("Consultation note. K. M., 47, reports wheeze for two weeks. He also walks his dog every day in the park. "
+            "He likes tea. Impression: asthma. Plan: an inhaler, review in 4 weeks.\nKey terms: night cough.")
+    words = ("asthma", "wheeze", "inhaler", "night cough")
+    short = fit_length(text, words, 12)
+    assert short.startswith("Consultation note. K. M., 47, reports wheeze")
+    assert "dog" not in short and "tea" not in short  # filler beyond the target goes
+    assert "Impression: asthma." in short and "inhaler" in short and short.endswith("Key terms: night cough.")
+    assert fit_length(text, words, 0) == text and fit_length(text, words, 200) == text
+    assert len(short.split()) < len(text.split())
+
+
+def test_the_form_length_is_the_median_of_the_shipped_demonstrations():
+    from core.methods.dp_synrag.realisation import demonstrations, shipped_example
+
+    spec = DPSynRAGSpec(document_form="clinical_note")
+    lengths = sorted(len(d.document.split()) for d in demonstrations(shipped_example("clinical_note")))
+    assert form_length(spec) == round((lengths[1] + lengths[2]) / 2) and 20 < form_length(spec) < 80
+    assert target_words(spec, None) == form_length(spec)
+    assert target_words(DPSynRAGSpec(length="none"), None) == 0
+    assert target_words(DPSynRAGSpec(length="dp"), 27.6) == 28
+
+
+@statistical
+def test_the_dp_median_is_charged_and_lands_near_the_median(tmp_path):
+    spec = DPSynRAGSpec(text="realised", length="dp", R=10)
+    p = plan_dp_synrag(spec, 10.0, 1e-6)
+    assert p.releases_length and p.rho_length == pytest.approx(0.02 * p.rho_total)
+    assert p.epsilon_length == pytest.approx(math.sqrt(8 * p.rho_length))
+    rng = np.random.default_rng(3)
+    units = [Unit(uid=f"u{i}", text=" ".join(["w"] * int(n))) for i, n in enumerate(rng.integers(15, 45, 400))]
+    true = float(np.median(unit_lengths(units)))
+    charges: list = []
+    draws = [release_length(units, p, _ctx(tmp_path / f"c{i}", charges, seed=None)) for i in range(60)]  # type: ignore[arg-type]
+    assert charges == [(STAGE_LENGTH, pytest.approx(p.rho_length))] * 60  # charged once per draw, before it
+    assert all(MIN_WORDS <= d <= MAX_WORDS for d in draws)  # type: ignore[operator]
+    assert abs(float(np.median(draws)) - true) < 3 and len(set(draws)) > 50  # OS entropy: no two alike
+    again = release_length(units, p, _ctx(tmp_path / "c0", charges, seed=None))  # a resume reuses it
+    assert again == draws[0] and len(charges) == 60
+    assert release_length(units, plan_dp_synrag(DPSynRAGSpec(R=10), 10.0, 1e-6), _ctx(tmp_path / "n")) is None
+
+
+def test_the_length_statistic_is_a_stage_of_the_plan_and_the_charges_equal_it(tmp_path, privet_home):
+    spec = tiny_spec(tmp_path, settings=TINY_SIZES, text="realised", length="dp", realisation_tokens=8)
+    planned = plan(spec)
+    assert STAGE_LENGTH in dict(planned.stages)
+    result = run_pipeline(spec)
+    charges = [e for e in Ledger().entries(result.record.dataset_id) if e["kind"] == "charge"]
+    assert [c["stage"] for c in charges] == [s for s, _ in planned.stages]
+    assert math.fsum(c["rho"] for c in charges) == pytest.approx(planned.rho_total, rel=1e-9)
+    assert dict(planned.stages)[STAGE_LENGTH] == pytest.approx(next(c["rho"] for c in charges
+                                                                    if c["stage"] == STAGE_LENGTH))
+    assert any(s["stage"] == STAGE_LENGTH for s in result.record.stages)
+    assert any(n.startswith("Length:") and "charged above" in n for n in result.record.scope_notes)
+    spec.dp_synrag.text = "topic_line"
+    assert any('length = "dp"' in p for p in spec.problems())  # charged for nothing: refused

@@ -1,8 +1,9 @@
 """DP-SynRAG's plan (SPEC §2): turn a target (ε, δ) into the noise parameters of each of its stages.
 
-DP-SynRAG (SPEC §2) spends its budget in up to six stages:
+DP-SynRAG (SPEC §2) spends its budget in up to six stages (eight with the DP size count and the DP length
+statistic of docs/method.md §2.7 and §6.2, each a small share drawn first):
 
-    total ρ = ρ_p + ρ_hist + ρ_ck + L · (ρ_μ + ε_θ²/8 + T·(c/τ)²/2),  plus δ_p
+    total ρ = ρ_n + ρ_len + ρ_p + ρ_hist + ρ_ck + L · (ρ_μ + ε_θ²/8 + T·(c/τ)²/2),  plus δ_p
 
 * ``phrases`` — DP phrase discovery (docs/method.md §2.0, ``core.privacy.set_union``): each unit
   proposes ≤ K_p phrases, noise σ_p on the non-zero counts, release above τ_p: ρ_p = K_p/(2σ_p²) and
@@ -76,6 +77,12 @@ DEFAULT_PHRASES_DELTA_FRACTION = 0.5  # share of δ for releasing a phrase of on
 # units, at ε = 1 about 37: the settings it chooses (R, k) change little within a few σ of the true size.
 DEFAULT_SIZE_FRACTION = 0.02
 
+# The DP length statistic (docs/method.md §6.2, ``[dp_synrag] length = "dp"``): a noisy median of the units' words per
+# document, 2 % of ρ, by the exponential mechanism over a public range (``core.privacy.median``). At ε = 10 (δ = 1e-6)
+# its ε is about 0.56: the median lands within a few units' ranks of the true one for a corpus of a few hundred.
+DEFAULT_LENGTH_FRACTION = 0.02
+STAGE_LENGTH = "length"
+
 # Without a token stage (text = "realised" or "topic_line", the default) the whole budget releases topics: the
 # histogram, the co-keywords and the phrases share it as 0.4 : 0.4 : 0.2 unless the spec says otherwise (then
 # rescaled to 1). Round 3's ablation on the demo clinic (docs/results/history.md "Round 3: ablation") measured the
@@ -139,6 +146,9 @@ class DPSynRAGPlan:
     size_fraction: float = 0.0  # share of ρ for the DP size count (0: the stage does not run)
     rho_size: float = 0.0  # = 1/(2σ_n²)
     sigma_size: float = math.inf  # noise on the count of units (sensitivity 1)
+    length_fraction: float = 0.0  # share of ρ for the DP length statistic (0: the stage does not run)
+    rho_length: float = 0.0  # = ε_len²/8
+    epsilon_length: float = 0.0  # the median's exponential mechanism (utility sensitivity 1)
 
     @property
     def discovers_phrases(self) -> bool:
@@ -148,6 +158,11 @@ class DPSynRAGPlan:
     def counts_size(self) -> bool:
         """Whether the run first releases a DP count of its units (the adaptive default's size)."""
         return self.rho_size > 0.0
+
+    @property
+    def releases_length(self) -> bool:
+        """Whether the run releases a DP length statistic (the median words per document) after the size count."""
+        return self.rho_length > 0.0
 
     @property
     def token_epsilon(self) -> float:
@@ -167,6 +182,8 @@ class DPSynRAGPlan:
     def releases(self) -> list[Release]:
         """The plan as its DP stages, in the order a run draws them (cluster stages already times L)."""
         stages = [self._size()] if self.counts_size else []
+        if self.releases_length:
+            stages.append(self._length())
         if self.discovers_phrases:
             stages.append(self._phrases())
         stages.append(
@@ -216,6 +233,15 @@ class DPSynRAGPlan:
             "chose how many topics to look for",
             f"DP size count: Gaussian noise sigma_n={self.sigma_size:.4g} on the number of units",
             sensitivity=1.0, sigma=self.sigma_size,
+        )
+
+    def _length(self) -> Release:
+        return Release(
+            STAGE_LENGTH, BOUNDED_RANGE, self.rho_length,
+            "noisy median of the units' words per document (clipped to a public range), which the synthetic "
+            "documents follow",
+            f"DP length statistic: exponential-mechanism median, eps_len={self.epsilon_length:.4g}",
+            epsilon=self.epsilon_length,
         )
 
     def _phrases(self) -> Release:
@@ -292,7 +318,7 @@ def _shares(spec: DPSynRAGSpec, conversion: str) -> tuple[float, float, float, f
             "Set dp_synrag.phrases_per_unit to e.g. 8, or discover_phrases = false.",
         )
     f_p = _fraction("phrases_fraction", spec.phrases_fraction, d_p) if K_p else 0.0
-    f_n = _size_share(spec)
+    f_n = _size_share(spec) + _length_share(spec)  # the stages drawn first: the size count, the length statistic
     if not tokens:  # no private prediction: its share goes to the other stages, in proportion to theirs
         scale = (1.0 - f_n) / (f_p + f_hist + f_ck + f_mu + f_theta)
         f_p, f_hist, f_ck, f_mu, f_theta = f_p * scale, f_hist * scale, f_ck * scale, f_mu * scale, f_theta * scale
@@ -310,6 +336,11 @@ def _shares(spec: DPSynRAGSpec, conversion: str) -> tuple[float, float, float, f
 def _size_share(spec: DPSynRAGSpec) -> float:
     """The DP size count's share of ρ: 0 when no setting waits for it (``DPSynRAGSpec.size_count``)."""
     return _fraction("size_fraction", spec.size_fraction, DEFAULT_SIZE_FRACTION) if spec.size_count else 0.0
+
+
+def _length_share(spec: DPSynRAGSpec) -> float:
+    """The DP length statistic's share of ρ: 0 unless ``length = "dp"``."""
+    return _fraction("length_fraction", spec.length_fraction, DEFAULT_LENGTH_FRACTION) if spec.length == "dp" else 0.0
 
 
 def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion: str = "tight") -> DPSynRAGPlan:
@@ -338,7 +369,10 @@ def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion:
     rho_mu = f_mu * rho_total / L
     rho_theta = f_theta * rho_total / L
     rho_size = _size_share(spec) * rho_total
-    rho_tokens_per_cluster = (rho_total - rho_size - rho_p - rho_hist - rho_ck) / L - rho_mu - rho_theta if tokens else 0.0
+    rho_length = _length_share(spec) * rho_total
+    rho_tokens_per_cluster = (
+        (rho_total - rho_size - rho_length - rho_p - rho_hist - rho_ck) / L - rho_mu - rho_theta if tokens else 0.0
+    )
     if tokens and not rho_tokens_per_cluster > 0.0:  # only reachable through rounding at extreme shares
         raise _reject("The budget shares leave nothing for generating text.", "Lower the other shares.")
     rho_per_token = rho_tokens_per_cluster / T
@@ -383,4 +417,7 @@ def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion:
         size_fraction=_size_share(spec),
         rho_size=rho_size,
         sigma_size=math.sqrt(1.0 / (2.0 * rho_size)) if rho_size > 0 else math.inf,
+        length_fraction=_length_share(spec),
+        rho_length=rho_length,
+        epsilon_length=math.sqrt(8.0 * rho_length),
     )

@@ -32,6 +32,7 @@ __all__ = [
 TEXT_MODES = ("topic_line", "private", "realised", "realised+private")
 MAX_DOCUMENTS = 20_000  # the most documents a run writes (each is one call of the writer): a public cap
 CORPUS_SIZE = -1  # ``documents = -1``: about as many documents as the corpus's released size
+LENGTHS = ("form", "dp", "none")
 DOCUMENT_FORMS = ("clinical_note", "case_file", "review", "news_article", "film_ratings")
 
 
@@ -91,6 +92,11 @@ class DPSynRAGSpec:
     # released DP size count, or size_bound), never the true one.
     documents: int = 0
     merge_topics: bool = True  # topics whose released co-keywords overlap strongly become one (docs/method.md §6.2)
+    # How long each realised document is (docs/method.md §6.2): "form" (the shipped demonstrations' median length,
+    # public), "dp" (a noisy median of the units' words per document: a charged stage, length_fraction of ρ) or
+    # "none" (as the writer wrote it).
+    length: str = "form"
+    length_fraction: float = 0.0  # the DP length statistic's share of the budget; 0 = the default (0.02)
 
     RULES: ClassVar[dict[str, Rule]] = {
         "text": text_rule("how the documents are written", choices=TEXT_MODES),
@@ -139,6 +145,9 @@ class DPSynRAGSpec:
         "documents": whole("the number of synthetic documents (-1: about the size of the corpus, 0: one per topic)",
                            low=-1, high=MAX_DOCUMENTS),
         "merge_topics": flag("whether topics that describe the same thing are merged"),
+        "length": text_rule("how long each document is", choices=LENGTHS),
+        "length_fraction": number("the length statistic's share of the budget", low=0, high=1, open_low=True,
+                                  open_high=True, zero_default=True),
     }
 
     @property
@@ -155,10 +164,15 @@ class DPSynRAGSpec:
 
     def shape_problems(self) -> list[str]:
         """Settings of the corpus's shape that contradict the way of writing (before anything is charged)."""
+        found = []
         if self.documents and self.token_stage:
-            return [f"[dp_synrag] documents = {self.documents} needs a public way of writing (text = \"realised\" or "
-                    f"\"topic_line\"): with text = \"{self.text}\" each topic's one document is charged (use documents = 0)"]
-        return []
+            found.append(f"[dp_synrag] documents = {self.documents} needs a public way of writing (text = \"realised\" "
+                         f"or \"topic_line\"): with text = \"{self.text}\" each topic's one document is charged (use "
+                         "documents = 0)")
+        if self.length == "dp" and self.text != "realised":
+            found.append(f"[dp_synrag] length = \"dp\" shapes the public writer's documents (text = \"realised\"); with "
+                         f"text = \"{self.text}\" it would be charged for nothing (use length = \"form\")")
+        return found
 
     @property
     def token_stage(self) -> bool:

@@ -19,7 +19,9 @@ from core.methods.dp_synrag.dedup import NEAR_DUPLICATE_JACCARD
 from core.methods.dp_synrag.guidance import guide
 from core.methods.dp_synrag.merge import MERGE_JACCARD
 from core.methods.dp_synrag.realisation import check_spec_example, demonstrations, public_example
+from core.methods.dp_synrag.length import CHECKPOINT_LENGTH, MAX_WORDS, MIN_WORDS, form_length
 from core.methods.dp_synrag.size import CHECKPOINT_SIZE
+from core.privacy.plan_dp_synrag import STAGE_LENGTH
 from core.methods.dp_synrag.vocabulary import load_vocabulary, word_list_info
 from core.privacy.mechanisms import GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER
 from core.privacy.planner import (
@@ -130,6 +132,8 @@ class DPSynRAGMethod:
         done = set()
         if checkpoints.has(CHECKPOINT_SIZE):
             done.add(STAGE_SIZE)
+        if checkpoints.has(CHECKPOINT_LENGTH):
+            done.add(STAGE_LENGTH)
         if checkpoints.has(STAGE_PHRASES):
             done.add(STAGE_PHRASES)
         if checkpoints.has("histogram"):
@@ -259,6 +263,18 @@ def shape_notes(p) -> list[str]:
                f"{MERGE_JACCARD:g}, or one topic's word among the other's co-keywords and half of the rest shared) "
                "were merged into one, their released counts summed" if p.merge_topics else "")
             + ". This reads only released values: post-processing, no cost."
+        )
+    if p.text == "realised" and p.length == "dp":
+        notes.append(
+            "Length: the documents were shortened, by whole sentences and never losing a released word, toward the "
+            "corpus's median words per document, released by the exponential mechanism over the public range "
+            f"{MIN_WORDS} to {MAX_WORDS} words (charged above as the length statistic); the shortening itself reads "
+            "only synthetic text: no further cost."
+        )
+    elif p.text == "realised" and p.length == "form" and form_length(p):
+        notes.append(
+            "Length: the documents were shortened, by whole sentences and never losing a released word, toward the "
+            f"median length of the form's shipped demonstrations ({form_length(p)} words; public): no cost."
         )
     notes.append(
         f"Near-duplicates: a document whose word 3-gram Jaccard similarity with a document already kept was at least "

@@ -7,7 +7,8 @@ Between the released topics (steps 1–2b) and the writer (step 4), for the publ
    ``[dp_synrag] merge_topics``);
 2. the documents, N of them (``[dp_synrag] documents``), are allocated across the topics in proportion to
    their released counts, and each document's co-keywords are sampled from its topic's released co-keyword
-   counts (``allocation.py``); with ``documents = 0`` each topic has one document naming all its co-keywords.
+   counts (``allocation.py``); with ``documents = 0`` each topic has one document naming all its co-keywords;
+3. the realised documents' length: the form's public one, or the released DP length statistic (``length.py``).
 
 Everything here reads released values and public settings only: post-processing, no privacy cost. The shape
 is checkpointed (``corpus-shape``), so a resumed run writes the same documents and reuses those already
@@ -18,7 +19,7 @@ charged: nothing is merged or added.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -26,6 +27,7 @@ from core.checkpoints import Checkpoints
 from core.methods.base import MethodContext
 from core.methods.dp_synrag.allocation import ONE_PER_TOPIC, allocate, document_total, sample_co_keywords
 from core.methods.dp_synrag.clusters import CoKeywords
+from core.methods.dp_synrag.length import target_words
 from core.methods.dp_synrag.merge import merge_topics
 from core.methods.dp_synrag.realisation import Topic
 from core.methods.dp_synrag.released_topics import ReleasedTopic, released_topics
@@ -43,10 +45,12 @@ class CorpusShape:
     allocation: tuple[int, ...]
     documents: tuple[Topic, ...]
     groups: tuple[int, ...]  # per document: the index of its topic in ``topics``
+    words_per_document: int = 0  # the length a realised document aims at (``length.py``; 0: none)
 
     def to_dict(self) -> dict[str, Any]:
         return {"topics": [asdict(t) for t in self.topics], "allocation": list(self.allocation),
-                "documents": [list(d.words) for d in self.documents], "groups": list(self.groups)}
+                "documents": [list(d.words) for d in self.documents], "groups": list(self.groups),
+                "words_per_document": self.words_per_document}
 
     @classmethod
     def from_dict(cls, saved: dict[str, Any]) -> CorpusShape:
@@ -55,7 +59,7 @@ class CorpusShape:
                        for t in saved["topics"])
         return cls(topics, tuple(int(a) for a in saved["allocation"]),
                    tuple(Topic(words[0], tuple(words[1:])) for words in saved["documents"]),
-                   tuple(int(g) for g in saved["groups"]))
+                   tuple(int(g) for g in saved["groups"]), int(saved.get("words_per_document", 0)))
 
 
 def one_per_topic(topics: Sequence[ReleasedTopic], M: int | None = None) -> CorpusShape:
@@ -79,16 +83,17 @@ def sampled_shape(topics: Sequence[ReleasedTopic], total: int, ctx: MethodContex
     return CorpusShape(tuple(topics), tuple(allocation), tuple(documents), tuple(groups))
 
 
-def shape_key(topics: Sequence[ReleasedTopic], spec: DPSynRAGSpec, total: int) -> list[Any]:
+def shape_key(topics: Sequence[ReleasedTopic], spec: DPSynRAGSpec, total: int, length: int) -> list[Any]:
     """What a checkpointed shape must match to be reused: the released topics and the public settings."""
-    return [[asdict(t) for t in topics], total, spec.documents, spec.merge_topics, spec.cluster_keywords]
+    return [[asdict(t) for t in topics], total, spec.documents, spec.merge_topics, spec.cluster_keywords, length]
 
 
 def shape_corpus(
-    W: Sequence[str], counts: Sequence[float], related: CoKeywords, size: float | None, spec: DPSynRAGSpec,
-    ctx: MethodContext,
+    W: Sequence[str], counts: Sequence[float], related: CoKeywords, size: float | None, length: float | None,
+    spec: DPSynRAGSpec, ctx: MethodContext,
 ) -> CorpusShape:
-    """The shape of the corpus to write (post-processing of the released W, h'(w_r), co-keywords and size)."""
+    """The shape of the corpus to write (post-processing of the released W, h'(w_r), co-keywords, size and
+    length statistic, and of public settings)."""
     topics = released_topics(W, counts, related)
     if spec.token_stage:
         if spec.documents != ONE_PER_TOPIC:
@@ -98,7 +103,8 @@ def shape_corpus(
         topics = merge_topics(topics)
     n = float(spec.size_bound) if spec.size_bound else size
     total = document_total(spec.documents, len(topics), n)
-    key = json.loads(json.dumps(shape_key(topics, spec, total)))
+    words = target_words(spec, length) if spec.text == "realised" else 0
+    key = json.loads(json.dumps(shape_key(topics, spec, total, words)))
     if ctx.checkpoints.has(CHECKPOINT_SHAPE):
         saved = ctx.checkpoints.load(CHECKPOINT_SHAPE)
         if isinstance(saved, dict) and saved.get("key") == key:
@@ -107,6 +113,7 @@ def shape_corpus(
         shape = one_per_topic(topics, spec.cluster_keywords)
     else:
         shape = sampled_shape(topics, total, ctx)
+    shape = replace(shape, words_per_document=words)
     ctx.checkpoints.save(CHECKPOINT_SHAPE, {"key": key, "shape": shape.to_dict()})
     return shape
 

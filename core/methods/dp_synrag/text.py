@@ -24,6 +24,7 @@ from core.methods.dp_synrag.realisation import (
     public_example,
     realise,
 )
+from core.methods.dp_synrag.length import fit_length
 from core.methods.dp_synrag.shape import CorpusShape
 from core.methods.dp_synrag.written_documents import load_written, save_written, writing_key
 from core.methods.dp_synrag.row_bound import poisson_subsample, subsample_rates
@@ -125,7 +126,8 @@ def write_texts(
     example = public_example(spec.document_form, spec.public_example)
     drafts = realised_drafts(topics, example, spec, ctx)
     if spec.text == "realised":  # a draft with nothing beyond the form's opening is not a document (public text)
-        return {r: d.text for r, d in enumerate(drafts) if d.written}
+        target = shape.words_per_document  # the form's length or the released one (docs/method.md §6.2)
+        return {r: fit_length(d.text, topics[r].words, target) for r, d in enumerate(drafts) if d.written}
     # "realised+private": the draft is the public row; every member rewrites its own document in the same form.
     rewrite = form_rewrite_message(example)
     lead = example_lead(example)

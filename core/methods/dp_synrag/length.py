@@ -1,0 +1,96 @@
+"""How long each realised document is (docs/method.md §6.2; ``[dp_synrag] length``).
+
+* ``"form"`` (the default): the median word count of the form's shipped, invented demonstrations (public; no
+  target for a custodian's own example, whose placeholders say nothing of length);
+* ``"dp"``: the corpus's own length, released: a noisy median of the units' words per document, clipped to
+  the public range [MIN_WORDS, MAX_WORDS] and taken on the log scale (so the long tail of the range does not
+  outweigh the data), by the exponential mechanism of ``core.privacy.median`` (ε-bounded-range, ρ = ε²/8).
+  A unit's value depends on that unit alone (its words over its documents), so one unit moves the
+  utility by at most 1. The stage (``length``, ``length_fraction`` of ρ, default 0.02) is charged before
+  its draw, checkpointed, and on the certificate;
+* ``"none"``: as the writer wrote it.
+
+:func:`fit_length` then shortens a realised document toward the target: post-processing of public text,
+no cost. It keeps the sentences in order while the document stays within about the target
+(``LENGTH_SLACK``), the first sentence (the form's opening) always, and every sentence that holds a released
+word no earlier kept sentence holds, so no released word is lost.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Sequence
+
+import numpy as np
+
+from core.corpus import Unit
+from core.methods.base import MethodContext
+from core.methods.dp_synrag.public_decoding import missing_words
+from core.methods.dp_synrag.realisation import demonstrations, guarantee_words, public_example, sentences_of
+from core.privacy.median import dp_median
+from core.privacy.planner import DPSynRAGPlan
+from core.privacy.plan_dp_synrag import STAGE_LENGTH
+from core.privacy.release import run_release
+from core.runspec import DPSynRAGSpec
+
+CHECKPOINT_LENGTH = STAGE_LENGTH
+MIN_WORDS, MAX_WORDS = 5, 400  # the public range of the DP median (words per document)
+LENGTH_SLACK = 1.25  # a document is "about" the target up to a quarter longer (whole sentences)
+KEY_TERMS = "Key terms:"
+
+
+def unit_lengths(units: Sequence[Unit]) -> np.ndarray:
+    """Each unit's words per document (private: the DP median's input, never released as such)."""
+    return np.asarray([len(u.text.split()) / max(u.n_documents, 1) for u in units], dtype=np.float64)
+
+
+def release_length(units: Sequence[Unit], plan: DPSynRAGPlan, ctx: MethodContext) -> float | None:
+    """The DP length statistic (None when the plan has none: nothing drawn or charged): the checkpoint, or
+    charge, then the exponential-mechanism median of log(words per document) over [log 5, log 400]."""
+    if not plan.releases_length:
+        return None
+    stage = plan.release(STAGE_LENGTH)
+    low, high = math.log(MIN_WORDS), math.log(MAX_WORDS)
+    noisy = run_release(
+        stage, ctx, CHECKPOINT_LENGTH, lambda: np.log(np.clip(unit_lengths(units), MIN_WORDS, MAX_WORDS)),
+        noise=lambda logs: math.exp(dp_median(logs, low, high, plan.epsilon_length, ctx.test_rng())),
+        dump=lambda words: [float(words)], load=lambda saved: float(saved[0]),
+    )
+    return float(noisy)
+
+
+def form_length(spec: DPSynRAGSpec) -> int:
+    """The median word count of the form's shipped demonstrations (public); 0 when the form has none."""
+    demos = demonstrations(public_example(spec.document_form, spec.public_example))
+    return round(statistics.median(len(d.document.split()) for d in demos)) if demos else 0
+
+
+def target_words(spec: DPSynRAGSpec, released: float | None) -> int:
+    """The words a realised document aims at: the released DP median, the form's public length, or 0 (none)."""
+    if spec.length == "dp":
+        if released is None:
+            raise ValueError('length = "dp" needs the released length statistic')
+        return max(round(released), MIN_WORDS)
+    return form_length(spec) if spec.length == "form" else 0
+
+
+def fit_length(text: str, words: Sequence[str], target: int, slack: float = LENGTH_SLACK) -> str:
+    """``text`` shortened toward ``target`` words by whole sentences, losing no released word (above); a
+    final "Key terms:" line is kept for the words the body lacks. ``target`` 0: unchanged."""
+    if target <= 0:
+        return text
+    lines = text.split("\n")
+    body = "\n".join(lines[:-1]) if len(lines) > 1 and lines[-1].startswith(KEY_TERMS) else text
+    if body.startswith(KEY_TERMS):
+        return text
+    kept: list[str] = []
+    size, full = 0, False
+    for i, sentence in enumerate(sentences_of(body)):
+        n = len(sentence.split())
+        new = [w for w in words if not missing_words(sentence, [w]) and missing_words(" ".join(kept), [w])]
+        full = full or (i > 0 and size + n > slack * target)
+        if i == 0 or new or not full:
+            kept.append(sentence)
+            size += n
+    return guarantee_words(" ".join(kept), words)[0]
