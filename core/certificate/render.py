@@ -101,6 +101,9 @@ PARAMETER_MEANINGS = {
     "documents": "synthetic documents asked for, shared among the topics by their noisy counts (0 = one per topic, "
                  "-1 = about the corpus's noisy size); no budget",
     "merge_topics": "topics whose released words overlap strongly are merged into one; no budget",
+    "length": "how long each document is: the form's public length (form), a noisy median of the corpus's (dp), "
+              "or as written (none)",
+    "length_fraction": "share of the budget spent on the noisy median length (0 = default 0.02; only with dp)",
     # derived by the planner
     "rho_total": "privacy loss of the whole run, in zCDP (ρ; converted to ε above)",
     "sigma_h": "noise added to each keyword count (standard deviation)",
