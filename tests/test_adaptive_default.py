@@ -136,3 +136,18 @@ def test_the_forecast_range_holds_the_topics_a_run_of_the_demo_clinic_finds(tmp_
     result = run_pipeline(spec)
     assert low <= result.n_synthetic <= high, (low, result.n_synthetic, high)
     assert result.n_synthetic >= 10
+
+
+def test_the_forms_own_words_and_what_most_units_say_are_no_topics():
+    from core.methods.dp_synrag.histogram import topic_words
+    from core.methods.dp_synrag.realisation import form_words
+    from core.methods.dp_synrag.vocabulary import Vocabulary
+
+    words = ["consultation", "examination", "tusfosemia", "wheeze", "patient"]
+    vocab = Vocabulary(tuple(words), {w: i for i, w in enumerate(words)})
+    noisy = np.array([150.0, 90.0, 40.0, 35.0, 120.0])
+    form = form_words("clinical_note", "")
+    assert {"consultation", "examination", "patient"} <= form and not {"tusfosemia", "wheeze"} & form
+    assert topic_words(noisy, vocab, 10, 1.0, "specific", form, 200.0) == ["tusfosemia", "wheeze"]
+    assert "consultation" in topic_words(noisy, vocab, 10, 1.0, "specific")  # the rules need the form and n'
+    assert topic_words(noisy, vocab, 10, 1.0, "specific", frozenset(), 200.0)[0] == "examination"  # 150 > 100

@@ -44,7 +44,11 @@ def top_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int) -> list[str]:
     return [vocab.words[i] for i in order]
 
 
-def topic_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int, sigma_h: float, mode: str = "specific") -> list[str]:
+MOST_UNITS_SHARE = 0.5  # a word the released counts put in more than half of the units is the corpus's form, no topic
+
+
+def topic_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int, sigma_h: float, mode: str = "specific",
+                not_topics: frozenset[str] = frozenset(), size: float | None = None) -> list[str]:
     """W, the cluster words, chosen from the released histogram by post-processing only.
 
     ``"frequent"`` (SPEC §2.2 as written): the R largest noisy counts. ``"specific"``: among the
@@ -53,12 +57,19 @@ def topic_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int, sigma_h: floa
     (:func:`core.methods.dp_synrag.vocabulary.english_zipf`): a disease or product name makes a topic, "weeks" or
     "patient" do not. Either way W is returned most frequent first, the order SPEC §2.2 visits
     from the end (rarest first). Fewer than R words may clear the threshold; then W is shorter.
+
+    In "specific" mode two public rules keep the form out of the topics (docs/method.md §2.7): a word of
+    ``not_topics`` (the document form's own words) is never one, nor, with a released size n' (``size``), a
+    word whose noisy count exceeds half of n' (what most units say is how they are written, not what they are
+    about). Both read released or public values only.
     """
     if mode == "frequent":
         return top_words(noisy_hist, vocab, R)
     if mode != "specific":
         raise ValueError(f"unknown topic word mode {mode!r}")
     significant = np.flatnonzero(noisy_hist >= significance_threshold(sigma_h, len(vocab))).tolist()
+    most = MOST_UNITS_SHARE * size if size is not None else np.inf
+    significant = [i for i in significant if vocab.words[i] not in not_topics and noisy_hist[i] <= most]
     significant.sort(key=lambda i: (english_zipf(vocab.words[i]), -noisy_hist[i]))
     chosen = sorted(significant[:R], key=lambda i: -noisy_hist[i])
     return [vocab.words[i] for i in chosen]

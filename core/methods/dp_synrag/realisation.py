@@ -42,6 +42,7 @@ from core.methods.dp_synrag.public_decoding import (
     public_greedy,
     with_scaffold,
 )
+from core.methods.dp_synrag.vocabulary import split_words
 from core.methods.dp_synrag.writing_progress import DraftWork, stepping
 from core.models.base import LanguageModel
 from core.paths import resources_dir
@@ -144,6 +145,17 @@ def public_example(document_form: str, example: str) -> str:
     if example.strip():
         return example.strip()
     return shipped_example(document_form) if document_form and document_form != "none" else ""
+
+
+def form_words(document_form: str, example: str) -> frozenset[str]:
+    """The words every document of the form says whatever its topic (public): the words of its example (the
+    slots' names included) and its demonstrations' form words ("consultation", "examination", "weeks"). A topic
+    names what a document is about, so none of them is a topic word (docs/method.md §2.7)."""
+    text = public_example(document_form, example)
+    words = set(split_words(text))
+    for demo in demonstrations(text):
+        words.update(w for entry in demo.form_words for w in split_words(entry))
+    return frozenset(words)
 
 
 def demonstrations(example: str) -> tuple[Demonstration, ...]:
