@@ -26,6 +26,10 @@ from core.paths import data_dir
 CPU_PREFILL_TOKENS_S = 700.0  # prompt tokens per second, packaged SmolLM2-135M, 2 CPU cores
 CPU_DECODE_ROW_TOKENS_S = 100.0  # generated row-tokens per second (bench/private_prediction.py: ~110)
 CPU_EMBED_UNITS_S = 40.0  # documents embedded per second by the packaged MiniLM
+# The realised writer's row-tokens per second, its shared prefill included: bench/realisation.py measured 26.7
+# (16 rows, one torch thread, a 2-core machine at load 5-11; docs/benchmarks.md "Realised writer"). Its rows
+# decode one batch of up to 16 with every rule applied per step, far from the engine's 100.
+CPU_WRITER_ROW_TOKENS_S = 27.0
 GPU_SPEEDUP = 40.0
 REFERENCE_MODEL_BYTES = 270e6  # SmolLM2-135M in 16-bit
 MODEL_LOAD_S_PER_GB = 8.0
@@ -149,6 +153,7 @@ class _Speeds:
     decode: float  # row tokens per second
     embed: float  # units embedded per second
     prompt: int  # tokens of a typical prompt
+    write: float = CPU_WRITER_ROW_TOKENS_S  # the realised writer's row tokens per second, prefill included
 
     def llm(self, prompt_tokens: float, row_tokens: float) -> float:
         return prompt_tokens / self.prefill + row_tokens / self.decode
@@ -179,7 +184,7 @@ def _dp_synrag_work(spec: Any, n: int, s: _Speeds, topics: float | None = None) 
     if p.refine:
         stages += [("embedding", n / s.embed), ("retrieval", 1.0 + groups * 0.02 + n * groups * 2e-6)]
     if p.realisation:  # public writer: up to two drafts per topic (realisation.ATTEMPTS)
-        stages += [("realisation", s.llm(2 * groups * prompt, 2 * groups * p.realisation_tokens))]
+        stages += [("realisation", 2 * groups * p.realisation_tokens / s.write)]
     if p.token_stage:
         stages += [("private_prediction", s.llm(rows * prompt, rows * p.T))]
     length = p.realisation_tokens if p.text == "realised" else p.T
@@ -218,7 +223,7 @@ def estimate(spec: Any, n_units: int, model_bytes: float | None = None, calibrat
     speedup = GPU_SPEEDUP if spec.llm.device.startswith("cuda") else 1.0
     speeds = _Speeds(
         CPU_PREFILL_TOKENS_S * speedup / slow, CPU_DECODE_ROW_TOKENS_S * speedup / slow, CPU_EMBED_UNITS_S * speedup,
-        min(spec.dp_synrag.max_prompt_tokens, 200),
+        min(spec.dp_synrag.max_prompt_tokens, 200), CPU_WRITER_ROW_TOKENS_S * speedup / slow,
     )
     factor, per_stage = 1.0, {}
     basis = "built-in speed figures for this kind of computer (no run with this model measured here yet)"

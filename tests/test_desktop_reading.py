@@ -115,7 +115,7 @@ def test_one_figure_for_how_many_units_a_topic_needs(wizard, tmp_path):
     plan = controller.plan()
     assert figure is not None and figure == plan.derived["min_topic_units"] > 0
     wizard.task_page.initializePage()
-    assert f"about {figure:.0f} or more units" in wizard.task_page.count_note.text()
+    assert f"about {figure:.0f} or more people or documents" in wizard.task_page.count_note.text()
     assert f"about {figure:.0f} or more" in rare_topics_words(figure, "person")
     guidance = [w for w in plan.warnings if "topic" in w.lower() and "mentioned" in w]
     assert all(f"about {figure:.0f} or more" in w for w in guidance), guidance

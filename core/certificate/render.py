@@ -57,9 +57,13 @@ def _table(headers: list[str], rows: list[list[str]], widths: list[int] | None =
 PARAMETER_MEANINGS = {
     # DP-SynRAG (and DP-Synth, which shares R, T, tau and the clip)
     "K": "keywords taken from each private unit",
-    "R": "topics (clusters) at most; one synthetic document each unless 'documents' asks for more",
-    "L": "topics a unit can belong to at most",
-    "k": "private units used to write each synthetic document",
+    "R": "topics (clusters) at most; one synthetic document each unless 'documents' asks for more (0: chosen "
+         "by the adaptive default from the released size; the chosen value is in the notes)",
+    "L": "topics a unit can belong to at most (0: 3 without a token stage, 5 with one)",
+    "k": "private units used to write each synthetic document (0: chosen from the released size)",
+    "size_bound": "a public upper bound on the number of units stated by the custodian (0: none; a DP count was "
+                  "released instead)",
+    "size_fraction": "share of the budget for the noisy count of units (0 = the default, 0.02)",
     "T": "tokens (word pieces) written per synthetic document",
     "tau": "sampling temperature (higher: more varied wording)",
     "hist_fraction": "share of the budget spent on finding topics (0 = the default share)",
@@ -107,6 +111,7 @@ PARAMETER_MEANINGS = {
     # derived by the planner
     "rho_total": "privacy loss of the whole run, in zCDP (ρ; converted to ε above)",
     "sigma_h": "noise added to each keyword count (standard deviation)",
+    "sigma_n": "noise added to the count of units (standard deviation)",
     "sigma_c": "noise added to each topic's word counts (standard deviation)",
     "sigma_mu": "noise added to each coordinate of a topic centre (standard deviation)",
     "eps_theta": "privacy parameter of choosing how many units per topic",
