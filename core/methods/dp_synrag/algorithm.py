@@ -3,7 +3,8 @@
 ``run_dp_synrag`` calls one function per step, each in the module named for it:
 
 0. **Size** (``size``, ``adaptive``; docs/method.md §2.7): a DP count of the units, from which the adaptive
-   default chooses R (and k) when the spec leaves them to it. **Phrase discovery** (``phrases``; §2.0): the
+   default chooses R (and k) when the spec leaves them to it; with ``length = "dp"`` a DP median of the
+   units' lengths (``length``; §6.2). **Phrase discovery** (``phrases``; §2.0): the
    corpus's own phrases by DP set union extend V.
 1. **Keyword histogram** (``keywords``, ``histogram``): K keywords per unit from the public V; release
    h' = h + N(0, σ_h² I_|V|) and read the cluster words W from it.
@@ -33,6 +34,7 @@ from core.methods.dp_synrag.clusters import co_keywords, soft_clusters
 from core.methods.dp_synrag.dedup import drop_near_duplicates
 from core.methods.dp_synrag.histogram import release_histogram, topic_words
 from core.methods.dp_synrag.keywords import extract_keywords
+from core.methods.dp_synrag.length import release_length
 from core.methods.dp_synrag.phrases import discover_phrases
 from core.methods.dp_synrag.refinement import refine
 from core.methods.dp_synrag.row_bound import cluster_counts
@@ -59,6 +61,7 @@ def run_dp_synrag(
     units: Sequence[Unit], vocab: Vocabulary, spec: DPSynRAGSpec, plan: DPSynRAGPlan, ctx: MethodContext
 ) -> DPSynRAGResult:
     size = release_size(units, plan, ctx)  # step 0: n̂ (when a setting waits for it)
+    length = release_length(units, plan, ctx)  # and the DP length statistic (when asked for)
     vocab = discover_phrases(units, vocab, plan, ctx)
     chosen = with_size(spec, size, plan.sigma_h, len(vocab))
     spec, note = chosen, chosen_settings_words(spec, chosen, size)
@@ -70,7 +73,7 @@ def run_dp_synrag(
     related = co_keywords(keywords, clusters, W, noisy_hist, vocab, spec.R, plan, ctx)  # step 2b
     selected = refine(units, clusters, spec, plan, ctx)  # step 3
     topic_counts = cluster_counts(noisy_hist, vocab.index, W)  # h'(w_r), released: the row bound's rates
-    shape = shape_corpus(W, topic_counts, related, size, spec, ctx)  # documents per topic: post-processing
+    shape = shape_corpus(W, topic_counts, related, size, length, spec, ctx)  # documents per topic: post-processing
     texts = drop_near_duplicates(write_texts(units, shape, selected, topic_counts, spec, plan, ctx))  # step 4
     reference = form_reference(spec.document_form, spec.public_example)
     kept = self_filter(texts, ctx, spec.self_filter, spec.self_filter_mode, reference)  # step 5
