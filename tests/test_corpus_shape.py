@@ -151,7 +151,9 @@ def test_the_allocation_follows_the_released_counts_not_the_true_ones(tmp_path):
     for saved in (shape, again):  # each document names its topic's word and released co-keywords only
         for words, g in zip(saved["documents"], saved["groups"]):
             topic = saved["topics"][g]
-            assert words[0] == topic["word"] and set(words[1:]) <= set(topic["co_keywords"])
+            names = topic["merged_words"]
+            assert words[0] == topic["word"] and words[1 : 1 + len(names)] == names
+            assert set(words[1 + len(names):]) <= set(topic["co_keywords"])
 
 
 def test_each_document_names_only_released_co_keywords_of_its_topic(tmp_path):
@@ -192,9 +194,21 @@ def test_topics_whose_released_words_overlap_are_the_same_thing():
     assert not same_thing(ReleasedTopic("x", 1.0), ReleasedTopic("y", 1.0))  # nothing released: never merged
     one = merged(a, [b])
     assert one.word == "eczema" and one.count == 90.0 and one.clusters == (0, 1)
-    assert dict(zip(one.co_keywords, one.co_counts)) == {"itchy": 60.0, "rash": 45.0, "elbows": 30.0,
-                                                          "dermatitis": 30.0, "cream": 5.0}
+    assert dict(zip(one.co_keywords, one.co_counts)) == {"itchy": 60.0, "rash": 45.0, "elbows": 30.0, "cream": 5.0}
+    assert one.merged_words == ("dermatitis",)  # the same thing's other name: every document names it
+    both = merged(a, [c])
+    assert both.merged_words == ("atopic",) and "eczema" not in both.co_keywords
     assert list(one.co_counts) == sorted(one.co_counts, reverse=True)
+
+
+def test_a_merged_topics_documents_name_both_words(tmp_path):
+    a = ReleasedTopic("eczema", 60.0, ("itchy", "rash", "elbows"), (40.0, 30.0, 20.0), (0,))
+    b = ReleasedTopic("dermatitis", 30.0, ("itchy", "rash", "elbows", "cream"), (20.0, 15.0, 10.0, 5.0), (1,))
+    related = CoKeywords([list(a.co_keywords), list(b.co_keywords)], [list(a.co_counts), list(b.co_counts)])
+    spec = DPSynRAGSpec(text="realised", documents=10, cluster_keywords=4)
+    shape = shape_corpus(["eczema", "dermatitis"], [60.0, 30.0], related, None, None, spec, _ctx(tmp_path))
+    assert len(shape.topics) == 1 and shape.allocation == (10,)
+    assert all(d.keyword == "eczema" and d.related[0] == "dermatitis" and len(d.related) >= 2 for d in shape.documents)
 
 
 def test_merging_visits_the_commonest_first_and_does_not_chain():

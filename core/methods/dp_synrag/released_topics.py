@@ -19,13 +19,15 @@ from core.methods.dp_synrag.clusters import CoKeywords
 @dataclass(frozen=True)
 class ReleasedTopic:
     """One topic: its word, its released count h'(w_r), its released co-keywords and their noisy counts, and
-    the clusters r it stands for (one, or several once merged: ``merge.py``)."""
+    the clusters r it stands for (one, or several once merged: ``merge.py``, which also keeps the merged topics'
+    words, released cluster words, as words every document of the topic names)."""
 
     word: str
     count: float
     co_keywords: tuple[str, ...] = ()
     co_counts: tuple[float, ...] = ()
     clusters: tuple[int, ...] = ()
+    merged_words: tuple[str, ...] = ()  # the words of the topics merged into this one: every document names them
 
     def mention_rates(self) -> np.ndarray:
         """How often a document of this topic mentions each co-keyword: its noisy count over the topic's,

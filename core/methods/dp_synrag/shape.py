@@ -55,7 +55,8 @@ class CorpusShape:
     @classmethod
     def from_dict(cls, saved: dict[str, Any]) -> CorpusShape:
         topics = tuple(ReleasedTopic(t["word"], float(t["count"]), tuple(t["co_keywords"]),
-                                     tuple(float(c) for c in t["co_counts"]), tuple(int(c) for c in t["clusters"]))
+                                     tuple(float(c) for c in t["co_counts"]), tuple(int(c) for c in t["clusters"]),
+                                     tuple(t.get("merged_words", ())))
                        for t in saved["topics"])
         return cls(topics, tuple(int(a) for a in saved["allocation"]),
                    tuple(Topic(words[0], tuple(words[1:])) for words in saved["documents"]),
@@ -63,9 +64,11 @@ class CorpusShape:
 
 
 def one_per_topic(topics: Sequence[ReleasedTopic], M: int | None = None) -> CorpusShape:
-    """Each topic's one document, naming its first M released co-keywords (all when M is None)."""
+    """Each topic's one document, naming the words merged into it and its first M released co-keywords (all
+    when M is None)."""
     return CorpusShape(tuple(topics), (1,) * len(topics),
-                       tuple(Topic(t.word, t.co_keywords[:M]) for t in topics), tuple(range(len(topics))))
+                       tuple(Topic(t.word, (*t.merged_words, *t.co_keywords[:M])) for t in topics),
+                       tuple(range(len(topics))))
 
 
 def sampled_shape(topics: Sequence[ReleasedTopic], total: int, ctx: MethodContext) -> CorpusShape:
@@ -78,7 +81,7 @@ def sampled_shape(topics: Sequence[ReleasedTopic], total: int, ctx: MethodContex
     for g, (topic, n) in enumerate(zip(topics, allocation)):
         rates = topic.mention_rates()
         for _ in range(n):
-            documents.append(Topic(topic.word, sample_co_keywords(topic.co_keywords, rates, rng)))
+            documents.append(Topic(topic.word, (*topic.merged_words, *sample_co_keywords(topic.co_keywords, rates, rng))))
             groups.append(g)
     return CorpusShape(tuple(topics), tuple(allocation), tuple(documents), tuple(groups))
 
