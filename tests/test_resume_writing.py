@@ -155,3 +155,19 @@ def test_the_writer_reuses_finished_documents_and_rotates_demonstrations_by_topi
     assert [again[i] for i in finished] == list(finished.values())
     assert {t[0] for t in writer.topics} == {f"topic{i}" for i in range(1, n + 1)}, "only the others are written"
     assert [d.shown for d in again] == [i % n for i in range(len(topics))]
+
+
+def test_a_test_mode_run_writes_the_same_realised_documents_again(tmp_path):
+    """The writer samples (post-processing randomness): from OS entropy in a real run, from the test mode's seed
+    in a test-mode run, so that one writes the same documents again."""
+    from core.pipeline import run_pipeline
+
+    def texts(folder: str) -> list[str]:
+        spec = tiny_spec(tmp_path / folder, text="realised", refine=False, release=None)
+        spec.test_mode_seed = 11
+        result = run_pipeline(spec)
+        return [line for line in result.synthetic_path.read_text(encoding="utf-8").splitlines()]
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert texts("a") == texts("b")

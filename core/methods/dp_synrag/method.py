@@ -208,8 +208,10 @@ def generation_notes(p) -> list[str]:
         example = public_example(p.document_form, p.public_example)
         demos = demonstrations(example)
         notes.append(
-            "Public realisation: a public writer (the run's language model, greedy decoding with a repetition "
-            "penalty) wrote each document from a prompt holding only the topic's released words, the public task "
+            "Public realisation: a public writer (the run's language model, choosing each word at random among its "
+            "likeliest next words, at temperature 0.8 and top-p 0.95, after a repetition penalty; this randomness "
+            "only varies the wording and is not part of the privacy guarantee) wrote each document from a prompt "
+            "holding only the topic's released words, the public task "
             "and this invented example of the document form, checked against the loaded corpus so that it is not a "
             "real document: " + (f"\"{example}\"" if example else "(none; a form-free prompt was used)")
             + (f". The prompt also showed one of Privet's {len(demos)} shipped, invented demonstrations of this "

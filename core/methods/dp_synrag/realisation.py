@@ -29,6 +29,8 @@ import tomllib
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
+import torch
+
 from core.corpus import Corpus
 from core.errors import PrivetError
 from core.methods.dp_synrag.example_check import check_public_example
@@ -479,6 +481,7 @@ def realise(
     max_prompt_tokens: int | None = None,
     finished: Mapping[int, Realisation] | None = None,
     on_final: Callable[[int, Realisation], None] | None = None,
+    generator: torch.Generator | None = None,
 ) -> list[Realisation]:
     """One document per topic from public inputs only; every released word appears in it. Topic i is shown
     demonstration i mod n of the form (:func:`shown_index`); its drafts keep nothing of that
@@ -541,7 +544,8 @@ def realise(
                     progress.share(work.fraction())  # the time left counts down within the batch
 
                 answers = public_greedy(stepping(llm, on_step), prompts, leads, max_new_tokens,
-                                        max_prompt_tokens=max_prompt_tokens, guard=guard, pulls=pulls)
+                                        max_prompt_tokens=max_prompt_tokens, guard=guard, pulls=pulls,
+                                        generator=generator)
                 for i, prompt, answer in zip(chunk, prompts, answers):
                     draft = clean_draft(answer, prompt)
                     if d >= 0:

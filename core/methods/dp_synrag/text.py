@@ -14,6 +14,7 @@ from typing import Callable, Sequence
 
 from core.corpus import Unit
 from core.methods.base import MethodContext
+from core.methods.dp_synrag.public_decoding import writer_generator
 from core.methods.dp_synrag.realisation import (
     Realisation,
     Topic,
@@ -90,7 +91,8 @@ def realised_drafts(topics: Sequence[Topic], example: str, spec: DPSynRAGSpec, c
         save_written(ctx.checkpoints, index, topics[index], key, doc)
 
     return realise(topics, ctx.task, example, ctx.llm, ctx.reporter, spec.realisation_tokens,
-                   max_prompt_tokens=ctx.max_prompt_tokens, finished=done, on_final=keep)
+                   max_prompt_tokens=ctx.max_prompt_tokens, finished=done, on_final=keep,
+                   generator=writer_generator(ctx.llm.device, ctx.test_seed))  # OS entropy; seeded in test mode
 
 
 def write_texts(
