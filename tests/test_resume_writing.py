@@ -166,7 +166,7 @@ def test_a_test_mode_run_writes_the_same_realised_documents_again(tmp_path):
         spec = tiny_spec(tmp_path / folder, text="realised", refine=False, release=None)
         spec.test_mode_seed = 11
         result = run_pipeline(spec)
-        return [line for line in result.synthetic_path.read_text(encoding="utf-8").splitlines()]
+        return result.synthetic_path.read_text(encoding="utf-8").splitlines()
 
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
