@@ -136,13 +136,12 @@ def _spec_case(name: str, shows: str, extra: str = "", **sections: dict) -> Case
 
 CASES: list[Case] = [
     # run-spec values (refused when the spec is loaded: nothing loaded, nothing charged)
-    _spec_case("R = 0 (no clusters)", "[dp_synrag] R", dp_synrag={"R": "0"}),
     _spec_case("R = -1", "[dp_synrag] R", dp_synrag={"R": "-1"}),
     _spec_case('R = "4" (a string)', "must be a number", dp_synrag={"R": '"4"'}),
     _spec_case("R = 4.5 (not whole)", "whole number", dp_synrag={"R": "4.5"}),
-    _spec_case("k = 0 (empty clusters)", "[dp_synrag] k", dp_synrag={"k": "0"}),
+    _spec_case("k = -1 (no units per cluster)", "[dp_synrag] k", dp_synrag={"k": "-1"}),
     _spec_case("K = 0 (no keywords)", "[dp_synrag] K", dp_synrag={"K": "0"}),
-    _spec_case("L = 0", "[dp_synrag] L", dp_synrag={"L": "0"}),
+    _spec_case("L = -1", "[dp_synrag] L", dp_synrag={"L": "-1"}),
     _spec_case("T = 0 (no tokens)", "[dp_synrag] T", dp_synrag={"T": "0"}),
     _spec_case("tau = 0", "[dp_synrag] tau", dp_synrag={"tau": "0.0"}),
     _spec_case("tau = -1", "[dp_synrag] tau", dp_synrag={"tau": "-1.0"}),

@@ -41,19 +41,13 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from core.checkpoints import Checkpoints
-from core.corpus import dataset_fingerprint
 from core.errors import PrivetError
 from core.evaluation import runs
 from core.evaluation.config import DATASET_CONFIGS, DatasetConfig, EvaluationConfig
 from core.evaluation.news import lead, news_zip_path
 from core.evaluation.public_only import PUBLIC_ONLY_LABEL, public_only_documents
-from core.ledger import Ledger
-from core.methods.base import MethodContext
-from core.methods.class_conditional import method_for
 from core.models.registry import load_embedder, load_language_model
 from core.paths import resources_dir
-from core.pipeline import default_batch_rows, load_spec_corpus, new_run_id
 from core.progress import NULL_REPORTER, ProgressEvent, Reporter
 
 DOWNSTREAM_DATASETS = ("clinic", "news", "healthtweets")
@@ -269,34 +263,14 @@ def synthetic_training_set(config: EvaluationConfig, members_csv: Path, labels: 
                            reporter: Reporter = NULL_REPORTER) -> TrainingSet:
     """Class-conditional synthesis of the members (typed labels), charged to the evaluation's own ledger."""
     label = runs.label_of(method, epsilon)
-    run_dir = work_dir / "runs" / label.replace(" ", "_").replace("ε=", "eps")
     spec = runs.run_spec(config, members_csv, method, epsilon)
     spec.data = replace(spec.data, label_column="label", labels=list(labels))
     spec.check()
-    corpus = load_spec_corpus(spec)
-    delta = runs.evaluation_delta(len(corpus.units))
-    adapter = method_for(spec)
-    summary = adapter.plan_summary(spec, delta, len(corpus.units))
-    ledger = Ledger(work_dir / "ledger.db")
-    fingerprint, run_id = dataset_fingerprint(corpus), new_run_id()
-
-    def charge(stage: str, rho: float, description: str, delta_part: float = 0.0) -> None:
-        ledger.charge(fingerprint, run_id, stage, rho, delta, description, delta_part=delta_part)
-
-    ctx = MethodContext(
-        llm=llm, embedder=embedder, task=spec.task, charge=charge, reporter=reporter,
-        checkpoints=Checkpoints(run_dir / "checkpoints"), test_seed=None,
-        max_prompt_tokens=spec.dp_synrag.max_prompt_tokens,
-        batch_rows=spec.dp_synrag.batch_rows or default_batch_rows(llm.device),
-    )
-    started = time.monotonic()
-    documents, _diagnostics, _notes = adapter.run(corpus, spec, delta, ctx)
-    charged = sum(float(r["rho"]) for r in ledger.entries(fingerprint) if r["kind"] == "charge"
-                  and r["run_id"] == run_id)
-    ledger.close()
+    run = runs.run_method(spec, work_dir, runs.run_folder(work_dir, label), llm, embedder, reporter)
+    documents = run.documents
     return TrainingSet(label, "synthetic", [d.text for d in documents], [d.label for d in documents], epsilon,
-                       method, time.monotonic() - started,
-                       {"rho_planned": summary.rho_total, "rho_charged": charged,
+                       method, run.seconds,
+                       {"rho_planned": run.rho_planned, "rho_charged": run.rho_charged,
                         "samples": [{"label": d.label, "text": d.text} for d in documents[:SAMPLES_PER_CORPUS]]})
 
 

@@ -19,7 +19,8 @@ from core.errors import PrivetError
 from core.evaluation.config import EvaluationConfig
 from core.ledger import Ledger
 from core.methods import registry
-from core.methods.base import MethodContext
+from core.methods.base import MethodContext, SyntheticDoc
+from core.methods.class_conditional import method_for
 from core.paths import resources_dir
 from core.pipeline import default_batch_rows, load_spec_corpus, new_run_id
 from core.privacy.planner import public_delta
@@ -132,31 +133,55 @@ def generate(
     """
 
     label = label_of(method, epsilon)
-    run_dir = work_dir / "runs" / label.replace(" ", "_").replace("ε=", "eps")
-    spec = run_spec(config, members_csv, method, epsilon)
+    run = run_method(run_spec(config, members_csv, method, epsilon), work_dir, run_folder(work_dir, label), llm,
+                     embedder, reporter)
+    return GeneratedCorpus(label, method, epsilon, run.delta, run.rho_planned, [d.text for d in run.documents],
+                           run.seconds, dict(run.diagnostics))
+
+
+def run_folder(work_dir: Path, label: str) -> Path:
+    """The private run folder of one (method, ε) of an evaluation."""
+    return work_dir / "runs" / label.replace(" ", "_").replace("ε=", "eps")
+
+
+@dataclass
+class MethodRun:
+    """What one method run of an evaluation wrote and spent (its ρ planned and charged, its δ, its time)."""
+
+    documents: list[SyntheticDoc]
+    diagnostics: dict[str, int]
+    delta: float
+    rho_planned: float
+    rho_charged: float
+    seconds: float
+
+
+def run_method(spec: RunSpec, work_dir: Path, run_dir: Path, llm, embedder,
+               reporter: Reporter = NULL_REPORTER) -> MethodRun:
+    """``spec``'s method (per class with a label column) on its data with loaded models, every stage charged
+    before it draws to the evaluation's own ledger in ``work_dir``; nothing is exported."""
     corpus = load_spec_corpus(spec)
     delta = spec.privacy.delta if spec.privacy.delta > 0 else evaluation_delta(len(corpus.units))
-    adapter = registry.get(spec.method)
+    adapter = method_for(spec)
     summary = adapter.plan_summary(spec, delta, len(corpus.units))
-    ledger = Ledger(work_dir / "ledger.db")
-    fingerprint = dataset_fingerprint(corpus)
-    run_id = new_run_id()
+    fingerprint, run_id = dataset_fingerprint(corpus), new_run_id()
+    with Ledger(work_dir / "ledger.db") as ledger:
 
-    def charge(stage: str, rho: float, description: str, delta_part: float = 0.0) -> None:
-        ledger.charge(fingerprint, run_id, stage, rho, delta, description, delta_part=delta_part)
+        def charge(stage: str, rho: float, description: str, delta_part: float = 0.0) -> None:
+            ledger.charge(fingerprint, run_id, stage, rho, delta, description, delta_part=delta_part)
 
-    ctx = MethodContext(
-        llm=llm, embedder=embedder, task=spec.task, charge=charge, reporter=reporter,
-        checkpoints=Checkpoints(run_dir / "checkpoints"), test_seed=None,
-        max_prompt_tokens=spec.dp_synrag.max_prompt_tokens,
-        batch_rows=spec.dp_synrag.batch_rows or default_batch_rows(llm.device),
-    )
-    started = time.monotonic()
-    documents, diagnostics, _notes = adapter.run(corpus, spec, delta, ctx)
-    return GeneratedCorpus(
-        label, method, epsilon, delta, summary.rho_total, [d.text for d in documents],
-        time.monotonic() - started, dict(diagnostics),
-    )
+        ctx = MethodContext(
+            llm=llm, embedder=embedder, task=spec.task, charge=charge, reporter=reporter,
+            checkpoints=Checkpoints(run_dir / "checkpoints"), test_seed=None,
+            max_prompt_tokens=spec.dp_synrag.max_prompt_tokens,
+            batch_rows=spec.dp_synrag.batch_rows or default_batch_rows(llm.device),
+        )
+        started = time.monotonic()
+        documents, diagnostics, _notes = adapter.run(corpus, spec, delta, ctx)
+        seconds = time.monotonic() - started
+        charged = sum(float(r["rho"]) for r in ledger.entries(fingerprint)
+                      if r["kind"] == "charge" and r["run_id"] == run_id)
+    return MethodRun(list(documents), dict(diagnostics), delta, summary.rho_total, charged, seconds)
 
 
 def plan_runs(config: EvaluationConfig) -> list[tuple[str, float]]:
