@@ -229,7 +229,7 @@ class TerminalReporter:
             filled = int(width * event.done / event.total)
             eta = f" ETA {event.eta_s:5.0f}s" if event.eta_s else ""
             bar = f"[{'#' * filled}{'.' * (width - filled)}] {event.done}/{event.total}{eta}"
-            label = stage_label(event.stage)  # always whole (issue 35): never cut to fit the bar
+            label = stage_label(event.stage)  # always whole: never cut to fit the bar
             if self.stream.isatty():  # the label on its own line, so the updated bar line stays one line
                 if self._open != event.stage:
                     self._open = event.stage

@@ -103,7 +103,7 @@ def budget_outlook(booking: Booking, summary: PlanSummary, ledger: Ledger | None
 
 
 def refuse_spending_for_nothing(spec: RunSpec, summary: PlanSummary) -> None:
-    """Refuse a plan expected to release about 0 topics unless the spec says spend anyway (issue 22).
+    """Refuse a plan expected to release about 0 topics unless the spec says spend anyway.
 
     The non-private test mode (a fixed seed; nothing can be exported) is exempt: its plan warns only."""
     if not summary.spends_for_nothing or spec.privacy.spend_anyway or spec.test_mode_seed is not None:

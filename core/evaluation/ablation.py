@@ -1,6 +1,6 @@
 """`privet evaluate --ablation`: what each DP-SynRAG stage and generation setting adds, at one ε.
 
-Two tables. ``--ablation-rows text`` (the default, issue 22): how the documents are written
+Two tables. ``--ablation-rows text`` (the default): how the documents are written
 (``[dp_synrag] text``: the topic line only / private prediction / public realisation /
 realisation + private prediction), each with and without co-keywords, from the scale's settings; per
 row the retrieval proxy, RAG accuracy, junk rate, MMD² to the held-out non-members next to a
@@ -67,7 +67,7 @@ STEPS: tuple[tuple[str, dict[str, Any]], ...] = (
 )
 
 
-# How the documents are written (issue 22), each with and without co-keywords.
+# How the documents are written, each with and without co-keywords.
 TEXT_MODES: tuple[tuple[str, str], ...] = (
     ("topic line only", "topic_line"),
     ("private prediction", "private"),

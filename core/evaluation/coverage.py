@@ -1,4 +1,4 @@
-"""Model-independent coverage scores (issue 22): how much of a held-out real collection a corpus carries.
+"""Model-independent coverage scores: how much of a held-out real collection a corpus carries.
 
 Every score compares a corpus (synthetic, public-only or a real sample) with **held-out non-members**,
 real documents no generator ever saw, so a corpus can only score well by carrying what the population

@@ -1,4 +1,4 @@
-"""The public-only baseline (issue 22): a public writer with no private data at all (ε = 0).
+"""The public-only baseline: a public writer with no private data at all (ε = 0).
 
 The packaged model writes ``n`` documents from the public task description alone (and, when the
 dataset gives one, a public *invented* example of the document form), with ordinary sampling. Its

@@ -115,7 +115,7 @@ def quality_scores(texts: Sequence[str], text_embeddings: np.ndarray, private_em
     }
 
 
-# -- junk detector (issue 22) ------------------------------------------------------------------
+# -- junk detector ------------------------------------------------------------------------------
 # A synthetic document is "junk" when a reader would throw it away: it talks about the document
 # instead of being one (meta-text), carries URLs or markup, echoes an instruction from
 # resources/prompts/, loops, or holds next to no prose after its topic line. Each check returns a

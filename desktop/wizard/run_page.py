@@ -212,7 +212,7 @@ class RunPage(Page):
         self.completeChanged.emit()
 
     def _running_words(self, resume: bool) -> str:
-        """The page's message as the run starts: a resume that charges nothing says so (issue 35)."""
+        """The page's message as the run starts: a resume that charges nothing says so."""
         if resume and self.resume_free:
             return "Resuming. Nothing more will be charged: every stage that was charged has finished."
         return "Resuming…" if resume else "Running…"
@@ -391,7 +391,7 @@ class RunPage(Page):
             bar = QProgressBar()
             bar.setFormat("%v / %m")
             eta = QLabel()
-            label = QLabel(stage_label(stage).capitalize())  # whole: wrapped, never cut (issue 35)
+            label = QLabel(stage_label(stage).capitalize())  # whole: wrapped, never cut
             label.setWordWrap(True)
             label.setToolTip(stage)
             self.stages.addWidget(label, row, 0)

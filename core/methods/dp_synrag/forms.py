@@ -1,7 +1,7 @@
 """Which document form the public writer follows when the custodian picks none: a public rule on the task's words.
 
 Round 3 measured the writer with no example of the form ("a plain document") worst of all: on 200 clinic notes
-it kept 5 documents, three of them only "Key terms: …" (issue 32). So ``[dp_synrag] document_form = ""`` (the
+it kept 5 documents, three of them only "Key terms: …". So ``[dp_synrag] document_form = ""`` (the
 default) no longer means "no example": it means *choose a shipped form by this rule*, and ``"none"`` asks for
 the plain document explicitly. The rule reads only the task the custodian typed (public text): the first
 form, in the order of ``FORM_RULES``, one of whose stems appears in it; a task that names none gets the case

@@ -33,7 +33,7 @@ from core.privacy.randomness import secure_torch_generator, test_mode_torch_gene
 REPETITION_PENALTY = 1.3  # public decoding (CTRL-style): divides a positive logit, multiplies a negative one
 NO_REPEAT_NGRAM = 3  # a token that would repeat a 3-gram already written is never chosen
 COPY_NGRAM = 4  # the writer never writes a 4-token run of the demonstration that the bare form does not hold
-WRITER_TEMPERATURE = 0.8  # public constants of the writer's sampling (variety; issue 33 item 2)
+WRITER_TEMPERATURE = 0.8  # public constants of the writer's sampling (variety)
 WRITER_TOP_P = 0.95
 
 

@@ -109,7 +109,7 @@ MIN_OWN_WORDS = 4  # words a realised document needs beyond the form's opening t
 def has_own_sentence(draft: str, lead: str, min_words: int = MIN_OWN_WORDS) -> bool:
     """Whether ``draft`` says something beyond the form's public title ``lead`` (:func:`example_lead`, e.g.
     "Consultation note."): "Consultation note." alone, later given a "Key terms: …" line, is not a document
-    (issue 32: 4 of 38 in a minimal run), while "Consultation note. K. M., 47, reports cramps." is. Public
+    (4 of 38 in a minimal run, round 4), while "Consultation note. K. M., 47, reports cramps." is. Public
     text only: post-processing, no privacy cost."""
     opening = " ".join(lead.split())
     body = " ".join(draft.split())
