@@ -10,23 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, TypeVar
 
+from core.ledger.seal import Head
 
-class RecordedHead(Protocol):
-    """What an outside record holds of a ledger: its number of rows and its newest row (seq and hash)."""
-
-    @property
-    def rows(self) -> int: ...
-
-    @property
-    def head_seq(self) -> int: ...
-
-    @property
-    def head_hash(self) -> str: ...
-
-
-Record = TypeVar("Record", bound=RecordedHead)
+Record = TypeVar("Record", bound=Head)
 
 
 @dataclass(frozen=True)
