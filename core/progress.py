@@ -24,6 +24,7 @@ STAGE_LABELS: dict[str, str] = {
     "keywords": "finding keywords in each document",
     "phrases": "finding the corpus's own phrases (topic names)",
     "class_counts": "counting the units per label (with noise)",
+    "topic_labels": "counting each topic's units per label (with noise)",
     "histogram": "finding topics",
     "cluster_keywords": "describing each topic",
     "retrieval": "choosing documents per topic",

@@ -48,11 +48,13 @@ def _independent_epsilon(stage_rhos: list[float], delta: float, delta_spent: flo
     return float(acc.get_epsilon(delta - delta_spent)) - math.log1p(-delta_spent)
 
 
-def _labelled_spec(tmp_path, labels=None, method="dp_synrag", n=60):
+def _labelled_spec(tmp_path, labels=None, method="dp_synrag", n=60, mode="per_class"):
+    """A labelled tiny spec, per class by default (labels by topic: tests/test_topic_labels.py)."""
     spec = tiny_spec(tmp_path, write_labelled(tmp_path, n), release=None)
     spec.method = method
     spec.data.label_column = "department"
     spec.data.labels = list(labels or [])
+    spec.data.label_mode = mode
     return spec
 
 

@@ -159,14 +159,17 @@ def test_a_folder_corpus_refuses_a_label_column(tmp_path):
 # --- labels in the export; the canary test with a label column -----------------------------------------
 
 
-def test_labels_are_exported_and_nothing_private_leaves(tmp_path, privet_home):
+@pytest.mark.parametrize("mode", ["auto", "per_class"])  # auto: DP-SynRAG labels by topic (the default)
+def test_labels_are_exported_and_nothing_private_leaves(tmp_path, privet_home, mode):
     """A canary in the text of one row and, as a label of one row alone, in the label column: with labels not
-    typed the label set is a DP set union, so a label of one unit is not released; neither canary leaves."""
+    typed the label set is a DP set union, so a label of one unit is not released; neither canary leaves
+    (labels by topic too: the topic label counts' checkpoint, the certificate and the export hold none)."""
     label_canary = "Zqx-Label-Canary-4412"
     path = write_labelled(tmp_path, 90, name=lambda i: CANARY if i == 7 else f"Patient {i}",
                           label=lambda i: label_canary if i == 11 else DEPARTMENTS[i % 3])
     spec = tiny_spec(tmp_path, path)
     spec.data.label_column = "department"
+    spec.data.label_mode = mode
     events = []
     from core.progress import CallbackReporter
 
@@ -182,6 +185,7 @@ def test_labels_are_exported_and_nothing_private_leaves(tmp_path, privet_home):
     assert released <= set(DEPARTMENTS)  # the one-unit label is never released
     certificate = json.loads((export / "certificate.json").read_text(encoding="utf-8"))
     assert "class_counts" in json.dumps(certificate)
+    assert ("topic_labels" in json.dumps(certificate)) == (mode == "auto")
     for secret in (CANARY, label_canary):
         assert secret.encode() not in all_bytes_under(export)
         assert secret.encode() not in all_bytes_under(privet_home)
@@ -193,6 +197,7 @@ def test_typed_labels_are_exported_in_their_order(tmp_path):
     spec = tiny_spec(tmp_path, path, release=None)
     spec.data.label_column = "department"
     spec.data.labels = list(DEPARTMENTS)
+    spec.data.label_mode = "per_class"  # one run per class, in the typed order (labels by topic: by topic)
     result = run_pipeline(spec)
     lines = [json.loads(line) for line in open(result.run_dir / "synthetic.jsonl", encoding="utf-8")]
     labels = [line["label"] for line in lines]

@@ -145,6 +145,10 @@ PARAMETER_MEANINGS = {
     "method_epsilon": "ε the method itself ran at (the rest went to the label counts)",
     "tau_labels": "noisy count a label needed to be released (labels not typed)",
     "delta_labels": "δ spent on releasing the labels (the chance a label of one unit alone is released)",
+    "label_mode": "how labels were kept: topic_labels (one run on all units, each document labelled from its "
+                  "topic's noisy label counts) or per_class (one run per label)",
+    "topic_label_share": "share of the budget spent on counting each topic's units per label",
+    "sigma_topic_labels": "noise added to each topic's count of units per label (standard deviation)",
 }
 HIDDEN_PARAMETERS = ("pii_patterns", "pii_names", "pii_places")  # the custodian's own lists: not shown
 

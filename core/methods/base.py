@@ -16,6 +16,7 @@ from core.checkpoints import Checkpoints
 from core.corpus import Corpus
 from core.models.base import Embedder, LanguageModel
 from core.privacy.accountant import PrivacyEvent
+from core.privacy.class_counts import TopicLabelStage
 from core.privacy.conversion import approx_rho_to_eps
 from core.privacy.forecast import TopicForecast
 from core.privacy.mechanisms import SAMPLER_DESCRIPTIONS, TokenSampler
@@ -153,6 +154,9 @@ class MethodContext:
     batch_rows: int = 256
     engine_factory: Callable | None = None  # core.compute: private prediction elsewhere (e.g. Ray); None = here
     unit_work: UnitWork | None = None  # core.compute: keywords and embeddings elsewhere (e.g. Ray); None = here
+    # [data] label_mode = "topic_labels": DP-SynRAG releases every cluster's label counts (its step 2c) and labels
+    # each document from them (core.methods.dp_synrag.topic_labels); None = no such stage
+    label_stage: TopicLabelStage | None = None
     _test_rng: np.random.Generator | None = field(default=None, repr=False)
 
     def test_rng(self) -> np.random.Generator | None:

@@ -26,6 +26,7 @@ plan, the ledger's charges and the certificate add up to one ρ.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -39,6 +40,11 @@ from core.methods.base import Method, MethodContext, MethodOutput, PlanSummary, 
 from core.privacy.class_counts import (
     LABEL_SHARE,
     STAGE_CLASS_COUNTS,
+    STAGE_TOPIC_LABELS,
+    TOPIC_LABEL_SHARE,
+    TopicLabelsPlan,
+    TopicLabelStage,
+    plan_topic_labels,
     ClassCounts,
     ClassCountsPlan,
     exact_counts,
@@ -51,6 +57,7 @@ from core.privacy.mechanisms import GAUSSIAN_OPENDP, SAMPLER_DESCRIPTIONS
 from core.privacy.release import Charge, accountant_of, run_release
 from core.progress import ProgressEvent
 from core.runspec import CLASS_CONDITIONAL_METHODS, RunSpec
+from core.specs.common import TOPIC_LABEL_METHODS, label_mode_of
 
 CHECKPOINT_COUNTS = "class_counts"  # {"labels": [...], "noisy": [...]}: released, so a resume never redraws it
 MIN_CLASS_COUNT = 2.0  # a class whose released count is below this is not synthesised (post-processing)
@@ -68,9 +75,12 @@ def class_task(task: str, label: str) -> str:
 
 
 def method_for(spec: RunSpec) -> Method:
-    """The method a run spec names, per class when it has a label column."""
+    """The method a run spec names: with a label column, per class or labelled by topic (``[data] label_mode``)."""
     method = registry.get(spec.method)
-    return ClassConditional(method) if spec.data.label_column else method
+    mode = label_mode_of(spec.data, spec.method)
+    if mode == "topic_labels":
+        return TopicLabelled(method)
+    return ClassConditional(method) if mode == "per_class" else method
 
 
 def class_folder(index: int) -> str:
@@ -80,17 +90,20 @@ def class_folder(index: int) -> str:
 
 @dataclass(frozen=True)
 class BudgetSplit:
-    """The run's budget between the class counts and the method (docs/method.md §6.3)."""
+    """The run's budget between the class counts, the topic label counts (label_mode "topic_labels") and the
+    method (docs/method.md §6.3)."""
 
     counts: ClassCountsPlan
     inner_spec: RunSpec  # the spec the method plans and runs with: ε lowered to leave the counts their share
     inner_delta: float  # the run's δ less the label set union's δ_c
     inner: PlanSummary
+    topic_rho: float = 0.0  # ρ_t of the topic label counts (0: per class, no such stage)
 
 
-def split_budget(method: Method, spec: RunSpec, delta: float, n_units: int) -> BudgetSplit:
+def split_budget(method: Method, spec: RunSpec, delta: float, n_units: int, topic_share: float = 0.0) -> BudgetSplit:
     """ρ_all = the run's zCDP budget at (ε, δ) less every δ spent outright; the class counts get
-    ``LABEL_SHARE`` of it and the method the rest (its ε lowered to match; checked, never rounded up)."""
+    ``LABEL_SHARE`` of it, the topic label counts ``topic_share`` and the method the rest (its ε lowered to
+    match; checked, never rounded up)."""
     epsilon, conversion = spec.privacy.epsilon, spec.privacy.conversion
     delta_c = labels_delta(delta, spec.data.labels)
     inner_delta = delta - delta_c
@@ -98,13 +111,15 @@ def split_budget(method: Method, spec: RunSpec, delta: float, n_units: int) -> B
     spent = full.delta_spent + delta_c
     rho_all = approx_eps_to_rho(epsilon, delta, spent, conversion)
     counts = plan_class_counts(LABEL_SHARE * rho_all, delta_c, spec.data.labels)
-    inner_epsilon = approx_rho_to_eps(rho_all - counts.rho, inner_delta, full.delta_spent, conversion)
+    topic_rho = topic_share * rho_all
+    inner_epsilon = approx_rho_to_eps(rho_all - counts.rho - topic_rho, inner_delta, full.delta_spent, conversion)
     for _ in range(60):  # the method's own inversion rounds down; step down further only if it did not
         inner_spec = replace(spec, privacy=replace(spec.privacy, epsilon=inner_epsilon))
         inner = method.plan_summary(inner_spec, inner_delta, n_units)
-        total = approx_rho_to_eps(inner.rho_total + counts.rho, delta, inner.delta_spent + delta_c, conversion)
+        total = approx_rho_to_eps(inner.rho_total + counts.rho + topic_rho, delta, inner.delta_spent + delta_c,
+                                  conversion)
         if total <= epsilon * (1 + 1e-12):
-            return BudgetSplit(counts, inner_spec, inner_delta, inner)
+            return BudgetSplit(counts, inner_spec, inner_delta, inner, topic_rho)
         inner_epsilon *= 1 - 1e-6 * 2 ** (_ / 4)
     raise PrivetError("The class-conditional budget split did not fit within ε.", "This is a bug; please report it.")
 
@@ -145,6 +160,7 @@ class ClassConditional:
                 f"Choose {' or '.join(CLASS_CONDITIONAL_METHODS)}, or leave the label column empty.")
         self.method = method
         self.name = method.name
+        self.topic_share = 0.0  # the topic label counts' share of ρ (TopicLabelled: TOPIC_LABEL_SHARE)
         self._splits: dict[tuple[str, float, int], BudgetSplit] = {}
 
     # -- the plan -----------------------------------------------------------------------------------------
@@ -158,7 +174,7 @@ class ClassConditional:
             n_units = 2
         key = (repr(spec), delta, n_units)
         if key not in self._splits:
-            self._splits[key] = split_budget(self.method, spec, delta, n_units)
+            self._splits[key] = split_budget(self.method, spec, delta, n_units, self.topic_share)
         return self._splits[key]
 
     def plan_summary(self, spec: RunSpec, delta: float, n_units: int) -> PlanSummary:
@@ -324,3 +340,100 @@ def released_class_counts(run_dir: Path, method: str) -> dict[str, float]:
     if not path.is_file():
         return {}
     return _load_counts(Checkpoints(checkpoints).load(CHECKPOINT_COUNTS)).as_dict()
+
+
+def _after(stages: list, new: list, stage_of, before_any: tuple[str, ...]) -> list:
+    """``stages`` with ``new`` inserted after the last of ``before_any`` met (the order the run charges them)."""
+    names = [stage_of(s) for s in stages]
+    at = max((i + 1 for i, n in enumerate(names) if n in before_any), default=0)
+    return [*stages[:at], *new, *stages[at:]]
+
+
+STAGES_BEFORE_TOPIC_LABELS = ("size", "length", "phrases", "histogram", "cluster_keywords")
+
+
+class TopicLabelled(ClassConditional):
+    """``[data] label_mode = "topic_labels"`` (docs/method.md §6.3): DP-SynRAG runs once on all units; after the
+    class counts (which release the label set), every cluster's label counts are released (one Gaussian stage,
+    L2 sensitivity √L, ``TOPIC_LABEL_SHARE`` of ρ) and each document takes its label from its topic's counts
+    (``core.methods.dp_synrag.topic_labels``). The budget: ρ_all as for class-conditional synthesis, the class
+    counts ``LABEL_SHARE`` of it, the topic label counts ``TOPIC_LABEL_SHARE``, and DP-SynRAG the rest (every one
+    of its shares scaled down by the same factor); all compose sequentially."""
+
+    def __init__(self, method: Method) -> None:
+        if method.name not in TOPIC_LABEL_METHODS:
+            raise PrivetError(f"The method {method.name!r} cannot label documents by topic.",
+                              'Set [data] label_mode = "per_class" (or "auto"), or choose DP-SynRAG.')
+        super().__init__(method)
+        self.topic_share = TOPIC_LABEL_SHARE
+
+    def topic_plan(self, split: BudgetSplit) -> TopicLabelsPlan:
+        return plan_topic_labels(split.topic_rho, split.inner_spec.dp_synrag.clusters_per_unit)
+
+    def plan_summary(self, spec: RunSpec, delta: float, n_units: int) -> PlanSummary:
+        split = self.split(spec, delta, n_units)
+        inner, counts, topic = split.inner, split.counts, self.topic_plan(split)
+        rho = inner.rho_total + counts.rho + topic.rho
+        derived = {**inner.derived, "rho_total": rho, "sigma_labels": counts.sigma, "sigma_topic_labels": topic.sigma}
+        if not counts.typed:
+            derived.update(tau_labels=counts.tau, delta_labels=counts.delta)
+        warnings = [*inner.warnings, "Labels: the method runs once on all units and each document takes its label "
+                    "from its topic's noisy label counts; a label whose units share no topic yields few documents."]
+        stages = [(STAGE_CLASS_COUNTS, counts.rho),
+                  *_after(list(inner.stages), [(STAGE_TOPIC_LABELS, topic.rho)], lambda s: s[0],
+                          STAGES_BEFORE_TOPIC_LABELS)]
+        return replace(inner, epsilon=spec.privacy.epsilon, delta=delta, rho_total=rho, stages=stages,
+                       derived=derived, warnings=warnings, delta_spent=inner.delta_spent + counts.delta)
+
+    def record_stages(self, spec: RunSpec, delta: float) -> list[dict]:
+        split = self.split(spec, delta)
+        own = stages_from_events(accountant_of([split.counts.release()]).events)
+        topic = stages_from_events(accountant_of([self.topic_plan(split).release()]).events)
+        inner = self.method.record_stages(split.inner_spec, split.inner_delta)
+        return own + _after(inner, topic, lambda s: s["stage"], STAGES_BEFORE_TOPIC_LABELS)
+
+    def parameters(self, spec: RunSpec, summary: PlanSummary) -> dict:
+        params = super().parameters(spec, summary)
+        split = self.split(spec, summary.delta, summary.n_units)
+        params.pop("class_conditional", None)
+        params.update(label_mode="topic_labels", topic_label_share=TOPIC_LABEL_SHARE,
+                      sigma_topic_labels=self.topic_plan(split).sigma)
+        return params
+
+    def finished_stages(self, checkpoints: Checkpoints) -> set[str]:
+        """The label stages once checkpointed, and the method's own (it runs in the same folder)."""
+        done = {stage for stage, key in ((STAGE_CLASS_COUNTS, CHECKPOINT_COUNTS),
+                                         (STAGE_TOPIC_LABELS, STAGE_TOPIC_LABELS)) if checkpoints.has(key)}
+        finished_of = getattr(self.method, "finished_stages", None)
+        return done | (set(finished_of(checkpoints)) if finished_of is not None else set())
+
+    def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext) -> MethodOutput:
+        split = self.split(spec, delta, len(corpus.units))
+        released = self._class_counts(corpus, split.counts, ctx)  # first: it makes the label set public
+        stage = TopicLabelStage(self.topic_plan(split), released)
+        docs, diagnostics, notes = self.method.run(corpus, split.inner_spec, split.inner_delta,
+                                                   replace(ctx, label_stage=stage))
+        diagnostics = {**diagnostics, "classes": len(released.labels)}
+        return docs, diagnostics, [*notes, *topic_label_notes(split, stage, docs)]
+
+
+def topic_label_notes(split: BudgetSplit, stage: TopicLabelStage, docs: Sequence[SyntheticDoc]) -> list[str]:
+    """The certificate's plain words on labels by topic (public settings and released values only)."""
+    counts, topic = split.counts, stage.plan
+    how = ("The labels were typed by the custodian (public): " + ", ".join(counts.typed) if counts.typed else
+           "The labels were not typed, so they were released first by a DP set union: a label was kept only when "
+           f"its noisy count of units cleared {counts.tau:.3g} (sigma {counts.sigma:.3g})")
+    kept = Counter(d.label for d in docs)
+    listed = "; ".join(f"{label}: released count {n:.1f}, {kept.get(label, 0)} documents"
+                       for label, n in zip(stage.counts.labels, stage.counts.noisy))
+    return [
+        f"Labels (by topic): {how}. Each unit carries one label (a person whose documents carry several keeps the "
+        "most frequent, ties by label order). The number of units per label was released with Gaussian noise "
+        f"(sigma {counts.sigma:.3g}; charged above as class counts). The method ran once on all units at epsilon "
+        f"{split.inner_spec.privacy.epsilon:.4g}; then, for every topic's cluster, how many of its units carry each "
+        f"label was released with Gaussian noise (sigma {topic.sigma:.3g}; each unit is in at most {topic.L} "
+        f"clusters, so sensitivity sqrt({topic.L}); {TOPIC_LABEL_SHARE:.0%} of the budget, charged above as topic "
+        "label counts). Each synthetic document took its label from its topic's released counts (negative counts "
+        "as 0, a merged topic's clusters summed, the labels weighted toward the released class counts; a random "
+        f"split from the operating system's entropy): post-processing, no further cost. {listed}."
+    ]

@@ -13,6 +13,12 @@ class count by 1: the count vector has L2 sensitivity 1.
 The stage takes ``LABEL_SHARE`` of the run's ρ; the method's own stages get the rest
 (``core.methods.class_conditional``). What follows from the released counts (which classes are synthesised,
 how many documents each keeps) is post-processing.
+
+**Topic label counts** (``[data] label_mode = "topic_labels"``, DP-SynRAG; ``core.methods.topic_labelled``):
+for every cluster C_r the vector of its units' label counts, over the labels the class-count stage released
+(public by then). Each unit lies in at most L clusters and carries at most one label, so adding or removing
+one unit changes at most L entries of the R × |labels| matrix, by 1 each: L2 sensitivity √L, and N(0, σ_t²)
+on every entry (zeros included) costs ρ_t = L/(2σ_t²). The stage takes ``TOPIC_LABEL_SHARE`` of the run's ρ.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from core.privacy.release import GAUSSIAN, SPARSE_HISTOGRAM, Release
 from core.privacy.set_union import release_threshold
 
 STAGE_CLASS_COUNTS = "class_counts"
+STAGE_TOPIC_LABELS = "topic_labels"
+TOPIC_LABEL_SHARE = 0.05  # the topic label counts' share of the run's ρ (label_mode "topic_labels")
 LABEL_SHARE = 0.02  # the class counts' share of the run's ρ (σ ≈ 4.1 at ε = 10, 9.2 at ε = 4; δ = 1e-6)
 LABELS_DELTA_FRACTION = 0.1  # the label set union's share of δ, when the labels are not typed
 
@@ -115,3 +123,39 @@ def noisy_counts(plan: ClassCountsPlan, exact: dict[str, int], rng: np.random.Ge
         return ClassCounts(plan.typed, tuple(float(v) for v in noisy))
     released = gaussian_sparse_histogram(exact, plan.sigma, plan.tau, 1, rng)
     return ClassCounts(released.items, released.noisy_counts)
+
+
+@dataclass(frozen=True)
+class TopicLabelsPlan:
+    """The topic-label stage: every cluster's label counts with N(0, σ²) on each entry (L2 sensitivity √L)."""
+
+    rho: float
+    sigma: float
+    L: int  # clusters per unit at most (public)
+
+    def release(self) -> Release:
+        return Release(
+            STAGE_TOPIC_LABELS, GAUSSIAN, self.rho,
+            f"How many units of each topic's cluster carry each label, with Gaussian noise on every count of every "
+            f"cluster at once (each unit is in at most {self.L} clusters and has one label, so one unit changes at "
+            f"most {self.L} counts by 1: sensitivity sqrt({self.L})); each synthetic document takes its label from "
+            "its topic's released counts.",
+            f"label counts of every cluster, sigma={self.sigma:.4g} (sensitivity sqrt({self.L}))",
+            sensitivity=math.sqrt(self.L), sigma=self.sigma,
+        )
+
+
+def plan_topic_labels(rho: float, L: int) -> TopicLabelsPlan:
+    """The topic-label stage that spends ``rho``: σ = √(L / (2ρ))."""
+    if rho <= 0 or L < 1:
+        raise ValueError("the topic-label stage needs rho > 0 and L >= 1")
+    return TopicLabelsPlan(rho, math.sqrt(L / (2.0 * rho)), int(L))
+
+
+@dataclass(frozen=True)
+class TopicLabelStage:
+    """What the topic-label stage needs at run time: its plan, and the released labels with their noisy class
+    counts (the class-count stage runs first: the label vector's coordinates must be public)."""
+
+    plan: TopicLabelsPlan
+    counts: ClassCounts

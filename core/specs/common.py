@@ -16,6 +16,8 @@ from core.wording import PERMITTED_USES, WEAK_MAX
 WEAK_EPSILON = WEAK_MAX  # core.wording: above it, no meaningful protection
 MAX_EPSILON = 100.0
 
+LABEL_MODES = ("auto", "topic_labels", "per_class")  # [data] label_mode (docs/method.md §6.3)
+
 
 MODEL_RULES: dict[str, Rule] = {
     "source": text("the model source", choices=("default", "hf", "gguf", "tiny-random")),
@@ -61,6 +63,10 @@ class DataSpec:
     # The labels, typed by the custodian: PUBLIC, printed on the certificate. Empty with a label column: the
     # labels are released with DP (a set union), and labels too rare to clear its noise are left out.
     labels: list[str] = field(default_factory=list)
+    # How a label column is kept (docs/method.md §6.3): "topic_labels" (DP-SynRAG only) runs the method once on
+    # all units and labels each document from its topic's released label counts; "per_class" runs the method
+    # once per class; "auto" = "topic_labels" for DP-SynRAG, "per_class" for the other methods.
+    label_mode: str = "auto"
 
     RULES: ClassVar[dict[str, Rule]] = {
         "path": path_text("the corpus folder or table file"),  # echoed, and the default dataset name
@@ -71,11 +77,22 @@ class DataSpec:
         "dataset_name": name("the dataset name"),  # shown by privet ledger and printed on the certificate
         "label_column": name("the label column"),
         "labels": texts("the labels (public, printed on the certificate)"),
+        "label_mode": text("how the label column is kept", choices=LABEL_MODES),
     }
 
 
 # The methods that synthesise per class (core/methods/class_conditional.py); the others refuse a label column.
 CLASS_CONDITIONAL_METHODS = ("dp_synrag", "dp_synth", "aug_pe", "rpsg")
+TOPIC_LABEL_METHODS = ("dp_synrag",)  # label_mode "topic_labels" (core/methods/class_conditional.TopicLabelled)
+
+
+def label_mode_of(data: DataSpec, method: str) -> str:
+    """The label mode a run uses: "per_class" or "topic_labels" ("auto" resolved by the method); "" without labels."""
+    if not data.label_column:
+        return ""
+    if data.label_mode == "auto":
+        return "topic_labels" if method in TOPIC_LABEL_METHODS else "per_class"
+    return data.label_mode
 
 
 def label_problems(data: DataSpec, method: str, class_methods: tuple[str, ...] = CLASS_CONDITIONAL_METHODS) -> list[str]:
@@ -85,10 +102,16 @@ def label_problems(data: DataSpec, method: str, class_methods: tuple[str, ...] =
         found.append("[data] labels are typed but no label_column is chosen: choose the column that holds them, "
                      "or leave labels empty")
     if not data.label_column:
+        if data.label_mode != "auto":
+            found.append(f"[data] label_mode = {data.label_mode!r} is set but no label_column is chosen: choose the "
+                         "column that holds the labels, or leave label_mode at \"auto\"")
         return found
     if method not in class_methods:
         found.append(f"[data] label_column: method {method!r} cannot keep labels yet; class-conditional synthesis "
                      f"works with {', '.join(class_methods)} (choose one of them, or leave label_column empty)")
+    if data.label_mode == "topic_labels" and method not in TOPIC_LABEL_METHODS:
+        found.append(f"[data] label_mode = \"topic_labels\" works with {', '.join(TOPIC_LABEL_METHODS)} only; method "
+                     f"{method!r} keeps labels per class (set label_mode = \"per_class\" or \"auto\")")
     if data.label_column in (data.text_column, data.id_column, data.person_column):
         found.append(f"[data] label_column {data.label_column!r} is also the text, id or person column: choose the "
                      "column that holds each document's category")

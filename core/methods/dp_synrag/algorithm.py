@@ -9,7 +9,9 @@
 1. **Keyword histogram** (``keywords``, ``histogram``): K keywords per unit from the public V; release
    h' = h + N(0, σ_h² I_|V|) and read the cluster words W from it.
 2. **Soft clustering** (``clusters``): C_r for r = R .. 1, each unit in ≤ L clusters; 2b: each
-   cluster's co-keywords by one Gaussian release of every cluster's votes. **Shape** (``shape``; §6.2):
+   cluster's co-keywords by one Gaussian release of every cluster's votes; 2c (with ``[data] label_mode =
+   "topic_labels"``, ``topic_labels``): every cluster's label counts, one Gaussian release, from which each
+   document takes its label (post-processing). **Shape** (``shape``; §6.2):
    topics that describe the same thing merged, N documents allocated by the released counts, each
    document's co-keywords sampled from its topic's released counts (post-processing).
 3. **Retrieval refinement** (``refinement``): noisy centre μ_r and threshold θ_r; S_r ⊆ C_r.
@@ -41,6 +43,7 @@ from core.methods.dp_synrag.row_bound import cluster_counts
 from core.methods.dp_synrag.shape import shape_corpus
 from core.methods.dp_synrag.size import release_size
 from core.methods.dp_synrag.text import write_texts
+from core.methods.dp_synrag.topic_labels import label_documents, release_cluster_labels
 from core.methods.dp_synrag.vocabulary import Vocabulary
 from core.methods.dp_synrag.realisation import form_reference, form_words
 from core.methods.private_prediction.self_filter import self_filter
@@ -71,6 +74,7 @@ def run_dp_synrag(
                     form_words(spec.document_form, spec.public_example), spec.size_bound or size)
     clusters = soft_clusters(keywords, W, spec.L)  # step 2
     related = co_keywords(keywords, clusters, W, noisy_hist, vocab, spec.R, plan, ctx)  # step 2b
+    labelled = release_cluster_labels(units, clusters, ctx)  # step 2c: label counts (label_mode "topic_labels")
     selected = refine(units, clusters, spec, plan, ctx)  # step 3
     topic_counts = cluster_counts(noisy_hist, vocab.index, W)  # h'(w_r), released: the row bound's rates
     shape = shape_corpus(W, topic_counts, related, size, length, spec, ctx)  # documents per topic: post-processing
@@ -78,6 +82,7 @@ def run_dp_synrag(
     reference = form_reference(spec.document_form, spec.public_example)
     kept = self_filter(texts, ctx, spec.self_filter, spec.self_filter_mode, reference)  # step 5
     documents = [SyntheticDoc(id=f"syn-{i:04d}", text=text, group=shape.groups[i]) for i, text in sorted(kept.items())]
+    documents = label_documents(documents, shape, labelled, ctx)  # each its topic's label: post-processing
     return DPSynRAGResult(documents, diagnostics(clusters, selected, texts, documents, spec.min_cluster_size),
                           spec, note)
 

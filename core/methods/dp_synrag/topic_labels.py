@@ -1,0 +1,155 @@
+"""Labels by topic (docs/method.md §6.3, ``[data] label_mode = "topic_labels"``, the default for DP-SynRAG).
+
+DP-SynRAG runs once over all units; then
+
+1. **release** (step 2c, a charged Gaussian stage, ``core.privacy.class_counts.TopicLabelsPlan``): for every
+   cluster C_r the vector of its units' label counts over the labels the class-count stage released (public
+   by then: the class counts come first). Each unit lies in at most L clusters and carries at most one label,
+   so one unit changes at most L entries of the R × |labels| matrix by 1: L2 sensitivity √L. Charged before
+   its draw and checkpointed (``topic_labels``): a resume loads it and neither charges nor draws again;
+2. **post-processing** (free): each synthetic document takes a label from its topic's released counts
+   (a merged topic sums the counts of the clusters it stands for, then negatives are clipped at 0). The
+   labels' weights are raked, within ``WEIGHT_RANGE``, so that the documents per label follow the released
+   class counts; a topic's documents are then split among the labels by systematic sampling (one uniform
+   draw per topic from ``ctx.rng()``): each label gets ⌊n·p⌋ or ⌈n·p⌉ of the topic's n documents, n·p on
+   average. Splitting in proportion keeps a topic's label mix in its documents (a classifier learns it from
+   them); the one draw makes a topic of one document take each label with its probability, so small labels
+   are not rounded away.
+
+Everything in step 2 reads released values (the label counts, the class counts, the shape) and synthetic
+documents only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from core.corpus import Unit
+from core.methods.base import MethodContext, SyntheticDoc
+from core.methods.dp_synrag.shape import CorpusShape
+from core.privacy.class_counts import STAGE_TOPIC_LABELS
+from core.privacy.release import run_release
+
+CHECKPOINT_TOPIC_LABELS = STAGE_TOPIC_LABELS  # the R × |labels| noisy counts: released, never redrawn (the
+# stage's plan and the released class counts come in ``ctx.label_stage``: core.privacy.class_counts.TopicLabelStage)
+WEIGHT_RANGE = (0.5, 2.0)  # how far raking may move a label's weight toward the released class counts
+RAKING_ROUNDS = 50
+
+
+@dataclass(frozen=True)
+class ClusterLabels:
+    """The released label counts of every cluster (rows: clusters in W's order; columns: ``labels``), and the
+    released class shares the documents should follow."""
+
+    labels: tuple[str, ...]
+    noisy: np.ndarray
+    shares: tuple[float, ...]
+
+
+def cluster_label_counts(units: Sequence[Unit], clusters: Sequence[Sequence[int]], labels: Sequence[str]) -> np.ndarray:
+    """How many units of each cluster carry each label (private: only the noisy release may leave). A unit whose
+    label is not among ``labels`` counts nowhere."""
+    column = {label: j for j, label in enumerate(labels)}
+    counts = np.zeros((len(clusters), len(labels)), dtype=np.float64)
+    for r, members in enumerate(clusters):
+        for i in members:
+            j = column.get(units[i].label)
+            if j is not None:
+                counts[r, j] += 1.0
+    return counts
+
+
+def check_memberships(clusters: Sequence[Sequence[int]], L: int) -> None:
+    """The sensitivity √L holds only if no unit lies in more than L clusters: refuse before any charge if one does."""
+    seen: dict[int, int] = {}
+    for members in clusters:
+        for i in set(members):
+            seen[i] = seen.get(i, 0) + 1
+    if seen and max(seen.values()) > L:
+        raise ValueError(f"a unit lies in {max(seen.values())} clusters, more than the L = {L} the stage is planned for")
+
+
+def _exact(units: Sequence[Unit], clusters: Sequence[Sequence[int]], labels: Sequence[str], L: int) -> np.ndarray:
+    check_memberships(clusters, L)
+    return cluster_label_counts(units, clusters, labels)
+
+
+def release_cluster_labels(units: Sequence[Unit], clusters: Sequence[Sequence[int]], ctx: MethodContext
+                           ) -> ClusterLabels | None:
+    """Step 2c: the checkpoint, or charge, then N(0, σ_t²) on every entry (None without the stage)."""
+    stage = ctx.label_stage
+    if stage is None or not stage.counts.labels:  # no label released: nothing to count (and nothing charged)
+        return None
+    release, labels = stage.plan.release(), stage.counts.labels
+
+    def load(saved: Any) -> np.ndarray:
+        return np.asarray(saved, dtype=np.float64).reshape(len(clusters), len(labels))
+
+    noisy = run_release(
+        release, ctx, CHECKPOINT_TOPIC_LABELS, lambda: _exact(units, clusters, labels, stage.plan.L),
+        noise=lambda exact: release.noise(exact, ctx.test_rng()), dump=lambda out: out.tolist(), load=load,
+        detail=f"{len(clusters)} clusters x {len(labels)} labels",
+    )
+    shares = stage.counts.shares()
+    return ClusterLabels(tuple(labels), noisy, tuple(shares.get(label, 0.0) for label in labels))
+
+
+def topic_weights(shape: CorpusShape, released: ClusterLabels) -> np.ndarray:
+    """Per topic of the shape, its label counts: the sum over the clusters it stands for, clipped at 0."""
+    rows = [released.noisy[list(t.clusters)].sum(axis=0) if t.clusters else np.zeros(len(released.labels))
+            for t in shape.topics]
+    return np.clip(np.asarray(rows, dtype=np.float64).reshape(len(shape.topics), len(released.labels)), 0.0, None)
+
+
+def _rows(weights: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+    """Each row over its sum; a row of zeros takes ``fallback``."""
+    sums = weights.sum(axis=1, keepdims=True)
+    return np.where(sums > 0, weights / np.where(sums > 0, sums, 1.0), fallback)
+
+
+def raked(weights: np.ndarray, sizes: np.ndarray, shares: Sequence[float],
+          weight_range: tuple[float, float] = WEIGHT_RANGE) -> np.ndarray:
+    """Per topic, the probability of each label: its counts times a per-label weight, the weights fitted (within
+    ``weight_range``) so that Σ_topics documents × probability follows ``shares`` (iterative proportional
+    fitting on the one margin). Released values only."""
+    target = np.asarray(shares, dtype=np.float64)
+    target = target / target.sum() if target.sum() > 0 else np.full(len(target), 1.0 / max(len(target), 1))
+    weight = np.ones(len(target))
+    probs = _rows(weights, target)
+    total = float(sizes.sum())
+    for _ in range(RAKING_ROUNDS):
+        got = sizes @ probs
+        ratio = np.where(got > 0, total * target / np.where(got > 0, got, 1.0), 1.0)
+        weight = np.clip(weight * ratio, *weight_range)
+        probs = _rows(weights * weight, target)
+    return probs
+
+
+def systematic_labels(probs: np.ndarray, n: int, u: float) -> list[int]:
+    """``n`` documents split among the labels by systematic sampling with offset ``u`` ∈ [0, 1): label j gets
+    ⌊n·p_j⌋ or ⌈n·p_j⌉ of them, n·p_j in expectation."""
+    edges = np.cumsum(probs) * n / probs.sum()
+    points = u + np.arange(n)
+    return [min(int(j), len(probs) - 1) for j in np.searchsorted(edges, points, side="right")]
+
+
+def label_documents(documents: Sequence[SyntheticDoc], shape: CorpusShape, released: ClusterLabels | None,
+                    ctx: MethodContext) -> list[SyntheticDoc]:
+    """Every document labelled from its topic's released label counts (post-processing; none without the stage)."""
+    if released is None or not documents:
+        return list(documents)
+    by_topic: dict[int, list[int]] = {}
+    for i, doc in enumerate(documents):
+        by_topic.setdefault(doc.group, []).append(i)
+    sizes = np.asarray([len(by_topic.get(g, [])) for g in range(len(shape.topics))], dtype=np.float64)
+    probs = raked(topic_weights(shape, released), sizes, released.shares)
+    rng = ctx.rng()
+    labels = [""] * len(documents)
+    for g, indices in sorted(by_topic.items()):
+        for i, j in zip(indices, systematic_labels(probs[g], len(indices), float(rng.random()))):
+            labels[i] = released.labels[j]
+    return [replace(doc, label=label) for doc, label in zip(documents, labels)]
