@@ -44,6 +44,10 @@ def register(subparsers) -> None:
     p.add_argument("--downstream", action="store_true",
                    help="train classifiers (TF-IDF and MiniLM + logistic regression) on labelled synthetic corpora "
                         "and test them on held-out real documents (writes downstream.json and downstream.md)")
+    p.add_argument("--label-mode", default="auto", choices=("auto", "topic_labels", "per_class"),
+                   help="--downstream: how labels are kept ([data] label_mode; auto: by topic for DP-SynRAG)")
+    p.add_argument("--documents", type=int, default=None,
+                   help="--downstream: DP-SynRAG's [dp_synrag] documents (0: one per topic; -1: about the corpus size)")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_evaluate)
 
@@ -80,6 +84,10 @@ def command_line(args: argparse.Namespace) -> str:
         parts.append(f"--phrases {args.phrases}")
     if getattr(args, "downstream", False):
         parts.append("--downstream")
+        if getattr(args, "label_mode", "auto") != "auto":
+            parts.append(f"--label-mode {args.label_mode}")
+        if getattr(args, "documents", None) is not None:
+            parts.append(f"--documents {args.documents}")
     return " ".join(parts)
 
 
@@ -111,7 +119,13 @@ def _downstream(args: argparse.Namespace) -> int:
     """``--downstream``: classifiers trained on labelled synthetic corpora, tested on held-out real documents."""
     from dataclasses import replace
 
-    from core.evaluation.downstream import DEFAULT_MEMBERS, dataset_config, run_downstream, write_downstream
+    from core.evaluation.downstream import (
+        DEFAULT_MEMBERS,
+        LabelledSettings,
+        dataset_config,
+        run_downstream,
+        write_downstream,
+    )
     from core.evaluation.evaluate import work_folder
 
     if args.ablation:
@@ -124,7 +138,8 @@ def _downstream(args: argparse.Namespace) -> int:
     dataset = dataset_config(args.dataset)
     config = replace(config, dataset=replace(dataset, domain_lists=()) if args.no_domain_list else dataset)
     members = DEFAULT_MEMBERS if args.members is None else args.members
-    result = run_downstream(config, work_folder(), _printer(args.quiet), max_members=members)
+    result = run_downstream(config, work_folder(), _printer(args.quiet), max_members=members,
+                            settings=LabelledSettings(args.label_mode, args.documents))
     result["command"] = command_line(args)
     for path in write_downstream(result, config.out_dir):
         print(path)

@@ -2,8 +2,9 @@
 
 The test researchers run on shared data (SPEC §6, "Downstream evaluation"; docs/method.md §6.4): a labelled
 corpus is split by position into members (every row but every third) and held-out non-members (every
-third row); the members go through class-conditional synthesis (``core.methods.class_conditional``, typed
-labels), and two classifiers are trained on each training set and tested on the non-members:
+third row); the members go through labelled synthesis (``core.methods.class_conditional``, typed labels:
+DP-SynRAG labels by topic by default, the other methods per class; ``--label-mode`` and ``--documents`` choose),
+and two classifiers are trained on each training set and tested on the non-members:
 
 * TF-IDF (words and word pairs) + logistic regression (scikit-learn);
 * the packaged MiniLM sentence embeddings + logistic regression.
@@ -258,13 +259,26 @@ def training_row(training: TrainingSet, test: list[LabelledRow], test_emb: np.nd
 # --- the training sets --------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class LabelledSettings:
+    """How the evaluation's labelled runs keep the labels: ``[data] label_mode`` ("auto": labels by topic for
+    DP-SynRAG, per class for the others) and, when not None, DP-SynRAG's ``[dp_synrag] documents``."""
+
+    label_mode: str = "auto"
+    documents: int | None = None
+
+
 def synthetic_training_set(config: EvaluationConfig, members_csv: Path, labels: list[str], method: str,
                            epsilon: float, work_dir: Path, llm, embedder,
-                           reporter: Reporter = NULL_REPORTER) -> TrainingSet:
-    """Class-conditional synthesis of the members (typed labels), charged to the evaluation's own ledger."""
+                           reporter: Reporter = NULL_REPORTER,
+                           settings: LabelledSettings = LabelledSettings()) -> TrainingSet:
+    """Labelled synthesis of the members (typed labels; by topic or per class), charged to the evaluation's
+    own ledger."""
     label = runs.label_of(method, epsilon)
     spec = runs.run_spec(config, members_csv, method, epsilon)
-    spec.data = replace(spec.data, label_column="label", labels=list(labels))
+    spec.data = replace(spec.data, label_column="label", labels=list(labels), label_mode=settings.label_mode)
+    if settings.documents is not None and spec.method == "dp_synrag":
+        spec.dp_synrag = replace(spec.dp_synrag, documents=settings.documents)
     spec.check()
     run = runs.run_method(spec, work_dir, runs.run_folder(work_dir, label), llm, embedder, reporter)
     documents = run.documents
@@ -314,7 +328,8 @@ def _say(reporter: Reporter, message: str) -> None:
 
 
 def run_downstream(config: EvaluationConfig, work_dir: Path, reporter: Reporter = NULL_REPORTER,
-                   max_members: int = DEFAULT_MEMBERS, held_out: int = HELD_OUT_SCORED) -> dict:
+                   max_members: int = DEFAULT_MEMBERS, held_out: int = HELD_OUT_SCORED,
+                   settings: LabelledSettings = LabelledSettings()) -> dict:
     """Every training set of the comparison, both classifiers, on the held-out non-members (a JSON-ready dict)."""
     t0 = time.monotonic()
     rows = labelled_rows(config.dataset.name)
@@ -332,7 +347,7 @@ def run_downstream(config: EvaluationConfig, work_dir: Path, reporter: Reporter 
             notes.append("RPSG keeps each seed's label: its labels are released without DP (no end-to-end guarantee).")
         _say(reporter, f"Generating {runs.label_of(method, epsilon)} per class")
         synthetic.append(synthetic_training_set(config, members_csv, labels, method, epsilon, work_dir, llm, embedder,
-                                                reporter))
+                                                reporter, settings))
     largest = [s for s in synthetic if s.epsilon == config.max_epsilon and s.method == "dp_synrag" and s.texts]
     size = len(largest[0].texts) if largest else (len(synthetic[0].texts) if synthetic else len(labels) * 4)
     sizes = class_sizes(size, labels, largest[0].labels if largest else ())
@@ -346,6 +361,8 @@ def run_downstream(config: EvaluationConfig, work_dir: Path, reporter: Reporter 
         "scale": config.scale.name,
         "models": {"llm": llm.name, "embedder": embedder.name},
         "labels": labels,
+        "label_mode": settings.label_mode,
+        "documents": settings.documents,
         "split": {"members": len(members), "non_members": len(non_members), "held_out_scored": len(test),
                   "members_per_class": dict(sorted(Counter(r.label for r in members).items())),
                   "held_out_per_class": dict(sorted(Counter(r.label for r in test).items()))},
