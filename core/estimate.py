@@ -1,6 +1,8 @@
 """How long a run will take: the work it does (units, R, k, T, K, L, model size) over this computer's speed.
 
-``estimate(spec, n_units)`` splits a run into its stages and prices each one in model rows × tokens.
+``estimate(spec, n_units)`` splits a run into its stages and prices each one in model rows × tokens
+(each method's stages and their work are in its package: ``core.method_catalogue.MethodFacts.work``,
+called with this module's ``_Speeds``).
 The speed is a built-in figure for the packaged SmolLM2 on 2 CPU cores (README, "Benchmarks",
 ~110 row-tokens/s) scaled by model size, multiplied per stage by the factor measured on this computer
 for the same kind of device and model in earlier runs (``calibration.json`` in the data folder: one
@@ -21,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from core import method_catalogue
 from core.paths import data_dir
 
 CPU_PREFILL_TOKENS_S = 700.0  # prompt tokens per second, packaged SmolLM2-135M, 2 CPU cores
@@ -159,61 +162,6 @@ class _Speeds:
         return prompt_tokens / self.prefill + row_tokens / self.decode
 
 
-def _rpsg_work(spec: Any, n: int, s: _Speeds, topics: float | None = None) -> list[tuple[str, float]]:
-    r, prompt = spec.rpsg, s.prompt
-    return [
-        ("rpsg_mask", n * 0.005),
-        ("rpsg_abstract", s.llm(n * r.m * prompt, n * r.m * r.max_new_tokens)),
-        ("embedding", n * (r.m + 1) / s.embed),
-        ("rpsg_selection", n * 0.001),
-        ("rpsg_generate", s.llm(n * (r.n_variants + 1) * prompt, n * (r.n_variants + 1) * r.max_new_tokens)),
-        ("rpsg_refine", s.llm(n * (r.n_variants + 1) * prompt, 0)),
-    ]
-
-
-def _dp_synrag_work(spec: Any, n: int, s: _Speeds, topics: float | None = None) -> list[tuple[str, float]]:
-    """``topics``: the groups (documents) the run is expected to write; R, its most, when not given."""
-    p, prompt = spec.dp_synrag, s.prompt
-    groups = p.R if topics is None else min(float(topics), p.R)
-    rows = min(n * p.L, groups * min(p.k, n)) + (groups if p.public_anchor else 0)  # k: typical cluster size
-    keywords = n * 0.002 if p.keywords == "vocabulary" else s.llm(n * prompt, n * (6 * p.K + 4))
-    stages: list[tuple[str, float]] = []
-    if p.discover_phrases:  # step 0: n-grams of each unit ranked by public word frequencies (no model)
-        stages += [("phrases", n * 0.006)]  # measured 6 ms per demo note on a loaded 2-core machine
-    stages += [("keywords", keywords)]
-    if p.refine:
-        stages += [("embedding", n / s.embed), ("retrieval", 1.0 + groups * 0.02 + n * groups * 2e-6)]
-    if p.realisation:  # public writer: up to two drafts per topic (realisation.ATTEMPTS)
-        stages += [("realisation", 2 * groups * p.realisation_tokens / s.write)]
-    if p.token_stage:
-        stages += [("private_prediction", s.llm(rows * prompt, rows * p.T))]
-    length = p.realisation_tokens if p.text == "realised" else p.T
-    if p.self_filter:
-        stages.append(("self_filter", s.llm(groups * (prompt + length), groups * 4)))
-    return stages
-
-
-def _aug_pe_work(spec: Any, n: int, s: _Speeds, topics: float | None = None) -> list[tuple[str, float]]:
-    """Public generation dominates: every candidate text the model writes."""
-    a = spec.aug_pe
-    texts = a.population + (a.iterations - 1) * (a.population // (1 + a.variations)) * a.variations
-    return [
-        ("aug_pe_generation", s.llm(texts * (a.max_new_tokens + 60), texts * a.max_new_tokens)),
-        ("embedding", (n + texts) / s.embed),
-    ]
-
-
-def _dp_synth_work(spec: Any, n: int, s: _Speeds, topics: float | None = None) -> list[tuple[str, float]]:
-    """One private-prediction generation per unit."""
-    return [("private_prediction", s.llm(n * s.prompt, n * spec.dp_synrag.T))]
-
-
-# The work model of every method registered in core.method_catalogue (a test checks none is missing).
-METHOD_WORK: dict[str, Callable[[Any, int, _Speeds, float | None], list[tuple[str, float]]]] = {
-    "rpsg": _rpsg_work, "dp_synrag": _dp_synrag_work, "aug_pe": _aug_pe_work, "dp_synth": _dp_synth_work,
-}
-
-
 def estimate(spec: Any, n_units: int, model_bytes: float | None = None, calibrate: bool = True,
              topics: float | None = None) -> Estimate:
     """Seconds per stage of a run of ``spec`` on ``n_units`` units; ``topics``: the documents DP-SynRAG is
@@ -233,10 +181,11 @@ def estimate(spec: Any, n_units: int, model_bytes: float | None = None, calibrat
         basis = f"the speed measured on this computer in earlier runs with this model ({measured.measured_at[:10]})"
     n = max(int(n_units), 0)
     stages: list[tuple[str, float]] = [("models", MODEL_LOAD_BASE_S + MODEL_LOAD_S_PER_GB * size / 1e9)]
-    stages += METHOD_WORK.get(spec.method, _dp_synth_work)(spec, n, speeds, topics)
+    facts = method_catalogue.facts(spec.method)  # each method's work model is in its package
+    stages += facts.work(spec, n, speeds, topics)
     items = {"keywords": float(n), "embedding": float(n)}
-    if spec.method == "dp_synrag":  # one group per topic: at most R, fewer when few topics clear the noise
-        groups = float(spec.dp_synrag.R if topics is None else min(topics, spec.dp_synrag.R))
+    groups = facts.work_groups(spec, topics)
+    if groups is not None:  # the per-document stages count groups (DP-SynRAG: one per topic), not units
         items.update(private_prediction=groups, self_filter=groups, realisation=groups)
     return Estimate([(s, float(v) * per_stage.get(s, factor)) for s, v in stages], basis,
                     [(s, float(v)) for s, v in stages], items)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from core import method_catalogue
 from core.certificate.build import build_certificate, file_entry
 from core.certificate.privacy_record import PrivacyRecord
 from core.certificate.render import render_html, render_pdf
@@ -104,11 +105,9 @@ def _why_few(record: PrivacyRecord) -> str:
     """Why a run wrote few documents, from public facts of its record only."""
     params = record.method_parameters
     reasons = []
-    topic_units = params.get("min_topic_units")
-    if record.method == "dp_synrag":
-        need = f"about {float(topic_units):.0f}" if isinstance(topic_units, (int, float)) else "many"
-        reasons.append(f"DP-SynRAG writes one document per topic, and at ε = {record.epsilon_target:g} a topic "
-                       f"must be mentioned by {need} units to rise above the noise; few topics did")
+    method_reason = method_catalogue.facts(record.method).few_documents_reason(record)  # the method's own words
+    if method_reason:
+        reasons.append(method_reason)
     if params.get("self_filter"):
         reasons.append("the self-filter dropped documents it judged off-task")
     if not reasons:
@@ -124,7 +123,8 @@ def release_size(run_dir: Path) -> ReleaseSize:
     with open(path, encoding="utf-8") as handle:
         n = sum(1 for line in handle if line.strip())
     record = PrivacyRecord.load(run_dir)
-    asked = record.method_parameters.get("R") if record.method != "rpsg" else None
+    asked_key = method_catalogue.facts(record.method).documents_asked  # None: no number is asked for (RPSG)
+    asked = record.method_parameters.get(asked_key) if asked_key else None
     if n > 0 and not (isinstance(asked, (int, float)) and n < FEW_SHARE * asked):
         return ReleaseSize(n, "")
     head = ("This run produced no synthetic documents: the release would be empty, yet it is signed and counted "

@@ -3,17 +3,78 @@
 Each entry says what the rest of Privet needs to know about a method without loading it: its run-spec
 key, its short name, where its adapter lives (``core.methods.registry.get`` imports it on first use:
 the adapters load the model code), how the certificate names it and its neighbouring relation, whether
-it can claim an end-to-end guarantee, and the wizard's words for it. The run spec's
-``METHOD_NAMES``, the privacy record's and the certificate's method lists, the desktop's method page and
-short names all read this tuple. Nothing here imports torch, the methods or the run spec.
+it can claim an end-to-end guarantee, the wizard's words for it, and where its facts live.
+
+A method's facts (:class:`MethodFacts`: its stage labels, the certificate's words for its parameters, its
+work estimate, what the wizard asks for it, what ``privet plan`` adds and why a run of it writes few
+documents) are in its own package (``core/methods/<m>/facts.py``), imported on first use by :func:`facts`.
+The pipeline, ``privet plan``, the estimate, the certificate, the export, the progress labels and the
+desktop read them here and never branch on a method's name. The run spec's ``METHOD_NAMES``, the privacy
+record's and the certificate's method lists, the desktop's method page and short names all read this
+tuple. Nothing here imports torch, the methods or the run spec (a facts module imports nothing heavy at
+its top; a test checks it).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from importlib import import_module
+from typing import Any
 
 DEFAULT_NEIGHBOURING = "add or remove one unit (unbounded differential privacy)"
 END_TO_END = "End-to-end differential privacy for every unit of the corpus."
+
+
+def _none(*_args: Any) -> None:
+    return None
+
+
+def _no_lines(*_args: Any) -> list[str]:
+    return []
+
+
+def _no_work(*_args: Any) -> list[tuple[str, float]]:
+    return []
+
+
+@dataclass(frozen=True)
+class WizardOptions:
+    """What the wizard's task page asks for a method (``desktop/wizard/task_page.py`` reads it)."""
+
+    # How many documents: "topics" (one per topic or as asked: [dp_synrag] documents), "number" (the spin box
+    # sets [dp_synrag] R), "one_per_unit" (not asked: one per private document).
+    documents: str = "number"
+    count_note: str = ""  # the note under the number of documents, unless it counts topics
+    writes_tokens: bool = True  # the Advanced box: tokens per document (T) and the self-filter's choice are stored
+    cluster_size: bool = False  # private documents per topic (k)
+    self_filter: bool = False  # the self-filter check box is enabled
+    document_form: bool = False  # the document form and its invented example (checked against the corpus)
+    topic_names: bool = False  # public word lists and DP phrase discovery
+
+
+@dataclass(frozen=True)
+class MethodFacts:
+    """What the rest of Privet needs to know about one method, kept in the method's own package.
+
+    Callables take the run spec (and the other arguments named) and return plain values; none reads
+    private data but ``plan_lines``, which prints only what ``privet plan`` shows on screen."""
+
+    stage_labels: Mapping[str, str] = field(default_factory=dict)  # stage key -> plain name (core.progress)
+    # "stage_<round>" stages: the key's head -> its plain name with "{round}" (Aug-PE's votes per round)
+    round_labels: Mapping[str, str] = field(default_factory=dict)
+    parameter_meanings: Mapping[str, str] = field(default_factory=dict)  # the certificate's "meaning" column
+    # core.estimate: work(spec, n_units, speeds, topics) -> [(stage, seconds at the built-in speeds)]
+    work: Callable[[Any, int, Any, float | None], list[tuple[str, float]]] = _no_work
+    # core.estimate: the groups (documents) a run writes, counted by its per-document stages; None: per unit
+    work_groups: Callable[[Any, float | None], float | None] = _none
+    documents_asked: str | None = "R"  # core.export: the parameter that says how many documents were asked for
+    few_documents_reason: Callable[[Any], str | None] = _none  # core.export: why a run (its record) wrote few
+    parameters_not_used: Callable[[dict], list[str]] = _no_lines  # the certificate: settings of stages not run
+    plan_header: Callable[[Any], list[str]] = _no_lines  # privet plan: lines after "Method:" (spec)
+    plan_lines: Callable[[Any, Any, float], list[str]] = _no_lines  # privet plan: (spec, corpus, delta), on screen
+    plan_notes: Callable[[Any], list[str]] = _no_lines  # privet plan: "Note (advanced)" lines (spec)
+    wizard: WizardOptions = WizardOptions()
 
 
 @dataclass(frozen=True)
@@ -27,6 +88,7 @@ class MethodEntry:
     scope: str = END_TO_END
     neighbouring: str = DEFAULT_NEIGHBOURING
     end_to_end_dp: bool = True  # False: the run may not claim an end-to-end DP guarantee (RPSG)
+    facts: str = ""  # "module:NAME" of its MethodFacts, in its package; imported on first use (facts())
 
 
 METHODS: tuple[MethodEntry, ...] = (  # in the wizard's order
@@ -34,6 +96,7 @@ METHODS: tuple[MethodEntry, ...] = (  # in the wizard's order
         key="dp_synrag",
         short_name="DP-SynRAG",
         adapter="core.methods.dp_synrag.method:DPSynRAGMethod",
+        facts="core.methods.dp_synrag.facts:FACTS",
         certificate_name="DP-SynRAG: a differentially private synthetic corpus generated from topic clusters",
         title="DP-SynRAG — a private knowledge base for question answering",
         explanation=(
@@ -46,7 +109,8 @@ METHODS: tuple[MethodEntry, ...] = (  # in the wizard's order
     MethodEntry(
         key="dp_synth",
         short_name="DP-Synth",
-        adapter="core.methods.dp_synth:DPSynthMethod",
+        adapter="core.methods.dp_synth.method:DPSynthMethod",
+        facts="core.methods.dp_synth.facts:FACTS",
         certificate_name="DP-Synth: differentially private generation over random batches of units",
         title="DP-Synth — synthetic documents from random batches",
         explanation=(
@@ -59,6 +123,7 @@ METHODS: tuple[MethodEntry, ...] = (  # in the wizard's order
         key="rpsg",
         short_name="RPSG",
         adapter="core.methods.rpsg.method:RPSGMethod",
+        facts="core.methods.rpsg.facts:FACTS",
         certificate_name="RPSG: realistic one-to-one rewrites with a differentially private choice of abstraction",
         title="RPSG — realistic one-to-one rewrites",
         explanation=(
@@ -79,7 +144,8 @@ METHODS: tuple[MethodEntry, ...] = (  # in the wizard's order
     MethodEntry(
         key="aug_pe",
         short_name="Aug-PE",
-        adapter="core.methods.aug_pe:AugPEMethod",
+        adapter="core.methods.aug_pe.adapter:AugPEMethod",
+        facts="core.methods.aug_pe.facts:FACTS",
         certificate_name=(
             "Aug-PE: a public model's texts selected and evolved by differentially private nearest-neighbour votes"
         ),
@@ -106,3 +172,38 @@ def entry(key: str) -> MethodEntry | None:
 
 def short_names() -> dict[str, str]:
     return {m.key: m.short_name for m in METHODS}
+
+
+def facts(key: str) -> MethodFacts:
+    """The facts of the registered method ``key``, from its own package (imported on first use)."""
+    found = entry(key)
+    if found is None:
+        raise KeyError(f"no method {key!r} is registered in core.method_catalogue")
+    if not found.facts:
+        return MethodFacts()
+    module, name = found.facts.split(":")
+    result: MethodFacts = getattr(import_module(module), name)
+    return result
+
+
+class RegisteredWords(Mapping[str, str]):
+    """Shared words and every registered method's own (one ``MethodFacts`` field), read when asked, so a
+    method registered later is included: ``core.progress.STAGE_LABELS``, the certificate's meanings."""
+
+    def __init__(self, shared: Mapping[str, str], field_name: str) -> None:
+        self._shared, self._field = shared, field_name
+
+    def _merged(self) -> dict[str, str]:
+        merged = dict(self._shared)
+        for method in METHODS:
+            merged.update(getattr(facts(method.key), self._field))
+        return merged
+
+    def __getitem__(self, key: str) -> str:
+        return self._merged()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._merged())
+
+    def __len__(self) -> int:
+        return len(self._merged())

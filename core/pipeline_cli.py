@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from core.methods.dp_synrag.forms import form_choice_words
+from core import method_catalogue
 from core.progress import ProgressEvent, stage_label
 from core.runspec import RunSpec
 
@@ -44,8 +44,9 @@ def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
     for warning in corpus.report.warnings:
         print(f"Load warning: {warning}", file=out)
     print(f"Method: {summary.method}", file=out)
-    if spec.method in ("dp_synrag", "dp_synth") and form_choice_words(spec):
-        print(form_choice_words(spec), file=out)
+    facts = method_catalogue.facts(spec.method)  # what the method adds to the plan, from its package
+    for line in facts.plan_header(spec):
+        print(line, file=out)
     print(f"Target: epsilon = {summary.epsilon:g} at delta = {summary.delta:.3g}", file=out)
     print(f"Delta rule: {delta_rule(spec.privacy.delta, spec.privacy.max_units)}", file=out)
     print(f"Total budget: rho = {summary.rho_total:.4f} zCDP "
@@ -57,7 +58,7 @@ def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
     print("Derived parameters:", file=out)
     for key, value in summary.derived.items():
         print(f"  {key:<20} {value:.5g}", file=out)
-    for line in phrase_lines(spec, corpus, summary.delta):
+    for line in facts.plan_lines(spec, corpus, summary.delta):
         print(line, file=out)
     print(f"Units: {summary.n_units} (shown here only; never exported)", file=out)
     print(f"Budgeted as dataset: {summary.dataset_name} (every view of these data shares this budget)", file=out)
@@ -65,7 +66,7 @@ def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print(line, file=out)
     for line in forecast_lines(spec, summary):
         print(line, file=out)
-    for note in plan_notes(spec):
+    for note in facts.plan_notes(spec):
         print(f"Note (advanced): {note}", file=out)
     for warning in summary.warnings:
         print(f"Warning: {warning}", file=out)
@@ -110,42 +111,6 @@ def settings_words(p) -> str:
     """R, L (and k with a token stage) in a few words."""
     words = f"at most R = {p.R} topics, each unit in at most L = {p.L} of them"
     return words + (f", k = {p.k} private documents per topic" if p.token_stage else "") + "."
-
-
-def plan_notes(spec: RunSpec) -> list[str]:
-    """Information about the configuration itself (not warnings): e.g. that no token stage runs."""
-    if spec.method != "dp_synrag":
-        return []
-    from core.methods.dp_synrag.method import text_stage_notes
-
-    return text_stage_notes(spec.dp_synrag)
-
-
-def phrase_lines(spec: RunSpec, corpus, delta: float) -> list[str]:
-    """DP phrase discovery (step 0 of DP-SynRAG) in ``privet plan``: its ρ and δ_p, and how many phrases
-    it is expected to release on these data (on screen only)."""
-    if spec.method != "dp_synrag" or not spec.dp_synrag.discover_phrases:
-        return []
-    from core.methods.dp_synrag.phrases import phrase_outlook
-    from core.methods.dp_synrag.vocabulary import load_vocabulary
-    from core.privacy.planner import plan_dp_synrag
-
-    if spec.data.label_column:  # per class: the method's own ε and δ (the class counts take their share)
-        from core.methods.class_conditional import ClassConditional, method_for
-
-        method = method_for(spec)
-        assert isinstance(method, ClassConditional)
-        split = method.split(spec, delta, len(corpus.units))
-        spec, delta = split.inner_spec, split.inner_delta
-    plan = plan_dp_synrag(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion)
-    o = phrase_outlook(corpus.units, load_vocabulary(spec.dp_synrag.domain_lists), plan)
-    return [
-        f"Phrase discovery (first stage): rho = {o.rho:.5f} and delta_p = {o.delta:.3g} (the chance that a phrase of "
-        f"one unit alone is released); epsilon is converted at delta - delta_p = {delta - o.delta:.3g}.",
-        f"  A phrase is released half the time when about {o.units_for_even_odds:.0f} units use it, 95% of the time "
-        f"at about {o.units_for_95:.0f} (noise sigma_p = {o.sigma:.3g}, threshold {o.threshold:.3g}).",
-        f"  Expected phrases released on these data: about {o.expected_released:.0f} (shown here only; never exported).",
-    ]
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -8,47 +8,39 @@ relays them to widgets. Events never carry private text.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, asdict
 from typing import Callable, Protocol
 
+from core import method_catalogue
 from core.errors import Cancelled
 
 
-# Plain names of every stage a run reports, for the CLI's progress lines and the desktop app.
-# Keys are the stage constants of core.privacy.planner, core.methods.* and core.pipeline.
-STAGE_LABELS: dict[str, str] = {
+# Plain names of the stages every method shares (the pipeline's, private prediction's, the label counts');
+# each method's own are in its package (``core.method_catalogue.MethodFacts.stage_labels``).
+SHARED_STAGE_LABELS: dict[str, str] = {
     "models": "loading the models",
     "embedding": "reading the documents",
-    "size": "counting the people or documents (a noisy count)",
-    "length": "measuring how long the documents are (a noisy median)",
-    "keywords": "finding keywords in each document",
-    "phrases": "finding the corpus's own phrases (topic names)",
     "class_counts": "counting the units per label (with noise)",
     "topic_labels": "counting each topic's units per label (with noise)",
-    "histogram": "finding topics",
-    "cluster_keywords": "describing each topic",
-    "retrieval": "choosing documents per topic",
-    "retrieval_mean": "choosing documents per topic (topic centres)",
-    "retrieval_threshold": "choosing documents per topic (how many)",
-    "realisation": "writing documents from the released topics (public, no budget)",
     "private_prediction": "writing synthetic documents",
     "self_filter": "checking the synthetic documents",
     "export": "writing the release and its certificate",
-    "rpsg_mask": "masking personal details",
-    "rpsg_abstract": "summarising each document",
-    "rpsg_selection": "choosing one summary per document",
-    "rpsg_generate": "writing synthetic documents",
-    "rpsg_refine": "filtering the synthetic documents",
-    "aug_pe_generation": "writing candidate texts",
     "run": "the run",
 }
+# Plain names of every stage a run reports, for the CLI's progress lines and the desktop app: the shared ones
+# and every registered method's (read when asked).
+STAGE_LABELS: Mapping[str, str] = method_catalogue.RegisteredWords(SHARED_STAGE_LABELS, "stage_labels")
 
 
 def stage_label(stage: str) -> str:
     """The plain name of a stage (its key with spaces when no name is known)."""
     head, _, round_no = stage.rpartition("_")
-    if head == "aug_pe_histogram" and round_no.isdigit():
-        return f"voting on candidate texts, round {round_no}"
+    if round_no.isdigit():
+        for method in method_catalogue.METHODS:
+            words = method_catalogue.facts(method.key).round_labels.get(head)
+            if words:
+                return words.format(round=round_no)
     return STAGE_LABELS.get(stage, stage.replace("_", " "))
 
 

@@ -94,10 +94,9 @@ def test_the_run_spec_and_the_registry_name_the_same_methods():
 
 def test_every_method_list_derives_from_the_one_registration():
     """A method is registered once (core.method_catalogue); the run spec, the record, the certificate, the
-    time estimate and the desktop read that registration, and each entry's adapter loads under its key."""
+    time estimate and the desktop read that registration, and each entry's adapter and facts load under its key."""
     from core import method_catalogue
     from core.certificate import build, privacy_record
-    from core.estimate import METHOD_WORK
     from core.methods import registry
     from core.runspec import METHOD_NAMES
     from desktop import controller
@@ -105,7 +104,8 @@ def test_every_method_list_derives_from_the_one_registration():
     names = method_catalogue.names()
     assert len(names) == len(method_catalogue.METHODS) >= 4  # keys are unique
     assert METHOD_NAMES == names == tuple(sorted(privacy_record.METHODS)) == registry.names()
-    assert set(build.METHOD_NAMES) == set(build.NEIGHBOURING) == set(METHOD_WORK) == set(names)
+    assert set(build.METHOD_NAMES) == set(build.NEIGHBOURING) == set(names)
+    assert all(m.facts for m in method_catalogue.METHODS), "each method's facts live in its package"
     assert set(controller.METHOD_SHORT_NAMES) == set(names)
     assert [m.key for m in controller.METHODS] == [m.key for m in method_catalogue.METHODS]
     for entry in method_catalogue.METHODS:

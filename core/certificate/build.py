@@ -32,13 +32,6 @@ if TYPE_CHECKING:
 FORMAT = "privet-certificate/1"
 IDENTITY_FIELDS = ("custodian", "organisation", "irb_protocol", "permitted_use")
 DEFAULT_PERMITTED_USE = "internal"  # core.specs.common.OutputSpec.permitted_use
-# DP-SynRAG parameters that play no part in a run, by the switch that leaves their stage out (method_parameters
-# holds every setting of [dp_synrag]; these are listed on the certificate under "not used in this run").
-TOKEN_STAGE_PARAMETERS = ("T", "tau", "clip", "public_prompt", "public_row", "answer_start", "public_weight",
-                          "top_k_plus", "public_anchor", "row_bound", "force_length", "c_over_tau", "c")
-REALISATION_PARAMETERS = ("document_form", "public_example", "realisation_tokens")
-PHRASE_PARAMETERS = ("phrases_per_unit", "phrases_fraction", "phrases_delta_fraction")
-REFINE_PARAMETERS = ("mu_fraction", "theta_fraction")
 METHOD_NAMES = {m.key: m.certificate_name for m in method_catalogue.METHODS}
 NEIGHBOURING = {m.key: m.neighbouring for m in method_catalogue.METHODS}
 BATCH_EFFECTS = (
@@ -185,28 +178,11 @@ def scope_and_hazards(record: PrivacyRecord) -> list[str]:
 
 
 def parameters_not_used(method: str, params: dict[str, Any]) -> list[str]:
-    """The method parameters whose stage did not run (DP-SynRAG: no token stage when ``text`` is 'topic_line'
-    or 'realised', no public writer, no phrase discovery, no refinement, no co-keywords, no self-filter);
-    every other method uses all its parameters."""
-    if method != "dp_synrag" or "text" not in params:
+    """The method parameters whose stage did not run, as the method's facts say (DP-SynRAG: no token stage,
+    no public writer, no phrase discovery, ...; ``core.methods.dp_synrag.facts``); none for an unknown method."""
+    if method_catalogue.entry(method) is None:
         return []
-    text = str(params.get("text"))
-    unused: list[str] = []
-    if text not in ("private", "realised+private"):
-        unused += TOKEN_STAGE_PARAMETERS
-        if not params.get("refine"):
-            unused.append("k")  # retrieves each topic's units for refinement or for private prediction only
-    if text not in ("realised", "realised+private"):
-        unused += REALISATION_PARAMETERS
-    if params.get("discover_phrases") is False:
-        unused += PHRASE_PARAMETERS
-    if params.get("refine") is False:
-        unused += REFINE_PARAMETERS
-    if params.get("cluster_keywords") == 0:
-        unused.append("cluster_keywords_fraction")
-    if params.get("self_filter") is False:
-        unused.append("self_filter_mode")
-    return [name for name in params if name in unused]
+    return method_catalogue.facts(method).parameters_not_used(params)
 
 
 def permitted_use_section(record: PrivacyRecord, identity: dict[str, str]) -> dict[str, str]:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from string import Template
 from typing import Any
 
+from core import method_catalogue
 from core.paths import resources_dir
 from core.progress import stage_label
 
@@ -54,88 +56,11 @@ def _table(headers: list[str], rows: list[list[str]], widths: list[int] | None =
     return f"<table width='100%' border='1' cellspacing='0' cellpadding='3'><tr>{head}</tr>{body}</table>"
 
 
-PARAMETER_MEANINGS = {
-    # DP-SynRAG (and DP-Synth, which shares R, T, tau and the clip)
-    "K": "keywords taken from each private unit",
-    "R": "topics (clusters) at most; one synthetic document each unless 'documents' asks for more (0: chosen "
-         "by the adaptive default from the released size; the chosen value is in the notes)",
-    "L": "topics a unit can belong to at most (0: 3 without a token stage, 5 with one)",
-    "k": "private units used to write each synthetic document (0: chosen from the released size)",
-    "size_bound": "a public upper bound on the number of units stated by the custodian (0: none; a DP count was "
-                  "released instead)",
-    "size_fraction": "share of the budget for the noisy count of units (0 = the default, 0.02)",
-    "T": "tokens (word pieces) written per synthetic document",
-    "tau": "sampling temperature (higher: more varied wording)",
-    "hist_fraction": "share of the budget spent on finding topics (0 = the default share)",
-    "mu_fraction": "share of the budget spent on topic centres (0 = the default share)",
-    "theta_fraction": "share of the budget spent on choosing how many units per topic (0 = the default share)",
-    "cluster_keywords": "words released to describe each topic, at most (each document votes for this many)",
-    "cluster_keywords_fraction": "share of the budget spent on describing each topic (0 = default 0.2)",
-    "min_cluster_size": "topics supported by fewer units are reported as weak",
-    "refine": "whether topic centres and a threshold re-choose the documents of each topic (costs budget)",
-    "keywords": "how each unit's keywords are found: 'vocabulary' = rarest words of a public list in the text",
-    "topic_words": "how topic words are chosen from the noisy counts: 'specific' = significant and rare in English",
-    "clip": "how each document's say on the next word is limited: 'dclip' = clamped difference to a public row",
-    "public_prompt": "what the public row of each topic holds: 'keyword' = the released topic words and the task",
-    "public_row": "what the public row holds: 'empty' = an instruction around an empty document; 'none' = none",
-    "answer_start": "how each synthetic document starts: with its released topic word(s), or with nothing",
-    "public_weight": "weight of the public model's own prediction (a public constant)",
-    "top_k_plus": "candidate next words per step, chosen from public text only (0 = all words)",
-    "public_anchor": "public (non-private) text steers each token",
-    "self_filter": "the model drops synthetic documents it judges off-task (no budget)",
-    "self_filter_mode": "how the self-filter judges a document (reads synthetic and public text only)",
-    "max_prompt_tokens": "longest prompt, in tokens",
-    "batch_rows": "rows per batch of the model (0 = automatic; speed only)",
-    "memory_budget_mb": "memory allowed for a batch, MB (0 = automatic; speed only)",
-    "domain_lists": "public word lists added to the keyword vocabulary (file name and SHA-256)",
-    "discover_phrases": "the corpus's own frequent phrases were found with differential privacy (first stage)",
-    "phrases_per_unit": "phrases each document could propose, at most",
-    "phrases_fraction": "share of the budget spent on finding phrases (0 = default 0.1)",
-    "phrases_delta_fraction": "share of delta for a phrase of one document being released (0 = default 0.5)",
-    "sigma_p": "noise added to each phrase count",
-    "tau_p": "noisy count a phrase had to exceed to be released",
-    "delta_p": "largest chance that a phrase used by one document alone is released (part of delta)",
-    "delta_conversion": "delta at which the zCDP total is converted to epsilon (delta minus delta_p)",
-    "text": "how each document was written: topic line only, private prediction, public realisation, or both",
-    "document_form": "the shipped invented example of the document form given to the public writer",
-    "public_example": "the custodian's invented example of the document form (checked: not a real document)",
-    "realisation_tokens": "longest document the public writer wrote, in tokens (no budget)",
-    "row_bound": "each topic writes with about k of its units, drawn at random (poisson) or with all (none); no budget",
-    "force_length": "every document runs the full T tokens (speed checks only; no budget)",
-    "documents": "synthetic documents asked for, shared among the topics by their noisy counts (0 = one per topic, "
-                 "-1 = about the corpus's noisy size); no budget",
-    "merge_topics": "topics whose released words overlap strongly are merged into one; no budget",
-    "length": "how long each document is: the form's public length (form), a noisy median of the corpus's (dp), "
-              "or as written (none)",
-    "length_fraction": "share of the budget spent on the noisy median length (0 = default 0.02; only with dp)",
+# The certificate's "meaning" column: the words every method shares here, each method's own in its package
+# (``core.method_catalogue.MethodFacts.parameter_meanings``), read when asked.
+SHARED_PARAMETER_MEANINGS = {
     # derived by the planner
     "rho_total": "privacy loss of the whole run, in zCDP (ρ; converted to ε above)",
-    "sigma_h": "noise added to each keyword count (standard deviation)",
-    "sigma_n": "noise added to the count of units (standard deviation)",
-    "sigma_c": "noise added to each topic's word counts (standard deviation)",
-    "sigma_mu": "noise added to each coordinate of a topic centre (standard deviation)",
-    "eps_theta": "privacy parameter of choosing how many units per topic",
-    "c_over_tau": "most one document can move the score of a next word, over the temperature",
-    "c": "most one document can move the score of a next word (clipping bound)",
-    "min_topic_units": "units that must mention a topic for it to be found, about (from the noise level)",
-    # RPSG
-    "m": "candidate summaries per private document",
-    "sigma": "noise added to the candidates' scores (standard deviation)",
-    "sensitivity": "most one unit can change a candidate's score",
-    "epsilon_guaranteed": "ε of the summary choice alone (the only private step of RPSG)",
-    "similarity_threshold": "rewrites more similar than this to their source are dropped",
-    "nll_percentile": "least likely rewrites dropped (percentile)",
-    "temperature": "sampling temperature (higher: more varied wording)",
-    "max_new_tokens": "longest generated text, in tokens",
-    "n_variants": "rewrites made per summary",
-    "batch_size": "texts per batch of the model (speed only)",
-    # Aug-PE
-    "iterations": "rounds of private votes (the budget is split equally over them)",
-    "population": "candidate texts voted on in each round",
-    "variations": "new variations the public model writes of each winning text",
-    "threshold": "noisy vote counts below this are set to 0 (0 = twice the noise level)",
-    "top_p": "the public model samples from the most likely words that make up this share of probability",
-    "rho_per_iteration": "privacy loss of one round of votes, in zCDP",
     # Labels (class-conditional synthesis, docs/method.md §6.3)
     "class_conditional": "the method ran once per label, on that label's units only (one budget for all labels)",
     "label_column": "the column whose category every synthetic document keeps",
@@ -150,6 +75,7 @@ PARAMETER_MEANINGS = {
     "topic_label_share": "share of the budget spent on counting each topic's units per label",
     "sigma_topic_labels": "noise added to each topic's count of units per label (standard deviation)",
 }
+PARAMETER_MEANINGS: Mapping[str, str] = method_catalogue.RegisteredWords(SHARED_PARAMETER_MEANINGS, "parameter_meanings")
 HIDDEN_PARAMETERS = ("pii_patterns", "pii_names", "pii_places")  # the custodian's own lists: not shown
 
 

@@ -8,13 +8,23 @@ winners; the public model writes variations of the winners; repeat for T iterati
 * ``population`` — RANDOM_API (initial candidates) and VARIATION_API (winners + rewrites);
 * ``histogram`` — one-vote-per-unit nearest-neighbour histogram, its Gaussian release, threshold H;
 * ``runner`` — the loop, charging each iteration before it draws and checkpointing what it released;
-* ``adapter`` — the method as the pipeline and the registry see it.
+* ``adapter`` — the method as the pipeline and the registry see it;
+* ``facts`` — its labels, words, work estimate and wizard options (``core.method_catalogue.MethodFacts``).
 
 Privacy (zCDP): each iteration is a Gaussian mechanism with Δ = 1, ρ_t = 1/(2σ²); T iterations
 compose to ρ = T·ρ_t, planned by ``core.privacy.planner.plan_aug_pe``. Only the unit's vote touches
 private data; the model never sees private text.
 """
 
-from core.methods.aug_pe.adapter import AugPEMethod
+from typing import Any
 
 __all__ = ["AugPEMethod"]
+
+
+def __getattr__(name: str) -> Any:
+    """``AugPEMethod`` on first use: its facts (``facts``) are read without loading the model code."""
+    if name == "AugPEMethod":
+        from core.methods.aug_pe.adapter import AugPEMethod
+
+        return AugPEMethod
+    raise AttributeError(name)

@@ -1,0 +1,44 @@
+"""Aug-PE's facts for the rest of Privet (``core.method_catalogue.MethodFacts``): its stages' plain names (a
+vote per round), the certificate's words for its settings, its work estimate and what the wizard asks for
+it. Nothing heavy is imported at the top."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.method_catalogue import MethodFacts, WizardOptions
+
+STAGE_LABELS = {"aug_pe_generation": "writing candidate texts"}
+ROUND_LABELS = {"aug_pe_histogram": "voting on candidate texts, round {round}"}  # aug_pe_histogram_<t>
+
+PARAMETER_MEANINGS = {
+    "iterations": "rounds of private votes (the budget is split equally over them)",
+    "population": "candidate texts voted on in each round",
+    "variations": "new variations the public model writes of each winning text",
+    "threshold": "noisy vote counts below this are set to 0 (0 = twice the noise level)",
+    "top_p": "the public model samples from the most likely words that make up this share of probability",
+    "rho_per_iteration": "privacy loss of one round of votes, in zCDP",
+    "sigma": "noise added to the candidates' scores (standard deviation)",
+    "temperature": "sampling temperature (higher: more varied wording)",
+    "max_new_tokens": "longest generated text, in tokens",
+    "batch_size": "texts per batch of the model (speed only)",
+}
+
+
+def work(spec: Any, n: int, s: Any, topics: float | None = None) -> list[tuple[str, float]]:
+    """Public generation dominates: every candidate text the model writes."""
+    a = spec.aug_pe
+    texts = a.population + (a.iterations - 1) * (a.population // (1 + a.variations)) * a.variations
+    return [
+        ("aug_pe_generation", s.llm(texts * (a.max_new_tokens + 60), texts * a.max_new_tokens)),
+        ("embedding", (n + texts) / s.embed),
+    ]
+
+
+FACTS = MethodFacts(
+    stage_labels=STAGE_LABELS,
+    round_labels=ROUND_LABELS,
+    parameter_meanings=PARAMETER_MEANINGS,
+    work=work,
+    wizard=WizardOptions(count_note="Fewer documents can come out when the check for useful documents drops some."),
+)

@@ -1,0 +1,211 @@
+"""DP-SynRAG's facts for the rest of Privet (``core.method_catalogue.MethodFacts``): its stages' plain names,
+the certificate's words for its settings, its work estimate, what the wizard and ``privet plan`` show for
+it, and why a run of it writes few documents. Public settings only; nothing heavy is imported at the top
+(the catalogue imports this module to read a label), so the helpers import their modules when called."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.method_catalogue import MethodFacts, WizardOptions
+
+STAGE_LABELS = {
+    "size": "counting the people or documents (a noisy count)",
+    "length": "measuring how long the documents are (a noisy median)",
+    "keywords": "finding keywords in each document",
+    "phrases": "finding the corpus's own phrases (topic names)",
+    "histogram": "finding topics",
+    "cluster_keywords": "describing each topic",
+    "retrieval": "choosing documents per topic",
+    "retrieval_mean": "choosing documents per topic (topic centres)",
+    "retrieval_threshold": "choosing documents per topic (how many)",
+    "realisation": "writing documents from the released topics (public, no budget)",
+}
+
+PARAMETER_MEANINGS = {  # DP-SynRAG (and DP-Synth, which shares R, T, tau and the clip)
+    "K": "keywords taken from each private unit",
+    "R": "topics (clusters) at most; one synthetic document each unless 'documents' asks for more (0: chosen "
+         "by the adaptive default from the released size; the chosen value is in the notes)",
+    "L": "topics a unit can belong to at most (0: 3 without a token stage, 5 with one)",
+    "k": "private units used to write each synthetic document (0: chosen from the released size)",
+    "size_bound": "a public upper bound on the number of units stated by the custodian (0: none; a DP count was "
+                  "released instead)",
+    "size_fraction": "share of the budget for the noisy count of units (0 = the default, 0.02)",
+    "T": "tokens (word pieces) written per synthetic document",
+    "tau": "sampling temperature (higher: more varied wording)",
+    "hist_fraction": "share of the budget spent on finding topics (0 = the default share)",
+    "mu_fraction": "share of the budget spent on topic centres (0 = the default share)",
+    "theta_fraction": "share of the budget spent on choosing how many units per topic (0 = the default share)",
+    "cluster_keywords": "words released to describe each topic, at most (each document votes for this many)",
+    "cluster_keywords_fraction": "share of the budget spent on describing each topic (0 = default 0.2)",
+    "min_cluster_size": "topics supported by fewer units are reported as weak",
+    "refine": "whether topic centres and a threshold re-choose the documents of each topic (costs budget)",
+    "keywords": "how each unit's keywords are found: 'vocabulary' = rarest words of a public list in the text",
+    "topic_words": "how topic words are chosen from the noisy counts: 'specific' = significant and rare in English",
+    "clip": "how each document's say on the next word is limited: 'dclip' = clamped difference to a public row",
+    "public_prompt": "what the public row of each topic holds: 'keyword' = the released topic words and the task",
+    "public_row": "what the public row holds: 'empty' = an instruction around an empty document; 'none' = none",
+    "answer_start": "how each synthetic document starts: with its released topic word(s), or with nothing",
+    "public_weight": "weight of the public model's own prediction (a public constant)",
+    "top_k_plus": "candidate next words per step, chosen from public text only (0 = all words)",
+    "public_anchor": "public (non-private) text steers each token",
+    "self_filter": "the model drops synthetic documents it judges off-task (no budget)",
+    "self_filter_mode": "how the self-filter judges a document (reads synthetic and public text only)",
+    "max_prompt_tokens": "longest prompt, in tokens",
+    "batch_rows": "rows per batch of the model (0 = automatic; speed only)",
+    "memory_budget_mb": "memory allowed for a batch, MB (0 = automatic; speed only)",
+    "domain_lists": "public word lists added to the keyword vocabulary (file name and SHA-256)",
+    "discover_phrases": "the corpus's own frequent phrases were found with differential privacy (first stage)",
+    "phrases_per_unit": "phrases each document could propose, at most",
+    "phrases_fraction": "share of the budget spent on finding phrases (0 = default 0.1)",
+    "phrases_delta_fraction": "share of delta for a phrase of one document being released (0 = default 0.5)",
+    "sigma_p": "noise added to each phrase count",
+    "tau_p": "noisy count a phrase had to exceed to be released",
+    "delta_p": "largest chance that a phrase used by one document alone is released (part of delta)",
+    "delta_conversion": "delta at which the zCDP total is converted to epsilon (delta minus delta_p)",
+    "text": "how each document was written: topic line only, private prediction, public realisation, or both",
+    "document_form": "the shipped invented example of the document form given to the public writer",
+    "public_example": "the custodian's invented example of the document form (checked: not a real document)",
+    "realisation_tokens": "longest document the public writer wrote, in tokens (no budget)",
+    "row_bound": "each topic writes with about k of its units, drawn at random (poisson) or with all (none); no budget",
+    "force_length": "every document runs the full T tokens (speed checks only; no budget)",
+    "documents": "synthetic documents asked for, shared among the topics by their noisy counts (0 = one per topic, "
+                 "-1 = about the corpus's noisy size); no budget",
+    "merge_topics": "topics whose released words overlap strongly are merged into one; no budget",
+    "length": "how long each document is: the form's public length (form), a noisy median of the corpus's (dp), "
+              "or as written (none)",
+    "length_fraction": "share of the budget spent on the noisy median length (0 = default 0.02; only with dp)",
+    # derived by the planner
+    "sigma_h": "noise added to each keyword count (standard deviation)",
+    "sigma_n": "noise added to the count of units (standard deviation)",
+    "sigma_c": "noise added to each topic's word counts (standard deviation)",
+    "sigma_mu": "noise added to each coordinate of a topic centre (standard deviation)",
+    "eps_theta": "privacy parameter of choosing how many units per topic",
+    "c_over_tau": "most one document can move the score of a next word, over the temperature",
+    "c": "most one document can move the score of a next word (clipping bound)",
+    "min_topic_units": "units that must mention a topic for it to be found, about (from the noise level)",
+}
+
+# Parameters that play no part in a run, by the switch that leaves their stage out (method_parameters holds
+# every setting of [dp_synrag]; the certificate lists these under "not used in this run").
+TOKEN_STAGE_PARAMETERS = ("T", "tau", "clip", "public_prompt", "public_row", "answer_start", "public_weight",
+                          "top_k_plus", "public_anchor", "row_bound", "force_length", "c_over_tau", "c")
+REALISATION_PARAMETERS = ("document_form", "public_example", "realisation_tokens")
+PHRASE_PARAMETERS = ("phrases_per_unit", "phrases_fraction", "phrases_delta_fraction")
+REFINE_PARAMETERS = ("mu_fraction", "theta_fraction")
+
+
+def parameters_not_used(params: dict[str, Any]) -> list[str]:
+    """The parameters whose stage did not run: no token stage when ``text`` is 'topic_line' or 'realised', no
+    public writer, no phrase discovery, no refinement, no co-keywords, no self-filter."""
+    if "text" not in params:
+        return []
+    text = str(params.get("text"))
+    unused: list[str] = []
+    if text not in ("private", "realised+private"):
+        unused += TOKEN_STAGE_PARAMETERS
+        if not params.get("refine"):
+            unused.append("k")  # retrieves each topic's units for refinement or for private prediction only
+    if text not in ("realised", "realised+private"):
+        unused += REALISATION_PARAMETERS
+    if params.get("discover_phrases") is False:
+        unused += PHRASE_PARAMETERS
+    if params.get("refine") is False:
+        unused += REFINE_PARAMETERS
+    if params.get("cluster_keywords") == 0:
+        unused.append("cluster_keywords_fraction")
+    if params.get("self_filter") is False:
+        unused.append("self_filter_mode")
+    return [name for name in params if name in unused]
+
+
+def work(spec: Any, n: int, s: Any, topics: float | None = None) -> list[tuple[str, float]]:
+    """Seconds per stage at the built-in speeds ``s`` (``core.estimate``); ``topics``: the groups (documents)
+    the run is expected to write; R, its most, when not given."""
+    p, prompt = spec.dp_synrag, s.prompt
+    groups = p.R if topics is None else min(float(topics), p.R)
+    rows = min(n * p.L, groups * min(p.k, n)) + (groups if p.public_anchor else 0)  # k: typical cluster size
+    keywords = n * 0.002 if p.keywords == "vocabulary" else s.llm(n * prompt, n * (6 * p.K + 4))
+    stages: list[tuple[str, float]] = []
+    if p.discover_phrases:  # step 0: n-grams of each unit ranked by public word frequencies (no model)
+        stages += [("phrases", n * 0.006)]  # measured 6 ms per demo note on a loaded 2-core machine
+    stages += [("keywords", keywords)]
+    if p.refine:
+        stages += [("embedding", n / s.embed), ("retrieval", 1.0 + groups * 0.02 + n * groups * 2e-6)]
+    if p.realisation:  # public writer: up to two drafts per topic (realisation.ATTEMPTS)
+        stages += [("realisation", 2 * groups * p.realisation_tokens / s.write)]
+    if p.token_stage:
+        stages += [("private_prediction", s.llm(rows * prompt, rows * p.T))]
+    length = p.realisation_tokens if p.text == "realised" else p.T
+    if p.self_filter:
+        stages.append(("self_filter", s.llm(groups * (prompt + length), groups * 4)))
+    return stages
+
+
+def work_groups(spec: Any, topics: float | None) -> float:
+    """One group per topic: at most R, fewer when few topics clear the noise."""
+    return float(spec.dp_synrag.R if topics is None else min(topics, spec.dp_synrag.R))
+
+
+def few_documents_reason(record: Any) -> str:
+    """Why a run wrote few documents, from public facts of its record only."""
+    topic_units = record.method_parameters.get("min_topic_units")
+    need = f"about {float(topic_units):.0f}" if isinstance(topic_units, (int, float)) else "many"
+    return (f"DP-SynRAG writes one document per topic, and at ε = {record.epsilon_target:g} a topic "
+            f"must be mentioned by {need} units to rise above the noise; few topics did")
+
+
+def form_lines(spec: Any) -> list[str]:
+    """The form the public writer follows and why (``privet plan``), when it writes."""
+    from core.methods.dp_synrag.forms import form_choice_words
+
+    words = form_choice_words(spec)
+    return [words] if words else []
+
+
+def plan_notes(spec: Any) -> list[str]:
+    """Information about the configuration itself (not warnings): e.g. that no token stage runs."""
+    from core.methods.dp_synrag.method import text_stage_notes
+
+    return text_stage_notes(spec.dp_synrag)
+
+
+def phrase_lines(spec: Any, corpus: Any, delta: float) -> list[str]:
+    """DP phrase discovery (step 0) in ``privet plan``: its ρ and δ_p, and how many phrases it is expected to
+    release on these data (on screen only)."""
+    if not spec.dp_synrag.discover_phrases:
+        return []
+    from core.methods.dp_synrag.phrases import phrase_outlook
+    from core.methods.dp_synrag.vocabulary import load_vocabulary
+    from core.privacy.planner import plan_dp_synrag
+
+    if spec.data.label_column:  # per class: the method's own ε and δ (the class counts take their share)
+        from core.methods.class_conditional import ClassConditional, method_for
+
+        method = method_for(spec)
+        assert isinstance(method, ClassConditional)
+        split = method.split(spec, delta, len(corpus.units))
+        spec, delta = split.inner_spec, split.inner_delta
+    plan = plan_dp_synrag(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion)
+    o = phrase_outlook(corpus.units, load_vocabulary(spec.dp_synrag.domain_lists), plan)
+    return [
+        f"Phrase discovery (first stage): rho = {o.rho:.5f} and delta_p = {o.delta:.3g} (the chance that a phrase of "
+        f"one unit alone is released); epsilon is converted at delta - delta_p = {delta - o.delta:.3g}.",
+        f"  A phrase is released half the time when about {o.units_for_even_odds:.0f} units use it, 95% of the time "
+        f"at about {o.units_for_95:.0f} (noise sigma_p = {o.sigma:.3g}, threshold {o.threshold:.3g}).",
+        f"  Expected phrases released on these data: about {o.expected_released:.0f} (shown here only; never exported).",
+    ]
+
+
+FACTS = MethodFacts(
+    stage_labels=STAGE_LABELS,
+    parameter_meanings=PARAMETER_MEANINGS,
+    work=work,
+    work_groups=work_groups,
+    few_documents_reason=few_documents_reason,
+    parameters_not_used=parameters_not_used,
+    plan_header=form_lines,
+    plan_lines=phrase_lines,
+    plan_notes=plan_notes,
+    wizard=WizardOptions(documents="topics", cluster_size=True, self_filter=True, document_form=True, topic_names=True),
+)
