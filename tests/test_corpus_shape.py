@@ -20,7 +20,7 @@ from core.ledger import Ledger
 from core.methods.base import MethodContext
 from core.methods.dp_synrag.algorithm import run_dp_synrag
 from core.methods.dp_synrag.allocation import allocate, document_total, sample_co_keywords
-from core.methods.dp_synrag.clusters import CoKeywords
+from core.methods.dp_synrag.clusters import CoKeywords, soft_clusters, supported_clusters
 from core.methods.dp_synrag.dedup import drop_near_duplicates, jaccard, shingles
 from core.methods.dp_synrag.histogram import keyword_histogram, topic_words
 from core.methods.dp_synrag.keywords import extract_keywords
@@ -37,7 +37,7 @@ from core.methods.dp_synrag.merge import merge_topics, merged, same_thing
 from core.methods.dp_synrag.method import generation_notes
 from core.methods.dp_synrag.released_topics import ReleasedTopic
 from core.methods.dp_synrag.row_bound import cluster_counts
-from core.methods.dp_synrag.shape import CHECKPOINT_SHAPE, released_allocation, shape_corpus
+from core.methods.dp_synrag.shape import CHECKPOINT_SHAPE, held_topics, released_allocation, shape_corpus
 from core.methods.dp_synrag.vocabulary import Vocabulary
 from core.pipeline import plan, run_pipeline
 from core.planning import run_estimate
@@ -178,6 +178,46 @@ def test_a_resumed_run_reuses_the_shape_and_one_per_topic_keeps_todays_documents
     assert again == first
     single = shape_corpus(["asthma"], [90.0], related, None, None, DPSynRAGSpec(text="realised"), _ctx(tmp_path / "one"))
     assert [d.words for d in single.documents] == [("asthma", "wheeze", "inhaler", "cough")]
+
+
+# -- topics with nothing behind them, and the visit order -----------------------------------------------
+
+
+def test_a_cluster_is_supported_when_its_released_votes_clear_their_noise():
+    sigma_c, candidates = 3.0, 100  # the total's noise: sd 3·√100 = 30, so the bar is 60 votes
+    noise = np.random.default_rng(5).normal(0.0, sigma_c, (2000, candidates))
+    assert np.mean(supported_clusters(noise, sigma_c)) < 0.05  # an empty cluster: about Φ̄(2) = 2.3 % pass
+    held = noise.copy()
+    held[:, :5] += 20.0  # 20 units, five votes each: 100 votes, about 3.3 sd
+    assert np.mean(supported_clusters(held, sigma_c)) > 0.9
+    assert supported_clusters(np.zeros((3, 0)), sigma_c) == [False, False, False]
+
+
+def test_topics_with_no_co_keyword_and_no_support_are_not_written(tmp_path):
+    topics = [ReleasedTopic("tusfosemia", 40.0, ("wheeze",), (30.0,), (0,)),
+              ReleasedTopic("diagnosis", 90.0, (), (), (1,)),  # its units were all taken by more specific topics
+              ReleasedTopic("beijing", 25.0, (), (), (2,))]  # described by nothing, but its cluster holds units
+    related = CoKeywords([["wheeze"], [], []], [[30.0], [], []], [True, False, True])
+    assert [t.word for t in held_topics(topics, related)] == ["tusfosemia", "beijing"]
+    nothing = CoKeywords([["wheeze"], [], []], [[30.0], [], []], [True, False, False])
+    assert [t.word for t in held_topics(topics[1:], nothing)] == ["diagnosis", "beijing"]  # none passes: all kept
+    assert len(held_topics(topics, CoKeywords.none(3))) == 3  # no co-keyword stage: nothing to judge by
+    spec = DPSynRAGSpec(text="realised", merge_topics=False, cluster_keywords=1)
+    shape = shape_corpus([t.word for t in topics], [t.count for t in topics], related, None, None, spec, _ctx(tmp_path))
+    assert [d.keyword for d in shape.documents] == ["tusfosemia", "beijing"]
+
+
+def test_specific_topics_are_visited_first_so_a_condition_keeps_its_notes():
+    from core.methods.dp_synrag.vocabulary import Vocabulary
+
+    words = ["diagnosis", "wheeze", "tusfosemia"]  # public Zipf: common wording, a symptom, an invented name
+    vocab = Vocabulary(tuple(words), {w: i for i, w in enumerate(words)})
+    W = topic_words(np.array([50.0, 20.0, 30.0]), vocab, 3, 1.0, "specific")
+    assert W == ["diagnosis", "wheeze", "tusfosemia"]  # least specific first: visited from the end
+    notes = [["tusfosemia", "wheeze", "diagnosis"]] * 20  # every note holds all three; L = 1
+    clusters = soft_clusters(notes, W, 1)
+    assert len(clusters[2]) == 20 and not clusters[0] and not clusters[1]
+    assert topic_words(np.array([50.0, 20.0, 30.0]), vocab, 3, 1.0, "frequent") == ["diagnosis", "tusfosemia", "wheeze"]
 
 
 # -- merging topics: released words only ----------------------------------------------------------------

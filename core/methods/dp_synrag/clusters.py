@@ -104,20 +104,40 @@ def released_cluster_keywords(noisy_counts: np.ndarray, candidates: Sequence[str
     return [[w for w, _ in row] for row in released_cluster_keyword_counts(noisy_counts, candidates, M, sigma_c)]
 
 
+SUPPORT_SIGMAS = 2.0  # a cluster's released vote total must clear this many standard deviations of its noise
+
+
+def supported_clusters(noisy_counts: np.ndarray, sigma_c: float, sigmas: float = SUPPORT_SIGMAS) -> list[bool]:
+    """Per cluster, whether its released votes show that it holds units (post-processing): the row's noisy
+    total, Σ_j (votes_rj + noise_rj), clears ``sigmas`` standard deviations of the total's noise, σ_c·√|candidates|.
+    A cluster whose units all went to more specific clusters first (each unit joins at most L, most specific
+    first) casts no votes: its word was held by units that other topics already describe (docs/method.md §2.2b)."""
+    if noisy_counts.size == 0:
+        return [False] * int(noisy_counts.shape[0])
+    spread = sigma_c * math.sqrt(noisy_counts.shape[1])
+    return [bool(total >= sigmas * spread) for total in noisy_counts.sum(axis=1)]
+
+
 @dataclass(frozen=True)
 class CoKeywords:
-    """Step 2b's released output, per cluster: its co-keywords and their noisy vote counts (both released)."""
+    """Step 2b's released output, per cluster: its co-keywords and their noisy vote counts (both released), and
+    whether its released votes show it holds units (:func:`supported_clusters`; all True without step 2b)."""
 
     words: list[list[str]]
     counts: list[list[float]]
+    supported: list[bool] | None = None
 
     @classmethod
-    def of(cls, released: Sequence[Sequence[tuple[str, float]]]) -> CoKeywords:
-        return cls([[w for w, _ in row] for row in released], [[c for _, c in row] for row in released])
+    def of(cls, released: Sequence[Sequence[tuple[str, float]]], supported: list[bool] | None = None) -> CoKeywords:
+        return cls([[w for w, _ in row] for row in released], [[c for _, c in row] for row in released], supported)
 
     @classmethod
     def none(cls, clusters: int) -> CoKeywords:
         return cls([[] for _ in range(clusters)], [[] for _ in range(clusters)])
+
+    def held(self, r: int) -> bool:
+        """Whether cluster r is described (released co-keywords) or its released votes show it holds units."""
+        return bool(self.words[r]) or self.supported is None or self.supported[r]
 
 
 def co_keywords(
@@ -127,6 +147,7 @@ def co_keywords(
     """Step 2b: each cluster's released co-keywords and their noisy counts (none when ``cluster_keywords = 0``)."""
     if not plan.M:
         return CoKeywords.none(len(W))
-    candidates = cluster_keyword_candidates(noisy_hist, vocab, R)
+    candidates = cluster_keyword_candidates(noisy_hist, vocab, min(R, len(W)))
     noisy_counts = release_cluster_keywords(keywords, clusters, W, candidates, plan, ctx)
-    return CoKeywords.of(released_cluster_keyword_counts(noisy_counts, candidates, plan.M, plan.sigma_c))
+    return CoKeywords.of(released_cluster_keyword_counts(noisy_counts, candidates, plan.M, plan.sigma_c),
+                         supported_clusters(noisy_counts, plan.sigma_c))

@@ -71,5 +71,5 @@ def topic_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int, sigma_h: floa
     most = MOST_UNITS_SHARE * size if size is not None else np.inf
     significant = [i for i in significant if vocab.words[i] not in not_topics and noisy_hist[i] <= most]
     significant.sort(key=lambda i: (english_zipf(vocab.words[i]), -noisy_hist[i]))
-    chosen = sorted(significant[:R], key=lambda i: -noisy_hist[i])
+    chosen = sorted(significant[:R], key=lambda i: (-english_zipf(vocab.words[i]), -noisy_hist[i]))
     return [vocab.words[i] for i in chosen]

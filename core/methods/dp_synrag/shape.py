@@ -86,6 +86,15 @@ def sampled_shape(topics: Sequence[ReleasedTopic], total: int, ctx: MethodContex
     return CorpusShape(tuple(topics), tuple(allocation), tuple(documents), tuple(groups))
 
 
+def held_topics(topics: Sequence[ReleasedTopic], related: CoKeywords) -> list[ReleasedTopic]:
+    """The topics whose cluster is described or shown to hold units (``CoKeywords.held``), or all of them when
+    none is: a topic that released no co-keyword and whose cluster's released votes show no units was a word of
+    units that more specific topics already describe (a templated corpus's wording, a symptom every disease note
+    also names); written alone it would be the public model's invention around one word."""
+    kept = [t for t in topics if all(related.held(r) for r in t.clusters)]
+    return kept or list(topics)
+
+
 def shape_key(topics: Sequence[ReleasedTopic], spec: DPSynRAGSpec, total: int, length: int) -> list[Any]:
     """What a checkpointed shape must match to be reused: the released topics and the public settings."""
     return [[asdict(t) for t in topics], total, spec.documents, spec.merge_topics, spec.cluster_keywords, length]
@@ -102,6 +111,7 @@ def shape_corpus(
         if spec.documents != ONE_PER_TOPIC:
             raise ValueError("documents applies to the public ways of writing only")
         return one_per_topic(topics)
+    topics = held_topics(topics, related)
     if spec.merge_topics:
         topics = merge_topics(topics)
     n = float(spec.size_bound) if spec.size_bound else size
