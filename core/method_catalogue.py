@@ -30,6 +30,10 @@ def _none(*_args: Any) -> None:
     return None
 
 
+def _no_problem(*_args: Any) -> str:
+    return ""
+
+
 def _no_lines(*_args: Any) -> list[str]:
     return []
 
@@ -74,6 +78,11 @@ class MethodFacts:
     plan_header: Callable[[Any], list[str]] = _no_lines  # privet plan: lines after "Method:" (spec)
     plan_lines: Callable[[Any, Any, float], list[str]] = _no_lines  # privet plan: (spec, corpus, delta), on screen
     plan_notes: Callable[[Any], list[str]] = _no_lines  # privet plan: "Note (advanced)" lines (spec)
+    spec_problems: Callable[[Any], list[str]] = _no_lines  # core.runspec: the method's own checks of a spec
+    # the desktop: (document_form, typed example, loaded corpus) -> why the example looks real ("" if not)
+    example_problem: Callable[[str, str, Any], str] = _no_problem
+    # the desktop's Review page: a finished run's topics (word, released count, documents); [] if none
+    released_allocation: Callable[[Any], list] = _no_lines
     wizard: WizardOptions = WizardOptions()
 
 

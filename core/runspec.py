@@ -105,8 +105,8 @@ class RunSpec:
                 "[dp_synrag] clip = \"dclip\" and top_k_plus need a public row, but public_prompt = \"none\" "
                 "(use public_prompt = \"keyword\", or clip = \"spec\" with top_k_plus = 0)"
             )
-        if not found and self.method == "dp_synrag":
-            found += p.shape_problems()  # docs/method.md §6.2
+        if not found:  # the method's own checks (DP-SynRAG: the shape settings, docs/method.md §6.2)
+            found += method_catalogue.facts(self.method).spec_problems(self)
         return found
 
     def check(self) -> None:
@@ -234,9 +234,10 @@ METHOD_NAMES = method_catalogue.names()
 
 
 def _method_problems(method: str) -> list[str]:
-    if method in METHOD_NAMES:
+    known = method_catalogue.names()  # read when asked: a method registered later is known
+    if method in known:
         return []
-    return [f"method: Unknown method {method!r}. Choose one of: {', '.join(METHOD_NAMES)}."]
+    return [f"method: Unknown method {method!r}. Choose one of: {', '.join(known)}."]
 
 
 def _build(cls: type, data: Any, where: str) -> Any:

@@ -27,8 +27,8 @@ from core.paths import data_dir
 from core.wording import guarantee_words
 from core.privacy.budget import RECOMMENDED_EPSILON, epsilon_of, resolve_delta
 from core import method_catalogue
-from core.method_catalogue import MethodEntry
-from core.runspec import METHOD_NAMES, RunSpec
+from core.method_catalogue import MethodEntry, WizardOptions
+from core.runspec import RunSpec
 from core.internal_check import InternalCheck, find_identifiers, private_identifiers
 
 DEFAULT_EXPORT_FOLDER = "privet-releases"
@@ -179,7 +179,11 @@ class WizardController:
 
     def available_methods(self) -> list[MethodInfo]:
         """The methods a run spec can name (``core.method_catalogue``), in the wizard's order."""
-        return [m for m in METHODS if m.key in METHOD_NAMES]
+        return list(method_catalogue.METHODS)  # read when asked: a method registered later is offered too
+
+    def wizard_options(self) -> WizardOptions:
+        """What the wizard asks for the chosen method (its package's facts, read through ``core.method_catalogue``)."""
+        return method_catalogue.facts(self.spec.method).wizard
 
     def plan(self) -> Any:
         """``core.pipeline.plan``: the budget split, derived parameters and estimates, for the corpus already
@@ -245,11 +249,13 @@ class WizardController:
     def example_problem(self, document_form: str, example: str) -> str:
         """``core`` says whether the public example of the document form looks like a real document of the
         loaded corpus ("" when it does not, or before data is loaded); shown on the Task page."""
-        from core.methods.dp_synrag.realisation import example_problem, public_example
-
         if self._corpus is None:
             return ""
-        return example_problem(public_example(document_form, example), self._corpus)  # full texts, not truncated units
+        return method_catalogue.facts(self.spec.method).example_problem(document_form, example, self._corpus)
+
+    def released_allocation(self, run_dir: str | Path) -> list:
+        """A finished run's topics (word, released count, documents), as its method's facts read them; [] if none."""
+        return method_catalogue.facts(self.spec.method).released_allocation(run_dir)
 
     def resume_quote(self, run_dir: str | Path) -> Any:
         """``core.pipeline.resume_quote``: what resuming ``run_dir`` may charge again (the consent dialog's text)."""

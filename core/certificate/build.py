@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from core.certificate.privacy_record import PrivacyRecord, sampler_kind
 from core.certificate.signing import SigningKey, load_signing_key, public_key_fingerprint
 from core import method_catalogue
-from core.method_catalogue import DEFAULT_NEIGHBOURING
 from core.errors import PrivetError
 from core.ledger.schema import RELEASE_STAGE
 from core.ledger.store import CAP_REASON
@@ -304,6 +303,14 @@ def build_certificate(
     }
 
 
+def _entry(record: PrivacyRecord) -> method_catalogue.MethodEntry:
+    """The record's method as registered (read when asked: a method registered later is found too)."""
+    entry = method_catalogue.entry(record.method)
+    if entry is None:  # PrivacyRecord.validate refuses an unknown method
+        raise PrivetError(f"Unknown method {record.method!r} in the privacy record.", "Re-run the pipeline.")
+    return entry
+
+
 def _identity_section(record: PrivacyRecord, identity: dict[str, str]) -> dict[str, Any]:
     """Who made the release, with what (the custodian's identity fields, the run, method and models)."""
     return {
@@ -311,7 +318,7 @@ def _identity_section(record: PrivacyRecord, identity: dict[str, str]) -> dict[s
         "permitted_use": str(identity.get("permitted_use") or DEFAULT_PERMITTED_USE),
         "run_id": record.run_id,
         "method": record.method,
-        "method_name": METHOD_NAMES[record.method],
+        "method_name": _entry(record).certificate_name,
         "method_parameters": record.method_parameters,
         "parameters_not_used": parameters_not_used(record.method, record.method_parameters),
         "models": record.models,
@@ -331,7 +338,7 @@ def _guarantee_section(record: PrivacyRecord) -> dict[str, Any]:
         "unit_of_privacy": record.unit_kind,
         "unit_description": _unit_words(record),
         "person_column": record.person_column,
-        "neighbouring_relation": NEIGHBOURING.get(record.method, DEFAULT_NEIGHBOURING),
+        "neighbouring_relation": _entry(record).neighbouring,
         "definition": "rho-zCDP, converted to (epsilon, delta)-differential privacy",
         "rho_total": record.rho_total,
         "rho_sum_of_stages": stage_sum,

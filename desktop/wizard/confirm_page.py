@@ -92,7 +92,7 @@ class ConfirmPage(Page):
         plan = self.plan_result
         summary = self.controller.summary
         estimate = self.controller.estimate()
-        out = spec.output
+        out, options = spec.output, self.controller.wizard_options()
         rows = [
             ("Data", f"{escape(spec.data.path)}"
                      + (f" — {summary.n_units} {'people' if summary.unit_kind == 'person' else 'documents'}"
@@ -105,7 +105,7 @@ class ConfirmPage(Page):
             ("Model", MODEL_NAMES.get(spec.llm.source, spec.llm.source)
                       + (f" ({escape(spec.llm.path)})" if spec.llm.path else "") + f", device {spec.llm.device}"),
             ("Task", escape(spec.task)),
-            ("Synthetic documents", "one per private document" if spec.method == "rpsg"
+            ("Synthetic documents", "one per private document" if options.documents == "one_per_unit"
              else self._documents_words()),
             ("Formats", ", ".join(FORMAT_NAMES.get(name, name) for name in out.formats)),
             ("Export folder", escape(f"{self.controller.export_folder()} (one folder per run inside it; "
@@ -142,7 +142,7 @@ class ConfirmPage(Page):
         expected = self.controller.documents_range()
         if expected is None:
             return f"up to {self.controller.spec.dp_synrag.R}" if self.controller.spec.dp_synrag.R else "not known yet"
-        if self.controller.spec.method == "dp_synrag" and self.controller.spec.dp_synrag.documents:
+        if self.controller.wizard_options().documents == "topics" and self.controller.spec.dp_synrag.documents:
             return f"up to {expected[1]} (shared among the topics found in proportion to how often each is mentioned)"
         return (f"about {expected[0]} to {expected[1]} (one per topic found; how many topics the data hold is not "
                 "looked at before the run, hence the range)")

@@ -25,7 +25,7 @@ class MethodPage(Page):
             scope = QLabel(f"<b>Privacy scope:</b> {info.scope}")
             scope.setWordWrap(True)
             scope.setContentsMargins(24, 0, 0, 8)
-            if info.key == "rpsg":
+            if not info.end_to_end_dp:  # a weaker formal scope (RPSG): said in the warning colour
                 scope.setStyleSheet("color: #8d4e00;")
             layout.addWidget(button)
             layout.addWidget(explanation)

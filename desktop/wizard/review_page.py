@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
 from PySide6.QtCore import Qt
 
 from core.errors import PrivetError
-from core.methods.dp_synrag.shape import released_allocation
 from desktop.controller import WizardController, verify_folder
 from desktop.wizard.common import Page
 from desktop.wizard.run_page import RunPage
@@ -127,7 +126,8 @@ class ReviewPage(Page):
             label = text.replace("\n", " ")
             self.documents.addItem(f"{i + 1}. {label[:LIST_LABEL_CHARS]}{'…' if len(label) > LIST_LABEL_CHARS else ''}")
         self.count.setText(f"{len(self.texts)} synthetic documents.")
-        self.allocation.setText(allocation_words(released_allocation(result["run_dir"])) if result.get("run_dir") else "")
+        run_dir = result.get("run_dir")
+        self.allocation.setText(allocation_words(self.controller.released_allocation(run_dir)) if run_dir else "")
         self.allocation.setVisible(bool(self.allocation.text()))
         self._show_classes(result.get("run_dir"))
         self.guarantee.setText(self.controller.guarantee_heading(result["run_dir"]) if result.get("run_dir") else "")

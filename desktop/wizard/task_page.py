@@ -138,31 +138,32 @@ class TaskPage(Page):
     def initializePage(self) -> None:  # noqa: N802 - Qt API
         spec = self.controller.spec
         self.task.setPlainText(spec.task)
-        rpsg = spec.method == "rpsg"
-        synrag = spec.method == "dp_synrag"
+        options = self.controller.wizard_options()  # what the method asks for (its package's facts)
+        topics = options.documents == "topics"
         documents = spec.dp_synrag.documents
         self.count_mode.blockSignals(True)
         self.count.blockSignals(True)
         self.count_mode.setCurrentIndex(max(self.count_mode.findData(min(documents, AS_MANY)), 0))
-        self.count.setValue(documents if synrag and documents > 0 else spec.dp_synrag.R if not synrag else 0)
+        self.count.setValue(documents if topics and documents > 0 else spec.dp_synrag.R if not topics else 0)
         self.count_mode.blockSignals(False)
         self.count.blockSignals(False)
-        self.count_mode.setVisible(synrag)
-        self.count_mode.setEnabled(synrag and not spec.dp_synrag.token_stage)  # a token stage: one per topic
-        self.count.setEnabled(not rpsg and (not synrag or self.count_mode.currentData() == AS_MANY))
+        self.count_mode.setVisible(topics)
+        self.count_mode.setEnabled(topics and not spec.dp_synrag.token_stage)  # a token stage: one per topic
+        self.count.setEnabled(options.documents != "one_per_unit"
+                              and (not topics or self.count_mode.currentData() == AS_MANY))
         self.tokens.setValue(spec.dp_synrag.T)
         self.cluster_size.setValue(spec.dp_synrag.k)
         self.self_filter.setChecked(spec.dp_synrag.self_filter)
         self.topic_names.load(spec)
-        self.advanced.setVisible(not rpsg)
-        self.cluster_size.setEnabled(spec.method == "dp_synrag")
-        self.self_filter.setEnabled(spec.method in ("dp_synrag", "dp_synth"))
+        self.advanced.setVisible(options.writes_tokens)
+        self.cluster_size.setEnabled(options.cluster_size)
+        self.self_filter.setEnabled(options.self_filter)
         self.count_note.setText(self.count_words())
         index = self.form.findData(spec.dp_synrag.document_form)
         self.form.setCurrentIndex(max(index, 0))
         self.example.setPlainText(spec.dp_synrag.public_example)
         for widget in (self.form, self.example):
-            widget.setEnabled(spec.method == "dp_synrag")
+            widget.setEnabled(options.document_form)
         for name, box in self.formats.items():
             box.setChecked(name in spec.output.formats)
         self.folder.setText(spec.output.folder)
@@ -176,11 +177,9 @@ class TaskPage(Page):
 
     def count_words(self) -> str:
         """The note under the number of documents, with core's one figure for how many units a topic needs."""
-        spec = self.controller.spec
-        if spec.method == "rpsg":
-            return "RPSG writes one rewrite per private document."
-        if spec.method != "dp_synrag":
-            return "Fewer documents can come out when the check for useful documents drops some."
+        spec, options = self.controller.spec, self.controller.wizard_options()
+        if options.documents != "topics":
+            return options.count_note
         units = self.controller.topic_units()
         need = (f"at this ε a topic must be mentioned by about {units:.0f} or more people or documents to be found"
                 if units is not None else "a topic must be mentioned by many people or documents to be found")
@@ -201,7 +200,7 @@ class TaskPage(Page):
             return f"Describe the task in at least {MIN_TASK_CHARS} characters."
         if not any(box.isChecked() for box in self.formats.values()):
             return "Choose at least one output format."
-        if self.controller.spec.method == "dp_synrag":
+        if self.controller.wizard_options().document_form:
             problem = self.controller.example_problem(self.form.currentData() or "", self.example.toPlainText())
             if problem:
                 return (f"The example of the document form looks like a real document: {problem}. Type an invented "
@@ -211,14 +210,17 @@ class TaskPage(Page):
     def store(self) -> None:
         spec = self.controller.spec
         spec.task = self.task.toPlainText().strip()
-        if spec.method not in ("rpsg", "dp_synrag"):
+        options = self.controller.wizard_options()
+        if options.documents == "number":  # the methods without topics write R documents
             spec.dp_synrag.R = self.count.value()
-        if spec.method != "rpsg":
+        if options.writes_tokens:
             spec.dp_synrag.T = self.tokens.value()
             spec.dp_synrag.self_filter = self.self_filter.isChecked()
-        if spec.method == "dp_synrag":
+        if options.documents == "topics":
             spec.dp_synrag.documents = self._documents()
+        if options.cluster_size:
             spec.dp_synrag.k = self.cluster_size.value()
+        if options.document_form:
             spec.dp_synrag.document_form = self.form.currentData() or ""
             spec.dp_synrag.public_example = self.example.toPlainText().strip()
         self.topic_names.store(spec)
@@ -236,12 +238,12 @@ class TaskPage(Page):
     def _count_changed(self) -> None:
         """The way of counting documents changed: the number is asked for only with "This many"."""
         self.count.setEnabled(self.count_mode.currentData() == AS_MANY)
-        if self.controller.spec.method == "dp_synrag":
+        if self.controller.wizard_options().documents == "topics":
             self.controller.spec.dp_synrag.documents = self._documents()
             self.count_note.setText(self.count_words())
 
     def _count_value_changed(self, value: int) -> None:
-        if self.controller.spec.method != "dp_synrag":
+        if self.controller.wizard_options().documents != "topics":
             return
         if value > 0 and self.count_mode.currentData() != AS_MANY:
             self.count_mode.setCurrentIndex(self.count_mode.findData(AS_MANY))  # a number typed: this many

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
 
+from core import method_catalogue
 from core.methods.dp_synrag.vocabulary import shipped_domain_lists
 from core.runspec import RunSpec
 
@@ -42,10 +43,15 @@ class TopicNamesBox(QWidget):
             box.setChecked(name in chosen)
         self._other = [entry for entry in chosen if entry not in self.lists]  # lists given by path stay
         self.discover.setChecked(spec.dp_synrag.discover_phrases)
-        self.setEnabled(spec.method == "dp_synrag")
+        self.setEnabled(_asks(spec))
 
     def store(self, spec: RunSpec) -> None:
-        if spec.method != "dp_synrag":
+        if not _asks(spec):
             return
         spec.dp_synrag.domain_lists = self._other + [name for name, box in self.lists.items() if box.isChecked()]
         spec.dp_synrag.discover_phrases = self.discover.isChecked()
+
+
+def _asks(spec: RunSpec) -> bool:
+    """Whether the chosen method finds topic names (its wizard options, ``core.method_catalogue``)."""
+    return method_catalogue.facts(spec.method).wizard.topic_names

@@ -197,6 +197,25 @@ def phrase_lines(spec: Any, corpus: Any, delta: float) -> list[str]:
     ]
 
 
+def spec_problems(spec: Any) -> list[str]:
+    """The shape settings' checks (docs/method.md §6.2)."""
+    return list(spec.dp_synrag.shape_problems())
+
+
+def example_problem(document_form: str, example: str, corpus: Any) -> str:
+    """Whether the public example of the document form looks like a real document of ``corpus`` ("" if not)."""
+    from core.methods.dp_synrag.realisation import example_problem as problem, public_example
+
+    return problem(public_example(document_form, example), corpus)  # full texts, not truncated units
+
+
+def released_allocation(run_dir: Any) -> list:
+    """A finished run's topics: word, released count and documents (released values only)."""
+    from core.methods.dp_synrag.shape import released_allocation as allocation
+
+    return allocation(run_dir)
+
+
 FACTS = MethodFacts(
     stage_labels=STAGE_LABELS,
     parameter_meanings=PARAMETER_MEANINGS,
@@ -207,5 +226,8 @@ FACTS = MethodFacts(
     plan_header=form_lines,
     plan_lines=phrase_lines,
     plan_notes=plan_notes,
+    spec_problems=spec_problems,
+    example_problem=example_problem,
+    released_allocation=released_allocation,
     wizard=WizardOptions(documents="topics", cluster_size=True, self_filter=True, document_form=True, topic_names=True),
 )
