@@ -1,0 +1,141 @@
+"""No method name is branched on outside core/methods/ (and core/method_catalogue.py), and desktop/ never asks
+for a method by name: a method's facts are read through the one registration (core.method_catalogue).
+
+Read from the source tree (AST): a registered method key as a string literal compared with something (``==``,
+``in``, ``match``), or two or more of them as a per-method table or list (a dict's keys, a tuple), outside the
+methods' packages; in desktop/, any method key at all, or an import of a method's package. The allow-list
+below is short and says why each entry remains.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+from core import method_catalogue
+
+ROOT = Path(__file__).resolve().parents[1]
+KEYS = frozenset(method_catalogue.names())
+PACKAGES = frozenset(m.adapter.split(":")[0].split(".")[2] for m in method_catalogue.METHODS)  # core.methods.<p>
+OWN_PLACES = ("core/methods/", "core/method_catalogue.py")
+
+# Paths (a folder ends in "/") that may still name methods, and why. Each must still need it (checked below).
+ALLOWED = {
+    "core/evaluation/": "privet evaluate is an experiment over named methods (docs/method.md §5): its scales list "
+                        "the methods it compares and its report picks DP-SynRAG's rows; it is not the product's "
+                        "method plumbing",
+    "core/specs/common.py": "which methods accept a label column (CLASS_CONDITIONAL_METHODS, TOPIC_LABEL_METHODS): "
+                            "issue 34's labels, written while this test was; to become a MethodFacts field",
+}
+# desktop/ imports of a method's package, and why: the shared [dp_synrag] section's public choices, built once
+# when the page is made (before a method is chosen) and shown only when the method's WizardOptions ask for them.
+DESKTOP_IMPORTS = {
+    ("desktop/wizard/task_page.py", "core.methods.dp_synrag.forms"): "the document forms' plain names",
+    ("desktop/wizard/topic_names.py", "core.methods.dp_synrag.vocabulary"): "the shipped public word lists",
+}
+
+
+def _is_key(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in KEYS
+
+
+def _keys_in(node: ast.AST) -> int:
+    """Method keys in a literal or a literal collection."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return sum(_is_key(e) for e in node.elts)
+    return int(_is_key(node))
+
+
+def branches(source: str) -> list[tuple[int, str]]:
+    """Where ``source`` branches on a method key: a comparison or ``match`` with one, or a table or list of two
+    or more."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare) and any(_keys_in(n) for n in [node.left, *node.comparators]):
+            found.append((node.lineno, "compared with a method name"))
+        elif isinstance(node, ast.Dict) and sum(_is_key(k) for k in node.keys if k is not None) >= 2:
+            found.append((node.lineno, "a table keyed by method names"))
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)) and _keys_in(node) >= 2:
+            found.append((node.lineno, "a list of method names"))
+        elif isinstance(node, ast.MatchValue) and _is_key(node.value):
+            found.append((node.lineno, "matched against a method name"))
+    return found
+
+
+def named_in_desktop(source: str) -> list[tuple[int, str]]:
+    """Where desktop ``source`` asks for a method by name: any method key, or an import of a method's package."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if _is_key(node):
+            found.append((node.lineno, f"names the method {node.value!r}"))  # type: ignore[attr-defined]
+        modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                   else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        for module in modules:
+            parts = module.split(".")
+            if parts[:2] == ["core", "methods"] and len(parts) > 2 and parts[2] in PACKAGES:
+                found.append((node.lineno, f"imports {module}"))
+    return found
+
+
+def _sources(folder: str) -> list[tuple[str, str]]:
+    return [(p.relative_to(ROOT).as_posix(), p.read_text(encoding="utf-8")) for p in sorted((ROOT / folder).rglob("*.py"))]
+
+
+def _allowed(path: str) -> bool:
+    return path.startswith(OWN_PLACES) or any(path == a or (a.endswith("/") and path.startswith(a)) for a in ALLOWED)
+
+
+def test_the_checks_find_a_planted_branch():
+    assert branches('if spec.method == "rpsg":\n    pass\n') == [(1, "compared with a method name")]
+    assert branches('x = spec.method in ("dp_synrag", "dp_synth")\n')
+    assert branches('WORK = {"rpsg": 1, "aug_pe": 2}\n') == [(1, "a table keyed by method names")]
+    assert branches('match m:\n    case "aug_pe":\n        pass\n')
+    assert not branches('method: str = "dp_synrag"\nsection = data.get("dp_synrag")\n')  # a default, a section
+    assert named_in_desktop('from core.methods.dp_synrag.shape import released_allocation\n')
+    assert named_in_desktop('label = NAMES["dp_synth"]\n')
+    assert not named_in_desktop('from core.methods.base import PlanSummary\nx = spec.dp_synrag.R\n')
+
+
+def test_no_method_name_is_branched_on_outside_the_methods():
+    found = [f"{path}:{line}: {what}" for path, source in _sources("core") + _sources("desktop")
+             if not _allowed(path) for line, what in branches(source)]
+    assert not found, "ask core.method_catalogue.facts(key) instead:\n" + "\n".join(found)
+
+
+def test_the_desktop_never_asks_for_a_method_by_name():
+    found = []
+    for path, source in _sources("desktop"):
+        for line, what in named_in_desktop(source):
+            module = what.removeprefix("imports ")
+            if (path, module) not in DESKTOP_IMPORTS:
+                found.append(f"{path}:{line}: {what}")
+    assert not found, "ask the controller (core.method_catalogue) instead:\n" + "\n".join(found)
+
+
+def test_every_allowed_entry_is_still_needed():
+    sources = dict(_sources("core") + _sources("desktop"))
+    for allowed in ALLOWED:
+        assert any(branches(s) for p, s in sources.items() if p == allowed or p.startswith(allowed)), (
+            f"{allowed} no longer names methods: drop it from ALLOWED")
+    for path, module in DESKTOP_IMPORTS:
+        assert f"imports {module}" in [w for _, w in named_in_desktop(sources[path])], f"{path}: drop {module}"
+
+
+def test_the_facts_agree_and_load_without_the_model_code():
+    """Two methods may share a parameter's or a stage's words only word for word, and reading the facts
+    (every label and meaning, as the certificate and the progress lines do) imports no torch."""
+    from core.certificate.render import SHARED_PARAMETER_MEANINGS
+    from core.progress import SHARED_STAGE_LABELS
+
+    for field, shared in (("parameter_meanings", SHARED_PARAMETER_MEANINGS), ("stage_labels", SHARED_STAGE_LABELS)):
+        seen = dict(shared)
+        for method in method_catalogue.METHODS:
+            for key, words in getattr(method_catalogue.facts(method.key), field).items():
+                assert seen.setdefault(key, words) == words, f"{method.key}: {field}[{key!r}] differs"
+    code = ("import sys; from core import method_catalogue as c; from core.progress import STAGE_LABELS; "
+            "from core.certificate.render import PARAMETER_MEANINGS; dict(STAGE_LABELS); dict(PARAMETER_MEANINGS); "
+            "[c.facts(k) for k in c.names()]; print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
