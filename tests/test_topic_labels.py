@@ -27,7 +27,6 @@ from core.methods.dp_synrag.topic_labels import (
     check_memberships,
     cluster_label_counts,
     label_documents,
-    raked,
     systematic_labels,
 )
 from core.pipeline import plan, run_pipeline
@@ -197,7 +196,7 @@ def test_the_topic_label_counts_carry_the_planned_gaussian_noise_charged_first_a
     residual = (released.noisy - cluster_label_counts(units, clusters, labels)).ravel()
     assert residual.size == 2000
     assert stats.kstest(residual / topic.sigma, "norm").pvalue > 1e-3
-    assert stats.kstest(residual / (1.15 * topic.sigma), "norm").pvalue < 1e-3  # a wrong σ is caught
+    assert stats.kstest(residual / (1.3 * topic.sigma), "norm").pvalue < 1e-3  # a wrong σ is caught
     again = release_cluster_labels(units, clusters, ctx)  # type: ignore[arg-type]
     assert again is not None and np.array_equal(again.noisy, released.noisy)  # the checkpoint, not a new draw
     assert len(ctx.charged) == 1  # and nothing more charged
@@ -215,36 +214,42 @@ def test_systematic_split_gives_each_label_the_floor_or_ceiling_of_its_share():
     assert np.bincount(one, minlength=3) / 1000 == pytest.approx(probs, abs=0.01)  # one document: p in expectation
 
 
-def test_raking_moves_the_class_mix_toward_the_released_counts_within_its_range():
-    weights = np.asarray([[9.0, 1.0], [8.0, 2.0], [5.0, 5.0]])
-    sizes = np.asarray([10.0, 10.0, 10.0])
-    before = sizes @ (weights / weights.sum(axis=1, keepdims=True))
-    after = sizes @ raked(weights, sizes, (0.5, 0.5))
-    assert after[1] > before[1] and abs(after[1] - 15) < abs(before[1] - 15)
-    assert raked(np.zeros((2, 2)), np.asarray([1.0, 1.0]), (0.75, 0.25)) == pytest.approx(
-        np.asarray([[0.75, 0.25], [0.75, 0.25]]))  # a topic with no positive count takes the class shares
-    huge = raked(np.asarray([[99.0, 1.0]]), np.asarray([10.0]), (0.01, 0.99))
-    assert huge[0, 1] <= 2.0 / (99 * 0.5 + 2.0) + 1e-9  # the weights stay within their range
-
-
-def test_a_merged_topic_sums_its_clusters_counts_and_negatives_are_clipped():
-    noisy = np.asarray([[5.0, -3.0], [0.0, 4.0], [-2.0, -1.0]])
-    released = ClusterLabels(("a", "b"), noisy, (0.5, 0.5))
+def test_a_merged_topic_sums_its_clusters_counts_less_their_noise_and_clips_at_zero():
+    sigma = 2.0
+    noisy = np.asarray([[15.0, -3.0], [0.0, 6.0], [3.0, 1.0]])
+    released = ClusterLabels(("a", "b"), noisy, (0.5, 0.5), sigma)
     shape = CorpusShape((ReleasedTopic("x", 1.0, clusters=(0, 1)), ReleasedTopic("y", 1.0, clusters=(2,))),
                         (200, 1), (), ())
-    from core.methods.dp_synrag.topic_labels import topic_weights
+    from core.methods.dp_synrag.topic_labels import NOISE_SIGMAS, label_probabilities, topic_weights
 
-    assert topic_weights(shape, released) == pytest.approx(np.asarray([[5.0, 1.0], [0.0, 0.0]]))
-    docs = [SyntheticDoc(f"d{i}", "t", 0) for i in range(200)]
+    less = NOISE_SIGMAS * sigma * math.sqrt(2)  # two clusters: the sum's noise is σ·√2
+    assert topic_weights(shape, released) == pytest.approx(np.asarray([[15.0 - less, max(0.0, 3.0 - less)],
+                                                                       [0.0, 0.0]]))
+    probs = label_probabilities(topic_weights(shape, released), (0.75, 0.25))
+    assert probs[1] == pytest.approx([0.75, 0.25])  # nothing above the noise: the class shares
+    docs = [SyntheticDoc(f"d{i}", "t", 0) for i in range(200)] + [SyntheticDoc("e", "t", 1)]
 
     class Ctx:
         rng = staticmethod(lambda: np.random.default_rng(0))
 
     labelled = label_documents(docs, shape, released, Ctx())  # type: ignore[arg-type]
-    per = {label: sum(d.label == label for d in labelled) for label in "ab"}
-    assert per["a"] + per["b"] == 200 and per["b"] > 200 / 6  # 5 : 1, weighted toward the 1 : 1 class counts
-    assert per["a"] > per["b"]
+    assert all(d.label == "a" for d in labelled[:200])  # b's 3 of topic x are within its noise
+    assert labelled[200].label in ("a", "b")
     assert label_documents(docs, shape, None, Ctx()) == docs  # no stage: unlabelled, unchanged
+
+
+def test_labels_by_topic_keep_documents_per_label_in_proportion_to_the_released_counts():
+    from core.methods.class_conditional import keep_class_shares
+    from core.privacy.class_counts import ClassCounts
+
+    docs = [SyntheticDoc(f"d{i}", "t", i // 10, "a" if i < 60 else "b" if i < 90 else "c") for i in range(100)]
+    released = ClassCounts(("a", "b", "c"), (30.0, 50.0, 20.0))
+    kept = keep_class_shares(docs, released, np.random.default_rng(0))
+    per = {label: sum(d.label == label for d in kept) for label in "abc"}
+    assert per == {"a": 30, "b": 30, "c": 10}  # a cut to its share of 100; b and c keep all they wrote
+    assert [d.id for d in kept] == sorted((d.id for d in kept), key=lambda i: int(i[1:]))  # writing order
+    assert len({d.group for d in kept if d.label == "a"}) == 6  # a's cut spares documents of all its topics
+    assert keep_class_shares(docs, ClassCounts((), ()), np.random.default_rng(0)) == docs
 
 
 # --- end to end: charges = plan = record; a resume ---------------------------------------------------------

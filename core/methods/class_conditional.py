@@ -32,6 +32,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from core.checkpoints import Checkpoints
 from core.corpus import Corpus
 from core.errors import PrivetError
@@ -413,8 +415,25 @@ class TopicLabelled(ClassConditional):
         stage = TopicLabelStage(self.topic_plan(split), released)
         docs, diagnostics, notes = self.method.run(corpus, split.inner_spec, split.inner_delta,
                                                    replace(ctx, label_stage=stage))
-        diagnostics = {**diagnostics, "classes": len(released.labels)}
-        return docs, diagnostics, [*notes, *topic_label_notes(split, stage, docs)]
+        kept = keep_class_shares(docs, released, ctx.rng())
+        diagnostics = {**diagnostics, "classes": len(released.labels), "kept_after_class_shares": len(kept)}
+        return kept, diagnostics, [*notes, *topic_label_notes(split, stage, kept)]
+
+
+def keep_class_shares(docs: Sequence[SyntheticDoc], released: ClassCounts, rng: np.random.Generator
+                      ) -> list[SyntheticDoc]:
+    """Labels by topic: per label, documents in proportion to the released class counts (``allocate``: a label
+    above its share is cut to it, one below keeps all). Which of a label's documents are kept is drawn at
+    random (``rng``: OS entropy), so that a cut label keeps documents of all its topics, not of the first ones;
+    the kept documents stay in writing order. Post-processing of released values and synthetic text."""
+    if not released.labels:  # no label released: the documents carry none, nothing to follow
+        return list(docs)
+    order = {id(d): i for i, d in enumerate(docs)}
+    by_class: dict[str, list[SyntheticDoc]] = {label: [] for label in released.labels}
+    for d in docs:
+        by_class.setdefault(d.label, []).append(d)
+    shuffled = {label: [group[i] for i in rng.permutation(len(group))] for label, group in by_class.items()}
+    return sorted(allocate(shuffled, released.shares()), key=lambda d: order[id(d)])
 
 
 def topic_label_notes(split: BudgetSplit, stage: TopicLabelStage, docs: Sequence[SyntheticDoc]) -> list[str]:
@@ -433,7 +452,8 @@ def topic_label_notes(split: BudgetSplit, stage: TopicLabelStage, docs: Sequence
         f"{split.inner_spec.privacy.epsilon:.4g}; then, for every topic's cluster, how many of its units carry each "
         f"label was released with Gaussian noise (sigma {topic.sigma:.3g}; each unit is in at most {topic.L} "
         f"clusters, so sensitivity sqrt({topic.L}); {TOPIC_LABEL_SHARE:.0%} of the budget, charged above as topic "
-        "label counts). Each synthetic document took its label from its topic's released counts (negative counts "
-        "as 0, a merged topic's clusters summed, the labels weighted toward the released class counts; a random "
-        f"split from the operating system's entropy): post-processing, no further cost. {listed}."
+        "label counts). Each synthetic document took its label from its topic's released counts (a merged topic's "
+        "clusters summed, lowered by twice their noise and clipped at 0; a random split from the operating system's "
+        "entropy), and each label kept documents in proportion to its released count (a label above its share was "
+        f"cut to it): post-processing, no further cost. {listed}."
     ]

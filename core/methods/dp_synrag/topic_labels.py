@@ -7,14 +7,17 @@ DP-SynRAG runs once over all units; then
    by then: the class counts come first). Each unit lies in at most L clusters and carries at most one label,
    so one unit changes at most L entries of the R × |labels| matrix by 1: L2 sensitivity √L. Charged before
    its draw and checkpointed (``topic_labels``): a resume loads it and neither charges nor draws again;
-2. **post-processing** (free): each synthetic document takes a label from its topic's released counts
-   (a merged topic sums the counts of the clusters it stands for, then negatives are clipped at 0). The
-   labels' weights are raked, within ``WEIGHT_RANGE``, so that the documents per label follow the released
-   class counts; a topic's documents are then split among the labels by systematic sampling (one uniform
-   draw per topic from ``ctx.rng()``): each label gets ⌊n·p⌋ or ⌈n·p⌉ of the topic's n documents, n·p on
-   average. Splitting in proportion keeps a topic's label mix in its documents (a classifier learns it from
-   them); the one draw makes a topic of one document take each label with its probability, so small labels
-   are not rounded away.
+2. **post-processing** (free): each synthetic document takes a label from its topic's released counts. A
+   topic stands for one cluster or, merged, several: its counts are summed, then lowered by
+   ``NOISE_SIGMAS`` times their noise's standard deviation (σ_t·√clusters) and clipped at 0, so a label
+   counts in a topic only where its noisy count clears the noise (the matrix is mostly small counts and
+   noise: a label spread thinly over a topic would otherwise be written on its documents at random). A
+   topic's documents are then split among the labels in proportion, by systematic sampling (one uniform draw
+   per topic from ``ctx.rng()``): each label gets ⌊n·p⌋ or ⌈n·p⌉ of the topic's n documents, n·p on average.
+   Splitting in proportion keeps a topic's label mix in its documents; the one draw makes a topic of one
+   document take each label with its probability. A topic with no count left takes the class shares.
+   (``core.methods.class_conditional.TopicLabelled`` then keeps, per label, documents in proportion to the
+   released class counts.)
 
 Everything in step 2 reads released values (the label counts, the class counts, the shape) and synthetic
 documents only.
@@ -26,6 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import math
+
 import numpy as np
 
 from core.corpus import Unit
@@ -36,8 +41,7 @@ from core.privacy.release import run_release
 
 CHECKPOINT_TOPIC_LABELS = STAGE_TOPIC_LABELS  # the R × |labels| noisy counts: released, never redrawn (the
 # stage's plan and the released class counts come in ``ctx.label_stage``: core.privacy.class_counts.TopicLabelStage)
-WEIGHT_RANGE = (0.5, 2.0)  # how far raking may move a label's weight toward the released class counts
-RAKING_ROUNDS = 50
+NOISE_SIGMAS = 2.0  # a label counts in a topic only above this many standard deviations of its noise
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,7 @@ class ClusterLabels:
     labels: tuple[str, ...]
     noisy: np.ndarray
     shares: tuple[float, ...]
+    sigma: float = 0.0  # σ_t of every entry (public)
 
 
 def cluster_label_counts(units: Sequence[Unit], clusters: Sequence[Sequence[int]], labels: Sequence[str]) -> np.ndarray:
@@ -95,38 +100,25 @@ def release_cluster_labels(units: Sequence[Unit], clusters: Sequence[Sequence[in
         detail=f"{len(clusters)} clusters x {len(labels)} labels",
     )
     shares = stage.counts.shares()
-    return ClusterLabels(tuple(labels), noisy, tuple(shares.get(label, 0.0) for label in labels))
+    return ClusterLabels(tuple(labels), noisy, tuple(shares.get(label, 0.0) for label in labels), stage.plan.sigma)
 
 
-def topic_weights(shape: CorpusShape, released: ClusterLabels) -> np.ndarray:
-    """Per topic of the shape, its label counts: the sum over the clusters it stands for, clipped at 0."""
-    rows = [released.noisy[list(t.clusters)].sum(axis=0) if t.clusters else np.zeros(len(released.labels))
-            for t in shape.topics]
-    return np.clip(np.asarray(rows, dtype=np.float64).reshape(len(shape.topics), len(released.labels)), 0.0, None)
+def topic_weights(shape: CorpusShape, released: ClusterLabels, sigmas: float = NOISE_SIGMAS) -> np.ndarray:
+    """Per topic of the shape, its label counts: the sum over the clusters it stands for, less ``sigmas`` times
+    the sum's noise (σ_t·√clusters), clipped at 0 (released values and public constants only)."""
+    width = len(released.labels)
+    rows = [released.noisy[list(t.clusters)].sum(axis=0) - sigmas * released.sigma * math.sqrt(len(t.clusters))
+            if t.clusters else np.zeros(width) for t in shape.topics]
+    return np.clip(np.asarray(rows, dtype=np.float64).reshape(len(shape.topics), width), 0.0, None)
 
 
-def _rows(weights: np.ndarray, fallback: np.ndarray) -> np.ndarray:
-    """Each row over its sum; a row of zeros takes ``fallback``."""
+def label_probabilities(weights: np.ndarray, shares: Sequence[float]) -> np.ndarray:
+    """Each topic's row of weights over its sum; a row with nothing left takes the class shares (uniform when
+    they are all 0)."""
+    fallback = np.asarray(shares, dtype=np.float64)
+    fallback = fallback / fallback.sum() if fallback.sum() > 0 else np.full(len(fallback), 1.0 / max(len(fallback), 1))
     sums = weights.sum(axis=1, keepdims=True)
     return np.where(sums > 0, weights / np.where(sums > 0, sums, 1.0), fallback)
-
-
-def raked(weights: np.ndarray, sizes: np.ndarray, shares: Sequence[float],
-          weight_range: tuple[float, float] = WEIGHT_RANGE) -> np.ndarray:
-    """Per topic, the probability of each label: its counts times a per-label weight, the weights fitted (within
-    ``weight_range``) so that Σ_topics documents × probability follows ``shares`` (iterative proportional
-    fitting on the one margin). Released values only."""
-    target = np.asarray(shares, dtype=np.float64)
-    target = target / target.sum() if target.sum() > 0 else np.full(len(target), 1.0 / max(len(target), 1))
-    weight = np.ones(len(target))
-    probs = _rows(weights, target)
-    total = float(sizes.sum())
-    for _ in range(RAKING_ROUNDS):
-        got = sizes @ probs
-        ratio = np.where(got > 0, total * target / np.where(got > 0, got, 1.0), 1.0)
-        weight = np.clip(weight * ratio, *weight_range)
-        probs = _rows(weights * weight, target)
-    return probs
 
 
 def systematic_labels(probs: np.ndarray, n: int, u: float) -> list[int]:
@@ -145,8 +137,7 @@ def label_documents(documents: Sequence[SyntheticDoc], shape: CorpusShape, relea
     by_topic: dict[int, list[int]] = {}
     for i, doc in enumerate(documents):
         by_topic.setdefault(doc.group, []).append(i)
-    sizes = np.asarray([len(by_topic.get(g, [])) for g in range(len(shape.topics))], dtype=np.float64)
-    probs = raked(topic_weights(shape, released), sizes, released.shares)
+    probs = label_probabilities(topic_weights(shape, released), released.shares)
     rng = ctx.rng()
     labels = [""] * len(documents)
     for g, indices in sorted(by_topic.items()):
