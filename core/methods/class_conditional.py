@@ -1,4 +1,6 @@
-"""Class-conditional synthesis (docs/method.md §6.3): a method run once per class of a label column.
+"""Labelled synthesis (docs/method.md §6.3): a method run once per class of a label column, or (DP-SynRAG's
+default, ``[data] label_mode = "topic_labels"``, :class:`TopicLabelled` at the end of this module) once on all
+units with every document labelled from its topic's released label counts.
 
 With ``[data] label_column`` every unit carries one label (``core.corpus.labels``). The run then
 
