@@ -37,7 +37,7 @@ from core.methods.dp_synrag.merge import merge_topics, merged, same_thing
 from core.methods.dp_synrag.method import generation_notes
 from core.methods.dp_synrag.released_topics import ReleasedTopic
 from core.methods.dp_synrag.row_bound import cluster_counts
-from core.methods.dp_synrag.shape import CHECKPOINT_SHAPE, held_topics, released_allocation, shape_corpus
+from core.methods.dp_synrag.shape import CHECKPOINT_SHAPE, FEWEST_TOPICS, held_topics, released_allocation, shape_corpus
 from core.methods.dp_synrag.vocabulary import Vocabulary
 from core.pipeline import plan, run_pipeline
 from core.planning import run_estimate
@@ -198,13 +198,22 @@ def test_topics_with_no_co_keyword_and_no_support_are_not_written(tmp_path):
               ReleasedTopic("diagnosis", 90.0, (), (), (1,)),  # its units were all taken by more specific topics
               ReleasedTopic("beijing", 25.0, (), (), (2,))]  # described by nothing, but its cluster holds units
     related = CoKeywords([["wheeze"], [], []], [[30.0], [], []], [True, False, True])
-    assert [t.word for t in held_topics(topics, related)] == ["tusfosemia", "beijing"]
+    assert [t.word for t in held_topics(topics, related, fewest=2)] == ["tusfosemia", "beijing"]
     nothing = CoKeywords([["wheeze"], [], []], [[30.0], [], []], [True, False, False])
-    assert [t.word for t in held_topics(topics[1:], nothing)] == ["diagnosis", "beijing"]  # none passes: all kept
-    assert len(held_topics(topics, CoKeywords.none(3))) == 3  # no co-keyword stage: nothing to judge by
+    assert [t.word for t in held_topics(topics[1:], nothing, fewest=1)] == ["diagnosis"]  # too few: the commonest
+    assert [t.word for t in held_topics(topics, related, fewest=3)] == ["tusfosemia", "diagnosis", "beijing"]
+    assert len(held_topics(topics, CoKeywords.none(3), fewest=1)) == 3  # no co-keyword stage: nothing to judge by
+    many = [ReleasedTopic(f"t{i}", 50.0 + i, ("w",), (30.0,), (i + 3,)) for i in range(FEWEST_TOPICS)]
+    words = [t.word for t in held_topics([*topics, *many], CoKeywords(
+        [["wheeze"], [], [], *[["w"]] * FEWEST_TOPICS], [[30.0], [], [], *[[30.0]] * FEWEST_TOPICS],
+        [True, False, True, *[True] * FEWEST_TOPICS]))]
+    assert "diagnosis" not in words and len(words) == FEWEST_TOPICS + 2
     spec = DPSynRAGSpec(text="realised", merge_topics=False, cluster_keywords=1)
-    shape = shape_corpus([t.word for t in topics], [t.count for t in topics], related, None, None, spec, _ctx(tmp_path))
-    assert [d.keyword for d in shape.documents] == ["tusfosemia", "beijing"]
+    all_words = [t.word for t in [*topics, *many]]
+    shape = shape_corpus(all_words, [t.count for t in [*topics, *many]], CoKeywords(
+        [["wheeze"], [], [], *[["w"]] * FEWEST_TOPICS], [[30.0], [], [], *[[30.0]] * FEWEST_TOPICS],
+        [True, False, True, *[True] * FEWEST_TOPICS]), None, None, spec, _ctx(tmp_path))
+    assert [d.keyword for d in shape.documents] == [w for w in all_words if w != "diagnosis"]
 
 
 def test_specific_topics_are_visited_first_so_a_condition_keeps_its_notes():

@@ -86,13 +86,22 @@ def sampled_shape(topics: Sequence[ReleasedTopic], total: int, ctx: MethodContex
     return CorpusShape(tuple(topics), tuple(allocation), tuple(documents), tuple(groups))
 
 
-def held_topics(topics: Sequence[ReleasedTopic], related: CoKeywords) -> list[ReleasedTopic]:
-    """The topics whose cluster is described or shown to hold units (``CoKeywords.held``), or all of them when
-    none is: a topic that released no co-keyword and whose cluster's released votes show no units was a word of
-    units that more specific topics already describe (a templated corpus's wording, a symptom every disease note
-    also names); written alone it would be the public model's invention around one word."""
-    kept = [t for t in topics if all(related.held(r) for r in t.clusters)]
-    return kept or list(topics)
+FEWEST_TOPICS = 10  # below this many held topics, unheld ones are written too, the commonest first
+
+
+def held_topics(topics: Sequence[ReleasedTopic], related: CoKeywords, fewest: int = FEWEST_TOPICS) -> list[ReleasedTopic]:
+    """The topics whose cluster is described or shown to hold units (``CoKeywords.held``), in their order; when
+    fewer than ``fewest`` are, the others join them, the largest released count first, up to ``fewest``.
+
+    A topic that released no co-keyword and whose cluster's released votes show no units was a word of units that
+    more specific topics already describe (a templated corpus's wording, a symptom every condition note also
+    names); written alone it is the public model's invention around one word, and a retriever returns it for
+    every question that shares the word. A diverse corpus (news) clears few topics and describes fewer still:
+    there its bare topic words are most of what was released, so a corpus too thin to share keeps them."""
+    held = {i for i, t in enumerate(topics) if all(related.held(r) for r in t.clusters)}
+    others = sorted((i for i in range(len(topics)) if i not in held), key=lambda i: -topics[i].count)
+    held |= set(others[: max(0, fewest - len(held))])
+    return [t for i, t in enumerate(topics) if i in held]
 
 
 def shape_key(topics: Sequence[ReleasedTopic], spec: DPSynRAGSpec, total: int, length: int) -> list[Any]:
