@@ -4,7 +4,7 @@ Between the released topics (steps 1–2b) and the writer (step 4), for the publ
 (``text = "realised"`` or ``"topic_line"``):
 
 1. topics whose released descriptions say they are the same thing are merged (``merge.py``;
-   ``[dp_synrag] merge_topics``);
+   ``[dp_synrag] merge_topics``), and topics with nothing behind them left out (``held_topics``);
 2. the documents, N of them (``[dp_synrag] documents``), are allocated across the topics in proportion to
    their released counts, and each document's co-keywords are sampled from its topic's released co-keyword
    counts (``allocation.py``); with ``documents = 0`` each topic has one document naming all its co-keywords;
@@ -98,7 +98,7 @@ def held_topics(topics: Sequence[ReleasedTopic], related: CoKeywords, fewest: in
     names); written alone it is the public model's invention around one word, and a retriever returns it for
     every question that shares the word. A diverse corpus (news) clears few topics and describes fewer still:
     there its bare topic words are most of what was released, so a corpus too thin to share keeps them."""
-    held = {i for i, t in enumerate(topics) if all(related.held(r) for r in t.clusters)}
+    held = {i for i, t in enumerate(topics) if any(related.held(r) for r in t.clusters)}
     others = sorted((i for i in range(len(topics)) if i not in held), key=lambda i: -topics[i].count)
     held |= set(others[: max(0, fewest - len(held))])
     return [t for i, t in enumerate(topics) if i in held]
@@ -120,9 +120,9 @@ def shape_corpus(
         if spec.documents != ONE_PER_TOPIC:
             raise ValueError("documents applies to the public ways of writing only")
         return one_per_topic(topics)
-    topics = held_topics(topics, related)
     if spec.merge_topics:
-        topics = merge_topics(topics)
+        topics = merge_topics(topics)  # a topic with no co-keyword never merges: held_topics sees it alone
+    topics = held_topics(topics, related)
     n = float(spec.size_bound) if spec.size_bound else size
     total = document_total(spec.documents, len(topics), n)
     words = target_words(spec, length) if spec.text == "realised" else 0
