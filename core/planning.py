@@ -121,8 +121,8 @@ def refuse_spending_for_nothing(spec: RunSpec, summary: PlanSummary) -> None:
 
 def run_estimate(spec: RunSpec, summary: PlanSummary) -> Estimate:
     """The time per stage of the path that will really run (``core.estimate``: work over this computer's measured
-    speed): the settings the adaptive default is expected to choose for this corpus, and as many documents as the
-    forecast's high end (the time is an upper end, not a mean: the realised writer is most of it). With N documents
+    speed): the settings the adaptive default is expected to choose for this corpus, and the forecast's likely
+    documents (``TopicForecast.likely_documents``: the realised writer is most of the time). With N documents
     asked for (``[dp_synrag] documents``, docs/method.md §6.2) the writer is priced at N calls, even above R."""
     if summary.expected_settings is not None:
         spec = copy.deepcopy(spec)
@@ -132,7 +132,8 @@ def run_estimate(spec: RunSpec, summary: PlanSummary) -> Estimate:
     if forecast is not None and forecast.documents and documents is not None:  # N documents asked for: N writer calls
         spec = copy.deepcopy(spec)
         spec.dp_synrag.R = max(spec.dp_synrag.R, documents[1])  # the estimate prices min(documents, R) calls
-    return estimate(spec, summary.n_units, topics=None if documents is None else documents[1])
+    priced = None if documents is None or forecast is None else forecast.likely_documents
+    return estimate(spec, summary.n_units, topics=priced)
 
 
 def estimate_cost(spec: RunSpec, n_units: int) -> tuple[float, float]:

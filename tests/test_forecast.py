@@ -112,3 +112,21 @@ def test_run_with_consent_spends_and_runs(tmp_path, privet_home, capsys):
     spec.privacy.spend_anyway = True
     spec.output.folder = str(tmp_path / "release2")
     assert run_pipeline(spec, require_consent=True).n_synthetic >= 0
+
+
+def test_the_range_reaches_down_to_the_shapes_floor_and_the_estimate_prices_the_likely_documents():
+    from core.privacy.forecast import FEWEST_TOPICS, TopicForecast
+
+    many = TopicForecast(expected_topics=60.0, expected_described_topics=30.0, commonest_topic_units=250.0, R=200, n_units=1000,
+                         min_topic_support=18.0, min_co_keyword_support=10.0,
+                         fewest_topics=25.0, most_topics=170.0)
+    assert many.documents_range == (FEWEST_TOPICS, 170)  # held topics only: as few as the floor
+    assert many.likely_documents == FEWEST_TOPICS
+    few = TopicForecast(expected_topics=3.0, expected_described_topics=2.0, commonest_topic_units=50.0, R=40, n_units=200,
+                         min_topic_support=18.0, min_co_keyword_support=10.0,
+                        fewest_topics=0.0, most_topics=6.0)
+    assert few.documents_range == (0, 6) and few.likely_documents == 6  # never above the high end
+    asked = TopicForecast(expected_topics=3.0, expected_described_topics=2.0, commonest_topic_units=50.0, R=40, n_units=200,
+                         min_topic_support=18.0, min_co_keyword_support=10.0,
+                          fewest_topics=0.0, most_topics=6.0, documents=400)
+    assert asked.likely_documents == 400

@@ -38,6 +38,7 @@ TOPIC_SHARE_EXPONENT = 0.5  # public prior: the j-th commonest topic is held by 
 FEW_TOPICS_PRIOR = (0.10, 0.55)
 MANY_TOPICS_PRIOR = (0.50, 0.30)
 CO_KEYWORD_SHARE = 0.5  # public prior: a topic's commonest co-keyword is shared by about half of its cluster
+FEWEST_TOPICS = 10  # the shape writes at least this many topics when as many clear (docs/method.md §6.2)
 ABOUT_ZERO_TOPICS = 0.5  # fewer expected topics than this: "about 0", the run needs consent
 
 
@@ -77,8 +78,16 @@ class TopicForecast:
         if self.documents > 0:
             low = self.documents if math.floor(self.fewest_topics) >= 1 else 0
             return low, self.documents if math.ceil(self.most_topics) >= 1 else low
-        low = min(math.floor(self.fewest_topics), self.R)
+        low = min(math.floor(self.fewest_topics), FEWEST_TOPICS, self.R)  # held topics only, down to the floor
         return low, max(low, min(math.ceil(self.most_topics), self.R))
+
+    @property
+    def likely_documents(self) -> int:
+        """The documents the time estimate prices: N when N are asked for; else the shape's floor of held topics or
+        the range's low end, whichever is more, never above the high end. A run writes its held topics (§6.2); on the clinic file
+        and news of docs/bench/estimate.md that was the floor, far below a templated corpus's high end."""
+        low, high = self.documents_range
+        return high if self.documents > 0 else min(high, max(low, FEWEST_TOPICS))
 
     @property
     def about_zero(self) -> bool:

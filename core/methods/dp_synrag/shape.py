@@ -31,6 +31,7 @@ from core.methods.dp_synrag.length import target_words
 from core.methods.dp_synrag.merge import merge_topics
 from core.methods.dp_synrag.realisation import Topic
 from core.methods.dp_synrag.released_topics import ReleasedTopic, released_topics
+from core.privacy.forecast import FEWEST_TOPICS  # below this many held topics, unheld ones are written too
 from core.runspec import DPSynRAGSpec
 
 CHECKPOINT_SHAPE = "corpus-shape"
@@ -86,7 +87,6 @@ def sampled_shape(topics: Sequence[ReleasedTopic], total: int, ctx: MethodContex
     return CorpusShape(tuple(topics), tuple(allocation), tuple(documents), tuple(groups))
 
 
-FEWEST_TOPICS = 10  # below this many held topics, unheld ones are written too, the commonest first
 
 
 def held_topics(topics: Sequence[ReleasedTopic], related: CoKeywords, fewest: int = FEWEST_TOPICS) -> list[ReleasedTopic]:
