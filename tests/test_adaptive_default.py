@@ -148,6 +148,7 @@ def test_the_forms_own_words_and_what_most_units_say_are_no_topics():
     noisy = np.array([150.0, 90.0, 40.0, 35.0, 120.0])
     form = form_words("clinical_note", "")
     assert {"consultation", "examination", "patient"} <= form and not {"tusfosemia", "wheeze"} & form
-    assert topic_words(noisy, vocab, 10, 1.0, "specific", form, 200.0) == ["wheeze", "tusfosemia"]  # least specific first: visited from the end
+    # least specific first: the clusters are visited from the end
+    assert topic_words(noisy, vocab, 10, 1.0, "specific", form, 200.0) == ["wheeze", "tusfosemia"]
     assert "consultation" in topic_words(noisy, vocab, 10, 1.0, "specific")  # the rules need the form and n'
     assert topic_words(noisy, vocab, 10, 1.0, "specific", frozenset(), 200.0)[0] == "examination"  # 150 > 100
