@@ -1,8 +1,8 @@
-"""Step 2 (docs/method.md §2.2): soft clusters C_r, rarest word first, each unit in at most L of them;
+"""Step 2 (docs/method.md §2.2): soft clusters C_r, visited from the end of W, each unit in at most L of them;
 step 2b (§2.2b): each cluster's co-keywords, one Gaussian release of every cluster's vote counts.
 
 Membership depends only on the unit and the released W, so the cluster stages compose in parallel
-(each unit in ≤ L clusters). Co-keyword candidates are the 4R words with the largest noisy counts (public);
+(each unit in ≤ L clusters). Co-keyword candidates are the 4·|W| words with the largest noisy counts (public);
 each member of C_r votes for its M most specific candidates other than w_r (L2 sensitivity √(L·M)).
 """
 
@@ -23,19 +23,21 @@ from core.privacy.release import run_release
 
 
 def soft_clusters(keywords: Sequence[Sequence[str]], W: Sequence[str], L: int) -> list[list[int]]:
-    """C_1..C_R (indices into the units), built rarest word first; each unit in <= L clusters.
+    """C_1..C_R (indices into the units), built from the end of W (``topic_words``: the rarest word first, or
+    the most specific); each unit in <= L clusters.
 
     C_r takes, in unit order, every unit whose keywords contain w_r and that is in fewer than L
     clusters so far (an inverted index reads each unit once: ``cluster_index``)."""
     return soft_clusters_indexed(keywords, W, L)
 
 
-CANDIDATES_PER_CLUSTER = 4  # the co-keyword candidates are the 4R words with the largest noisy counts
+CANDIDATES_PER_CLUSTER = 4  # the co-keyword candidates: 4 per cluster, the words with the largest noisy counts
 
 
 def cluster_keyword_candidates(noisy_hist: np.ndarray, vocab: Vocabulary, R: int) -> list[str]:
-    """The words a cluster may release as co-keywords: the ``4R`` largest noisy counts (post-processing
-    of the released histogram, so public), most frequent first."""
+    """The words a cluster may release as co-keywords: the ``4R`` largest noisy counts for R clusters (the run
+    passes |W| ≤ R, the clusters there are; post-processing of the released histogram, so public), most frequent
+    first."""
     return top_words(noisy_hist, vocab, CANDIDATES_PER_CLUSTER * R)
 
 

@@ -55,8 +55,10 @@ def topic_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int, sigma_h: floa
     words whose noisy count clears :func:`significance_threshold` (so the word is supported by
     real units, not noise), the R most *specific* ones by their public English frequency
     (:func:`core.methods.dp_synrag.vocabulary.english_zipf`): a disease or product name makes a topic, "weeks" or
-    "patient" do not. Either way W is returned most frequent first, the order SPEC §2.2 visits
-    from the end (rarest first). Fewer than R words may clear the threshold; then W is shorter.
+    "patient" do not. Clusters are visited from the end of W (``soft_clusters``): "frequent" returns W most frequent
+    first (SPEC §2.2: rarest visited first); "specific" least specific first, ties most frequent first, so the most
+    specific word is visited first (docs/method.md §2.2). Fewer than R words may clear the threshold; then W is
+    shorter.
 
     In "specific" mode two public rules keep the form out of the topics (docs/method.md §2.7): a word of
     ``not_topics`` (the document form's own words) is never one, nor, with a released size n' (``size``), a
