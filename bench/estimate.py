@@ -164,6 +164,7 @@ def run_case(name: str, work: Path) -> dict[str, Any]:
         "forecast_documents": list(forecast),
         "in_forecast": forecast[0] <= result.n_synthetic <= forecast[1],
         "basis": planned.basis,
+        "busy_factor": round(summary.busy_factor, 2),
         "estimate_s": round(planned.total_s, 1),
         "actual_s": round(actual, 1),
         "estimate_over_actual": round(planned.total_s / actual, 2),
@@ -177,12 +178,12 @@ def run_case(name: str, work: Path) -> dict[str, Any]:
 
 def markdown(rows: list[dict[str, Any]]) -> str:
     head = ("| case | model | units | docs (forecast) | estimate | actual | estimate ÷ actual | at half time: predicted "
-            "left / true left | estimate based on |\n|---|---|---|---|---|---|---|---|---|\n")
+            "left / true left | speed test: × slower | estimate based on |\n|---|---|---|---|---|---|---|---|---|---|\n")
     body = "".join(
         f"| {r['case']} | {r['model']} | {r['units']} | {r['documents']} ({r['forecast_documents'][0]}–"
         f"{r['forecast_documents'][1]}) | {r['estimate_s']:.0f} s | "
         f"{r['actual_s']:.0f} s | **{r['estimate_over_actual']:.2f}** | {r['at_half_predicted_left_s']:.0f} s / "
-        f"{r['at_half_true_left_s']:.0f} s | {r['basis']} |\n" for r in rows)
+        f"{r['at_half_true_left_s']:.0f} s | {r.get('busy_factor', 1.0):.2f} | {r['basis']} |\n" for r in rows)
     return head + body
 
 

@@ -37,6 +37,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's core/, not an installed one
 
+from core.machine_speed import probe_rate
 from core.methods.dp_synrag import public_decoding as pd
 from core.methods.dp_synrag import realisation as rl
 from core.models.transformers_backend import left_pad
@@ -134,9 +135,11 @@ def measure(llm, rows: int, T: int, decoding: pd.Decoding, repeats: int = 1) -> 
     for run in VARIANTS.values():
         run(llm, warm, 2, decoding)
     turns: dict[str, list[tuple[float, int]]] = {k: [] for k in VARIANTS}
+    probes: list[float] = []  # the estimate's speed test between turns (core.machine_speed.REFERENCE_ROUNDS_S)
     for _ in range(repeats):
         for name, run in VARIANTS.items():
             turns[name].append(run(llm, batch, T, decoding))
+        probes.append(probe_rate())
     rates = {k: statistics.median(tokens / seconds for seconds, tokens in v) for k, v in turns.items()}
     prompt_ids = llm.chat_prompt_ids(batch.prompts, rl.DEMO_PROMPT_TOKENS)
     return {
@@ -151,6 +154,7 @@ def measure(llm, rows: int, T: int, decoding: pd.Decoding, repeats: int = 1) -> 
         "tokens": {k: [n for _, n in v] for k, v in turns.items()},
         "tokens_per_s": {k: round(v, 1) for k, v in rates.items()},
         "writer_over_hf_generate": round(rates["writer"] / rates["hf_generate"], 3),
+        "speed_test_rounds_per_s": round(statistics.median(probes), 1),
     }
 
 

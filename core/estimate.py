@@ -29,10 +29,10 @@ from core.paths import data_dir
 CPU_PREFILL_TOKENS_S = 700.0  # prompt tokens per second, packaged SmolLM2-135M, 2 CPU cores
 CPU_DECODE_ROW_TOKENS_S = 100.0  # generated row-tokens per second (bench/private_prediction.py: ~110)
 CPU_EMBED_UNITS_S = 40.0  # documents embedded per second by the packaged MiniLM
-# The realised writer's row-tokens per second, its shared prefill included: bench/realisation.py measured 26.7
-# (16 rows, one torch thread, a 2-core machine at load 5-11; docs/benchmarks.md "Realised writer"). Its rows
-# decode one batch of up to 16 with every rule applied per step, far from the engine's 100.
-CPU_WRITER_ROW_TOKENS_S = 27.0
+# The realised writer's row-tokens per second, its shared prefill included: bench/realisation.py measured 15.7
+# (16 rows, one torch thread, a 2-core machine at load about 5, 2026-12-03) with the speed test beside it at
+# core.machine_speed.REFERENCE_ROUNDS_S; every CPU figure here is divided by the speed test's slowdown now.
+CPU_WRITER_ROW_TOKENS_S = 15.7
 GPU_SPEEDUP = 40.0
 REFERENCE_MODEL_BYTES = 270e6  # SmolLM2-135M in 16-bit
 MODEL_LOAD_S_PER_GB = 8.0
@@ -157,30 +157,42 @@ class _Speeds:
     embed: float  # units embedded per second
     prompt: int  # tokens of a typical prompt
     write: float = CPU_WRITER_ROW_TOKENS_S  # the realised writer's row tokens per second, prefill included
+    busy: float = 1.0  # how many times slower than the built-in figures' computer plain CPU work runs now
 
     def llm(self, prompt_tokens: float, row_tokens: float) -> float:
         return prompt_tokens / self.prefill + row_tokens / self.decode
 
+    def cpu(self, seconds: float) -> float:
+        """Work with no model (counting, masking) that takes ``seconds`` on the built-in figures' computer."""
+        return seconds * self.busy
+
 
 def estimate(spec: Any, n_units: int, model_bytes: float | None = None, calibrate: bool = True,
-             topics: float | None = None) -> Estimate:
+             topics: float | None = None, busy: float = 1.0) -> Estimate:
     """Seconds per stage of a run of ``spec`` on ``n_units`` units; ``topics``: the documents DP-SynRAG is
-    expected to write (``core.planning.run_estimate`` passes its forecast), else R."""
+    expected to write (``core.planning.run_estimate`` passes its forecast), else R; ``busy``: how many times
+    slower than the built-in figures' computer this one is now (``core.machine_speed.busy_factor``)."""
     size = model_bytes if model_bytes is not None else _model_bytes(spec)
-    slow = max(size / REFERENCE_MODEL_BYTES, 0.25)  # bigger models: proportionally slower per token
+    slow = max(size / REFERENCE_MODEL_BYTES, 0.25) * busy  # bigger models: proportionally slower per token
     speedup = GPU_SPEEDUP if spec.llm.device.startswith("cuda") else 1.0
     speeds = _Speeds(
-        CPU_PREFILL_TOKENS_S * speedup / slow, CPU_DECODE_ROW_TOKENS_S * speedup / slow, CPU_EMBED_UNITS_S * speedup,
-        min(spec.dp_synrag.max_prompt_tokens, 200), CPU_WRITER_ROW_TOKENS_S * speedup / slow,
+        CPU_PREFILL_TOKENS_S * speedup / slow, CPU_DECODE_ROW_TOKENS_S * speedup / slow,
+        CPU_EMBED_UNITS_S * speedup / busy,
+        min(spec.dp_synrag.max_prompt_tokens, 200), CPU_WRITER_ROW_TOKENS_S * speedup / slow, busy,
     )
     factor, per_stage = 1.0, {}
     basis = "built-in speed figures for this kind of computer (no run with this model measured here yet)"
+    if abs(busy - 1.0) >= 0.25:
+        basis = (f"built-in speed figures for this kind of computer, scaled by a speed test just now (this computer "
+                 f"ran it {_times(busy)} the reference one; no run with this model measured here yet)")
     measured = load_calibration(calibration_key(spec)) if calibrate else None
     if measured is not None:
         factor, per_stage = measured.factor, measured.stages
         basis = f"the speed measured on this computer in earlier runs with this model ({measured.measured_at[:10]})"
+        if abs(busy - 1.0) >= 0.25:
+            basis += f", and a speed test just now ({_times(busy)} the reference computer)"
     n = max(int(n_units), 0)
-    stages: list[tuple[str, float]] = [("models", MODEL_LOAD_BASE_S + MODEL_LOAD_S_PER_GB * size / 1e9)]
+    stages: list[tuple[str, float]] = [("models", (MODEL_LOAD_BASE_S + MODEL_LOAD_S_PER_GB * size / 1e9) * busy)]
     facts = method_catalogue.facts(spec.method)  # each method's work model is in its package
     stages += facts.work(spec, n, speeds, topics)
     items = {"keywords": float(n), "embedding": float(n)}
@@ -189,6 +201,10 @@ def estimate(spec: Any, n_units: int, model_bytes: float | None = None, calibrat
         items.update(private_prediction=groups, self_filter=groups, realisation=groups)
     return Estimate([(s, float(v) * per_stage.get(s, factor)) for s, v in stages], basis,
                     [(s, float(v)) for s, v in stages], items)
+
+
+def _times(busy: float) -> str:
+    return f"{busy:.1f}× slower than" if busy >= 1 else f"{1 / busy:.1f}× faster than"
 
 
 @dataclass

@@ -13,6 +13,7 @@ from core.compute.memory import run_memory_mb
 from core.ledger.booking import Booking, book_dataset, load_spec_corpus, record_booking
 from core.errors import BudgetError, PrivetError
 from core.estimate import Estimate, estimate
+from core.machine_speed import busy_factor
 from core.ledger import Ledger
 from core.ledger.total import COMBINING_WORDS
 from core.ledger.view import cumulative_after
@@ -72,6 +73,7 @@ def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = No
     summary.budget_outlook = budget_outlook(booking, summary, ledger)
     summary.warnings.extend(booking.warnings)
     summary.warnings.extend(spec.warnings())
+    summary.busy_factor = busy_factor(spec.llm.device)  # this computer's speed now, before the run is priced
     summary.estimate_seconds, summary.estimate_memory_mb = run_estimate(spec, summary).total_s, run_memory_mb(spec)
     return summary
 
@@ -133,7 +135,7 @@ def run_estimate(spec: RunSpec, summary: PlanSummary) -> Estimate:
         spec = copy.deepcopy(spec)
         spec.dp_synrag.R = max(spec.dp_synrag.R, documents[1])  # the estimate prices min(documents, R) calls
     priced = None if documents is None or forecast is None else forecast.likely_documents
-    return estimate(spec, summary.n_units, topics=priced)
+    return estimate(spec, summary.n_units, topics=priced, busy=summary.busy_factor)
 
 
 def estimate_cost(spec: RunSpec, n_units: int) -> tuple[float, float]:

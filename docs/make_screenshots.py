@@ -13,6 +13,11 @@ Three ways, all with the real widgets:
   grandparent: ledger, runs) is copied to a temporary folder first and left untouched. Nothing is run, so
   the live-run screenshot (07-run.png) is not taken; the finished run, review and export pages show the
   real synthetic corpus.
+* ``--data FILE --task TEXT [--epsilon E]``: a new run as a custodian starts one, with every default: the wizard opens
+  empty, FILE is chosen on the Private data page (the columns it suggests are kept), TEXT is typed as the
+  task and E as ε, and nothing else is touched; the run is live, with the packaged models. For example, on a clinic file
+  that is not the demo's: ``privet demo-data --patients 200 --seed 7 D``, then
+  ``--data D/notes.csv --task "…" --out docs/screenshots/defaults-200``.
 * ``--model tiny``: the tiny random test models (a quick check of the script; texts are nonsense).
 
 Everything is written in a temporary Privet data folder.
@@ -83,8 +88,14 @@ def main() -> int:
     parser.add_argument("--model", choices=("tiny", "default"), default="default")
     parser.add_argument("--from-run", type=Path, default=None, metavar="RUN_DIR",
                         help="a finished run folder (PRIVET_HOME/runs/RUN_ID) to show instead of running")
+    parser.add_argument("--data", type=Path, default=None, metavar="FILE",
+                        help="start a new run on FILE with every default instead of opening the demo spec")
+    parser.add_argument("--epsilon", type=float, default=None, help="with --data: the ε typed on the Budget page")
+    parser.add_argument("--task", default="", help="with --data: the task description typed on the Task page")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
     args = parser.parse_args()
+    if args.data is not None and (args.from_run is not None or not args.task):
+        parser.error("--data needs --task and cannot be combined with --from-run")
     args.out.mkdir(parents=True, exist_ok=True)
     home = tempfile.mkdtemp(prefix="privet-screens-")
     run_dir = None
@@ -114,6 +125,13 @@ def main() -> int:
     if run_dir is not None:
         wizard = window._open_wizard(WizardController.for_run(run_dir))
         wizard.show()
+    elif args.data is not None:
+        wizard = window.new_run()  # every default, as a custodian's new run starts
+        wizard.data_page.path.setText(str(args.data.resolve()))
+        wizard.data_page._path_changed()  # as when the custodian leaves the field: the suggested columns
+        if not wizard.data_page.load():
+            print(f"the data did not load: {wizard.data_page.message.text()}", file=sys.stderr)
+            return 1
     else:
         wizard = window.new_run(demo_spec_path())
     wizard.resize(*SIZE)
@@ -127,11 +145,16 @@ def main() -> int:
     wizard.next()
     grab(wizard, args.out, "02-method", app)
     wizard.next()
+    if args.epsilon is not None:
+        wizard.budget_page.set_epsilon(args.epsilon)
+        wizard.budget_page.refresh_plan()
     wizard.budget_page.advanced.set_expanded(True)
     grab(wizard, args.out, "03-budget", app)
     wizard.next()
     grab(wizard, args.out, "04-model", app)
     wizard.next()
+    if args.data is not None:
+        wizard.task_page.task.setPlainText(args.task)
     grab(wizard, args.out, "05-task", app)
     wizard.next()
     wizard.confirm_page.understood.setChecked(True)

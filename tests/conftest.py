@@ -26,6 +26,17 @@ def privet_home(tmp_path_factory, monkeypatch):
     return home
 
 
+@pytest.fixture(autouse=True)
+def steady_computer(request, monkeypatch):
+    """The estimate's speed test (``core.machine_speed``) reads the reference rate, so that estimates in tests
+    do not depend on how busy the machine is; tests of the speed test itself opt out (``real_speed_test``)."""
+    if "real_speed_test" in request.keywords:
+        return
+    import core.machine_speed
+
+    monkeypatch.setattr(core.machine_speed, "probe_rate", lambda seconds=0.0: core.machine_speed.REFERENCE_ROUNDS_S)
+
+
 @pytest.fixture
 def no_network(monkeypatch):
     """Every attempt to open a network connection fails (a run must work air-gapped)."""

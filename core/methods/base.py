@@ -92,6 +92,9 @@ class PlanSummary:
     # The method's settings as the adaptive default is expected to choose them for this corpus (DP-SynRAG: R
     # and k from the custodian's own count of units; on screen only, the run chooses from its DP size count).
     expected_settings: object | None = None
+    # How many times slower than the built-in speed figures' computer this one ran a short public workload when
+    # the plan was made (core.machine_speed; the estimate's CPU speeds are divided by it).
+    busy_factor: float = 1.0
 
     @property
     def documents_range(self) -> tuple[int, int] | None:

@@ -125,13 +125,13 @@ def work(spec: Any, n: int, s: Any, topics: float | None = None) -> list[tuple[s
     p, prompt = spec.dp_synrag, s.prompt
     groups = p.R if topics is None else min(float(topics), p.R)
     rows = min(n * p.L, groups * min(p.k, n)) + (groups if p.public_anchor else 0)  # k: typical cluster size
-    keywords = n * 0.002 if p.keywords == "vocabulary" else s.llm(n * prompt, n * (6 * p.K + 4))
+    keywords = s.cpu(n * 0.002) if p.keywords == "vocabulary" else s.llm(n * prompt, n * (6 * p.K + 4))
     stages: list[tuple[str, float]] = []
     if p.discover_phrases:  # step 0: n-grams of each unit ranked by public word frequencies (no model)
-        stages += [("phrases", n * 0.006)]  # measured 6 ms per demo note on a loaded 2-core machine
+        stages += [("phrases", s.cpu(n * 0.006))]  # measured 6 ms per demo note on a loaded 2-core machine
     stages += [("keywords", keywords)]
     if p.refine:
-        stages += [("embedding", n / s.embed), ("retrieval", 1.0 + groups * 0.02 + n * groups * 2e-6)]
+        stages += [("embedding", n / s.embed), ("retrieval", s.cpu(1.0 + groups * 0.02 + n * groups * 2e-6))]
     if p.realisation:  # public writer: up to two drafts per topic (realisation.ATTEMPTS)
         stages += [("realisation", 2 * groups * p.realisation_tokens / s.write)]
     if p.token_stage:

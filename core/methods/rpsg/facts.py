@@ -34,10 +34,10 @@ def work(spec: Any, n: int, s: Any, topics: float | None = None) -> list[tuple[s
     """Seconds per stage at the built-in speeds ``s`` (``core.estimate``)."""
     r, prompt = spec.rpsg, s.prompt
     return [
-        ("rpsg_mask", n * 0.005),
+        ("rpsg_mask", s.cpu(n * 0.005)),
         ("rpsg_abstract", s.llm(n * r.m * prompt, n * r.m * r.max_new_tokens)),
         ("embedding", n * (r.m + 1) / s.embed),
-        ("rpsg_selection", n * 0.001),
+        ("rpsg_selection", s.cpu(n * 0.001)),
         ("rpsg_generate", s.llm(n * (r.n_variants + 1) * prompt, n * (r.n_variants + 1) * r.max_new_tokens)),
         ("rpsg_refine", s.llm(n * (r.n_variants + 1) * prompt, 0)),
     ]

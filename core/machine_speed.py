@@ -1,0 +1,56 @@
+"""How fast this computer runs *now*: a short public workload, timed just before a run is priced.
+
+The estimate's built-in speed figures (``core.estimate``) were measured on one computer at one load. The same
+run on a faster computer, or on this one while other programs keep its cores busy, takes a different time:
+session 3's first run of a 200-note file took 4x longer than priced because the machine was shared. So the
+estimate scales its CPU speeds by ``busy_factor()``: how many times longer than on the reference computer a
+fixed workload takes here, now. The workload is public (numbers made up on the spot: no data, no model), the
+shape of one decoding step of the packaged model (a 16-row batch through 576-wide layers, torch matrix products
+on torch's threads, as the writer runs), and it runs for about a quarter of a second in the process that prices
+the run. On a shared 2-core machine two threads ran it 6x slower than one (and the writer 9x slower: 3 against
+27 row-tokens/s, docs/benchmarks.md), so the speed test also sees a thread count that does not suit the machine.
+
+``REFERENCE_ROUNDS_S`` is the workload's rate on the computer the built-in figures come from, measured in the
+same run as the realised writer's figure (``bench/realisation.py`` prints both, side by side).
+"""
+
+from __future__ import annotations
+
+import time
+
+REFERENCE_ROUNDS_S = 50.6  # rounds/s of the probe beside the writer's 15.7 tokens/s (bench/realisation.py, 1 thread)
+PROBE_SECONDS = 0.25
+BUSY_BOUNDS = (0.2, 20.0)  # a probe outside these says more about the probe than about the computer
+_ROWS, _WIDTH, _LAYERS = 16, 576, 4
+
+
+def probe_rate(seconds: float = PROBE_SECONDS) -> float:
+    """Rounds per second of the public workload over about ``seconds`` of wall time (one round: ``_LAYERS``
+    products of a 16 x 576 batch with a 576 x 1536 matrix and back, the shape of a decoding step), with torch
+    and its threads, as the writer runs: on a shared machine several threads can run far slower than one."""
+    import torch  # the writer's library and threads; imported here so that reading this module stays light
+
+    with torch.inference_mode():
+        x = torch.randn(_ROWS, _WIDTH)
+        up = torch.randn(_WIDTH, _WIDTH * 8 // 3) / _WIDTH**0.5
+        down = up.T.contiguous()
+        rounds, start = 0, time.perf_counter()
+        deadline = start + seconds
+        while True:
+            h = x
+            for _ in range(_LAYERS):
+                h = torch.tanh(h @ up) @ down
+            rounds += 1
+            now = time.perf_counter()
+            if now >= deadline:
+                return rounds / (now - start)
+
+
+def busy_factor(device: str = "cpu", rate: float | None = None) -> float:
+    """How many times slower than the reference computer this one runs the workload now (1.0 on a GPU, whose
+    speed the probe does not see); ``rate``: a probe already measured."""
+    if device.startswith("cuda"):
+        return 1.0
+    measured = probe_rate() if rate is None else rate
+    lo, hi = BUSY_BOUNDS
+    return min(max(REFERENCE_ROUNDS_S / max(measured, 1e-9), lo), hi)

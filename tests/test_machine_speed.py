@@ -1,0 +1,58 @@
+"""The estimate's speed test (core.machine_speed): a busy or slow computer is priced slower, a GPU is not probed."""
+
+from __future__ import annotations
+
+import pytest
+
+from core import machine_speed
+from core.estimate import estimate
+from core.machine_speed import REFERENCE_ROUNDS_S, busy_factor
+from helpers import tiny_spec
+
+
+def test_a_computer_at_a_third_of_the_reference_rate_is_three_times_slower():
+    assert busy_factor("cpu", rate=REFERENCE_ROUNDS_S / 3) == pytest.approx(3.0)
+    assert busy_factor("cpu", rate=REFERENCE_ROUNDS_S * 2) == pytest.approx(0.5)
+
+
+def test_the_factor_is_bounded_and_a_gpu_is_not_probed(monkeypatch):
+    monkeypatch.setattr(machine_speed, "probe_rate", lambda seconds=0.0: pytest.fail("a GPU run was probed"))
+    assert busy_factor("cuda:0") == 1.0
+    lo, hi = machine_speed.BUSY_BOUNDS
+    assert busy_factor("cpu", rate=1e-12) == hi
+    assert busy_factor("cpu", rate=1e12) == lo
+
+
+def test_every_cpu_stage_scales_with_the_busy_factor(tmp_path):
+    spec = tiny_spec(tmp_path)
+    plain = estimate(spec, 200, calibrate=False, topics=10)
+    busy = estimate(spec, 200, calibrate=False, topics=10, busy=3.0)
+    assert [s for s, _ in busy.stages] == [s for s, _ in plain.stages]
+    for (stage, a), (_, b) in zip(plain.stages, busy.stages, strict=True):
+        assert b == pytest.approx(3.0 * a), stage
+    assert "speed test" in busy.basis and "3.0× slower" in busy.basis
+    assert "speed test" not in plain.basis
+
+
+def test_the_plan_prices_the_run_at_the_speed_measured_when_it_was_made(tmp_path, monkeypatch):
+    from core.pipeline import plan
+
+    spec = tiny_spec(tmp_path)
+    steady = plan(spec)
+    monkeypatch.setattr(machine_speed, "probe_rate", lambda seconds=0.0: REFERENCE_ROUNDS_S / 2)
+    halved = plan(spec)
+    assert steady.busy_factor == pytest.approx(1.0)
+    assert halved.busy_factor == pytest.approx(2.0)
+    assert halved.estimate_seconds == pytest.approx(2 * steady.estimate_seconds)
+
+
+@pytest.mark.real_speed_test
+def test_the_speed_test_runs_for_about_the_time_asked_and_counts_rounds():
+    import time
+
+    start = time.perf_counter()
+    rate = machine_speed.probe_rate(0.05)
+    elapsed = time.perf_counter() - start
+    assert rate > 0
+    assert elapsed >= 0.05
+    assert busy_factor("cpu", rate=rate) > 0
