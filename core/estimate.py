@@ -29,10 +29,12 @@ from core.paths import data_dir
 CPU_PREFILL_TOKENS_S = 700.0  # prompt tokens per second, packaged SmolLM2-135M, 2 CPU cores
 CPU_DECODE_ROW_TOKENS_S = 100.0  # generated row-tokens per second (bench/private_prediction.py: ~110)
 CPU_EMBED_UNITS_S = 40.0  # documents embedded per second by the packaged MiniLM
-# The realised writer's row-tokens per second, its shared prefill included: bench/realisation.py measured 15.7
-# (16 rows, one torch thread, a 2-core machine at load about 5, 2026-12-03) with the speed test beside it at
-# core.machine_speed.REFERENCE_ROUNDS_S; every CPU figure here is divided by the speed test's slowdown now.
-CPU_WRITER_ROW_TOKENS_S = 15.7
+# The realised writer's row-tokens per second in a real run, its shared prefill, second drafts and guards included:
+# 8.5, fitted on one run (bench/estimate.py --cases smol-200, 2026-12-03: 12 documents in 219.5 s with the speed
+# test at 1.08; docs/bench/estimate.md), about half of what bench/realisation.py measures for one bare batch
+# (15.7, one torch thread, beside the speed test at core.machine_speed.REFERENCE_ROUNDS_S). Every CPU figure here
+# is divided by the speed test's slowdown now.
+CPU_WRITER_ROW_TOKENS_S = 8.5
 GPU_SPEEDUP = 40.0
 REFERENCE_MODEL_BYTES = 270e6  # SmolLM2-135M in 16-bit
 MODEL_LOAD_S_PER_GB = 8.0
@@ -41,7 +43,9 @@ MIN_STAGE_S_FOR_CALIBRATION = 5.0  # stages shorter than this say little about s
 CALIBRATION_BOUNDS = (0.05, 50.0)
 TRUST_RATE_AFTER = 0.1  # share of a stage after which its own rate alone says how long it takes
 NOT_COMPUTE = frozenset({"models"})  # stages whose speed is not the model's (start-up, loading weights)
-MODEL_LOAD_BASE_S = 15.0  # start-up of the run process (imports, tokenizer) before any weights are read
+# Start-up of the run process (imports, tokenizers, both packaged models) before the weights' size counts: the
+# same smol-200 run took 77 s to load the models with the speed test at 1.08 (earlier runs here: 49-88 s).
+MODEL_LOAD_BASE_S = 60.0
 
 
 @dataclass(frozen=True)
