@@ -120,7 +120,7 @@ def test_the_range_reaches_down_to_the_shapes_floor_and_the_estimate_prices_the_
     many = TopicForecast(expected_topics=60.0, expected_described_topics=30.0, commonest_topic_units=250.0, R=200, n_units=1000,
                          min_topic_support=18.0, min_co_keyword_support=10.0,
                          fewest_topics=25.0, most_topics=170.0)
-    assert many.documents_range == (FEWEST_TOPICS, 170)  # held topics only: as few as the floor
+    assert many.documents_range == (FEWEST_TOPICS - 1, 170)  # held topics only, as few as the floor, less a filtered one
     assert many.likely_documents == FEWEST_TOPICS
     few = TopicForecast(expected_topics=3.0, expected_described_topics=2.0, commonest_topic_units=50.0, R=40, n_units=200,
                          min_topic_support=18.0, min_co_keyword_support=10.0,
