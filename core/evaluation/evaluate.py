@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.evaluation import coverage, dp_rag, leakage, membership, quality, runs
+from core.evaluation import coverage, dp_rag, leakage, membership, quality, roles, runs
 from core.evaluation.config import EvaluationConfig, ScaleConfig
 from core.evaluation.data import EvaluationData, prepare_data
 from core.evaluation.public_only import PUBLIC_ONLY_LABEL, PUBLIC_ONLY_METHOD, public_only_documents
@@ -97,6 +97,8 @@ def run_evaluation(config: EvaluationConfig, reporter: Reporter = NULL_REPORTER,
         result["quality"] = quality_rows(data, corpora, models.embedder, scale, member_emb, (held, held_emb))
     _say(reporter, "evaluate", f"Coverage of {len(held)} held-out non-members")
     result["coverage"] = coverage_rows(data, corpora, models.embedder, config, member_emb, held, held_emb)
+    if config.dataset.roles_file:
+        result["roles"] = role_rows(data, corpora, config)
     result["notes"] = notes
     result["seconds"] = round(time.monotonic() - t0, 1)
     result["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -224,6 +226,16 @@ def coverage_rows(data: EvaluationData, corpora: list, embedder, config: Evaluat
         texts = [data.members[i].text for i in pick]
         rows.append(coverage.coverage_scores(f"{REAL_SAMPLE}, n = {size}", "real_sample", None, texts,
                                              member_emb[pick], held_emb, common, member_emb, rng).to_dict())
+    return rows
+
+
+def role_rows(data: EvaluationData, corpora: list, config: EvaluationConfig) -> list[dict]:
+    """Role accuracy of every corpus and of the real members' documents (core/evaluation/roles.py)."""
+    truth = roles.clinic_truth(config.dataset.folder / config.dataset.roles_file)
+    rows = [{"corpus": c.label, "method": c.method, "epsilon": c.epsilon, **roles.role_accuracy(c.texts, truth).to_dict()}
+            for c in corpora]
+    rows.append({"corpus": PRIVATE, "method": "private", "epsilon": None,
+                 **roles.role_accuracy([r.text for r in data.members], truth).to_dict()})
     return rows
 
 

@@ -153,6 +153,8 @@ def markdown_summary(result: dict) -> str:
           r["seconds"]] for r in result["runs"]]))
     if result.get("coverage"):
         parts.append(coverage_markdown(result["coverage"]))
+    if result.get("roles"):
+        parts.append(roles_markdown(result["roles"]))
     if "utility" not in result:  # free text: coverage and quality only
         parts.append(_quality_markdown(result))
         if result.get("notes"):
@@ -211,6 +213,20 @@ def coverage_markdown(rows: list[dict]) -> str:
                        r["best_cosine"], r["content_words"], _fmt(r["mmd2"], 3), _fmt(r["mmd2_real"], 3),
                        r["junk_rate"], r["distinct_2"], r["mean_words"]] for r in rows])
             + _samples_markdown(rows))
+
+
+def roles_markdown(rows: list[dict]) -> str:
+    """Role accuracy of each corpus (core/evaluation/roles.py)."""
+    def share(row: dict, role: str) -> str:
+        n = row["by_role"].get(role, {"pairs": 0, "placed": 0})
+        return f"{n['placed']}/{n['pairs']}" if n["pairs"] else "–"
+
+    return ("### Role accuracy\n\nShare of (document, word of the generator's catalogue) pairs whose word stands in the "
+            "section of its true role and in no other role's section (core/evaluation/roles.py).\n\n"
+            + _table(["corpus", "ε", "pairs", "role accuracy", "symptoms", "conditions", "drugs"],
+                     [[r["corpus"], "–" if r["epsilon"] is None else f"{r['epsilon']:g}", str(r["pairs"]),
+                       r["role_accuracy"], share(r, "symptom"), share(r, "condition"), share(r, "drug")]
+                      for r in rows]))
 
 
 def _cell(text: str) -> str:

@@ -44,6 +44,8 @@ from core.methods.dp_synrag.public_decoding import (
     public_greedy,
     with_scaffold,
 )
+from core.methods.dp_synrag.roles import RoleSources, assign_roles
+from core.methods.dp_synrag.slots import Placement, form_slots, place
 from core.methods.dp_synrag.vocabulary import split_words
 from core.methods.dp_synrag.writing_progress import DraftWork, stepping
 from core.models.base import LanguageModel
@@ -381,13 +383,31 @@ def _shorter(sentence: str, max_words: int = LONGEST_SENTENCE) -> str:
     return head[:cut].rstrip() + "." if cut > len(head) // 3 else sentence
 
 
-def guarantee_words(text: str, words: Sequence[str]) -> tuple[str, bool]:
-    """``text`` with a final structured line naming the released words it lacks (True when one was added)."""
+def guarantee_words(text: str, words: Sequence[str], placement: Placement | None = None) -> tuple[str, bool]:
+    """``text`` with a final structured line naming the released words it lacks (True when one was added);
+    with a ``placement`` (``slots.py``), a missing typed word goes to its slot's line ("Impression: x.") first."""
     missing = missing_words(text, words)
     if not missing:
         return text, False
-    line = "Key terms: " + ", ".join(missing) + "."
+    lines = placement.slot_lines(missing) if placement is not None else []
+    rest = [w for w in missing if placement is None or w not in placement.placed]
+    if rest:
+        lines.append("Key terms: " + ", ".join(rest) + ".")
+    line = " ".join(lines)
     return (f"{text}\n{line}" if text else line), True
+
+
+def topic_placements(topics: Sequence[Topic], example: str, roles: RoleSources | None) -> list[Placement]:
+    """Where each topic's typed words go in the form (``slots.py``); every word untyped without ``roles``
+    or for a form without typed slots."""
+    slots = form_slots(example) if roles is not None else ()
+    return [place(t.words, assign_roles(t.words, roles) if slots and roles is not None else {}, slots,
+                  realisation_lead(example, t)) for t in topics]
+
+
+def placed_lead(lead: str, placement: Placement) -> str:
+    """The topic's public lead with its slot's words ("… reports nausea and chest pain")."""
+    return f"{lead} {placement.lead}" if placement.lead else lead
 
 
 def drop_refused(text: str, guard: DemonstrationGuard, released: Sequence[str]) -> tuple[str, tuple[str, ...]]:
@@ -482,10 +502,12 @@ def realise(
     finished: Mapping[int, Realisation] | None = None,
     on_final: Callable[[int, Realisation], None] | None = None,
     generator: torch.Generator | None = None,
+    roles: RoleSources | None = None,
 ) -> list[Realisation]:
     """One document per topic from public inputs only; every released word appears in it. Topic i is shown
     demonstration i mod n of the form (:func:`shown_index`); its drafts keep nothing of that
-    demonstration's content (:func:`drop_refused`).
+    demonstration's content (:func:`drop_refused`). With ``roles``, each typed word is written in its slot
+    of the form (:func:`topic_placements`, docs/method.md §2.4c).
 
     A document is final when its draft holds every released word after a pass, or after the last attempt;
     it is then previewed, passed to ``on_final`` (the run checkpoints it) and counted on the stage's bar.
@@ -511,11 +533,14 @@ def realise(
     todo = [i for i in range(len(topics)) if i not in out]
     work = DraftWork(len(todo), ATTEMPTS)
     lead = example_lead(example)
+    placements = topic_placements(topics, example, roles)
+    leads_of = [placed_lead(realisation_lead(example, t), p) for t, p in zip(topics, placements)]
 
     def final(i: int) -> None:
-        text, fallback = guarantee_words(drafts[i], topics[i].words)
+        text, fallback = guarantee_words(drafts[i], topics[i].words, placements[i])
+        own = has_own_sentence(drafts[i], leads_of[i], 2) if placements[i].lead else has_own_sentence(drafts[i], lead)
         out[i] = Realisation(text=text, attempts=attempts[i], fallback=fallback, shown=shown[i], refused=refused[i],
-                             written=has_own_sentence(drafts[i], lead))
+                             written=own)
         reporter.emit(ProgressEvent(REALISATION_STAGE, "preview", message=text))  # public: the Run page shows it
         if on_final is not None:
             on_final(i, out[i])
@@ -534,9 +559,10 @@ def realise(
                                        missing_words(drafts[i], topics[i].words) if attempt else (), demo)
                     for i in chunk
                 ]
-                pulls = [WordPull.of(tokenizer, topics[i].words) for i in chunk]
-                leads = [realisation_lead(example, topics[i]) for i in chunk]
-                again = [w for i in chunk for w in refused[i]]  # a retry may not write what was refused
+                pulls = [WordPull.of(tokenizer, placements[i].pull_words) for i in chunk]
+                leads = [leads_of[i] for i in chunk]
+                # a retry may not write what was refused; a word of a slot is not written bare outside it
+                again = [w for i in chunk for w in (*refused[i], *placements[i].placed)]
                 guard = _with_words(tokenizer, decoding[max(d, 0)], again) if again else decoding[max(d, 0)]
 
                 def on_step(step: int, rows: int = len(chunk)) -> None:

@@ -26,6 +26,7 @@ from core.methods.dp_synrag.realisation import (
     realise,
 )
 from core.methods.dp_synrag.length import fit_length
+from core.methods.dp_synrag.roles import RoleSources
 from core.methods.dp_synrag.shape import CorpusShape
 from core.methods.dp_synrag.written_documents import load_written, save_written, writing_key
 from core.methods.dp_synrag.row_bound import poisson_subsample, subsample_rates
@@ -92,7 +93,8 @@ def realised_drafts(topics: Sequence[Topic], example: str, spec: DPSynRAGSpec, c
 
     return realise(topics, ctx.task, example, ctx.llm, ctx.reporter, spec.realisation_tokens,
                    max_prompt_tokens=ctx.max_prompt_tokens, finished=done, on_final=keep,
-                   generator=writer_generator(ctx.llm.device, ctx.test_seed))  # OS entropy; seeded in test mode
+                   generator=writer_generator(ctx.llm.device, ctx.test_seed),  # OS entropy; seeded in test mode
+                   roles=RoleSources.of(spec.domain_lists))  # public role sources (docs/method.md §2.4c)
 
 
 def write_texts(
