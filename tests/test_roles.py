@@ -162,3 +162,14 @@ def test_the_demo_clinics_own_notes_score_one():
         notes = [row["note"] for row in csv.DictReader(fh)][:200]
     score = metric.role_accuracy(notes, truth)
     assert score.pairs > 600 and score.accuracy == 1.0
+
+
+def test_the_certificate_says_roles_are_post_processing_for_a_form_with_typed_slots():
+    from core.methods.dp_synrag.method import generation_notes
+    from core.runspec import DPSynRAGSpec
+
+    note = [n for n in generation_notes(DPSynRAGSpec(text="realised", document_form="clinical_note"))
+            if n.startswith("Roles:")]
+    assert len(note) == 1 and "'Impression:'" in note[0] and "no cost" in note[0]
+    assert not [n for n in generation_notes(DPSynRAGSpec(text="realised", document_form="review"))
+                if n.startswith("Roles:")]

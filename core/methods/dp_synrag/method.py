@@ -21,6 +21,7 @@ from core.methods.dp_synrag.merge import MERGE_JACCARD
 from core.methods.dp_synrag.realisation import check_spec_example, demonstrations, public_example
 from core.methods.dp_synrag.length import CHECKPOINT_LENGTH, MAX_WORDS, MIN_WORDS, form_length
 from core.methods.dp_synrag.size import CHECKPOINT_SIZE
+from core.methods.dp_synrag.slots import form_slots
 from core.privacy.plan_dp_synrag import STAGE_LENGTH
 from core.methods.dp_synrag.vocabulary import load_vocabulary, word_list_info
 from core.privacy.mechanisms import GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER
@@ -222,6 +223,14 @@ def generation_notes(p) -> list[str]:
                if demos else "")
             + ". Every released word of a topic appears in its document. This reads no private data: no cost."
         )
+        if form_slots(example):
+            notes.append(
+                "Roles: a released word that a public source names as a condition, a drug or a symptom (a typed "
+                "public list the run names, such as ICD-10-CM; a dosage form such as 'ointment'; a WHO INN drug stem "
+                "such as '-cillin' or a condition suffix such as '-itis' on a word that is no common English word) was "
+                "written in the form's slot of that role (" + ", ".join(f"'{s.label}'" for s in form_slots(example))
+                + "); other words as before. Post-processing of released words: no cost."
+            )
     if p.topic_words == "specific":
         notes.append(
             "Topics: the cluster words were chosen from the released noisy keyword counts only, keeping words "

@@ -38,7 +38,8 @@ DRUG_STEMS = (
     "cillin", "pril", "sartan", "olol", "alol", "dipine", "statin", "azole", "zole", "prazole", "mab", "vir",
     "tinib", "dine", "oxacin", "mycin", "cycline", "caine", "parin", "profen", "fenac", "triptan", "setron",
     "lukast", "semide", "thiazide", "gliptin", "gliflozin", "afil", "azepam", "oxetine", "pramine", "peridol",
-    "dronate", "terol", "sonide", "asone", "olone", "conazole", "navir", "ciclovir",
+    "dronate", "terol", "sonide", "asone", "olone", "conazole", "navir", "ciclovir", "micin", "peridone",
+    "triptyline", "azepine", "formin",
 )
 # Medical suffixes that name a condition (inflammation, state, blood condition, pain, disease, tumour, ...).
 CONDITION_SUFFIXES = (
