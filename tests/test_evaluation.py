@@ -213,6 +213,10 @@ def test_privet_evaluate_tiny_writes_json_and_plots_without_private_text(tmp_pat
     assert all(0.0 <= r["junk_rate"] <= 1.0 for r in result["coverage"] if r["n_documents"])
     summary = (out / "summary.md").read_text(encoding="utf-8")
     assert "Coverage of held-out non-members" in summary and summary.count(PUBLIC_ONLY_LABEL) >= 5
+    # role accuracy (core/evaluation/roles.py): every corpus, and the members' own notes, which place every word
+    roles = {r["corpus"]: r for r in result["roles"]}
+    assert PUBLIC_ONLY_LABEL in roles and "### Role accuracy" in summary
+    assert roles["non-private (members)"]["role_accuracy"] == 1.0 and roles["non-private (members)"]["pairs"] > 0
     corpora = {u["corpus"] for u in result["utility"]}
     assert {"non-private (members)", "no retrieval"} <= corpora
     private = next(u for u in result["utility"] if u["method"] == "private")
