@@ -312,7 +312,7 @@ def _run_reserved(spec, reporter, ledger, models, prepared, booking, run, out_di
         ledger.charge(identity.key, run_id, stage, rho, delta, description, delta_part=delta_part)  # within the reservation
         reporter.emit(ProgressEvent(stage, "charged", rho=rho, message=description))
 
-    backend = compute_backend(spec.compute, spec.llm, spec.embedder, spec.test_mode_seed, models.llm, models.embedder,
+    backend = compute_backend(spec.compute, spec.llm, spec.embedder, spec.test_mode_seed,
                               run_dir / COMPUTE_SPILL)  # this process's, or Ray's: never None
     ctx = MethodContext(
         llm=models.llm,
@@ -324,8 +324,7 @@ def _run_reserved(spec, reporter, ledger, models, prepared, booking, run, out_di
         test_seed=spec.test_mode_seed,
         max_prompt_tokens=spec.dp_synrag.max_prompt_tokens,
         batch_rows=wave_rows(spec, models.llm),
-        engine_factory=backend.engine_factory,
-        unit_work=backend.unit_work,
+        compute=backend,
     )
     documents, diagnostics, notes = prepared.method.run(prepared.corpus, spec, delta, ctx)
     synthetic_path = write_synthetic(run_dir, documents)
