@@ -293,6 +293,7 @@ def dp_synrag_run(models: Models, sizes: Sizes, notes: list[dict[str, str]], wor
     from core.checkpoints import Checkpoints
     from core.corpus import Unit
     from core.methods.base import MethodContext
+    from core.methods.compute_backend import LOCAL
     from core.methods.dp_synrag.algorithm import run_dp_synrag
     from core.methods.dp_synrag.vocabulary import load_vocabulary
     from core.methods.wave_size import wave_rows
@@ -336,7 +337,7 @@ def dp_synrag_run(models: Models, sizes: Sizes, notes: list[dict[str, str]], wor
         llm=llm, embedder=HashingEmbedder(), task="Answer patients' questions about which disease matches their symptoms.",
         charge=charge, reporter=CallbackReporter(on_event), checkpoints=Checkpoints(workdir / "checkpoints"),
         test_seed=1, max_prompt_tokens=p.max_prompt_tokens, batch_rows=wave_rows(spec, llm),
-        engine_factory=recorder.factory,
+        compute=dataclasses.replace(LOCAL, engine_factory=recorder.factory),
     )
     if device.startswith("cuda"):
         torch.cuda.reset_peak_memory_stats()

@@ -17,6 +17,7 @@ its top; a test checks it).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import import_module
@@ -40,6 +41,10 @@ def _no_lines(*_args: Any) -> list[str]:
 
 def _no_work(*_args: Any) -> list[tuple[str, float]]:
     return []
+
+
+def _copy(spec: Any) -> Any:
+    return copy.deepcopy(spec)
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,10 @@ class MethodFacts:
     plan_lines: Callable[[Any, Any, float], list[str]] = _no_lines  # privet plan: (spec, corpus, delta), on screen
     plan_notes: Callable[[Any], list[str]] = _no_lines  # privet plan: "Note (advanced)" lines (spec)
     spec_problems: Callable[[Any], list[str]] = _no_lines  # core.runspec: the method's own checks of a spec
+    # the pipeline, the plan and a resume: the spec with what the method's public rules decide filled in (a copy)
+    public_defaults: Callable[[Any], Any] = _copy
+    # the pipeline and the plan: (spec, loaded corpus), before any charge; raises PrivetError to refuse the run
+    check_corpus: Callable[[Any, Any], None] = _none
     # the desktop: (document_form, typed example, loaded corpus) -> why the example looks real ("" if not)
     example_problem: Callable[[str, str, Any], str] = _no_problem
     # the desktop's Review page: a finished run's topics (word, released count, documents); [] if none

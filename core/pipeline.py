@@ -41,10 +41,9 @@ from core.export import (
     RUN_FILE, check_output_folder, export_release, read_synthetic, refuse_protected_output, release_size, write_synthetic,
 )
 from core.ledger import Ledger, check_before_run
+from core.method_catalogue import facts
 from core.methods.class_conditional import method_for
 from core.methods.base import Method, MethodContext, PlanSummary, SyntheticDoc
-from core.methods.dp_synrag.adaptive import with_public_defaults
-from core.methods.dp_synrag.realisation import check_spec_example
 from core.methods.wave_size import default_batch_rows, wave_rows
 from core.models.registry import load_embedder, load_language_model, model_fingerprint, resolve_model
 from core.paths import data_dir
@@ -139,7 +138,7 @@ def run_pipeline(
             return run_pipeline(spec, reporter, run_dir, resume, scratch, require_consent, consent)
     started = _now()
     _check_before_loading(spec, ledger, run_dir, resume, consent)
-    spec = with_public_defaults(spec)  # the form, L and phrase discovery the public rules pick (adaptive.py)
+    spec = facts(spec.method).public_defaults(spec)  # what the method's public rules pick (a copy)
     out_dir = _output_folder(spec)
     prepared = _prepare(spec, reporter, ledger, resume, require_consent)
     run = _Reserved("", run_dir, started, resume, None)
@@ -220,7 +219,7 @@ def _output_folder(spec: RunSpec) -> Path | None:
 def _prepare(spec: RunSpec, reporter: Reporter, ledger: Ledger | None, resume: bool, require_consent: bool) -> _Prepared:
     """Load the corpus, plan the method on it and say every warning, before any model loads."""
     corpus = load_spec_corpus(spec)
-    check_spec_example(spec, corpus)  # a pasted real document as the example of the form: refused before any charge
+    facts(spec.method).check_corpus(spec, corpus)  # e.g. a pasted real document as the example of the form
     n = len(corpus.units)
     delta = resolve_delta(spec)
     method = method_for(spec)  # per class when [data] label_column is set
@@ -312,7 +311,7 @@ def _run_reserved(spec, reporter, ledger, models, prepared, booking, run, out_di
         ledger.charge(identity.key, run_id, stage, rho, delta, description, delta_part=delta_part)  # within the reservation
         reporter.emit(ProgressEvent(stage, "charged", rho=rho, message=description))
 
-    backend = compute_backend(spec.compute, spec.llm, spec.embedder, spec.test_mode_seed, models.llm, models.embedder,
+    backend = compute_backend(spec.compute, spec.llm, spec.embedder, spec.test_mode_seed,
                               run_dir / COMPUTE_SPILL)  # this process's, or Ray's: never None
     ctx = MethodContext(
         llm=models.llm,
@@ -324,8 +323,7 @@ def _run_reserved(spec, reporter, ledger, models, prepared, booking, run, out_di
         test_seed=spec.test_mode_seed,
         max_prompt_tokens=spec.dp_synrag.max_prompt_tokens,
         batch_rows=wave_rows(spec, models.llm),
-        engine_factory=backend.engine_factory,
-        unit_work=backend.unit_work,
+        compute=backend,
     )
     documents, diagnostics, notes = prepared.method.run(prepared.corpus, spec, delta, ctx)
     synthetic_path = write_synthetic(run_dir, documents)

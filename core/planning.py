@@ -17,10 +17,9 @@ from core.machine_speed import busy_factor
 from core.ledger import Ledger
 from core.ledger.total import COMBINING_WORDS
 from core.ledger.view import cumulative_after
+from core.method_catalogue import facts
 from core.methods.class_conditional import method_for
 from core.methods.base import PlanSummary
-from core.methods.dp_synrag.adaptive import with_public_defaults
-from core.methods.dp_synrag.realisation import check_spec_example
 from core.paths import data_dir
 from core.privacy.budget import resolve_delta
 from core.privacy.planner import delta_warnings
@@ -60,9 +59,9 @@ def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = No
     plan names the dataset the run will be booked under; the same data under a new chosen name is refused.
     """
     spec.check()  # refuses nonsense before anything is loaded
-    spec = with_public_defaults(spec)  # the form, L and phrase discovery the public rules pick (adaptive.py)
+    spec = facts(spec.method).public_defaults(spec)  # what the method's public rules pick (a copy)
     corpus = corpus or load_spec_corpus(spec)
-    check_spec_example(spec, corpus)
+    facts(spec.method).check_corpus(spec, corpus)  # before any charge
     n = len(corpus.units)
     delta = resolve_delta(spec)
     method = method_for(spec)  # per class when [data] label_column is set

@@ -22,9 +22,9 @@ from core.ledger.booking import book_dataset, load_spec_corpus
 from core.errors import PrivetError
 from core.export import RUN_FILE
 from core.ledger import Ledger
+from core.method_catalogue import facts
 from core.methods.class_conditional import method_for
 from core.ledger.total import stated
-from core.methods.dp_synrag.adaptive import with_public_defaults
 from core.ledger.view import cumulative_after
 from core.privacy.budget import epsilon_of, resolve_delta
 from core.runspec import RunSpec
@@ -103,7 +103,7 @@ def resume_quote(spec: RunSpec, run_dir: Path, corpus: Corpus | None = None, led
     charges and the quote's, at its δ plus the δ_p drawn again), and the dataset's by ``core.ledger.total``.
     """
     meta = run_meta(run_dir)
-    spec = with_public_defaults(spec)  # as run_pipeline does: the run recorded the form it followed
+    spec = facts(spec.method).public_defaults(spec)  # as run_pipeline does: the run recorded them
     corpus = corpus or load_spec_corpus(spec)
     delta = resolve_delta(spec)
     method = method_for(spec)  # per class when [data] label_column is set

@@ -13,10 +13,11 @@ import pytest
 import torch
 from helpers import tiny_spec
 
-from core.compute.factory import check_compute, engine_factory, unit_work
+from core.compute.factory import check_compute, compute_backend
 from core.errors import PrivetError
 from core.ledger import Ledger
 from core.methods.private_prediction import EngineConfig, PredictionGroup, PrivatePredictionEngine
+from core.methods.compute_backend import LOCAL, LocalUnitWork, local_engine
 from core.methods.dp_synrag.keywords import generate_greedy
 from core.models.registry import load_embedder, load_language_model
 from core.pipeline import run_pipeline
@@ -32,16 +33,13 @@ SEED = 4321
 
 def test_local_backend_needs_no_ray(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # importing ray would fail
-    assert engine_factory(ComputeSpec(), TINY, None) is None
-    assert unit_work(ComputeSpec(), TINY, TINY) is None
+    assert compute_backend(ComputeSpec(), TINY, TINY, None) is LOCAL
 
 
 def test_missing_ray_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(PrivetError, match="Ray is not installed"):
-        engine_factory(ComputeSpec(backend="ray", workers=2), TINY, None)
-    with pytest.raises(PrivetError, match="Ray is not installed"):
-        unit_work(ComputeSpec(backend="ray", workers=2), TINY, TINY)
+        compute_backend(ComputeSpec(backend="ray", workers=2), TINY, TINY, None)
 
 
 def test_a_ray_started_for_a_run_spills_into_a_private_folder_of_the_run(tmp_path, monkeypatch):
@@ -81,16 +79,16 @@ class RecordingUnitWork:
         self.llm = llm
         self.calls: list[tuple[int, int, int]] = []
 
-    def generate(self, messages, max_new_tokens, batch, progress=None):
+    def generate(self, llm, messages, max_new_tokens, batch, progress=None):
         self.calls.append((len(messages), max_new_tokens, batch))
-        return generate_greedy(messages, self.llm, None, max_new_tokens, progress)
+        return generate_greedy(messages, self.llm, LOCAL.unit_work, max_new_tokens, progress)
 
 
 def test_greedy_generation_goes_to_the_unit_work_when_there_is_one():
     llm = load_language_model(TINY)
     messages = [f"List the keywords of note {i}." for i in range(20)]
     here = Advances()
-    local = generate_greedy(messages, llm, None, 4, here)
+    local = generate_greedy(messages, llm, LOCAL.unit_work, 4, here)
     assert here.done == 20 and len(local) == 20
     work = RecordingUnitWork(llm)
     assert generate_greedy(messages, llm, work, 4, Advances()) == local
@@ -100,19 +98,17 @@ def test_greedy_generation_goes_to_the_unit_work_when_there_is_one():
 def test_the_local_backend_is_this_process_with_the_same_answers(monkeypatch):
     """[compute] backend = "local" hands a method this process's engine and unit work (never None), and they
     give what the single-process code gives: greedy answers in the same batches, the same embeddings."""
-    from core.compute.factory import compute_backend
-    from core.compute.local import LocalUnitWork, local_engine
-
     monkeypatch.setitem(sys.modules, "ray", None)  # importing ray would fail
     llm, embedder = load_language_model(TINY), load_embedder(TINY)
-    backend = compute_backend(ComputeSpec(), TINY, TINY, None, llm, embedder)
+    backend = compute_backend(ComputeSpec(), TINY, TINY, None)
     assert backend.engine_factory is local_engine and isinstance(backend.unit_work, LocalUnitWork)
     messages = [f"List the keywords of note {i}." for i in range(20)]
-    here, there = Advances(), Advances()
-    assert backend.unit_work.generate(messages, 4, 16, there) == generate_greedy(messages, llm, None, 4, here)
-    assert here.done == there.done == 20
+    there = Advances()
+    assert backend.unit_work.generate(llm, messages, 4, 16, there) == [
+        a for i in range(0, 20, 16) for a in llm.generate(messages[i : i + 16], max_new_tokens=4, temperature=0.0)]
+    assert there.done == 20
     texts = [m.lower() for m in messages]
-    assert (backend.unit_work.embed(texts, progress=there) == embedder.embed(texts)).all() and there.done == 40
+    assert (backend.unit_work.embed(embedder, texts, progress=there) == embedder.embed(texts)).all() and there.done == 40
     engine = backend.engine_factory(llm, EngineConfig(max_new_tokens=2, clip=1.0, tau=1.0), TokenSampler(1.0))
     assert isinstance(engine, PrivatePredictionEngine)
 
@@ -197,7 +193,7 @@ def test_keywords_and_embeddings_on_two_ray_workers_equal_the_single_process_one
 
     llm, embedder = load_language_model(TINY), load_embedder(TINY)
     messages = [f"List the keywords of note {i}: fever, cough and rash on day {i}." for i in range(40)]
-    local = generate_greedy(messages, llm, None, 6, Advances(), batch=4)
+    local = generate_greedy(messages, llm, LOCAL.unit_work, 6, Advances(), batch=4)
     local_embeddings = embedder.embed(messages, batch_size=4)
 
     work = RayUnitWork(ComputeSpec("ray", "", 2), TINY, TINY)
@@ -214,9 +210,9 @@ def test_keywords_and_embeddings_on_two_ray_workers_equal_the_single_process_one
     progress.advance = advance_and_kill_once
     progress.check_cancel = lambda: None
     assert len(messages) > ray_units.BATCHES_PER_CHUNK * 4  # more than one chunk, so work is shared
-    assert work.generate(messages, 6, 4, progress) == local
+    assert work.generate(llm, messages, 6, 4, progress) == local
     assert killed and progress.done == len(messages)
-    sharded = work.embed(messages, batch_size=4)
+    sharded = work.embed(embedder, messages, batch_size=4)
     assert sharded.shape == local_embeddings.shape
     assert torch.allclose(torch.from_numpy(sharded), torch.from_numpy(local_embeddings), atol=1e-6)
 

@@ -64,12 +64,10 @@ def branches(source: str) -> list[tuple[int, str]]:
     return found
 
 
-def named_in_desktop(source: str) -> list[tuple[int, str]]:
-    """Where desktop ``source`` asks for a method by name: any method key, or an import of a method's package."""
+def method_package_imports(source: str) -> list[tuple[int, str]]:
+    """Where ``source`` imports a method's package (``core.methods.<m>``, a registered method's)."""
     found = []
     for node in ast.walk(ast.parse(source)):
-        if _is_key(node):
-            found.append((node.lineno, f"names the method {node.value!r}"))  # type: ignore[attr-defined]
         modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
                    else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
         for module in modules:
@@ -77,6 +75,15 @@ def named_in_desktop(source: str) -> list[tuple[int, str]]:
             if parts[:2] == ["core", "methods"] and len(parts) > 2 and parts[2] in PACKAGES:
                 found.append((node.lineno, f"imports {module}"))
     return found
+
+
+def named_in_desktop(source: str) -> list[tuple[int, str]]:
+    """Where desktop ``source`` asks for a method by name: any method key, or an import of a method's package."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if _is_key(node):
+            found.append((node.lineno, f"names the method {node.value!r}"))  # type: ignore[attr-defined]
+    return sorted(found + method_package_imports(source))
 
 
 def _sources(folder: str) -> list[tuple[str, str]]:
@@ -96,6 +103,8 @@ def test_the_checks_find_a_planted_branch():
     assert named_in_desktop('from core.methods.dp_synrag.shape import released_allocation\n')
     assert named_in_desktop('label = NAMES["dp_synth"]\n')
     assert not named_in_desktop('from core.methods.base import PlanSummary\nx = spec.dp_synrag.R\n')
+    assert method_package_imports('from core.methods.dp_synrag.adaptive import with_public_defaults\n')
+    assert not method_package_imports('from core.methods.class_conditional import method_for\n')
 
 
 def test_no_method_name_is_branched_on_outside_the_methods():
@@ -112,6 +121,14 @@ def test_the_desktop_never_asks_for_a_method_by_name():
             if (path, module) not in DESKTOP_IMPORTS:
                 found.append(f"{path}:{line}: {what}")
     assert not found, "ask the controller (core.method_catalogue) instead:\n" + "\n".join(found)
+
+
+def test_the_pipeline_the_plan_and_a_resume_import_no_method_package():
+    """They ask the method (core.methods.registry, core.methods.class_conditional) or its facts
+    (core.method_catalogue) instead of importing a method's internals."""
+    found = [f"{path}:{line}: {what}" for path in ("core/pipeline.py", "core/planning.py", "core/resume.py")
+             for line, what in method_package_imports((ROOT / path).read_text(encoding="utf-8"))]
+    assert not found, "ask core.method_catalogue.facts(spec.method) instead:\n" + "\n".join(found)
 
 
 def test_every_allowed_entry_is_still_needed():

@@ -12,6 +12,7 @@ from scipy import stats
 from core.checkpoints import Checkpoints
 from core.corpus import Unit
 from core.methods.base import MethodContext
+from core.methods.compute_backend import LOCAL
 from core.methods.dp_synrag import algorithm
 from core.methods.dp_synrag import text as text_step
 from core.methods.dp_synrag.row_bound import poisson_subsample, subsample_rates
@@ -83,7 +84,8 @@ def run(units, spec, llm, tmp_path, name, test_seed: int | None = 3, log=None, e
     ctx = MethodContext(
         llm=llm, embedder=HashingEmbedder(), task="Answer questions about diseases.",
         charge=lambda stage, rho, _d, delta_part=0.0: log.append(("charge", stage, rho)), reporter=NULL_REPORTER,
-        checkpoints=Checkpoints(tmp_path / name), test_seed=test_seed, batch_rows=64, engine_factory=engine_factory,
+        checkpoints=Checkpoints(tmp_path / name), test_seed=test_seed, batch_rows=64,
+        compute=LOCAL if engine_factory is None else replace(LOCAL, engine_factory=engine_factory),
     )
     plan = plan_dp_synrag(spec, 10.0, 1e-6)
     algorithm.run_dp_synrag(units, load_vocabulary(spec.domain_lists), spec, plan, ctx)

@@ -11,7 +11,7 @@ For each method, on the demo spec (resources/demo/demo_run.toml) with the tiny r
 ``privet plan`` text on the whole demo corpus, the stages the privacy record plans, the method's
 certificate parameters and the certificate's parameter and stage tables as rendered, and the time
 estimate's stages; then a test-mode run (fixed seed, nothing exported) on the first 120 demo notes: its
-charges, its record's stages and parameters, and the rendered certificate's tables. Public demo data only.
+charges, its record's stages and parameters, the rendered certificate's tables and the documents it wrote. Public demo data only.
 Not a test (it runs every method); a developer's check, like ``tools/import_graph.py``.
 """
 
@@ -41,6 +41,10 @@ RUN_SETTINGS = {
     "rpsg": {"m": 2, "max_new_tokens": 8, "n_variants": 1},
     "aug_pe": {"iterations": 2, "population": 6, "variations": 1, "max_new_tokens": 8},
 }
+
+# Methods whose test-mode run writes the same documents again (RPSG's writer samples from OS entropy even in
+# the test mode, so its documents differ from run to run and only their number is compared).
+SEEDED_WRITERS = ("dp_synrag", "dp_synth", "aug_pe")
 
 
 def demo_spec(method: str, data: Path | None = None) -> RunSpec:
@@ -104,7 +108,7 @@ def planned(method: str) -> dict[str, Any]:
 def ran(method: str, folder: Path) -> dict[str, Any]:
     from core.certificate.build import build_certificate
     from core.certificate.render import render_html
-    from core.export import _why_few
+    from core.export import _why_few, read_synthetic
     from core.pipeline import run_pipeline
 
     source = DEMO.parent / "clinic" / "notes.csv"
@@ -131,6 +135,7 @@ def ran(method: str, folder: Path) -> dict[str, Any]:
         "certificate_tables": tables(html),
         "why_few": _why_few(record),
         "documents": result.n_synthetic,
+        "texts": [d["text"] for d in read_synthetic(result.synthetic_path)] if method in SEEDED_WRITERS else None,
     }
 
 

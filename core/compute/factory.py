@@ -1,24 +1,20 @@
-"""The compute backend a run spec asks for (``[compute] backend``): :func:`compute_backend`.
+"""The compute backend a run spec asks for (``[compute] backend``): :func:`compute_backend`, never None.
 
-``backend = "local"`` (the default) gives this process's engine and unit work (``core.compute.local``)
-and nothing imports Ray. ``backend = "ray"`` gives a factory that builds a
-:class:`core.compute.ray_engine.RayPredictionEngine` with the same call signature, and the Ray pool
-for keyword extraction and embedding (:class:`core.compute.ray_units.RayUnitWork`). ``engine_factory``
-and ``unit_work`` alone say None for the local backend.
+``backend = "local"`` (the default) gives this process's engine and unit work
+(``core.methods.compute_backend.LOCAL``, every method context's default) and nothing imports Ray.
+``backend = "ray"`` gives a factory that builds a :class:`core.compute.ray_engine.RayPredictionEngine` with
+the same call signature, and the Ray pool for keyword extraction and embedding
+(:class:`core.compute.ray_units.RayUnitWork`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
 
 from core.errors import PrivetError
-from core.models.base import Embedder, LanguageModel
+from core.methods.compute_backend import LOCAL, ComputeBackend, EngineFactory
+from core.models.base import LanguageModel
 from core.runspec import ComputeSpec, ModelChoice
-
-EngineFactory = Callable[[LanguageModel, Any, Any], Any]
-"""factory(llm, EngineConfig, TokenSampler) -> an object with the engine's ``run`` method."""
 
 BACKENDS = ("local", "ray")
 
@@ -41,14 +37,25 @@ def check_compute(compute: ComputeSpec) -> None:
         )
 
 
-def engine_factory(
-    compute: ComputeSpec, llm_choice: ModelChoice, test_seed: int | None, spill_dir: Path | None = None
-) -> EngineFactory | None:
-    """None for the single-process engine; otherwise a factory for the Ray engine (a Ray started
-    here spills into ``spill_dir``, a folder inside the run folder)."""
+def compute_backend(
+    compute: ComputeSpec,
+    llm_choice: ModelChoice,
+    embedder_choice: ModelChoice,
+    test_seed: int | None,
+    spill_dir: Path | None = None,
+) -> ComputeBackend:
+    """The local backend, or Ray's (a Ray started here spills into ``spill_dir``, a folder inside the run
+    folder); Ray is imported, and must be installed, only for Ray's."""
     check_compute(compute)
     if compute.backend == "local":
-        return None
+        return LOCAL
+    return ComputeBackend(_ray_engine_factory(compute, llm_choice, test_seed, spill_dir),
+                          _ray_unit_work(compute, llm_choice, embedder_choice, spill_dir))
+
+
+def _ray_engine_factory(
+    compute: ComputeSpec, llm_choice: ModelChoice, test_seed: int | None, spill_dir: Path | None
+) -> EngineFactory:
     from core.compute.ray_engine import RayPredictionEngine
     from core.compute.ray_pool import import_ray
 
@@ -60,41 +67,11 @@ def engine_factory(
     return make
 
 
-def unit_work(
-    compute: ComputeSpec, llm_choice: ModelChoice, embedder_choice: ModelChoice, spill_dir: Path | None = None
-):
-    """None for this process; otherwise keyword extraction and embedding over Ray actors
-    (:class:`core.compute.ray_units.RayUnitWork`)."""
-    check_compute(compute)
-    if compute.backend == "local":
-        return None
+def _ray_unit_work(compute: ComputeSpec, llm_choice: ModelChoice, embedder_choice: ModelChoice,
+                   spill_dir: Path | None):
+    """Keyword extraction and embedding over Ray actors (:class:`core.compute.ray_units.RayUnitWork`)."""
     from core.compute.ray_pool import import_ray
     from core.compute.ray_units import RayUnitWork
 
     import_ray()
     return RayUnitWork(compute, llm_choice, embedder_choice, spill_dir)
-
-
-@dataclass(frozen=True)
-class ComputeBackend:
-    """Where a run's model work goes: never None, so a method never asks which backend it has."""
-
-    engine_factory: EngineFactory  # factory(llm, EngineConfig, TokenSampler) -> a private-prediction engine
-    unit_work: Any  # core.methods.base.UnitWork: greedy generation and embeddings
-
-
-def compute_backend(
-    compute: ComputeSpec,
-    llm_choice: ModelChoice,
-    embedder_choice: ModelChoice,
-    test_seed: int | None,
-    llm: LanguageModel,
-    embedder: Embedder,
-    spill_dir: Path | None = None,
-) -> ComputeBackend:
-    """The local backend with the loaded models, or Ray's (a Ray started here spills into ``spill_dir``)."""
-    from core.compute.local import LocalUnitWork, local_engine
-
-    factory = engine_factory(compute, llm_choice, test_seed, spill_dir) or local_engine
-    work = unit_work(compute, llm_choice, embedder_choice, spill_dir) or LocalUnitWork(llm, embedder)
-    return ComputeBackend(factory, work)

@@ -67,7 +67,7 @@ def chunked(items: Sequence[Any], size: int) -> list[list[Any]]:
 
 
 class RayUnitWork:
-    """Keyword generation and embedding over a pool of Ray actors (``MethodContext.unit_work``)."""
+    """Keyword generation and embedding over a pool of Ray actors (a ``core.methods.compute_backend.UnitWork``)."""
 
     def __init__(
         self, compute: ComputeSpec, llm: ModelChoice, embedder: ModelChoice, spill_dir: Path | None = None
@@ -100,10 +100,10 @@ class RayUnitWork:
         return results
 
     def generate(
-        self, messages: Sequence[str], max_new_tokens: int, batch: int, progress: StageProgress | None = None
+        self, llm: Any, messages: Sequence[str], max_new_tokens: int, batch: int, progress: StageProgress | None = None
     ) -> list[str]:
         """Greedy answers to ``messages``, computed ``batch`` messages at a time as ``llm.generate``
-        would be called by the single-process path."""
+        would be called by the single-process path (each worker loads its own copy of ``llm``)."""
         chunks = chunked(chunked(messages, batch), BATCHES_PER_CHUNK)
         results = self._run(
             "llm",
@@ -114,8 +114,11 @@ class RayUnitWork:
         )
         return [answer for answers in results for answer in answers]
 
-    def embed(self, texts: Sequence[str], batch_size: int = 64, progress: StageProgress | None = None) -> np.ndarray:
-        """Embeddings of ``texts`` (rows in order), ``batch_size`` texts per model call."""
+    def embed(
+        self, embedder: Any, texts: Sequence[str], batch_size: int = 64, progress: StageProgress | None = None
+    ) -> np.ndarray:
+        """Embeddings of ``texts`` (rows in order), ``batch_size`` texts per model call (each worker loads its
+        own copy of ``embedder``)."""
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         chunks = chunked(texts, batch_size * BATCHES_PER_CHUNK)

@@ -31,6 +31,7 @@ import sqlite_utils
 
 from core.errors import LedgerError, PrivetError
 from core.ledger import highwater, witness
+from core.ledger.head import record_problems
 from core.ledger.schema import (
     ADDED_COLUMNS, CHAIN_SCHEMA, CHAINED_FIELDS, GENESIS_HASH, IDENTITY_SCHEMA, KINDS, LEDGER_EVENTS, TRIGGERS, now,
     row_hash,
@@ -98,7 +99,7 @@ class LedgerFile:
         private_folder(self.path.parent)
         fresh = _is_missing(self.path)
         if fresh:  # a new ledger, unless its witness or high-water mark says there was one (deleted or wiped)
-            problems = witness.missing_ledger_problems(self.path) + highwater.missing_ledger_mark_problems(self.path)
+            problems = head_record_problems(self.path, None, lambda _seq: None)
             if problems and not new_history:
                 raise refusal(problems)
             touch_private(self.path)  # 0600 before SQLite writes anything (its journals copy the mode)
@@ -333,8 +334,7 @@ class LedgerFile:
         try:
             problems = self._chain_problems()
             rows = self.db.conn.execute("SELECT COUNT(*) FROM charges").fetchone()[0]
-            return (problems + witness.witness_problems(self.path, rows, self._row_hash_at)
-                    + highwater.mark_problems(self.path, rows, self._row_hash_at))
+            return problems + head_record_problems(self.path, rows, self._row_hash_at)
         except sqlite3.DatabaseError as exc:
             return [f"the ledger file {self.path.name} is damaged and cannot be read ({exc})"]
 
@@ -408,6 +408,13 @@ def _as_strict(current: tuple[float, float] | None, floor_cap: tuple[float, floa
     return current is not None and current[0] <= floor_cap[0] and current[1] <= floor_cap[1]
 
 
+def head_record_problems(path: Path, rows: int | None, row_hash_at: Callable[[int], str | None]) -> list[str]:
+    """Tampering or rollback a ledger of ``rows`` rows (None: its file is missing or empty) shows against its
+    witness and its high-water mark, the two outside records of its head (empty list: consistent)."""
+    return (record_problems(witness.read_witness(path), rows, row_hash_at, witness.witness_words(path))
+            + record_problems(highwater.read_mark(path), rows, row_hash_at, highwater.mark_words(path)))
+
+
 def _owed(floor: highwater.Floor, had: highwater.Floor | None) -> bool:
     """Whether the ledger holds less of a dataset than its floor (a carry-over entry will be written)."""
     had = had or highwater.Floor(0.0)
@@ -429,7 +436,7 @@ def check_before_run(path: Path | None = None) -> None:
         path = default_path()
     path = Path(path)
     if _is_missing(path):
-        problems = witness.missing_ledger_problems(path) + highwater.missing_ledger_mark_problems(path)
+        problems = head_record_problems(path, None, lambda _seq: None)
         if problems:
             raise refusal(problems)
         return

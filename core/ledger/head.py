@@ -24,6 +24,7 @@ class HeadWords(Generic[Record]):
     unrecorded: Callable[[int], str]  # rows: the ledger has rows but nothing records them
     fewer: Callable[[int, Record], str]  # rows, record: fewer rows than recorded
     changed: Callable[[Record, bool], str]  # record, gone: the recorded newest row is gone (True) or differs
+    missing: Callable[[Record], str]  # record: the ledger file is missing or empty but the record says it had rows
 
 
 def head_problems(recorded: Record | None, rows: int, row_hash_at: Callable[[int], str | None],
@@ -38,3 +39,15 @@ def head_problems(recorded: Record | None, rows: int, row_hash_at: Callable[[int
         if actual != recorded.head_hash:
             return [words.changed(recorded, actual is None)]
     return []
+
+
+def record_problems(read: tuple[Record | None, str], rows: int | None, row_hash_at: Callable[[int], str | None],
+                    words: HeadWords[Record]) -> list[str]:
+    """What a ledger shows against an outside record as read (the record, or why it cannot be read): ``rows`` is
+    the ledger's number of rows, None when its file is missing or empty (empty list: consistent)."""
+    recorded, problem = read
+    if problem:
+        return [problem]
+    if rows is None:
+        return [words.missing(recorded)] if recorded is not None and recorded.rows > 0 else []
+    return head_problems(recorded, rows, row_hash_at, words)

@@ -45,7 +45,7 @@ from typing import Any
 import keyring
 import keyring.errors
 
-from core.ledger.head import HeadWords, head_problems
+from core.ledger.head import HeadWords
 from core.ledger.seal import DAMAGED, moves_back, sealed, unseal
 from core.private_files import private_file, private_folder, write_private
 
@@ -314,33 +314,19 @@ def raise_mark(ledger_path: Path, head: HighWater, row_hash_at: Callable[[int], 
     _write_mark(ledger_path, HighWater(head.rows, head.head_seq, head.head_hash, floors))
 
 
-MARK_WORDS: HeadWords[HighWater] = HeadWords(
-    unrecorded=lambda rows: (
-        f"the ledger has {rows} entries but no high-water mark is kept for it outside the data folder "
-        f"({where()}): it was removed, or this ledger was written by a Privet version without one"),
-    fewer=lambda rows, mark: (
-        f"the ledger holds {rows} entries but had {mark.rows} (its high-water mark, kept outside the data "
-        "folder): an older copy of the ledger was restored, or entries were removed"),
-    changed=lambda mark, gone: (
-        f"ledger entry {mark.head_seq}, recorded by the high-water mark kept outside the data folder, is gone "
-        "or differs: the ledger was replaced or rewritten"),
-)
-
-
-def mark_problems(ledger_path: Path, rows: int, row_hash_at: Callable[[int], str | None]) -> list[str]:
-    """Rollback a ledger of ``rows`` entries shows against its high-water mark (empty list: consistent)."""
-    mark, problem = read_mark(ledger_path)
-    if problem:
-        return [problem]
-    return head_problems(mark, rows, row_hash_at, MARK_WORDS)
-
-
-def missing_ledger_mark_problems(ledger_path: Path) -> list[str]:
-    """For a ledger file that does not exist (or is empty): rollback if its mark says it had entries."""
-    mark, problem = read_mark(ledger_path)
-    if problem:
-        return [problem]
-    if mark is not None and mark.rows > 0:
-        return [f"the ledger {Path(ledger_path).name} is missing or empty, but its high-water mark (kept outside the "
-                f"data folder) recorded {mark.rows} entries: it was deleted, wiped or replaced"]
-    return []
+def mark_words(ledger_path: Path) -> HeadWords[HighWater]:
+    """The high-water mark's words for what :func:`core.ledger.head.record_problems` finds."""
+    return HeadWords(
+        unrecorded=lambda rows: (
+            f"the ledger has {rows} entries but no high-water mark is kept for it outside the data folder "
+            f"({where()}): it was removed, or this ledger was written by a Privet version without one"),
+        fewer=lambda rows, mark: (
+            f"the ledger holds {rows} entries but had {mark.rows} (its high-water mark, kept outside the data "
+            "folder): an older copy of the ledger was restored, or entries were removed"),
+        changed=lambda mark, gone: (
+            f"ledger entry {mark.head_seq}, recorded by the high-water mark kept outside the data folder, is gone "
+            "or differs: the ledger was replaced or rewritten"),
+        missing=lambda mark: (
+            f"the ledger {Path(ledger_path).name} is missing or empty, but its high-water mark (kept outside the "
+            f"data folder) recorded {mark.rows} entries: it was deleted, wiped or replaced"),
+    )

@@ -7,10 +7,11 @@ newest row's sequence number and its chain hash, authenticated with an HMAC-SHA2
 installation secret (``core.ledger.seal``). It is rewritten after every append, and only ever
 forwards: a witness never moves back to a shorter ledger.
 
-``witness_problems`` compares a ledger with its witness. A ledger shorter than its witness, a
-ledger that no longer holds the witnessed head row, a missing ledger whose witness says it had
-rows, a witness that does not authenticate, or a ledger with rows but no witness are all reported
-as tampering. A ledger *longer* than its witness is normal (a process stopped between writing a
+``core.ledger.head.record_problems`` compares a ledger with its witness (``read_witness``, in the
+witness's words, ``witness_words``). A ledger shorter than its witness, a ledger that no longer
+holds the witnessed head row, a missing ledger whose witness says it had rows, a witness that does
+not authenticate, or a ledger with rows but no witness are all reported as tampering. A ledger
+*longer* than its witness is normal (a process stopped between writing a
 row and its witness); the chain check vouches for the extra rows.
 
 Limit (said plainly in docs/reliability.md): deleting BOTH the ledger and its witness looks
@@ -27,7 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from core.ledger.head import HeadWords, head_problems
+from core.ledger.head import HeadWords
 from core.ledger.seal import DAMAGED, moves_back, sealed, unseal
 from core.private_files import touch_private, write_private
 
@@ -118,7 +119,7 @@ def record_head(ledger_path: Path, read_head: Callable[[], Witness],
 
 
 def witness_words(ledger_path: Path) -> HeadWords[Witness]:
-    """The witness's words for what :func:`core.ledger.head.head_problems` finds."""
+    """The witness's words for what :func:`core.ledger.head.record_problems` finds."""
     return HeadWords(
         unrecorded=lambda rows: (
             f"the ledger has {rows} entries but its witness file {witness_path(ledger_path).name} is missing "
@@ -130,25 +131,8 @@ def witness_words(ledger_path: Path) -> HeadWords[Witness]:
         changed=lambda w, gone: (
             f"ledger entry {w.head_seq}, which the witness recorded as the newest, "
             + ("is gone" if gone else "differs from the witnessed one") + ": the ledger was rewritten or replaced"),
+        missing=lambda w: (
+            f"the ledger {Path(ledger_path).name} is missing or empty, but its witness recorded "
+            f"{w.rows} entries (last updated {w.updated_at or 'unknown'}): it was deleted or wiped"),
     )
 
-
-def witness_problems(ledger_path: Path, rows: int, row_hash_at: Callable[[int], str | None]) -> list[str]:
-    """Tampering a ledger of ``rows`` rows shows against its witness (empty list: consistent)."""
-    witness, problem = read_witness(ledger_path)
-    if problem:
-        return [problem]
-    return head_problems(witness, rows, row_hash_at, witness_words(ledger_path))
-
-
-def missing_ledger_problems(ledger_path: Path) -> list[str]:
-    """For a ledger file that does not exist (or is empty): tampering if its witness says it had rows."""
-    witness, problem = read_witness(ledger_path)
-    if problem:
-        return [problem]
-    if witness is not None and witness.rows > 0:
-        return [
-            f"the ledger {Path(ledger_path).name} is missing or empty, but its witness recorded "
-            f"{witness.rows} entries (last updated {witness.updated_at or 'unknown'}): it was deleted or wiped"
-        ]
-    return []

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from collections.abc import Iterable
-from typing import Callable, Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 
 from core.checkpoints import Checkpoints
 from core.corpus import Corpus
+from core.methods.compute_backend import LOCAL, ComputeBackend
 from core.models.base import Embedder, LanguageModel
 from core.privacy.accountant import PrivacyEvent
 from core.privacy.class_counts import TopicLabelStage
@@ -22,7 +23,7 @@ from core.privacy.forecast import TopicForecast
 from core.privacy.mechanisms import SAMPLER_DESCRIPTIONS, TokenSampler
 from core.privacy import release
 from core.privacy.randomness import secure_rng, test_mode_rng, test_mode_torch_generator
-from core.progress import Reporter, StageProgress
+from core.progress import Reporter
 from core.runspec import RunSpec
 
 COMMON_NOTES = (
@@ -124,20 +125,6 @@ class SyntheticDoc:
     label: str = ""  # with a label column: the class it was synthesised for (core.methods.class_conditional)
 
 
-class UnitWork(Protocol):
-    """Per-unit model work done elsewhere (``core.compute.ray_units``), with the same results as here."""
-
-    def generate(
-        self, messages: Sequence[str], max_new_tokens: int, batch: int, progress: StageProgress | None = None
-    ) -> list[str]:
-        """Greedy answers, ``batch`` messages per model call, in order."""
-        ...
-
-    def embed(self, texts: Sequence[str], batch_size: int = 64, progress: StageProgress | None = None) -> np.ndarray:
-        """Embeddings, one row per text, in order."""
-        ...
-
-
 @dataclass
 class MethodContext:
     """Everything a method needs besides the units. Built by ``core.pipeline``.
@@ -155,8 +142,7 @@ class MethodContext:
     test_seed: int | None = None
     max_prompt_tokens: int = 256
     batch_rows: int = 256
-    engine_factory: Callable | None = None  # core.compute: private prediction elsewhere (e.g. Ray); None = here
-    unit_work: UnitWork | None = None  # core.compute: keywords and embeddings elsewhere (e.g. Ray); None = here
+    compute: ComputeBackend = LOCAL  # where the model work runs (core.methods.compute_backend): here, or Ray's
     # [data] label_mode = "topic_labels": DP-SynRAG releases every cluster's label counts (its step 2c) and labels
     # each document from them (core.methods.dp_synrag.topic_labels); None = no such stage
     label_stage: TopicLabelStage | None = None

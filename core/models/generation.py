@@ -1,9 +1,11 @@
 """Public text generation over a ``LogitsSession``: the one sampler and the one decoding loop.
 
 Both backends' ``generate`` (the non-private steps: keyword extraction, self-filter, abstraction,
-rewriting) and Aug-PE's public writer decode with these two functions, over the same
-``LogitsSession`` the private-prediction engine uses (``LanguageModel.start_logits``): one
-left-padded prefill, then one token per row per step; rows that emit EOS leave the batch.
+rewriting), Aug-PE's public writer and DP-SynRAG's public writer decode with these two functions, over
+the same ``LogitsSession`` the private-prediction engine uses (``LanguageModel.start_logits``): one
+left-padded prefill, then one token per row per step; rows that emit EOS leave the batch. A
+:class:`LogitsProcessor` shapes each step's logits inside the loop (DP-SynRAG's writer's rules:
+``core.methods.dp_synrag.public_decoding.WriterRules``); by default none does.
 
 Only public text is generated here (no private document is in any prompt), so ordinary
 temperature / top-p sampling is allowed (unlike private prediction, where any data-dependent
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Protocol
 
 import torch
 
@@ -58,6 +61,47 @@ def sample_next(
     return order.gather(-1, choice).squeeze(1)
 
 
+class LogitsProcessor(Protocol):
+    """Rules applied inside :func:`decode_rows` to every step's logits before a token is sampled, for the
+    rows still writing (the first ``n`` rows of the batch, in the order :meth:`keep` leaves them)."""
+
+    def __call__(self, logits: torch.Tensor, step: int) -> torch.Tensor:
+        """The logits ``[rows, vocab]`` this step's tokens are sampled from (``step``: 0 for the first token)."""
+        ...
+
+    def choose(self, sampled: torch.Tensor) -> torch.Tensor:
+        """The tokens the rows take: the sampled ones, but where a rule decides the next token itself (a
+        sample is still drawn for every row, so the sampler's random stream does not depend on the rules)."""
+        ...
+
+    def keep(self, index: torch.Tensor) -> None:
+        """Only the rows at these positions go on writing, in this order (the others ended)."""
+        ...
+
+    def advance(self, tokens: torch.Tensor) -> None:
+        """The tokens the rows still writing have just chosen (one per row)."""
+        ...
+
+
+class NoRules:
+    """Sample from the model's logits as they are."""
+
+    def __call__(self, logits: torch.Tensor, step: int) -> torch.Tensor:
+        return logits
+
+    def choose(self, sampled: torch.Tensor) -> torch.Tensor:
+        return sampled
+
+    def keep(self, index: torch.Tensor) -> None:
+        return None
+
+    def advance(self, tokens: torch.Tensor) -> None:
+        return None
+
+
+NO_RULES = NoRules()
+
+
 def decode_rows(
     session: LogitsSession,
     eos_token_ids: Collection[int],
@@ -65,25 +109,30 @@ def decode_rows(
     temperature: float,
     top_p: float = 1.0,
     generator: torch.Generator | None = None,
+    rules: LogitsProcessor = NO_RULES,
 ) -> list[list[int]]:
-    """The new token ids of every row of ``session``, sampled until EOS or ``max_new_tokens``.
+    """The new token ids of every row of ``session``, sampled until EOS or ``max_new_tokens`` from the logits
+    ``rules`` shape.
 
-    A row that emits EOS leaves the batch (``session.keep``, its cache is freed); the EOS token is
-    not part of its output.
+    A row that emits EOS leaves the batch (``session.keep`` and ``rules.keep``; its cache is freed); the EOS
+    token is not part of its output.
     """
     outputs: list[list[int]] = [[] for _ in range(session.n_rows)]
     active = list(range(session.n_rows))
     for step in range(max_new_tokens):
-        tokens = sample_next(session.logits(), temperature, top_p, generator)
-        keep = [pos for pos, tok in enumerate(tokens.tolist()) if tok not in eos_token_ids]
+        tokens = rules.choose(sample_next(rules(session.logits(), step), temperature, top_p, generator))
+        chosen = tokens.tolist()
+        keep = [pos for pos, tok in enumerate(chosen) if tok not in eos_token_ids]
         for pos in keep:
-            outputs[active[pos]].append(int(tokens[pos]))
+            outputs[active[pos]].append(int(chosen[pos]))
         if not keep or step == max_new_tokens - 1:
             break
         if len(keep) < len(active):
             index = torch.tensor(keep, dtype=torch.long, device=tokens.device)
             session.keep(index)
+            rules.keep(index)
             tokens = tokens[index]
             active = [active[pos] for pos in keep]
+        rules.advance(tokens)
         session.append(tokens)
     return outputs

@@ -9,9 +9,10 @@ from typing import Any
 
 from core.privacy.accountant import Accountant
 from core.privacy.conversion import eps_to_rho, rho_to_eps
-from core.privacy.plan_base import STAGE_AUG_PE, _check_privacy_target, _reject
+from core.privacy.plan_base import STAGE_AUG_PE, _check_privacy_target
 from core.privacy.release import GAUSSIAN, Release, accountant_of
 from core.runspec import AugPESpec
+from core.specs.rules import check_section
 
 def aug_pe_stage(iteration: int) -> str:
     """The ledger stage of iteration t (1-based): one charge per vote histogram."""
@@ -68,19 +69,7 @@ class AugPEPlan:
 def plan_aug_pe(spec: AugPESpec, epsilon: float, delta: float, conversion: str = "tight") -> AugPEPlan:
     """Split (ε, δ) equally over Aug-PE's T vote histograms and derive σ and H."""
     _check_privacy_target(epsilon, delta, conversion)
-    for name in ("iterations", "population"):
-        value = getattr(spec, name)
-        if int(value) != value or value < 1:
-            raise _reject(f"{name} must be a whole number ≥ 1 (got {value}).", f"Fix aug_pe.{name} in the run spec.")
-    if int(spec.variations) != spec.variations or spec.variations < 0:
-        raise _reject(
-            f"variations must be a whole number ≥ 0 (got {spec.variations}).", "Fix aug_pe.variations in the run spec."
-        )
-    if not (spec.threshold >= 0.0) or math.isinf(spec.threshold):
-        raise _reject(
-            f"The vote threshold H must be a finite number ≥ 0 (got {spec.threshold}).",
-            "Set aug_pe.threshold to e.g. 3, or to 0 for 2σ.",
-        )
+    check_section(spec, "aug_pe")  # AugPESpec.RULES: iterations, population, variations, the threshold H, ...
     iterations = int(spec.iterations)
     rho_total = eps_to_rho(epsilon, delta, conversion)
     rho_t = rho_total / iterations

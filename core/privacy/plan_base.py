@@ -1,4 +1,5 @@
-"""What every method's plan shares: the ledger's stage names and the check of a privacy target.
+"""What every method's plan shares: the ledger's stage names and the check of a privacy target (a method's
+section is checked by ``core.specs.rules.check_section``, from its rules).
 """
 
 from __future__ import annotations

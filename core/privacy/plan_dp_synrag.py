@@ -54,6 +54,7 @@ from core.privacy.release import BOUNDED_RANGE, GAUSSIAN, SPARSE_HISTOGRAM, Rele
 from core.privacy.release import per_stage as stage_totals
 from core.privacy.set_union import release_threshold
 from core.runspec import DPSynRAGSpec
+from core.specs.rules import check_section
 
 REFERENCE_EPSILON = 10.0
 
@@ -275,49 +276,30 @@ class DPSynRAGPlan:
 
 
 
-def _fraction(name: str, override: float, default: float) -> float:
-    value = float(override) if override else default
-    if not (0.0 < value < 1.0):
-        raise _reject(
-            f"The budget share {name} must lie strictly between 0 and 1 (got {value}).",
-            f"Set {name} to e.g. 0.05, or to 0 for the default.",
-        )
-    return value
+def _fraction(override: float, default: float) -> float:
+    """A share of the budget: the spec's (its rule: strictly between 0 and 1), or the default when it says 0."""
+    return float(override) if override else default
 
 
 
 def _shares(spec: DPSynRAGSpec, conversion: str) -> tuple[float, float, float, float, float, float, int, int]:
-    """The shares of ρ (phrases, histogram, co-keywords, means, thresholds, tokens), M and K_p, checked; they
-    sum to 1 − the size count's share (``_size_share``)."""
+    """The shares of ρ (phrases, histogram, co-keywords, means, thresholds, tokens), M and K_p; they sum to
+    1 − the size count's share (``_size_share``). Refused when the stages before the tokens leave them nothing."""
     d_hist, d_mu, d_theta = default_fractions(conversion)
     tokens = spec.token_stage
     d_ck, d_p = DEFAULT_CLUSTER_KEYWORDS_FRACTION, DEFAULT_PHRASES_FRACTION
     if not tokens:
         d_hist, d_ck, d_p = (REALISED_FRACTIONS[k] for k in ("hist", "cluster_keywords", "phrases"))
-    f_hist = _fraction("hist_fraction", spec.hist_fraction, d_hist)
+    f_hist = _fraction(spec.hist_fraction, d_hist)
     if spec.refine:
-        f_mu = _fraction("mu_fraction", spec.mu_fraction, d_mu)
-        f_theta = _fraction("theta_fraction", spec.theta_fraction, d_theta)
+        f_mu = _fraction(spec.mu_fraction, d_mu)
+        f_theta = _fraction(spec.theta_fraction, d_theta)
     else:  # no retrieval refinement: S_r = C_r, and its share goes to the tokens
         f_mu = f_theta = 0.0
     M = int(spec.cluster_keywords)
-    if int(spec.cluster_keywords) != spec.cluster_keywords or M < 0:
-        raise _reject(
-            f"cluster_keywords must be a whole number ≥ 0 (got {spec.cluster_keywords}).",
-            "Set dp_synrag.cluster_keywords to e.g. 5, or to 0 to release no co-keywords.",
-        )
-    f_ck = (
-        _fraction("cluster_keywords_fraction", spec.cluster_keywords_fraction, d_ck)
-        if M
-        else 0.0
-    )
+    f_ck = _fraction(spec.cluster_keywords_fraction, d_ck) if M else 0.0
     K_p = int(spec.phrases_per_unit) if spec.discover_phrases else 0
-    if spec.discover_phrases and (int(spec.phrases_per_unit) != spec.phrases_per_unit or K_p < 1):
-        raise _reject(
-            f"phrases_per_unit must be a whole number ≥ 1 (got {spec.phrases_per_unit}).",
-            "Set dp_synrag.phrases_per_unit to e.g. 8, or discover_phrases = false.",
-        )
-    f_p = _fraction("phrases_fraction", spec.phrases_fraction, d_p) if K_p else 0.0
+    f_p = _fraction(spec.phrases_fraction, d_p) if K_p else 0.0
     f_n = _size_share(spec) + _length_share(spec)  # the stages drawn first: the size count, the length statistic
     if not tokens:  # no private prediction: its share goes to the other stages, in proportion to theirs
         scale = (1.0 - f_n) / (f_p + f_hist + f_ck + f_mu + f_theta)
@@ -335,28 +317,24 @@ def _shares(spec: DPSynRAGSpec, conversion: str) -> tuple[float, float, float, f
 
 def _size_share(spec: DPSynRAGSpec) -> float:
     """The DP size count's share of ρ: 0 when no setting waits for it (``DPSynRAGSpec.size_count``)."""
-    return _fraction("size_fraction", spec.size_fraction, DEFAULT_SIZE_FRACTION) if spec.size_count else 0.0
+    return _fraction(spec.size_fraction, DEFAULT_SIZE_FRACTION) if spec.size_count else 0.0
 
 
 def _length_share(spec: DPSynRAGSpec) -> float:
     """The DP length statistic's share of ρ: 0 unless ``length = "dp"``."""
-    return _fraction("length_fraction", spec.length_fraction, DEFAULT_LENGTH_FRACTION) if spec.length == "dp" else 0.0
+    return _fraction(spec.length_fraction, DEFAULT_LENGTH_FRACTION) if spec.length == "dp" else 0.0
 
 
 def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion: str = "tight") -> DPSynRAGPlan:
     """Split (ε, δ) across the DP-SynRAG stages and derive σ_h, σ_μ, ε_θ and c/τ."""
     _check_privacy_target(epsilon, delta, conversion)
-    for name, value in (("K", spec.K), ("L", spec.clusters_per_unit), ("T", spec.T)):
-        if int(value) != value or value < 1:
-            raise _reject(f"{name} must be a whole number ≥ 1 (got {value}).", f"Fix dp_synrag.{name} in the run spec.")
-    if not (spec.tau > 0.0) or math.isinf(spec.tau):
-        raise _reject(f"The temperature τ must be > 0 (got {spec.tau}).", "Use τ = 1.0.")
+    check_section(spec, "dp_synrag")  # DPSynRAGSpec.RULES: K, L, T ≥ 1, τ > 0, every share strictly in (0, 1), ...
 
     f_p, f_hist, f_ck, f_mu, f_theta, f_tokens, M, K_p = _shares(spec, conversion)
     tokens = spec.token_stage
     K, L, T, tau = int(spec.K), spec.clusters_per_unit, int(spec.T), float(spec.tau)
     delta_p = (
-        _fraction("phrases_delta_fraction", spec.phrases_delta_fraction, DEFAULT_PHRASES_DELTA_FRACTION) * delta
+        _fraction(spec.phrases_delta_fraction, DEFAULT_PHRASES_DELTA_FRACTION) * delta
         if K_p
         else 0.0
     )

@@ -11,6 +11,8 @@ from core.privacy.accountant import Accountant
 from core.privacy.conversion import eps_to_rho, rho_to_eps
 from core.privacy.plan_base import STAGE_RPSG_SELECTION, _check_privacy_target, _reject
 from core.privacy.release import GAUSSIAN, Release, accountant_of
+from core.specs.rpsg import RPSGSpec
+from core.specs.rules import check_value
 
 @dataclass(frozen=True)
 class RPSGPlan:
@@ -72,8 +74,9 @@ RPSG_SCOPE = (
 def plan_rpsg(epsilon: float, delta: float, m: int = 5, conversion: str = "tight") -> RPSGPlan:
     """σ for RPSG's selection (at least SPEC §3's √(2 ln(1.25/δ))/ε, enough to meet ε at δ; see RPSGPlan)."""
     _check_privacy_target(epsilon, delta, conversion)
-    if int(m) != m or m < 1:
-        raise _reject(f"The number of candidates m must be a whole number ≥ 1 (got {m}).", "Use m = 5.")
+    _, problem = check_value(RPSGSpec.RULES["m"], m)  # the rule of [rpsg] m, the one statement of it
+    if problem:
+        raise _reject(f"The number of candidates m ({RPSGSpec.RULES['m'].meaning}) {problem}.", "Use m = 5.")
     seed_sigma = math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
     target_sigma = math.sqrt(m / (2.0 * eps_to_rho(epsilon, delta, conversion)))
     sigma = max(seed_sigma, target_sigma)

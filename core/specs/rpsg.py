@@ -21,7 +21,7 @@ class RPSGSpec:
     pii_names: list[str] = field(default_factory=list)  # the custodian's own names to mask
     pii_places: list[str] = field(default_factory=list)
 
-    # The one statement of RPSG's ranges (core.methods.rpsg.algorithm.check_params reads these rules).
+    # The one statement of RPSG's ranges (RunSpec.problems and core.methods.rpsg.algorithm.check_params read these rules).
     RULES: ClassVar[dict[str, Rule]] = {
         "m": whole("candidate abstractions per seed", high=MAX_VARIATIONS),
         "similarity_threshold": number("the similarity threshold", low=0, high=1, open_low=True),

@@ -1,8 +1,9 @@
 """A run-spec setting's rule (type and range, in plain words) and the one check every section runs.
 
 Each spec dataclass carries ``RULES`` (a ``Rule`` per field); a field without a rule is still type-checked
-against its default. ``section_problems`` is the only validation of a section: ``RunSpec.problems`` and the
-methods' own checks (RPSG, Aug-PE) call it.
+against its default. ``section_problems`` is the only validation of a section: ``RunSpec.problems`` calls it on
+loading a spec, and ``check_section`` (the same problems, refused) guards each method's plan and run against a
+section handed to it directly (DP-SynRAG's and Aug-PE's plans, RPSG's run).
 
 Every size a run allocates or loops over has an upper bound, from the size limits below (one table, each
 with why): a typo such as ``population = 1e9`` is refused when the spec is loaded, by ``privet plan`` and
@@ -17,6 +18,8 @@ import math
 import re
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
+
+from core.errors import PrivetError
 
 # -- size limits (the one table; the sections' RULES refer to these) ---------------------------------------
 # Tokens: one document, one generation. 4096 is twice the packaged model's whole context (2048 tokens in
@@ -247,6 +250,14 @@ def _label(where: str, name: str) -> str:
 def section_problems(section: Any, where: str) -> list[str]:
     """Rule violations of one spec section, labelled ``[where] name``: the same check ``RunSpec.problems`` runs."""
     return _problems_of(section, where)
+
+
+def check_section(section: Any, where: str) -> None:
+    """Refuse a section that breaks its rules, naming each problem (``section_problems``)."""
+    problems = section_problems(section, where)
+    if problems:
+        raise PrivetError(f"The [{where}] settings are invalid: " + "; ".join(problems) + ".",
+                          f"Fix [{where}] in the run spec and start again.")
 
 
 def _problems_of(obj: Any, where: str) -> list[str]:

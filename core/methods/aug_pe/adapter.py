@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from core.corpus import Corpus
-from core.errors import PrivetError
 from core.methods.aug_pe.runner import run_aug_pe
 from core.methods.base import (
     COMMON_NOTES,
@@ -17,7 +16,7 @@ from core.methods.base import (
 )
 from core.privacy.mechanisms import GAUSSIAN_OPENDP
 from core.privacy.planner import AugPEPlan, plan_aug_pe
-from core.runspec import AugPESpec, RunSpec, section_problems
+from core.runspec import RunSpec
 
 SCOPE_NOTES = (
     (
@@ -32,20 +31,11 @@ SCOPE_NOTES = (
 )
 
 
-def check_generation(spec: AugPESpec) -> None:
-    """The public-sampling settings (they do not affect privacy, but must make sense): the rules of
-    ``AugPESpec.RULES``, the only statement of them."""
-    problems = section_problems(spec, "aug_pe")
-    if problems:
-        raise PrivetError("The Aug-PE settings are invalid: " + "; ".join(problems) + ".",
-                          "Fix [aug_pe] in the run spec and start again.")
-
-
 class AugPEMethod:
     name = "aug_pe"
 
     def _plan(self, spec: RunSpec, delta: float) -> AugPEPlan:
-        check_generation(spec.aug_pe)
+        # The plan checks [aug_pe] against AugPESpec.RULES, the one statement of them.
         return plan_aug_pe(spec.aug_pe, spec.privacy.epsilon, delta, spec.privacy.conversion)
 
     def plan_summary(self, spec: RunSpec, delta: float, n_units: int) -> PlanSummary:

@@ -202,6 +202,20 @@ def spec_problems(spec: Any) -> list[str]:
     return list(spec.dp_synrag.shape_problems())
 
 
+def public_defaults(spec: Any) -> Any:
+    """The spec with the document form and L chosen by the public rules (the adaptive default, a copy)."""
+    from core.methods.dp_synrag.adaptive import with_public_defaults
+
+    return with_public_defaults(spec)
+
+
+def check_corpus(spec: Any, corpus: Any) -> None:
+    """A pasted real document as the example of the form: refused before any charge."""
+    from core.methods.dp_synrag.realisation import check_spec_example
+
+    check_spec_example(spec, corpus)
+
+
 def example_problem(document_form: str, example: str, corpus: Any) -> str:
     """Whether the public example of the document form looks like a real document of ``corpus`` ("" if not)."""
     from core.methods.dp_synrag.realisation import example_problem as problem, public_example
@@ -227,6 +241,8 @@ FACTS = MethodFacts(
     plan_lines=phrase_lines,
     plan_notes=plan_notes,
     spec_problems=spec_problems,
+    public_defaults=public_defaults,
+    check_corpus=check_corpus,
     example_problem=example_problem,
     released_allocation=released_allocation,
     wizard=WizardOptions(documents="topics", cluster_size=True, self_filter=True, document_form=True, topic_names=True),

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from core.corpus import Unit
-from core.methods.base import MethodContext, UnitWork
+from core.methods.base import MethodContext
+from core.methods.compute_backend import UnitWork
 from core.methods.dp_synrag.vocabulary import Vocabulary, postprocess_keywords, specific_entries
 from core.models.base import LanguageModel
 from core.progress import StageProgress
@@ -34,7 +35,7 @@ def extract_keywords(
             progress.advance(1)
     else:
         prompts = [render("keywords", K=K, document=_truncate(u.text)) for u in units]
-        answers = generate_greedy(prompts, llm, ctx.unit_work, 6 * K + 4, progress)
+        answers = generate_greedy(prompts, llm, ctx.compute.unit_work, 6 * K + 4, progress)
         keywords = [postprocess_keywords(a, vocab, K) for a in answers]
     progress.finish()
     return keywords
@@ -43,21 +44,14 @@ def extract_keywords(
 def generate_greedy(
     messages: Sequence[str],
     llm: LanguageModel,
-    unit_work: UnitWork | None,
+    unit_work: UnitWork,
     max_new_tokens: int,
     progress: StageProgress,
     batch: int = 16,  # decoding is memory-bound: wider batches cost little more per step
 ) -> list[str]:
     """Greedy answers, ``batch`` messages per model call: here, or sharded over compute workers
     (``core.compute``) in the same batches, so with the same answers."""
-    if unit_work is not None:
-        return unit_work.generate(messages, max_new_tokens, batch, progress)
-    answers: list[str] = []
-    for start in range(0, len(messages), batch):
-        chunk = list(messages[start : start + batch])
-        answers.extend(llm.generate(chunk, max_new_tokens=max_new_tokens, temperature=0.0))
-        progress.advance(len(chunk))
-    return answers
+    return unit_work.generate(llm, messages, max_new_tokens, batch, progress)
 
 
 def _truncate(text: str, limit: int = 2000) -> str:

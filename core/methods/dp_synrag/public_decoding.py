@@ -1,7 +1,9 @@
 """Public decoding for the public writer (docs/method.md §2.4b): temperature / top-p sampling (greedy on
 request), a repetition penalty, no repeated n-grams, a copy guard against a demonstration, and released
 words pulled in by lexically constrained decoding. Every rule is applied to the whole batch's logits on
-the model's device (``logit_shaping.py``), and the prompts' common first tokens are computed once.
+the model's device (``logit_shaping.py``) by one logits processor (:class:`WriterRules`) inside the
+generation module's decoding loop (``core.models.generation.decode_rows``, the one public decoding loop),
+and the prompts' common first tokens are computed once.
 
 It reads public prompts and public logits only: post-processing of released words, no privacy cost. The
 sampling is not a privacy mechanism; its randomness comes from OS entropy (a seeded generator only in
@@ -19,6 +21,7 @@ import torch
 from core.methods.dp_synrag.logit_shaping import (
     GuardTable,
     Rows,
+    Shaped,
     Shaping,
     TokenEdges,
     advance,
@@ -26,8 +29,8 @@ from core.methods.dp_synrag.logit_shaping import (
     start_rows,
     word_forms,
 )
-from core.models.base import LanguageModel, LogitsSession
-from core.models.generation import sample_next
+from core.models.base import LanguageModel
+from core.models.generation import decode_rows
 from core.privacy.randomness import secure_torch_generator, test_mode_torch_generator
 
 REPETITION_PENALTY = 1.3  # public decoding (CTRL-style): divides a positive logit, multiplies a negative one
@@ -220,53 +223,47 @@ def public_decode_tokens(
                       max((len(s) for s in starts), default=0) + max_new_tokens, device)
     edges = TokenEdges(tokenizer, vocab, device)
     edges.learn(rows.written[rows.written >= 0])
-    rules = Shaping(repetition_penalty, no_repeat_ngram, GuardTable.of(guard or {}, COPY_NGRAM - 1, device),
-                    torch.tensor(sorted(t for t in llm.eos_token_ids if t < vocab), dtype=torch.long, device=device),
-                    PULL_START, PULL_END, max_new_tokens)
-    return _decode_loop(session, rows, rules, edges, decoding, generator, max((len(s) for s in starts), default=0))
+    shaping = Shaping(repetition_penalty, no_repeat_ngram, GuardTable.of(guard or {}, COPY_NGRAM - 1, device),
+                      torch.tensor(sorted(t for t in llm.eos_token_ids if t < vocab), dtype=torch.long, device=device),
+                      PULL_START, PULL_END, max_new_tokens)
+    rules = WriterRules(rows, shaping, edges, max((len(s) for s in starts), default=0))
+    written = decode_rows(session, llm.eos_token_ids, max_new_tokens, decoding.temperature, decoding.top_p, generator,
+                          rules)
+    return [list(start) + ids for start, ids in zip(starts, written)]
 
 
-def _decode_loop(session: LogitsSession, rows: Rows, rules: Shaping, edges: TokenEdges, decoding: Decoding,
-                 generator: torch.Generator | None, longest: int) -> list[list[int]]:
-    """Decode every row of ``session`` until it ends or writes ``rules.max_new_tokens`` tokens; returns each
-    row's written tokens (its answer start first). A row that chooses an end-of-text token leaves the
-    batch (the token is not written)."""
-    n_rows = session.n_rows
-    outputs: list[list[int]] = [[] for _ in range(n_rows)]
-    active = torch.arange(n_rows)
-    eos = rules.eos
-    for step in range(rules.max_new_tokens):
-        shaped = shape(session.logits().float(), rows, rules, step, longest + step)
-        tokens = sample_next(shaped.logits, decoding.temperature, decoding.top_p, generator).to(rows.length.device)
-        tokens = torch.where(shaped.forced, shaped.forced_token, tokens)  # finishing a released word
-        done = torch.isin(tokens, eos) if eos.numel() else torch.zeros_like(tokens, dtype=torch.bool)
-        last = step == rules.max_new_tokens - 1
-        if bool(done.any()):
-            _collect(outputs, active, rows, done)
-            keep = (~done).nonzero().squeeze(1)
-            rows.keep(keep)
-            active = active[keep.cpu()]
-            tokens, pull_missing = tokens[keep], shaped.pull_missing[keep]
-            if not last and keep.numel():
-                session.keep(keep)
-        else:
-            pull_missing = shaped.pull_missing
-        if not tokens.numel():
-            return outputs
-        advance(rows, tokens, pull_missing, edges)
-        if last:
-            break
-        session.append(tokens)
-    _collect(outputs, active, rows, torch.ones_like(rows.length, dtype=torch.bool))
-    return outputs
+class WriterRules:
+    """The writer's rules as a logits processor of the one decoding loop (``core.models.generation.decode_rows``):
+    the repetition penalty, no repeated n-grams, the copy guard and the released words' pull, in one pass over
+    the batch's logits on the model's device (``logit_shaping.shape``), and a released word once begun finished
+    (a row finishing it takes its next token, whatever it sampled)."""
 
+    def __init__(self, rows: Rows, shaping: Shaping, edges: TokenEdges, longest: int) -> None:
+        self.rows, self.shaping, self.edges = rows, shaping, edges
+        self.longest = longest  # the longest answer start: the most tokens a row has written before step 0
+        self._shaped: Shaped | None = None  # this step's, for ``choose``, ``keep`` and ``advance``
 
-def _collect(outputs: list[list[int]], active: torch.Tensor, rows: Rows, which: torch.Tensor) -> None:
-    """Copy the written tokens of the ``which`` rows out (one transfer for them all)."""
-    index = which.nonzero().squeeze(1)
-    written, length = rows.written[index].cpu(), rows.length[index].cpu()
-    for original, ids, n in zip(active[index.cpu()].tolist(), written, length.tolist()):
-        outputs[original] = ids[:n].tolist()
+    def __call__(self, logits: torch.Tensor, step: int) -> torch.Tensor:
+        self._shaped = shape(logits.float(), self.rows, self.shaping, step, self.longest + step)
+        return self._shaped.logits
+
+    def choose(self, sampled: torch.Tensor) -> torch.Tensor:
+        shaped = self._step()
+        return torch.where(shaped.forced, shaped.forced_token, sampled.to(self.rows.length.device))
+
+    def keep(self, index: torch.Tensor) -> None:
+        index = index.to(self.rows.length.device)
+        self.rows.keep(index)
+        shaped = self._step()
+        self._shaped = Shaped(shaped.logits, shaped.forced, shaped.forced_token, shaped.pull_missing.index_select(0, index))
+
+    def advance(self, tokens: torch.Tensor) -> None:
+        advance(self.rows, tokens.to(self.rows.length.device), self._step().pull_missing, self.edges)
+
+    def _step(self) -> Shaped:
+        if self._shaped is None:
+            raise RuntimeError("WriterRules: a step's tokens before its logits were shaped")
+        return self._shaped
 
 
 public_greedy = public_decode  # the old name, kept for callers: it samples unless ``decoding=GREEDY``

@@ -81,11 +81,7 @@ def select_members(
 def embed_units(units: Sequence[Unit], ctx: MethodContext) -> np.ndarray:
     """E(u) for every unit (L2-normalised): here, or sharded over compute workers (core/compute)."""
     progress = StageProgress(ctx.reporter, "embedding", len(units)).start("Embedding documents")
-    if ctx.unit_work is not None:
-        embeddings = ctx.unit_work.embed([u.text for u in units], progress=progress)
-    else:
-        embeddings = ctx.embedder.embed([u.text for u in units])
-        progress.advance(len(units))
+    embeddings = ctx.compute.unit_work.embed(ctx.embedder, [u.text for u in units], progress=progress)
     progress.finish()
     return embeddings
 

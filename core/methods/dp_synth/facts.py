@@ -9,6 +9,7 @@ from typing import Any
 
 from core.method_catalogue import MethodFacts, WizardOptions
 from core.methods.dp_synrag.facts import PARAMETER_MEANINGS as SHARED_SECTION_MEANINGS
+from core.methods.dp_synrag.facts import public_defaults
 
 # Its settings are the shared [dp_synrag] section's, in DP-SynRAG's words.
 PARAMETER_MEANINGS = {key: SHARED_SECTION_MEANINGS[key] for key in ("R", "T", "tau", "clip", "public_row", "c_over_tau", "c")}
@@ -31,6 +32,7 @@ FACTS = MethodFacts(
     parameter_meanings=PARAMETER_MEANINGS,
     work=work,
     plan_header=form_lines,
+    public_defaults=public_defaults,  # the shared section's: the form its self-filter reads
     wizard=WizardOptions(count_note="Fewer documents can come out when the check for useful documents drops some.",
                          self_filter=True),
 )

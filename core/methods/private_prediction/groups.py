@@ -6,12 +6,14 @@ A group holds one prompt per member unit (its own document) and, optionally, the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from core.corpus import Unit
-from core.methods.base import MethodContext
 from core.methods.private_prediction.engine import PredictionGroup
 from core.methods.private_prediction.prompts import rephrase_message
+
+if TYPE_CHECKING:  # an annotation only: the context (core.methods.base) holds the local engine
+    from core.methods.base import MethodContext
 
 
 def build_groups(

@@ -24,15 +24,17 @@ filter kept 26 % of 300 real news articles, 100 % of real clinic notes and Movie
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import torch
 
-from core.methods.base import MethodContext
 from core.models.base import Embedder, LanguageModel
 from core.progress import ProgressEvent, Reporter, StageProgress
 from core.prompts import render, template
+
+if TYPE_CHECKING:  # an annotation only: the context (core.methods.base) holds the local engine
+    from core.methods.base import MethodContext
 
 MODES = ("score", "similarity", "answer")
 OFFTOPIC_QUANTILE = 0.9  # keep a text only if it beats 90% of the public off-topic sentences

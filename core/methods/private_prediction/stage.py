@@ -6,13 +6,11 @@ the groups it draws again (``PredictionCost.charge``). The engine (``engine.py``
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
-from core.methods.base import MethodContext
 from core.methods.private_prediction.engine import (
     EngineConfig,
     PredictionGroup,
-    PrivatePredictionEngine,
     top_k_plus_margin,
 )
 from core.methods.private_prediction.groups import GroupSource
@@ -21,6 +19,9 @@ from core.privacy.planner import PredictionCost
 from core.privacy.release import Release
 from core.progress import ProgressEvent, StageProgress
 from core.runspec import DPSynRAGSpec
+
+if TYPE_CHECKING:  # an annotation only: the context (core.methods.base) holds the local engine
+    from core.methods.base import MethodContext
 
 
 def engine_config(spec: DPSynRAGSpec, c: float, batch_rows: int, shared_prefix: int = 0) -> EngineConfig:
@@ -72,7 +73,7 @@ def private_prediction(
         wanted = set(todo_ids)
         todo = groups.build(todo_ids) if isinstance(groups, GroupSource) else [g for g in groups if g.gid in wanted]
         config = engine_config(spec, cost.c, ctx.batch_rows, template_prefix_length(ctx.llm, private_message))
-        engine = (ctx.engine_factory or PrivatePredictionEngine)(ctx.llm, config, ctx.token_sampler(spec.tau))
+        engine = ctx.compute.engine_factory(ctx.llm, config, ctx.token_sampler(spec.tau))
 
         starts = {g.gid: list(g.start_ids) for g in todo}
 

@@ -54,7 +54,8 @@ from core.privacy.mechanisms import gaussian_noise
 from core.privacy.planner import STAGE_RPSG_SELECTION, RPSGPlan, plan_rpsg
 from core.progress import NULL_REPORTER, ProgressEvent, Reporter, StageProgress
 from core.prompts import render
-from core.runspec import RPSGSpec, section_problems
+from core.runspec import RPSGSpec
+from core.specs.rules import check_section
 
 STAGE_MASK = "rpsg_mask"
 STAGE_ABSTRACT = "rpsg_abstract"
@@ -85,11 +86,7 @@ class RPSGResult:
 
 def check_params(params: RPSGSpec) -> None:
     """Reject settings that cannot run, naming each one: the rules of ``RPSGSpec.RULES``, the only statement of them."""
-    problems = section_problems(params, "rpsg")
-    if problems:
-        raise PrivetError(
-            "The RPSG settings are invalid: " + "; ".join(problems) + ".", "Fix [rpsg] in the run spec and start again."
-        )
+    check_section(params, "rpsg")
 
 
 # -- step 1: PII masking -----------------------------------------------------------------------
