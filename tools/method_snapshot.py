@@ -179,6 +179,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.compare:
         return compare(Path(args.compare[0]), Path(args.compare[1]))
+    import core.machine_speed  # the estimate's speed test reads the reference rate: plan text not machine-dependent
+
+    core.machine_speed.probe_rate = lambda seconds=0.0: core.machine_speed.REFERENCE_ROUNDS_S  # type: ignore[assignment]
     Path(args.out).write_text(json.dumps(snapshot(), indent=1, sort_keys=True, default=str), encoding="utf-8")
     return 0
 
