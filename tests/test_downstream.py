@@ -14,13 +14,16 @@ from core.evaluation.config import make_config
 from core.evaluation.downstream import (
     MAJORITY,
     LabelledRow,
+    LabelledSettings,
     TrainingSet,
     clinic_rows,
     dataset_config,
     downstream_markdown,
     healthtweets_rows,
     news_rows,
+    one_per_unit,
     outlet,
+    per_class_subset,
     run_downstream,
     split_labelled,
     training_row,
@@ -122,3 +125,52 @@ def test_a_tiny_downstream_run_reports_every_training_set_and_no_member_text(tmp
     members = [line.split(",", 3)[2] for line in (work / "members.csv").read_text().splitlines()[1:6]]
     assert not any(m and m in text for m in members)  # figures and synthetic text only
     assert "| majority class" in downstream_markdown(json.loads(text))
+
+
+def test_seeds_per_class_are_evenly_spaced_within_each_class_and_zero_keeps_all():
+    rows = [LabelledRow(f"r{i:03d}", f"text {i}", "aab"[i % 3]) for i in range(60)]
+    seeds = per_class_subset(rows, 5)
+    assert sorted(r.label for r in seeds) == ["a"] * 5 + ["b"] * 5
+    assert [r.id for r in seeds] == sorted(r.id for r in seeds)  # the members' order
+    a_rows = [r for r in rows if r.label == "a"]
+    assert [r.id for r in seeds if r.label == "a"] == [a_rows[i].id for i in (0, 8, 16, 24, 32)]
+    assert per_class_subset(rows, 0) == rows
+    assert per_class_subset(rows, 1000) == rows
+
+
+def test_the_seed_cap_applies_to_methods_that_rewrite_each_document_as_the_catalogue_says():
+    from core import method_catalogue
+
+    for key in method_catalogue.names():
+        assert one_per_unit(key) == (method_catalogue.facts(key).wizard.documents == "one_per_unit")
+    assert one_per_unit("rpsg") and not one_per_unit("dp_synrag") and not one_per_unit("dp_synrag_l1")
+
+
+def test_a_tiny_rpsg_downstream_run_uses_the_seeds_reports_its_selection_epsilon_and_membership(tmp_path, privet_home):
+    config = make_config("clinic", tmp_path / "out", "tiny", (10.0,), ("dp_synrag", "rpsg"))
+    fast = replace(config.scale.dp_synrag, text="topic_line", realisation_tokens=8)
+    config = replace(config, scale=replace(config.scale, dp_synrag=fast))
+    work = tmp_path / "work"
+    work.mkdir()
+    settings = LabelledSettings(seeds_per_class=2, membership=True)
+    result = run_downstream(config, work, max_members=60, held_out=40, settings=settings)
+    assert result["split"]["seeds"] == sum(result["split"]["seeds_per_class"].values())
+    assert max(result["split"]["seeds_per_class"].values()) == 2 < result["split"]["members"]
+    rows = {row["method"]: row for row in result["rows"] if row["kind"] == "synthetic"}
+    assert rows["rpsg"]["n_units"] == result["split"]["seeds"]
+    assert rows["dp_synrag"]["n_units"] == result["split"]["members"]
+    for row in rows.values():
+        assert row["rho_charged"] == pytest.approx(row["rho_planned"], rel=1e-9)
+    # the per-document candidate-selection ε: below the run's ε (the class counts take their share)
+    assert 0 < rows["rpsg"]["plan"]["epsilon_guaranteed"] < 10.0
+    assert rows["rpsg"]["seconds_per_100_units"] > 0
+    seeds = [line.split(",", 3)[0] for line in (work / "seeds.csv").read_text().splitlines()[1:]]
+    assert len(seeds) == result["split"]["seeds"]
+    assert any("RPSG keeps each seed's label" in note for note in result["notes"])
+    assert {m["method"] for m in result["membership"]} == {"dp_synrag", "rpsg"}
+    for entry in result["membership"]:
+        for attack in entry["attacks"]:
+            assert attack["ci_low"] <= attack["auc"] <= attack["ci_high"]
+            assert attack["n_members"] == attack["n_non_members"] == result["split"]["seeds"]
+    markdown = downstream_markdown(result)
+    assert "Membership inference" in markdown and "s per 100 units" in markdown

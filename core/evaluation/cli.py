@@ -48,6 +48,11 @@ def register(subparsers) -> None:
                    help="--downstream: how labels are kept ([data] label_mode; auto: by topic for DP-SynRAG)")
     p.add_argument("--documents", type=int, default=None,
                    help="--downstream: DP-SynRAG's [dp_synrag] documents (0: one per topic; -1: about the corpus size)")
+    p.add_argument("--seeds", type=int, default=0,
+                   help="--downstream: a method writing one document per private document (RPSG) rewrites at most "
+                        "this many members per class (0: all; RPSG costs about 30 CPU-minutes per 100 seeds)")
+    p.add_argument("--membership", action="store_true",
+                   help="--downstream: also run the membership-inference attacks on every synthetic corpus")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_evaluate)
 
@@ -88,6 +93,10 @@ def command_line(args: argparse.Namespace) -> str:
             parts.append(f"--label-mode {args.label_mode}")
         if getattr(args, "documents", None) is not None:
             parts.append(f"--documents {args.documents}")
+        if getattr(args, "seeds", 0):
+            parts.append(f"--seeds {args.seeds}")
+        if getattr(args, "membership", False):
+            parts.append("--membership")
     return " ".join(parts)
 
 
@@ -139,7 +148,7 @@ def _downstream(args: argparse.Namespace) -> int:
     config = replace(config, dataset=replace(dataset, domain_lists=()) if args.no_domain_list else dataset)
     members = DEFAULT_MEMBERS if args.members is None else args.members
     result = run_downstream(config, work_folder(), _printer(args.quiet), max_members=members,
-                            settings=LabelledSettings(args.label_mode, args.documents))
+                            settings=LabelledSettings(args.label_mode, args.documents, args.seeds, args.membership))
     result["command"] = command_line(args)
     for path in write_downstream(result, config.out_dir):
         print(path)

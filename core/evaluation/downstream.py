@@ -43,10 +43,12 @@ from urllib.parse import urlparse
 import numpy as np
 
 from core.errors import PrivetError
-from core.evaluation import runs
+from core import method_catalogue
+from core.evaluation import membership, runs
 from core.evaluation.config import DATASET_CONFIGS, DatasetConfig, EvaluationConfig
 from core.evaluation.news import lead, news_zip_path
 from core.evaluation.public_only import PUBLIC_ONLY_LABEL, public_only_documents
+from core.evaluation.retrieval import VectorIndex
 from core.models.registry import load_embedder, load_language_model
 from core.paths import resources_dir
 from core.progress import NULL_REPORTER, ProgressEvent, Reporter
@@ -262,18 +264,42 @@ def training_row(training: TrainingSet, test: list[LabelledRow], test_emb: np.nd
 @dataclass(frozen=True)
 class LabelledSettings:
     """How the evaluation's labelled runs keep the labels: ``[data] label_mode`` ("auto": labels by topic for
-    DP-SynRAG, per class for the others) and, when not None, DP-SynRAG's ``[dp_synrag] documents``."""
+    DP-SynRAG, per class for the others) and, when not None, DP-SynRAG's ``[dp_synrag] documents``.
+
+    ``seeds_per_class`` (0: all): a method that writes one document per private document (RPSG, whose cost grows
+    with every seed) gets at most this many members of each class, evenly spaced within the class (a subset of
+    the other methods' members, chosen by position only). ``membership``: run the membership-inference attacks
+    on every synthetic corpus too."""
 
     label_mode: str = "auto"
     documents: int | None = None
+    seeds_per_class: int = 0
+    membership: bool = False
+
+
+def one_per_unit(method: str) -> bool:
+    """Whether a method writes one document per private document (the catalogue's word, not its name)."""
+    key = "dp_synrag" if method == "dp_synrag_l1" else method
+    return method_catalogue.facts(key).wizard.documents == "one_per_unit"
+
+
+def per_class_subset(rows: Sequence[LabelledRow], per_class: int) -> list[LabelledRow]:
+    """At most ``per_class`` rows of each label, evenly spaced within the label, in the rows' order (0: all)."""
+    if per_class <= 0:
+        return list(rows)
+    keep: set[int] = set()
+    for label in sorted({r.label for r in rows}):
+        positions = [i for i, r in enumerate(rows) if r.label == label]
+        keep.update(evenly(positions, per_class))
+    return [r for i, r in enumerate(rows) if i in keep]
 
 
 def synthetic_training_set(config: EvaluationConfig, members_csv: Path, labels: list[str], method: str,
                            epsilon: float, work_dir: Path, llm, embedder,
                            reporter: Reporter = NULL_REPORTER,
-                           settings: LabelledSettings = LabelledSettings()) -> TrainingSet:
-    """Labelled synthesis of the members (typed labels; by topic or per class), charged to the evaluation's
-    own ledger."""
+                           settings: LabelledSettings = LabelledSettings(), n_units: int = 0) -> TrainingSet:
+    """Labelled synthesis of the members in ``members_csv`` (``n_units`` of them; typed labels; by topic or per
+    class), charged to the evaluation's own ledger."""
     label = runs.label_of(method, epsilon)
     spec = runs.run_spec(config, members_csv, method, epsilon)
     spec.data = replace(spec.data, label_column="label", labels=list(labels), label_mode=settings.label_mode)
@@ -282,10 +308,12 @@ def synthetic_training_set(config: EvaluationConfig, members_csv: Path, labels: 
     spec.check()
     run = runs.run_method(spec, work_dir, runs.run_folder(work_dir, label), llm, embedder, reporter)
     documents = run.documents
+    extra = {"rho_planned": run.rho_planned, "rho_charged": run.rho_charged, "n_units": n_units,
+             "seconds_per_100_units": round(100 * run.seconds / n_units, 1) if n_units else None,
+             "plan": {k: round(v, 6) for k, v in run.derived.items()},
+             "samples": [{"label": d.label, "text": d.text} for d in documents[:SAMPLES_PER_CORPUS]]}
     return TrainingSet(label, "synthetic", [d.text for d in documents], [d.label for d in documents], epsilon,
-                       method, run.seconds,
-                       {"rho_planned": run.rho_planned, "rho_charged": run.rho_charged,
-                        "samples": [{"label": d.label, "text": d.text} for d in documents[:SAMPLES_PER_CORPUS]]})
+                       method, run.seconds, extra)
 
 
 def class_sizes(total: int, labels: Sequence[str], like: Sequence[str] = ()) -> dict[str, int]:
@@ -310,6 +338,25 @@ def public_only_training_set(config: EvaluationConfig, llm, sizes: dict[str, int
         labels += [label] * len(written)
     return TrainingSet(f"{PUBLIC_ONLY_LABEL}, labelled by prompt", "public_only", texts, labels, 0.0,
                        "public_only", time.monotonic() - started)
+
+
+def membership_rows(candidates: list[LabelledRow], non_members: list[LabelledRow], synthetic: list[TrainingSet],
+                    llm, embedder, mia_tokens: int, context_docs: int) -> list[dict]:
+    """The membership attacks of ``core.evaluation.membership`` on every synthetic corpus: ``candidates`` (members
+    of every run, i.e. seeds of a one-per-unit method too) against as many held-out ``non_members``."""
+    n = min(len(candidates), len(non_members))
+    texts, flags, emb = membership.embed_candidates(embedder, [r.text for r in evenly(candidates, n)],
+                                                    [r.text for r in evenly(non_members, n)])
+    ref = membership.reference_nll(llm, texts, mia_tokens)
+    rows: list[dict] = []
+    for corpus in synthetic:
+        if not corpus.texts:
+            rows.append({"corpus": corpus.name, "method": corpus.method, "attacks": [], "note": "no documents"})
+            continue
+        index = VectorIndex.build(corpus.texts, embedder)
+        attacks = membership.run_attacks(texts, flags, emb, index, llm, ref, context_docs, mia_tokens)
+        rows.append({"corpus": corpus.name, "method": corpus.method, "attacks": [a.to_dict() for a in attacks]})
+    return rows
 
 
 def real_sample(members: list[LabelledRow], size: int) -> TrainingSet:
@@ -341,20 +388,34 @@ def run_downstream(config: EvaluationConfig, work_dir: Path, reporter: Reporter 
     llm = runs.GreedyCache(load_language_model(config.scale.llm))
     embedder = load_embedder(config.scale.embedder)
     test_emb = embedder.embed([r.text for r in test])
+    seeds = per_class_subset(members, settings.seeds_per_class)
+    seeds_csv = write_labelled_members(seeds, work_dir / "seeds.csv") if len(seeds) < len(members) else members_csv
     synthetic, notes = [], []
     for method, epsilon in runs.plan_runs(config):
+        own = one_per_unit(method)
         if method == "rpsg":
             notes.append("RPSG keeps each seed's label: its labels are released without DP (no end-to-end guarantee).")
-        _say(reporter, f"Generating {runs.label_of(method, epsilon)} per class")
-        synthetic.append(synthetic_training_set(config, members_csv, labels, method, epsilon, work_dir, llm, embedder,
-                                                reporter, settings))
+        if own and len(seeds) < len(members):
+            notes.append(f"{runs.label_of(method, epsilon)} rewrote {len(seeds)} of the {len(members)} members (at most "
+                         f"{settings.seeds_per_class} per class, evenly spaced within each class).")
+        _say(reporter, f"Generating {runs.label_of(method, epsilon)} with labels")
+        synthetic.append(synthetic_training_set(config, seeds_csv if own else members_csv, labels, method, epsilon,
+                                                work_dir, llm, embedder, reporter, settings,
+                                                len(seeds) if own else len(members)))
     largest = [s for s in synthetic if s.epsilon == config.max_epsilon and s.method == "dp_synrag" and s.texts]
     size = len(largest[0].texts) if largest else (len(synthetic[0].texts) if synthetic else len(labels) * 4)
     sizes = class_sizes(size, labels, largest[0].labels if largest else ())
     _say(reporter, "Writing the public-only baseline, labelled by prompt")
     public = public_only_training_set(config, llm, sizes, config.scale.dp_synrag.realisation_tokens)
-    sets = [*synthetic, real_sample(members, size), public,
+    other_sizes = sorted({len(s.texts) for s in synthetic if s.epsilon == config.max_epsilon and s.texts} - {size})
+    sets = [*synthetic, real_sample(members, size), *(real_sample(members, n) for n in other_sizes), public,
             TrainingSet(MAJORITY, "majority", [], [r.label for r in members])]
+    mia: list[dict] = []
+    if settings.membership:
+        _say(reporter, "Membership inference on every synthetic corpus")
+        scored = set(test)
+        mia = membership_rows(seeds, [r for r in non_members if r not in scored] or non_members, synthetic, llm,
+                              embedder, config.scale.mia_tokens, config.scale.context_docs)
     _say(reporter, f"Training and testing the classifiers on {len(test)} held-out non-members")
     return {
         "dataset": config.dataset.name,
@@ -363,12 +424,15 @@ def run_downstream(config: EvaluationConfig, work_dir: Path, reporter: Reporter 
         "labels": labels,
         "label_mode": settings.label_mode,
         "documents": settings.documents,
+        "seeds_per_class": settings.seeds_per_class,
         "split": {"members": len(members), "non_members": len(non_members), "held_out_scored": len(test),
+                  "seeds": len(seeds), "seeds_per_class": dict(sorted(Counter(r.label for r in seeds).items())),
                   "members_per_class": dict(sorted(Counter(r.label for r in members).items())),
                   "held_out_per_class": dict(sorted(Counter(r.label for r in test).items()))},
         "classifiers": {"tfidf": "TF-IDF (1-2 grams, sublinear tf) + logistic regression (C = 10)",
                         "embedding": f"{embedder.name} sentence embeddings + logistic regression (C = 10)"},
         "rows": [training_row(s, test, test_emb, embedder) for s in sets],
+        "membership": mia,
         "notes": notes,
         "seconds": round(time.monotonic() - t0, 1),
     }
@@ -386,6 +450,23 @@ def downstream_markdown(result: dict) -> str:
         lines.append(f"| {row['corpus']} | {eps} | {row['n_train']} | {row['tfidf']['accuracy']:.3f} | "
                      f"{row['tfidf']['macro_f1']:.3f} | {row['embedding']['accuracy']:.3f} | "
                      f"{row['embedding']['macro_f1']:.3f} |")
+    synthetic = [row for row in result["rows"] if row["kind"] == "synthetic"]
+    if synthetic:
+        lines += ["", "| synthetic corpus | units given | seconds | s per 100 units | ρ planned / charged | plan |",
+                  "|---|---|---|---|---|---|"]
+        for row in synthetic:
+            plan = ", ".join(f"{k} {v:.4g}" for k, v in sorted(row.get("plan", {}).items()))
+            per_100 = row.get("seconds_per_100_units")
+            lines.append(f"| {row['corpus']} | {row.get('n_units', '')} | {row['seconds']:.0f} | "
+                         f"{'' if per_100 is None else f'{per_100:.0f}'} | {row.get('rho_planned', 0):.4f} / "
+                         f"{row.get('rho_charged', 0):.4f} | {plan} |")
+    if result.get("membership"):
+        lines += ["", "Membership inference (AUC, 95 % bootstrap CI; 0.5 = chance):", "",
+                  "| synthetic corpus | attack | AUC | 95 % CI | members / non-members |", "|---|---|---|---|---|"]
+        for entry in result["membership"]:
+            for a in entry["attacks"]:
+                lines.append(f"| {entry['corpus']} | {a['attack']} | {a['auc']:.3f} | [{a['ci_low']:.3f}, "
+                             f"{a['ci_high']:.3f}] | {a['n_members']} / {a['n_non_members']} |")
     if result.get("command"):
         lines += ["", f"Command: `{result['command']}` ({result['seconds']:.0f} s)."]
     lines += [f"- {note}" for note in result.get("notes", [])]

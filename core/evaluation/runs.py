@@ -154,6 +154,7 @@ class MethodRun:
     rho_planned: float
     rho_charged: float
     seconds: float
+    derived: dict[str, float] = field(default_factory=dict)  # the plan's derived values (σ, a per-document ε)
 
 
 def run_method(spec: RunSpec, work_dir: Path, run_dir: Path, llm, embedder,
@@ -181,7 +182,8 @@ def run_method(spec: RunSpec, work_dir: Path, run_dir: Path, llm, embedder,
         seconds = time.monotonic() - started
         charged = sum(float(r["rho"]) for r in ledger.entries(fingerprint)
                       if r["kind"] == "charge" and r["run_id"] == run_id)
-    return MethodRun(list(documents), dict(diagnostics), delta, summary.rho_total, charged, seconds)
+    derived = {k: float(v) for k, v in summary.derived.items() if isinstance(v, (int, float))}
+    return MethodRun(list(documents), dict(diagnostics), delta, summary.rho_total, charged, seconds, derived)
 
 
 def plan_runs(config: EvaluationConfig) -> list[tuple[str, float]]:
