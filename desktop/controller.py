@@ -29,6 +29,7 @@ from core.privacy.budget import RECOMMENDED_EPSILON, epsilon_of, resolve_delta
 from core import method_catalogue
 from core.method_catalogue import MethodEntry, WizardOptions
 from core.runspec import RunSpec
+from core.specs.label_modes import LabelModeChoice, label_mode_choices, label_mode_words
 from core.internal_check import InternalCheck, find_identifiers, private_identifiers
 
 DEFAULT_EXPORT_FOLDER = "privet-releases"
@@ -148,7 +149,22 @@ class WizardController:
         self.spec.data.person_column = person_column
         self.spec.data.label_column = label_column
         self.spec.data.labels = list(labels)
+        if not label_column:
+            self.spec.data.label_mode = "auto"  # a label mode without a label column is refused by the spec
         return self.summary
+
+    @staticmethod
+    def label_mode_choices() -> list[LabelModeChoice]:
+        """How a label column can be kept ([data] label_mode), in the core's words."""
+        return label_mode_choices()
+
+    def set_label_mode(self, mode: str) -> None:
+        """Choose ``[data] label_mode`` (kept at "auto" while no label column is chosen)."""
+        self.spec.data.label_mode = mode if self.spec.data.label_column else "auto"
+
+    def label_mode_words(self) -> str:
+        """What the chosen method will do with the label column under the chosen mode, in the core's words."""
+        return label_mode_words(self.spec.data.label_mode, self.spec.method)
 
     @property
     def data_loaded(self) -> bool:

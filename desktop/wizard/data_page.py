@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout,
 )
@@ -53,6 +54,14 @@ class DataPage(Page):
             "category is written from its own documents only, for the same privacy budget. A column of free "
             "text or of many different values is refused."
         )
+        self.label_mode = QComboBox()
+        self.label_mode.setObjectName("label_mode")
+        for choice in controller.label_mode_choices():
+            self.label_mode.addItem(choice.title, choice.mode)
+            self.label_mode.setItemData(self.label_mode.count() - 1, choice.explanation, Qt.ItemDataRole.ToolTipRole)
+        self.label_mode.setToolTip("How the label column is kept. " + " ".join(
+            f"{c.title}: {c.explanation}" for c in controller.label_mode_choices()))
+        self.label_mode.setEnabled(False)
         self.load_button = QPushButton("&Load")
         self.load_button.setToolTip("Read the data and show a summary")
         self.load_button.clicked.connect(self.load)
@@ -63,7 +72,8 @@ class DataPage(Page):
         form.addRow("&Data:", row)
         form.itemAt(0, QFormLayout.ItemRole.LabelRole).widget().setBuddy(self.path)
         for label, combo in (("&Text column:", self.text_column), ("&Id column:", self.id_column),
-                             ("&Person column:", self.person_column), ("La&bel column:", self.label_column)):
+                             ("&Person column:", self.person_column), ("La&bel column:", self.label_column),
+                             ("How labels are &kept:", self.label_mode)):
             form.addRow(label, combo)
             form.labelForField(combo).setBuddy(combo)
         form.addRow("", self.load_button)
@@ -91,6 +101,8 @@ class DataPage(Page):
         self.path.textChanged.connect(self._inputs_changed)
         for combo in (self.text_column, self.id_column, self.person_column, self.label_column):
             combo.currentIndexChanged.connect(self._inputs_changed)
+        self.label_column.currentIndexChanged.connect(self._label_column_changed)
+        self.label_mode.currentIndexChanged.connect(self._label_mode_changed)
 
     # --- Qt wizard hooks ---------------------------------------------------------------------
 
@@ -99,6 +111,7 @@ class DataPage(Page):
         if data.path and self.path.text() != data.path:
             self.path.setText(data.path)
             self._fill_columns(data.text_column, data.id_column, data.person_column, label=data.label_column)
+        self._select_label_mode(data.label_mode)
         self._show_summary(self.controller.summary)
         self.refresh()
 
@@ -200,6 +213,7 @@ class DataPage(Page):
             combo.setCurrentIndex(max(index, 0))
             combo.setEnabled(bool(columns))
             combo.blockSignals(False)
+        self._label_column_changed()
         self.completeChanged.emit()
 
     def _say_replaced(self, before: dict[str, str], after: dict[str, str], file_name: str) -> None:
@@ -220,6 +234,21 @@ class DataPage(Page):
                 and data.label_column == self._column(self.label_column)
                 and data.id_column == self._column(self.id_column)
                 and data.text_column == self._column(self.text_column))
+
+    def _select_label_mode(self, mode: str) -> None:
+        self.label_mode.blockSignals(True)
+        self.label_mode.setCurrentIndex(max(self.label_mode.findData(mode), 0))
+        self.label_mode.blockSignals(False)
+        self.label_mode.setEnabled(bool(self._column(self.label_column)))
+
+    def _label_column_changed(self) -> None:
+        self.label_mode.setEnabled(bool(self._column(self.label_column)))
+
+    def _label_mode_changed(self) -> None:
+        """A new label mode: kept in the spec at once (it needs no new Load), the summary's words follow it."""
+        self.controller.set_label_mode(self.label_mode.currentData() or "auto")
+        if self.controller.summary is not None:
+            self._show_summary(self.controller.summary)
 
     def _inputs_changed(self) -> None:
         self._load_error = ""
@@ -265,8 +294,7 @@ class DataPage(Page):
             self.histogram.set_data(ls.bin_counts, edges)
         if summary.n_label_values:
             lines.append(f"Labels: <b>{summary.n_label_values}</b> different values in the column "
-                         f"'{self.controller.spec.data.label_column}'. Each synthetic document will carry one; each "
-                         "label is written from its own documents, and how many documents carry each label is "
-                         "released with noise (it costs a small part of the budget).")
+                         f"'{self.controller.spec.data.label_column}'. Each synthetic document will carry one. "
+                         + self.controller.label_mode_words())
         self.summary.setText("<br>".join(lines))
         self.warnings.setText("\n".join(f"⚠ {w}" for w in summary.warnings))
