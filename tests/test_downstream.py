@@ -163,7 +163,7 @@ def test_a_tiny_rpsg_downstream_run_uses_the_seeds_reports_its_selection_epsilon
         assert row["rho_charged"] == pytest.approx(row["rho_planned"], rel=1e-9)
     # the per-document candidate-selection ε: below the run's ε (the class counts take their share)
     assert 0 < rows["rpsg"]["plan"]["epsilon_guaranteed"] < 10.0
-    assert rows["rpsg"]["seconds_per_100_units"] > 0
+    assert rows["rpsg"]["seconds_per_100_units"] > 0 and rows["rpsg"]["cpu_seconds_per_100_units"] > 0
     seeds = [line.split(",", 3)[0] for line in (work / "seeds.csv").read_text().splitlines()[1:]]
     assert len(seeds) == result["split"]["seeds"]
     assert any("RPSG keeps each seed's label" in note for note in result["notes"])

@@ -310,6 +310,8 @@ def synthetic_training_set(config: EvaluationConfig, members_csv: Path, labels: 
     documents = run.documents
     extra = {"rho_planned": run.rho_planned, "rho_charged": run.rho_charged, "n_units": n_units,
              "seconds_per_100_units": round(100 * run.seconds / n_units, 1) if n_units else None,
+             "cpu_seconds": round(run.cpu_seconds, 1),
+             "cpu_seconds_per_100_units": round(100 * run.cpu_seconds / n_units, 1) if n_units else None,
              "plan": {k: round(v, 6) for k, v in run.derived.items()},
              "samples": [{"label": d.label, "text": d.text} for d in documents[:SAMPLES_PER_CORPUS]]}
     return TrainingSet(label, "synthetic", [d.text for d in documents], [d.label for d in documents], epsilon,
@@ -452,13 +454,14 @@ def downstream_markdown(result: dict) -> str:
                      f"{row['embedding']['macro_f1']:.3f} |")
     synthetic = [row for row in result["rows"] if row["kind"] == "synthetic"]
     if synthetic:
-        lines += ["", "| synthetic corpus | units given | seconds | s per 100 units | ρ planned / charged | plan |",
+        lines += ["", "| synthetic corpus | units given | seconds | s per 100 units (CPU s) | ρ planned / charged | plan |",
                   "|---|---|---|---|---|---|"]
         for row in synthetic:
             plan = ", ".join(f"{k} {v:.4g}" for k, v in sorted(row.get("plan", {}).items()))
-            per_100 = row.get("seconds_per_100_units")
+            per_100, cpu_100 = row.get("seconds_per_100_units"), row.get("cpu_seconds_per_100_units")
             lines.append(f"| {row['corpus']} | {row.get('n_units', '')} | {row['seconds']:.0f} | "
-                         f"{'' if per_100 is None else f'{per_100:.0f}'} | {row.get('rho_planned', 0):.4f} / "
+                         f"{'' if per_100 is None else f'{per_100:.0f} ({cpu_100:.0f})'} | "
+                         f"{row.get('rho_planned', 0):.4f} / "
                          f"{row.get('rho_charged', 0):.4f} | {plan} |")
     if result.get("membership"):
         lines += ["", "Membership inference (AUC, 95 % bootstrap CI; 0.5 = chance):", "",

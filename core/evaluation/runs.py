@@ -155,6 +155,7 @@ class MethodRun:
     rho_charged: float
     seconds: float
     derived: dict[str, float] = field(default_factory=dict)  # the plan's derived values (σ, a per-document ε)
+    cpu_seconds: float = 0.0  # CPU time of this process during the run (all its threads): load-independent
 
 
 def run_method(spec: RunSpec, work_dir: Path, run_dir: Path, llm, embedder,
@@ -177,13 +178,14 @@ def run_method(spec: RunSpec, work_dir: Path, run_dir: Path, llm, embedder,
             max_prompt_tokens=spec.dp_synrag.max_prompt_tokens,
             batch_rows=spec.dp_synrag.batch_rows or default_batch_rows(llm.device),
         )
-        started = time.monotonic()
+        started, cpu_started = time.monotonic(), time.process_time()
         documents, diagnostics, _notes = adapter.run(corpus, spec, delta, ctx)
-        seconds = time.monotonic() - started
+        seconds, cpu_seconds = time.monotonic() - started, time.process_time() - cpu_started
         charged = sum(float(r["rho"]) for r in ledger.entries(fingerprint)
                       if r["kind"] == "charge" and r["run_id"] == run_id)
     derived = {k: float(v) for k, v in summary.derived.items() if isinstance(v, (int, float))}
-    return MethodRun(list(documents), dict(diagnostics), delta, summary.rho_total, charged, seconds, derived)
+    return MethodRun(list(documents), dict(diagnostics), delta, summary.rho_total, charged, seconds, derived,
+                     cpu_seconds)
 
 
 def plan_runs(config: EvaluationConfig) -> list[tuple[str, float]]:
