@@ -52,8 +52,10 @@ def dataset_booking(spec: RunSpec, corpus: Corpus, ledger: Ledger | None = None)
         return book_dataset(own, spec.data, corpus)
 
 
-def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = None) -> PlanSummary:
+def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = None,
+         busy: float | None = None) -> PlanSummary:
     """The budget split and derived parameters for this spec on this corpus (charges and writes nothing).
+    ``busy``: a speed test already taken (``core.machine_speed.busy_factor``); None: take one now (0.5 s).
 
     The loaded view is matched against the datasets the ledger knows (``core.ledger.booking``): the
     plan names the dataset the run will be booked under; the same data under a new chosen name is refused.
@@ -72,7 +74,7 @@ def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = No
     summary.budget_outlook = budget_outlook(booking, summary, ledger)
     summary.warnings.extend(booking.warnings)
     summary.warnings.extend(spec.warnings())
-    summary.busy_factor = busy_factor(spec.llm.device)  # this computer's speed now, before the run is priced
+    summary.busy_factor = busy_factor(spec.llm.device) if busy is None else busy  # this computer's speed now
     summary.estimate_seconds, summary.estimate_memory_mb = run_estimate(spec, summary).total_s, run_memory_mb(spec)
     return summary
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from core.internal_check import InternalCheck, find_identifiers, private_identif
 
 DEFAULT_EXPORT_FOLDER = "privet-releases"
 PREVIEW_LIMIT = 5000  # synthetic documents read for the review page
+SPEED_TEST_REUSE_S = 60.0  # how long the wizard reuses one speed test of the estimate (core.machine_speed)
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,7 @@ class WizardController:
     summary: CorpusSummary | None = None
     _corpus: Any = None
     _default_task: str = ""
+    _speed: tuple[str, float, float] | None = None  # the estimate's last speed test: device, reading, when
 
     # --- data -------------------------------------------------------------------------------
 
@@ -206,7 +209,17 @@ class WizardController:
         loaded (a slider move does not read the private file again)."""
         from core.pipeline import plan  # imports the models (torch): on first use, not at window start
 
-        return plan(self.spec, corpus=self._corpus)
+        return plan(self.spec, corpus=self._corpus, busy=self._speed_test())
+
+    def _speed_test(self) -> float:
+        """``core.machine_speed.busy_factor``, taken again at most once a minute: a slider move re-plans, and
+        must not wait half a second for it."""
+        from core.machine_speed import busy_factor
+
+        device, now = self.spec.llm.device, time.monotonic()
+        if self._speed is None or self._speed[0] != device or now - self._speed[2] > SPEED_TEST_REUSE_S:
+            self._speed = (device, busy_factor(device), now)
+        return self._speed[1]
 
     def effective_delta(self) -> float:
         """The run's δ (``core.privacy.budget.resolve_delta``): the spec's, else the public default."""

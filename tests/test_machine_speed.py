@@ -56,3 +56,24 @@ def test_the_speed_test_runs_for_about_the_time_asked_and_counts_rounds():
     assert rate > 0
     assert elapsed >= 0.05
     assert busy_factor("cpu", rate=rate) > 0
+
+
+def test_the_wizard_reuses_one_speed_test_for_a_minute(monkeypatch):
+    from desktop import controller as ctl
+
+    calls: list[float] = []
+
+    def probe(seconds: float = 0.0) -> float:
+        calls.append(seconds)
+        return REFERENCE_ROUNDS_S / 2
+
+    monkeypatch.setattr(machine_speed, "probe_rate", probe)
+    wizard = ctl.WizardController()
+    clock = [1000.0]
+    monkeypatch.setattr(ctl.time, "monotonic", lambda: clock[0])
+    assert wizard._speed_test() == pytest.approx(2.0)
+    clock[0] += 30
+    assert wizard._speed_test() == pytest.approx(2.0) and len(calls) == 1  # a slider move: no new test
+    clock[0] += ctl.SPEED_TEST_REUSE_S
+    wizard._speed_test()
+    assert len(calls) == 2  # a minute later: taken again
