@@ -1,6 +1,6 @@
 """The direct loops of soft clustering and co-keyword counting vs the indexed ones (cluster_index.py),
 side by side on random Zipf-distributed keyword sets (R = 500 words, 2,000 candidates, L = M = 5).
-The direct loops are the reference implementations of tests/test_cluster_index.py.
+The direct loops are the reference implementations of tests/methods/dp_synrag/test_cluster_index.py.
 
     .venv/bin/python bench/cluster_loops.py [--units 10000]
 """

@@ -22,7 +22,7 @@ Steps, each timed; any failure stops the check loudly with a non-zero exit:
                    T=64), then ``realise`` itself (256 topics in one batch, the shipped clinical-note form and
                    its demonstrations): timed, and every document must hold all its topic's words.
 
-``--shapes tiny`` swaps in tiny shapes and small sizes: the dry run on a CPU (tests/test_gpu_kit.py).
+``--shapes tiny`` swaps in tiny shapes and small sizes: the dry run on a CPU (tests/compute/test_gpu_kit.py).
 Prints ONE JSON line of figures (also written to --json-out).
 
     python3 bench/gpu_check.py --kit bench/kit --device cuda [--shapes real] [--tests "N passed"] [--json-out F]

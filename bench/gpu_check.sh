@@ -9,7 +9,7 @@
 #   PRIVET_GPU_CHECK_LLM=/models/my-llm bench/gpu_check.sh --offline-kit   the same steps with the site's own model
 #       (a local Hugging Face causal-LM folder with a chat template, loaded in bf16) instead of random weights.
 #   bench/gpu_check.sh --offline-kit KIT --cpu-dry-run   the same script on a CPU with tiny shapes
-#       (tests/test_gpu_kit.py runs it; CUDA tests are then skipped, not failed).
+#       (tests/compute/test_gpu_kit.py runs it; CUDA tests are then skipped, not failed).
 #
 # Steps: 1. the CUDA-marked tests (pytest -m cuda);  2. bench/gpu_check.py: the engine vs HF generate vs a
 # DP-RAG-style loop, the forced out-of-memory halving, a timed DP-SynRAG run at the seed's defaults on the
@@ -55,7 +55,7 @@ fi
 
 echo "== CUDA tests" >&2
 set +e
-timeout "$(left)" "$PY" -m pytest -q -m cuda -p no:cacheprovider tests/test_cuda.py >"$OUT_DIR/cuda_tests.log" 2>&1
+timeout "$(left)" "$PY" -m pytest -q -m cuda -p no:cacheprovider tests/compute/test_cuda.py >"$OUT_DIR/cuda_tests.log" 2>&1
 rc=$?
 set -e
 tests_line=$(tail -n 1 "$OUT_DIR/cuda_tests.log")

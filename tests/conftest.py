@@ -74,7 +74,7 @@ def pytest_collection_modifyitems(config, items):
 def wizard(qtbot):
     """The run wizard on the tiny models (``helpers.tiny_controller``), shown; a child still running at
     teardown is stopped, and the relay is shut down (no close question)."""
-    from helpers import tiny_controller
+    from tests.helpers import tiny_controller
 
     from desktop.wizard import RunWizard
 

@@ -22,6 +22,7 @@ from core.runspec import ModelChoice, RunSpec
 if TYPE_CHECKING:
     from desktop.controller import WizardController
 
+ROOT = Path(__file__).resolve().parents[1]  # the repository (tests/ is one folder below it)
 TINY = ModelChoice(source="tiny-random")
 CANARY = "Zqxvortimer Blandquist-7731"
 DISEASES = ("fever", "cough", "rash", "headache")

@@ -19,7 +19,7 @@ Usage (from the repository root)::
     python tools/import_graph.py --check         # exit 1 when any module-level cycle exists
 
 The functions :func:`build_graph`, :func:`module_cycles` and :func:`package_cycles` are also called
-from ``tests/test_import_graph.py``.
+from ``tests/codebase/test_import_graph.py``.
 """
 
 from __future__ import annotations

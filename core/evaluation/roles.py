@@ -13,7 +13,7 @@ Over every pair (document, word of the truth that occurs in it), a pair is **pla
 occurrence in the section of its own role and none in the section of another role. Role accuracy is the
 share of placed pairs. "reports uricalm sachets and pumice cystitis" places neither a drug nor a condition;
 a word left to the "Key terms:" line is not placed either. The demo's own notes (seven wordings) score
-1.0 (tests/test_roles.py), so the cues read the generator's wordings as well as the form's.
+1.0 (tests/methods/dp_synrag/test_roles.py), so the cues read the generator's wordings as well as the form's.
 
 Evaluation only: it reads the generator's public catalogue and the documents' text, and writes counts.
 """

@@ -60,7 +60,7 @@ from core.ledger.store import Ledger
 from core.runspec import DataSpec, RunSpec
 
 # The share of a known dataset's text found in a load (or of the load's text in the known dataset) that makes
-# them one dataset. Chosen by tests/test_dataset_identity.py: two different clinic corpora from the same
+# them one dataset. Chosen by tests/ledger/test_dataset_identity.py: two different clinic corpora from the same
 # generator share at most about 0.1 of their evidence; a copy with 45 % of the real rows among filler rows
 # still shows about 0.45, and every other re-keying of the audit 0.75 or more.
 SAME_CONTENT_SHARE = 0.2

@@ -8,7 +8,7 @@ section handed to it directly (DP-SynRAG's and Aug-PE's plans, RPSG's run).
 Every size a run allocates or loops over has an upper bound, from the size limits below (one table, each
 with why): a typo such as ``population = 1e9`` is refused when the spec is loaded, by ``privet plan`` and
 ``privet run`` alike, instead of being charged and then running out of memory or for ever. The limits are
-far above any useful setting; ``tests/test_runspec_validation.py`` checks that every whole-number rule has
+far above any useful setting; ``tests/specs/test_runspec_validation.py`` checks that every whole-number rule has
 one (a seed and the public bound on the number of units are the only exceptions, see ``UNBOUNDED``).
 """
 

@@ -186,7 +186,7 @@ def test_refuses_non_empty_folder_unless_overwrite(tmp_path):
     with pytest.raises(PrivetError, match="not empty"):
         export_release(run, out, IDENTITY)
     assert (out / "old.txt").exists()
-    with pytest.raises(PrivetError, match="release marker"):  # not a release Privet wrote (tests/test_output_guard.py)
+    with pytest.raises(PrivetError, match="release marker"):  # not a release Privet wrote (tests/pipeline/test_output_guard.py)
         export_release(run, out, IDENTITY, overwrite=True)
     assert (out / "old.txt").exists()
     (out / "old.txt").unlink()

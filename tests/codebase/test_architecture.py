@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
+
 CORE_FILES = sorted((ROOT / "core").rglob("*.py"))
 QT_MODULES = ("PySide6", "PyQt5", "PyQt6", "shiboken6", "qtpy")
 
@@ -112,3 +113,18 @@ def test_every_method_list_derives_from_the_one_registration():
         assert registry.get(entry.key).name == entry.key
     no_guarantee = [m.key for m in method_catalogue.METHODS if not m.end_to_end_dp]
     assert no_guarantee == ["rpsg"]
+
+
+def test_the_tests_mirror_the_code_and_are_packages():
+    """Test files live in folders that mirror the code (tests/privacy/, tests/methods/dp_synrag/, …), never
+    flat in tests/, and every folder is a package, so that they import ``tests.helpers`` (and each other) by one
+    name whichever file pytest starts from. Only conftest.py and helpers.py stay at the top."""
+    tests = ROOT / "tests"
+    flat = sorted(p.name for p in tests.glob("test_*.py"))
+    assert flat == [], f"move these into the folder of the code they test: {flat}"
+    folders = [d for d in [tests, *tests.rglob("*")] if d.is_dir() and d.name != "__pycache__" and any(d.glob("*.py"))]
+    assert [d for d in folders if not (d / "__init__.py").is_file()] == []
+    offenders = [f"{p.relative_to(ROOT)}: {line.strip()}" for p in sorted(tests.rglob("*.py"))
+                 for line in p.read_text(encoding="utf-8").splitlines()
+                 if line.lstrip().startswith(("from helpers import", "import helpers", "from test_"))]
+    assert offenders == [], "import tests.helpers / tests.<area>.test_x by their full names"

@@ -11,8 +11,8 @@ import pytest
 
 from core.cli import build_parser
 from core.runspec import RunSpec
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 DOCS = [README, ROOT / "installer" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # Pages other branches of round 3 add (docs/benchmarks.md links them); they must exist once merged.
@@ -118,9 +118,22 @@ def test_the_readme_is_a_how_to_not_a_lab_notebook():
 def test_the_refactor_tooling_is_gone_and_unreferenced():
     for gone in ("tools/refactor.py", "tools/apply_refactor.sh", "docs/refactor-plan.md"):
         assert not (ROOT / gone).exists()
-    sources = [ROOT / "Makefile", ROOT / "pyproject.toml", *DOCS, *(ROOT / "tests").glob("*.py"), *(ROOT / "tools").glob("*")]
+    sources = [ROOT / "Makefile", ROOT / "pyproject.toml", *DOCS, *(ROOT / "tests").rglob("*.py"), *(ROOT / "tools").glob("*")]
     for source in sources:
         if source.name == Path(__file__).name or not source.is_file():
             continue
         text = _text(source)
         assert "refactor.py" not in text and "apply_refactor" not in text and "refactor-plan" not in text, source
+
+
+def test_every_test_file_named_anywhere_exists():
+    """A test file named by path (``tests/<area>/test_x.py``) in the docs, a README, a docstring or a script
+    exists: the tests are laid out by folder, and moving one must update whoever names it."""
+    kinds = ("*.md", "*.py", "*.sh", "*.toml")
+    sources = [ROOT / "Makefile", ROOT / "pyproject.toml", *DOCS,
+               *(p for folder in ("core", "desktop", "resources", "installer", "bench", "tools", "tests", "docs")
+                 for kind in kinds for p in (ROOT / folder).rglob(kind))]
+    missing = sorted({f"{_relative(source)}: {name}" for source in set(sources) if source.is_file()
+                      for name in re.findall(r"(?<![\w/.])(tests/[\w/]*test_\w+\.py)", _text(source))
+                      if not (ROOT / name).is_file()})
+    assert missing == [], missing

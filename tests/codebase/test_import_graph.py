@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tools.import_graph import build_graph, module_cycles, package_cycles
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _write(root: Path, files: dict[str, str]) -> Path:

@@ -12,11 +12,10 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-from pathlib import Path
 
 from core import method_catalogue
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 KEYS = frozenset(method_catalogue.names())
 PACKAGES = frozenset(m.adapter.split(":")[0].split(".")[2] for m in method_catalogue.METHODS)  # core.methods.<p>
 OWN_PLACES = ("core/methods/", "core/method_catalogue.py")

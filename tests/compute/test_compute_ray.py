@@ -11,7 +11,7 @@ import sys
 
 import pytest
 import torch
-from helpers import tiny_spec
+from tests.helpers import tiny_spec
 
 from core.compute.factory import check_compute, compute_backend
 from core.errors import PrivetError

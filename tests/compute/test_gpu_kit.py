@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -20,8 +19,8 @@ from core.privacy.mechanisms import TokenSampler
 from core.privacy.planner import plan_dp_synrag
 from core.privacy.randomness import test_mode_torch_generator
 from core.runspec import DPSynRAGSpec
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import CANARY, DISEASES, tiny_spec
+from tests.helpers import CANARY, DISEASES, tiny_spec
 
 from core.corpus import load_corpus
 from core.corpus.labels import MAX_LABEL_CHARS, check_label_values, unit_label

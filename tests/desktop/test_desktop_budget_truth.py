@@ -6,8 +6,8 @@ from __future__ import annotations
 import shutil
 
 from PySide6.QtWidgets import QMessageBox
-from helpers import wizard_notes
-from test_desktop_wizard import RUN_TIMEOUT_MS, walk_to_confirm
+from tests.helpers import wizard_notes
+from tests.desktop.test_desktop_wizard import RUN_TIMEOUT_MS, walk_to_confirm
 
 from core.corpus import load_corpus
 from core.ledger import Ledger

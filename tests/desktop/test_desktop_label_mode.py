@@ -5,7 +5,7 @@ cannot use refused by the core's spec check."""
 from __future__ import annotations
 
 import pytest
-from test_label_column import write_labelled
+from tests.corpus.test_label_column import write_labelled
 
 from core.errors import PrivetError
 from core.specs.common import LABEL_MODES

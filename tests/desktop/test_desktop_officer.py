@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtWidgets import QApplication
-from helpers import tiny_controller, wizard_notes
-from test_desktop_wizard import RUN_TIMEOUT_MS, walk_to_confirm
+from tests.helpers import tiny_controller, wizard_notes
+from tests.desktop.test_desktop_wizard import RUN_TIMEOUT_MS, walk_to_confirm
 
 from core.estimate import Estimate, EtaTracker, estimate
 from core.ledger import Ledger
@@ -392,7 +392,7 @@ def test_quitting_during_a_run_asks_and_no_keeps_the_app_open(qtbot, tmp_path, m
 
 
 def test_certificate_has_a_parameter_table_prose_and_the_number_of_documents(tmp_path):
-    from test_certificate import make_record
+    from tests.certificate.test_certificate import make_record
 
     from core.certificate import build_certificate, load_signing_key, render_html
 

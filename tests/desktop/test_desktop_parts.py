@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import write_notes
+from tests.helpers import write_notes
 
 from core.errors import ModelError
 from core.internal_check import find_identifiers, private_identifiers

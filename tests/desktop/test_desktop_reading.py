@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import tiny_controller, wizard_notes
+from tests.helpers import tiny_controller, wizard_notes
 
 from core.certificate.build import rare_topics_words
 from core.certificate.privacy_record import PrivacyRecord
@@ -122,7 +122,7 @@ def test_one_figure_for_how_many_units_a_topic_needs(wizard, tmp_path):
 
 
 def test_budget_rationale_is_kept_and_printed_on_the_certificate(wizard, tmp_path):
-    from test_certificate import make_record
+    from tests.certificate.test_certificate import make_record
 
     from core.certificate import build_certificate, render_html
 
@@ -164,7 +164,7 @@ def test_every_parameter_of_every_method_has_a_meaning_on_the_certificate():
 
 @pytest.mark.skipif(shutil.which("pdftotext") is None, reason="needs pdftotext (poppler-utils)")
 def test_pdf_page_one_is_the_summary_and_tables_do_not_break_words(tmp_path):
-    from test_certificate import make_record
+    from tests.certificate.test_certificate import make_record
 
     from core.certificate import build_certificate, render_html, render_pdf
     from core.certificate.render import pdf_page_count

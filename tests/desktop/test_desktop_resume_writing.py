@@ -4,8 +4,8 @@ writes resumes without a question, says that nothing more will be charged, and c
 from __future__ import annotations
 
 from PySide6.QtWidgets import QMessageBox
-from test_desktop_wizard import RUN_TIMEOUT_MS, walk_to_confirm
-from test_resume_writing import charges, interrupt_while_writing
+from tests.desktop.test_desktop_wizard import RUN_TIMEOUT_MS, walk_to_confirm
+from tests.pipeline.test_resume_writing import charges, interrupt_while_writing
 
 from core.ledger import Ledger
 from core.runspec import RunSpec

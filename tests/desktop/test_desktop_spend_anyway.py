@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from test_desktop_wizard import next_enabled, walk_to_confirm
+from tests.desktop.test_desktop_wizard import next_enabled, walk_to_confirm
 
 
 def test_about_0_topics_needs_an_explicit_spend_anyway(wizard, tmp_path, privet_home):

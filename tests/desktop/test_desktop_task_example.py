@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from test_desktop_officer import to_task_page
+from tests.desktop.test_desktop_officer import to_task_page
 
 
 def test_a_shipped_form_or_an_invented_example_reaches_the_spec(wizard, tmp_path):

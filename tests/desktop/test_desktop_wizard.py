@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import wizard_notes
+from tests.helpers import wizard_notes
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWizard
 

@@ -10,13 +10,12 @@ import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from desktop.qt_deps import missing_packages
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = """
 import sys
 from PySide6.QtCore import QTimer

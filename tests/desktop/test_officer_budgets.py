@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import wizard_notes
-from test_desktop_reading import finished_run
-from test_desktop_wizard import walk_to_confirm
+from tests.helpers import ROOT, wizard_notes
+from tests.desktop.test_desktop_reading import finished_run
+from tests.desktop.test_desktop_wizard import walk_to_confirm
 
 from core.certificate.build import parameters_not_used
 from core.certificate.render import PAGE_BREAK
@@ -220,5 +220,5 @@ def test_parameters_of_stages_that_did_not_run_are_listed_apart(tmp_path):
 
 
 def test_the_vocabulary_note_closes_its_parenthesis():
-    source = Path(__file__).parents[1].joinpath("core", "methods", "dp_synrag", "method.py").read_text(encoding="utf-8")
+    source = ROOT.joinpath("core", "methods", "dp_synrag", "method.py").read_text(encoding="utf-8")
     assert "({len(vocab.words)} entries)\"" in source

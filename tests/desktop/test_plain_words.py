@@ -12,7 +12,7 @@ import io
 import re
 
 import pytest
-from helpers import wizard_notes
+from tests.helpers import wizard_notes
 from PySide6.QtWidgets import QAbstractButton, QApplication, QComboBox, QGroupBox, QLabel, QWidget, QWizardPage
 
 from core.corpus import load_corpus

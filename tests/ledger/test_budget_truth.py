@@ -17,9 +17,9 @@ import threading
 from pathlib import Path
 
 import pytest
-from helpers import FakeKeyring, tiny_spec
-from test_export import IDENTITY, charged_run_dir, make_run_dir
-from test_privacy_audit import cancelled_run, charges
+from tests.helpers import FakeKeyring, tiny_spec
+from tests.certificate.test_export import IDENTITY, charged_run_dir, make_run_dir
+from tests.privacy.test_privacy_audit import cancelled_run, charges
 
 from core.certificate.privacy_record import RECORD_FILE, PrivacyRecord
 from core.cli import main as privet

@@ -15,7 +15,7 @@ import random
 from pathlib import Path
 
 import pytest
-from helpers import tiny_spec, write_notes
+from tests.helpers import tiny_spec, write_notes
 
 from core.cli import main as privet
 from core.corpus import Corpus, LoadReport, Unit

@@ -10,7 +10,7 @@ import math
 import sqlite3
 
 import pytest
-from helpers import tiny_spec
+from tests.helpers import tiny_spec
 
 from core.certificate.privacy_record import MAC_FILE, RECORD_FILE, PrivacyRecord, record_mac
 from core.cli import main as privet
@@ -248,7 +248,7 @@ def test_a_record_edited_and_resealed_with_the_installation_key_is_refused(expor
 
 
 def test_the_resume_quote_bounds_what_the_certificate_then_states(tmp_path, privet_home):
-    from test_privacy_audit import cancelled_run
+    from tests.privacy.test_privacy_audit import cancelled_run
 
     from core.pipeline import resume_quote
 
@@ -268,7 +268,7 @@ def test_the_resume_quote_bounds_what_the_certificate_then_states(tmp_path, priv
 
 
 def test_a_rewitnessed_ledger_is_marked_on_every_later_certificate(tmp_path):
-    from test_certificate import FP, make_record
+    from tests.certificate.test_certificate import FP, make_record
 
     from core.certificate.build import build_certificate
     from core.certificate.render import render_html

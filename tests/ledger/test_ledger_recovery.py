@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import FakeKeyring, tiny_spec
+from tests.helpers import FakeKeyring, tiny_spec
 
 from core.cli import main as privet
 from core.corpus.identity import dataset_identity

@@ -27,7 +27,7 @@ from core.methods.base import COMMON_NOTES, MethodContext, MethodOutput, PlanSum
 from core.privacy.conversion import approx_eps_to_rho
 from core.privacy.release import GAUSSIAN, Release, accountant_of, run_release
 from core.runspec import RunSpec
-from helpers import tiny_spec
+from tests.helpers import tiny_spec
 
 KEY = "toy_count"
 STAGE = "toy_count"
@@ -155,7 +155,7 @@ def test_a_registered_toy_plans_runs_and_is_certified(registered, tmp_path):
 
 
 def test_the_wizard_offers_the_toy_with_its_own_options(registered):
-    from helpers import tiny_controller
+    from tests.helpers import tiny_controller
 
     controller = tiny_controller()
     assert KEY in [m.key for m in controller.available_methods()]

@@ -8,9 +8,9 @@ import math
 
 import numpy as np
 import pytest
-from helpers import statistical, tiny_spec
+from tests.helpers import statistical, tiny_spec
 from scipy import stats
-from test_label_column import DEPARTMENTS, write_labelled
+from tests.corpus.test_label_column import DEPARTMENTS, write_labelled
 
 from core.errors import Cancelled
 from core.ledger import Ledger
@@ -49,7 +49,7 @@ def _independent_epsilon(stage_rhos: list[float], delta: float, delta_spent: flo
 
 
 def _labelled_spec(tmp_path, labels=None, method="dp_synrag", n=60, mode="per_class"):
-    """A labelled tiny spec, per class by default (labels by topic: tests/test_topic_labels.py)."""
+    """A labelled tiny spec, per class by default (labels by topic: tests/methods/dp_synrag/test_topic_labels.py)."""
     spec = tiny_spec(tmp_path, write_labelled(tmp_path, n), release=None)
     spec.method = method
     spec.data.label_column = "department"

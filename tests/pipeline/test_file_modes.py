@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from helpers import TINY_SIZES, tiny_spec, write_notes
+from tests.helpers import TINY_SIZES, tiny_spec, write_notes
 
 from core.pipeline import run_pipeline
 from core.private_files import private_folder, write_private

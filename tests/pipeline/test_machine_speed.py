@@ -7,7 +7,7 @@ import pytest
 from core import machine_speed
 from core.estimate import estimate
 from core.machine_speed import REFERENCE_ROUNDS_S, busy_factor
-from helpers import tiny_spec
+from tests.helpers import tiny_spec
 
 
 def test_a_computer_at_a_third_of_the_reference_rate_is_three_times_slower():

@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import tiny_spec, write_notes
+from tests.helpers import tiny_spec, write_notes
 
 from core.certificate.seal import RELEASE_MARKER, verify_export
 from core.cli import main as privet

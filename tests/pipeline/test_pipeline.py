@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 import pytest
-from helpers import CANARY, TINY, tiny_spec, write_notes
+from tests.helpers import CANARY, TINY, tiny_spec, write_notes
 
 from core.cli import main as privet
 from core.errors import BudgetError, Cancelled, PrivetError

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from helpers import TINY_SIZES, tiny_spec, write_notes
+from tests.helpers import TINY_SIZES, tiny_spec, write_notes
 
 from core.cli import INTERNAL_ERROR
 from core.cli import main as privet

@@ -3,7 +3,7 @@ traceback, and leaving no release, no charge and no run folder behind.
 
 The table in docs/reliability.md is generated from this file:
 
-    PRIVET_UPDATE_DOCS=1 python -m pytest -q tests/test_reliability_matrix.py
+    PRIVET_UPDATE_DOCS=1 python -m pytest -q tests/pipeline/test_reliability_matrix.py
 
 Without ``PRIVET_UPDATE_DOCS`` the test checks that the document lists every case with the exit code
 measured now (messages may be reworded without regenerating it).
@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from helpers import CANARY, write_notes
+from tests.helpers import CANARY, ROOT, write_notes
 
 from core.cli import INTERNAL_ERROR
 from core.cli import main as privet
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "reliability.md"
+DOC = ROOT / "docs" / "reliability.md"
 BEGIN, END = "<!-- BEGIN GENERATED TABLE -->", "<!-- END GENERATED TABLE -->"
 
 
@@ -665,10 +665,10 @@ def test_docs_reliability_table_lists_every_case(outcomes):
         _, _, tail = rest.partition(END)
         DOC.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}", encoding="utf-8")
         text = DOC.read_text(encoding="utf-8")
-    assert BEGIN in text, "regenerate: PRIVET_UPDATE_DOCS=1 python -m pytest -q tests/test_reliability_matrix.py"
+    assert BEGIN in text, "regenerate: PRIVET_UPDATE_DOCS=1 python -m pytest -q tests/pipeline/test_reliability_matrix.py"
     for i, case in enumerate(CASES, start=1):
         code = outcomes[case.name][0].code
         assert re.search(rf"^\| {i} \| {re.escape(case.name.replace('|', '/'))} \| [^|]+ \| {code} \|", text, re.M), (
             f"docs/reliability.md is out of date for case {case.name!r}; regenerate it with "
-            "PRIVET_UPDATE_DOCS=1 python -m pytest -q tests/test_reliability_matrix.py"
+            "PRIVET_UPDATE_DOCS=1 python -m pytest -q tests/pipeline/test_reliability_matrix.py"
         )

@@ -11,7 +11,7 @@ import io
 import json
 
 import pytest
-from helpers import CANARY, tiny_spec
+from tests.helpers import CANARY, tiny_spec
 
 import core.methods.dp_synrag.realisation as rl
 from core.errors import Cancelled

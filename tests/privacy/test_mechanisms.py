@@ -24,7 +24,7 @@ from core.privacy.mechanisms import (
     threshold_exponential_mechanism,
     threshold_intervals,
 )
-from helpers import statistical
+from tests.helpers import statistical
 
 P_REJECT = 1e-4
 

@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import CANARY, tiny_spec
-from test_certificate import make_record
+from tests.helpers import CANARY, ROOT, tiny_spec
+from tests.certificate.test_certificate import make_record
 
 from core.corpus import dataset_fingerprint
 from core.errors import BudgetError, Cancelled, PrivetError
@@ -270,7 +270,7 @@ def test_certificate_cumulative_spend_is_read_from_the_ledger(tmp_path):
     assert history["ledger_matches_record"] is False
 
 
-# --- 3. δ never from n: see tests/test_privacy_accounting.py --------------------------------------------
+# --- 3. δ never from n: see tests/privacy/test_privacy_accounting.py --------------------------------------------
 
 
 # --- 4. timestamps ---------------------------------------------------------------------------------------
@@ -296,7 +296,7 @@ def test_batch_effects_are_listed_as_not_covered(tmp_path):
     for method in ("dp_synrag", "dp_synth"):
         notes = " ".join(scope_and_hazards(make_record(method)))
         assert "Batch effects" in notes and "not covered" in notes
-    docs = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    docs = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "batch" in docs.lower() and "not covered" in docs
 
 

@@ -21,7 +21,7 @@ from core.privacy.planner import (
 )
 from core.privacy.release import GAUSSIAN, Release, accountant_of, checkpointed, run_release
 from core.runspec import AugPESpec, DPSynRAGSpec
-from helpers import statistical
+from tests.helpers import statistical
 
 
 class MemoryCheckpoints:

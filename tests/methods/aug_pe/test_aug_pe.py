@@ -1,6 +1,6 @@
 """Aug-PE (private evolution, docs/method.md §4): vote sensitivity, noise scale, accounting, a tiny run.
 
-Statistical tests reject at p < 1e-4, like tests/test_mechanisms.py.
+Statistical tests reject at p < 1e-4, like tests/privacy/test_mechanisms.py.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from helpers import canary_at_7, statistical, tiny_spec, write_notes
+from tests.helpers import canary_at_7, statistical, tiny_spec, write_notes
 from scipy import stats
 
 from core.errors import Cancelled, PrivetError

@@ -11,7 +11,7 @@ import tomllib
 
 import numpy as np
 import pytest
-from helpers import TINY, statistical, tiny_spec
+from tests.helpers import TINY, statistical, tiny_spec
 
 from core.checkpoints import Checkpoints
 from core.corpus import Unit

@@ -27,7 +27,7 @@ from core.privacy.accountant import Accountant
 from core.privacy.planner import STAGE_CLUSTER_KEYWORDS, plan_dp_synrag
 from core.runspec import DPSynRAGSpec, RunSpec
 from core.methods.dp_synrag.vocabulary import Vocabulary
-from helpers import statistical
+from tests.helpers import statistical
 
 WORDS = ["tusfosemia", "tregedcillin", "insomnia", "wheezing", "skin rash", "drimkitopathy", "remkatstatin",
          "sore throat", "back stiffness", "patient", "weeks", "fever"]

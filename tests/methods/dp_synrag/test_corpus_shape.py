@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import TINY_SIZES, statistical, tiny_spec
+from tests.helpers import TINY_SIZES, statistical, tiny_spec
 
 from core.checkpoints import Checkpoints
 from core.corpus import Unit
@@ -357,7 +357,7 @@ def test_the_certificate_says_the_shape_is_post_processing():
 
 
 def test_the_task_page_sets_the_documents_and_says_how_they_are_shared(wizard, tmp_path):
-    from helpers import wizard_notes
+    from tests.helpers import wizard_notes
 
     controller = wizard.controller
     controller.load_data(str(wizard_notes(tmp_path)), "note", "id", "patient")

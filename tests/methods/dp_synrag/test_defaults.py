@@ -4,7 +4,7 @@ document form chosen by a public rule when the custodian picks none (never silen
 from __future__ import annotations
 
 import pytest
-from helpers import tiny_spec
+from tests.helpers import tiny_spec
 
 from core.cli import main as privet
 from core.methods.dp_synrag.forms import FALLBACK_FORM, FORM_LABELS, NO_FORM, form_for_task, with_chosen_form

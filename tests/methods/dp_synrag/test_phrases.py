@@ -27,7 +27,7 @@ from core.privacy.mechanisms import gaussian_sparse_histogram
 from core.privacy.planner import STAGE_HISTOGRAM, STAGE_PHRASES, plan_dp_synrag
 from core.privacy.set_union import item_counts, release_threshold, single_unit_release_bound
 from core.runspec import DPSynRAGSpec
-from helpers import statistical
+from tests.helpers import statistical
 
 NOTES = resources_dir() / "demo" / "clinic" / "notes.csv"
 

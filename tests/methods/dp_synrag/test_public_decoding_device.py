@@ -13,7 +13,7 @@ from typing import Sequence
 
 import pytest
 import torch
-from helpers import TINY
+from tests.helpers import TINY
 
 from core.methods.dp_synrag import public_decoding as pd
 from core.methods.dp_synrag import realisation as rl

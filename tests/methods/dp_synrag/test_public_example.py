@@ -16,8 +16,9 @@ import tomllib
 from collections.abc import Collection
 from pathlib import Path
 
-import helpers
 import pytest
+
+from tests import helpers
 
 from core.corpus import Corpus, Unit, load_corpus
 from core.demo import generate

@@ -12,9 +12,10 @@ import math
 import re
 from pathlib import Path
 
-import helpers
 import pytest
-from helpers import CANARY, TINY, write_notes
+
+from tests import helpers
+from tests.helpers import CANARY, TINY, write_notes
 
 from core.errors import PrivetError
 from core.ledger import Ledger

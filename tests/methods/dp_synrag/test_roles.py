@@ -11,7 +11,7 @@ import csv
 from pathlib import Path
 
 import pytest
-from helpers import TINY
+from tests.helpers import TINY
 
 from core.evaluation import roles as metric
 from core.methods.dp_synrag import realisation as rl

@@ -23,7 +23,7 @@ from core.paths import resources_dir
 from core.privacy.planner import STAGE_TOKENS, plan_dp_synrag
 from core.progress import NULL_REPORTER
 from core.runspec import DPSynRAGSpec, ModelChoice
-from helpers import statistical
+from tests.helpers import statistical
 
 DOMAIN = str(resources_dir() / "vocab" / "medical_demo_domain.txt")
 

@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 import pytest
-from helpers import statistical, tiny_spec
+from tests.helpers import statistical, tiny_spec
 from scipy import stats
-from test_label_column import DEPARTMENTS, write_labelled
+from tests.corpus.test_label_column import DEPARTMENTS, write_labelled
 
 from core.checkpoints import Checkpoints
 from core.errors import Cancelled

@@ -7,7 +7,13 @@ import math
 import numpy as np
 import pytest
 import torch
-from test_private_prediction import EOS, FakeLM, RecordingSampler, make_groups, reference_logits
+from tests.methods.private_prediction.test_private_prediction import (
+    EOS,
+    FakeLM,
+    RecordingSampler,
+    make_groups,
+    reference_logits,
+)
 
 from core.methods.private_prediction.prompts import public_message
 from core.methods.private_prediction.stage import engine_config
@@ -22,7 +28,7 @@ from core.methods.private_prediction import (
 from core.privacy.mechanisms import TokenSampler
 from core.prompts import render
 from core.runspec import DPSynRAGSpec, RunSpec
-from helpers import statistical
+from tests.helpers import statistical
 
 V = 23
 
