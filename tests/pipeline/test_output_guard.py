@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.helpers import tiny_spec, write_notes
+from tests.helpers import tiny_spec
 
 from core.certificate.seal import RELEASE_MARKER, verify_export
 from core.cli import main as privet
@@ -28,6 +28,7 @@ from core.errors import PrivetError
 from core.export import check_output_folder, export_release, previous_release_problem
 from core.ledger import Ledger
 from core.ledger.highwater import state_dir
+from core.runspec import DPSynRAGSpec
 
 FP = "c3" * 32
 IDENTITY = {"custodian": "Dr A. Custodian", "organisation": "St Example Hospital", "irb_protocol": "IRB-2026-042"}
@@ -57,17 +58,11 @@ def _tree(*folders: Path) -> dict[str, str]:
 
 
 def _spec_file(tmp_path: Path) -> Path:
-    corpus = write_notes(tmp_path)
+    """The shared tiny spec with the library's way of writing (``text``), saved; no output folder of its own."""
+    spec = tiny_spec(tmp_path, release=None, text=DPSynRAGSpec().text)
+    spec.privacy.epsilon, spec.privacy.spend_anyway = 4.0, True
     path = tmp_path / "spec.toml"
-    path.write_text(
-        "\n".join([
-            'method = "dp_synrag"',
-            "[data]", f'path = "{corpus}"', 'text_column = "note"', 'id_column = "id"',
-            "[privacy]", "epsilon = 4.0", "spend_anyway = true",
-            "[llm]", 'source = "tiny-random"', "[embedder]", 'source = "tiny-random"',
-            "[dp_synrag]", "K = 4", "R = 5", "L = 2", "k = 5", "T = 6", "self_filter = false",
-            "max_prompt_tokens = 64", 'topic_words = "frequent"', "refine = true",
-        ]) + "\n", encoding="utf-8")
+    spec.save(path)
     return path
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from tests.helpers import CANARY, ROOT, write_notes
+from tests.helpers import CANARY, ROOT, TINY, TINY_SIZES, write_notes
 
 from core.cli import INTERNAL_ERROR
 from core.cli import main as privet
@@ -50,10 +50,9 @@ class Site:
             "": {"method": '"dp_synrag"'},
             "data": {"path": _q(self.corpus), "text_column": '"note"', "id_column": '"id"'},
             "privacy": {"epsilon": "4.0", "delta": "0.0", "spend_anyway": "true"},  # tiny corpus: ~0 topics
-            "llm": {"source": '"tiny-random"'},
-            "embedder": {"source": '"tiny-random"'},
-            "dp_synrag": {"K": "4", "R": "5", "L": "2", "k": "5", "T": "6", "self_filter": "false",
-                          "max_prompt_tokens": "64"},
+            "llm": {"source": _q(TINY.source)},
+            "embedder": {"source": _q(TINY.source)},
+            "dp_synrag": {key: _toml(value) for key, value in TINY_SIZES.items()},  # the shared tiny sizes
             "output": {"folder": _q(self.out)},
         }
         for section, values in sections.items():
@@ -83,6 +82,11 @@ class Site:
 
 def _q(value: object) -> str:
     return '"' + str(value).replace("\\", "\\\\") + '"'
+
+
+def _toml(value: object) -> str:
+    """A number, flag or text as a TOML value (the cases replace these by the bad values they try)."""
+    return str(value).lower() if isinstance(value, bool) else _q(value) if isinstance(value, str) else str(value)
 
 
 def _ledger_with_rows(site: Site, n: int = 4) -> Path:

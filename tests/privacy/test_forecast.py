@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 import pytest
+from tests.helpers import tiny_spec
 
 from core.cli import main as privet
 from core.demo.generate import make_clinic_corpus, write_clinic
@@ -13,9 +14,7 @@ from core.errors import PrivetError
 from core.ledger import Ledger
 from core.pipeline import plan, run_pipeline
 from core.privacy.forecast import ABOUT_ZERO_TOPICS, TOP_TOPIC_SHARE, forecast_topics, significance_threshold
-from core.runspec import ModelChoice, RunSpec
-
-TINY = ModelChoice(source="tiny-random")
+from core.runspec import RunSpec
 
 
 def test_a_topic_far_above_the_threshold_counts_one_and_far_below_counts_zero() -> None:
@@ -48,13 +47,9 @@ def demo_spec(tmp_path: Path, epsilon: float = 4.0) -> RunSpec:
     """200 demo patients (the public demo generator) with the seed's token stage and split (round 3's wizard
     default; the realised default of round 4 gives the topics more of the budget, tested in test_defaults.py)."""
     write_clinic(make_clinic_corpus(200), tmp_path / "clinic")
-    spec = RunSpec()
-    spec.data.path = str(tmp_path / "clinic" / "notes.csv")
-    spec.data.text_column, spec.data.id_column, spec.data.person_column = "note", "id", "patient"
+    spec = tiny_spec(tmp_path, tmp_path / "clinic" / "notes.csv", settings={"text": "private"})  # the library's sizes
+    spec.data.person_column = "patient"
     spec.privacy.epsilon = epsilon
-    spec.dp_synrag.text = "private"
-    spec.llm = spec.embedder = TINY
-    spec.output.folder = str(tmp_path / "release")
     return spec
 
 

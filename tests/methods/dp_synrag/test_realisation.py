@@ -13,9 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-
-from tests import helpers
-from tests.helpers import CANARY, TINY, write_notes
+from tests.helpers import CANARY, TINY, TINY_SIZES, tiny_spec, write_notes
 
 from core.errors import PrivetError
 from core.ledger import Ledger
@@ -31,11 +29,15 @@ TASK = "Answer patients' questions about which disease matches their symptoms."
 REAL_NOTE = "{name} came in with {disease} and was treated with rest and plenty of water for two weeks at home."
 
 
-def tiny_spec(tmp_path: Path, **dp) -> RunSpec:
-    settings = {"K": 4, "R": 4, "L": 2, "k": 5, "T": 5, "self_filter": False, "max_prompt_tokens": 96,
-                "topic_words": "frequent", "hist_fraction": 0.4, "cluster_keywords_fraction": 0.3,
-                "realisation_tokens": 12, "document_form": "clinical_note"}
-    spec = helpers.tiny_spec(tmp_path, write_notes(tmp_path, note=REAL_NOTE), settings, release=None, **dp)
+# The shared tiny sizes (tests/helpers.py) with R = 4 and T = 5, room for the writer's prompt, and a document form.
+REALISED_SIZES = {**TINY_SIZES, "R": 4, "T": 5, "max_prompt_tokens": 96, "topic_words": "frequent",
+                  "hist_fraction": 0.4, "cluster_keywords_fraction": 0.3, "realisation_tokens": 12,
+                  "document_form": "clinical_note"}
+
+
+def realised_spec(tmp_path: Path, **dp) -> RunSpec:
+    """``tiny_spec`` over notes with a longer sentence, the realisation sizes and the task."""
+    spec = tiny_spec(tmp_path, write_notes(tmp_path, note=REAL_NOTE), REALISED_SIZES, release=None, **dp)
     spec.task = TASK
     return spec
 
@@ -135,7 +137,7 @@ def test_the_shipped_examples_are_not_documents_of_the_demo_corpora():
 
 
 def test_a_pasted_real_document_is_refused_before_any_charge(tmp_path):
-    spec = tiny_spec(tmp_path, text="realised")
+    spec = realised_spec(tmp_path, text="realised")
     spec.dp_synrag.public_example = REAL_NOTE.format(name=CANARY, disease="rash")
     with pytest.raises(PrivetError) as refused:
         plan(spec)
@@ -166,7 +168,7 @@ def test_a_pasted_real_document_is_refused_before_any_charge(tmp_path):
 
 @pytest.mark.parametrize("text", TEXT_MODES)
 def test_charges_equal_the_plan_for_every_variant(tmp_path, text, privet_home):
-    spec = tiny_spec(tmp_path, text=text)
+    spec = realised_spec(tmp_path, text=text)
     result = run_pipeline(spec)
     planned = plan_dp_synrag(spec.dp_synrag, spec.privacy.epsilon, result.record.delta).per_stage()
     charged = charged_stages()
@@ -203,7 +205,7 @@ def test_without_a_token_stage_its_share_moves_to_topics_and_co_keywords():
 
 
 def test_plan_says_when_the_token_stage_is_off(tmp_path):
-    spec = tiny_spec(tmp_path, text="topic_line")
+    spec = realised_spec(tmp_path, text="topic_line")
     summary = plan(spec)
     assert text_stage_notes(spec.dp_synrag) and not any("No token stage" in w for w in summary.warnings)  # a note
     assert "c_over_tau" not in summary.derived
@@ -247,7 +249,7 @@ def test_no_private_text_reaches_the_writer_prompt_or_its_output(tmp_path, monke
         return outputs[-len(messages):]
 
     monkeypatch.setattr(rl, "public_greedy", spy)
-    spec = tiny_spec(tmp_path, text="realised")
+    spec = realised_spec(tmp_path, text="realised")
     result = run_pipeline(spec)
     assert prompts, "the writer ran"
     example = rl.shipped_example("clinical_note")
