@@ -15,22 +15,30 @@ from core.errors import PrivetError
 from core.methods.compute_backend import LOCAL, ComputeBackend, EngineFactory
 from core.models.base import LanguageModel
 from core.runspec import ComputeSpec, ModelChoice
+from core.specs.rules import check_value, rules_of
 
-BACKENDS = ("local", "ray")
+BACKENDS = ComputeSpec.RULES["backend"].choices  # ("local", "ray"): the [compute] rules say which
 
 
 def check_compute(compute: ComputeSpec) -> None:
-    if compute.backend not in BACKENDS:
+    """Refuse a ``[compute]`` section that breaks its rules (``ComputeSpec.RULES``, the ones a loaded spec was
+    checked against), for a section handed here directly; each setting with its own message and what to do."""
+    rules = rules_of(ComputeSpec)
+    _, problem = check_value(rules["backend"], compute.backend)
+    if problem:
+        raise PrivetError(f"Unknown compute backend '{compute.backend}' in [compute].",
+                          "Use backend = " + " or ".join(f'"{name}"' for name in BACKENDS) + ".")
+    workers = rules["workers"]
+    _, problem = check_value(workers, compute.workers)
+    if problem:
+        out_of_range = isinstance(compute.workers, int) and not isinstance(compute.workers, bool)
         raise PrivetError(
-            f"Unknown compute backend '{compute.backend}' in [compute].", 'Use backend = "local" or "ray".'
-        )
-    if int(compute.workers) < 0:
-        raise PrivetError(
-            f"[compute] workers must be 0 or more (got {compute.workers}).",
+            f"[compute] workers must be {workers.range_words()} (got {compute.workers})." if out_of_range
+            else f"[compute] workers {problem}.",
             "Use 0 for one worker per GPU, or the number of CPU workers.",
         )
-    address = compute.address.strip()
-    if address not in ("", "auto") and not address.startswith("ray://"):
+    _, problem = check_value(rules["address"], compute.address)
+    if problem:
         raise PrivetError(
             f"[compute] address '{compute.address}' is not a Ray address.",
             'Leave it empty (Ray on this machine), or use "auto" or "ray://host:10001".',

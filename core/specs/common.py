@@ -180,6 +180,7 @@ class ComputeSpec:
     workers: int = 0  # Ray: 0 = one worker per GPU; N = N workers (CPU workers when there is no GPU)
 
     RULES: ClassVar[dict[str, Rule]] = {
-        "backend": text("the compute backend", choices=("local", "ray")),  # core.compute.factory.BACKENDS
+        "backend": text("the compute backend", choices=("local", "ray")),
+        "address": text("the Ray address", pattern=r"\s*(auto|ray://.*)?\s*", form='empty, "auto" or "ray://host:port"'),
         "workers": whole("Ray workers (0 = one per GPU)", low=0, high=MAX_WORKERS),
     }

@@ -62,7 +62,8 @@ class Rule:
     meaning "the default"; ``choices``: allowed values of a text (or of each item of texts);
     ``optional``: may be missing (None); ``printable``: text of printable characters only (no control,
     format or zero-width character), because it is echoed on a terminal and printed on the certificate;
-    ``max_chars``: the longest text.
+    ``max_chars``: the longest text; ``pattern``: a regular expression the whole text must match, ``form`` what
+    it allows in words (for messages).
     """
 
     kind: str
@@ -76,6 +77,8 @@ class Rule:
     optional: bool = False
     printable: bool = False  # text: printable characters only (a name or path that is shown and exported)
     max_chars: int | None = None  # text: at most this many characters
+    pattern: str = ""  # text: a regular expression the whole text must match (re.fullmatch)
+    form: str = ""  # text: what ``pattern`` allows, in words
 
     def range_words(self) -> str:
         parts = []
@@ -104,8 +107,9 @@ def number(meaning: str, low: float | None = None, high: float | None = None, op
                 zero_default=zero_default)
 
 
-def text(meaning: str = "", choices: tuple[str, ...] = ()) -> Rule:
-    return Rule("text", meaning, choices=choices)
+def text(meaning: str = "", choices: tuple[str, ...] = (), pattern: str = "", form: str = "") -> Rule:
+    """A text, one of ``choices`` if given, matching ``pattern`` (described by ``form``) if given."""
+    return Rule("text", meaning, choices=choices, pattern=pattern, form=form)
 
 
 def name(meaning: str = "") -> Rule:
@@ -186,6 +190,8 @@ def check_value(rule: Rule, value: Any) -> tuple[Any, str]:
             return value, f"must be text in quotes, not {_type_name(value)}"
         if rule.choices and value not in rule.choices:
             return value, f"= {value!r} is not one of: {', '.join(rule.choices)}"
+        if rule.pattern and not re.fullmatch(rule.pattern, value, flags=re.S):
+            return value, f"= {value!r} is not {rule.form or 'of the form ' + rule.pattern}"
         if rule.printable or rule.max_chars is not None:
             problem = name_problem(value, rule.max_chars) if rule.printable else (
                 f"is {len(value)} characters long; at most {rule.max_chars} are allowed"

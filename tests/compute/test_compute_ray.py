@@ -113,18 +113,30 @@ def test_the_local_backend_is_this_process_with_the_same_answers(monkeypatch):
     assert isinstance(engine, PrivatePredictionEngine)
 
 
-@pytest.mark.parametrize(
-    "compute", [ComputeSpec(backend="spark"), ComputeSpec(backend="ray", workers=-1), ComputeSpec(backend="ray", address="10.0.0.1")]
-)
-def test_bad_compute_settings_are_refused(compute):
-    with pytest.raises(PrivetError):
+@pytest.mark.parametrize(("compute", "words"), [
+    (ComputeSpec(backend="spark"), "Unknown compute backend 'spark' in [compute]."),
+    (ComputeSpec(backend="ray", workers=-1), "[compute] workers must be ≥ 0 and ≤ 1024 (got -1)."),
+    (ComputeSpec(backend="ray", address="10.0.0.1"), "[compute] address '10.0.0.1' is not a Ray address."),
+], ids=["backend", "workers", "address"])
+def test_bad_compute_settings_are_refused(compute, words):
+    """The [compute] rules are stated once (ComputeSpec.RULES): loading a spec and the backend factory refuse alike."""
+    with pytest.raises(PrivetError) as refused:
         check_compute(compute)
+    assert refused.value.what == words
+    spec = RunSpec()
+    spec.compute = compute
+    assert [p for p in spec.problems() if p.startswith("[compute]")]
 
 
 def test_run_spec_reads_the_compute_section():
     spec = RunSpec.from_dict({"compute": {"backend": "ray", "address": "auto", "workers": 4}})
     assert spec.compute == ComputeSpec("ray", "auto", 4)
     assert RunSpec().compute.backend == "local"
+    for address in ("", "auto", " auto ", "ray://head:10001"):
+        check_compute(ComputeSpec("ray", address, 2))
+        assert RunSpec.from_dict({"compute": {"backend": "ray", "address": address}}).problems() == []
+    with pytest.raises(PrivetError, match="workers must be ≥ 0 and ≤ 1024"):
+        check_compute(ComputeSpec("ray", "", 5000))
 
 
 def test_keyed_test_mode_sampling_does_not_depend_on_batch_company():

@@ -382,6 +382,8 @@ CASES: list[Case] = [
     Case("data path is /dev/zero", lambda s: s.run_on(Path("/dev/zero")), shows="neither a folder nor a regular file"),
     Case("data path is a named pipe", lambda s: s.run_on(_fifo(s.root / "pipe.csv")),
          shows="neither a folder nor a regular file"),
+    # refused when the spec is loaded since the [compute] rules hold the Ray address (was: when the run began)
+    _spec_case('[compute] address = "10.0.0.1"', "[compute] address", compute={"address": '"10.0.0.1"'}),
     # accepted, but with a loud warning before anything could be charged (privet plan charges nothing)
     Case("epsilon = 50 (weak protection)", lambda s: ["plan", str(s.spec(privacy={"epsilon": "50.0"}))],
          expect="warned", shows="weak"),
