@@ -38,13 +38,16 @@ def results_fixture() -> dict:
                      {"corpus": public, "epsilon": 0.0, **coverage, "junk_rate": 0.5},
                      {"corpus": "same-size real sample (members), n = 10", "epsilon": None, **coverage}],
         "roles": [{"corpus": synthetic, "epsilon": 10.0, "pairs": 18, "role_accuracy": 0.83, "by_role": {}}],
-        "utility": [{"corpus": c, "n_documents": n, "n_questions": 4, "retrieval_hit_rate": r, "answer_accuracy": 0.0}
-                    for c, n, r in ((synthetic, 10, 0.5), (public, 10, 0.0), (private, 30, 0.75),
-                                    ("no retrieval", 0, None))],
+        "utility": [{"corpus": c, "method": m, "epsilon": e, "n_documents": n, "n_questions": 4,
+                     "retrieval_hit_rate": r, "answer_accuracy": 0.0}
+                    for c, m, e, n, r in ((synthetic, "dp_synrag", 10.0, 10, 0.5), (public, "public_only", 0.0, 10, 0.0),
+                                          (private, "private", None, 30, 0.75), ("no retrieval", "none", None, 0, None))],
         "leakage": [{"corpus": c, "in_corpus": {"member_rate": 0.0, "canaries_reproduced": 0, "control_rate": 0.0},
+                     "benign_answers": {"member_rate": 0.0}, "attack_answers": {"member_rate": 0.0, "control_rate": 0.0},
                      "attack_success": 0.0} for c in (synthetic, public, private)],
         "membership": [{"corpus": c, "attacks": _attacks(auc)} for c, auc in ((synthetic, 0.55), (private, 1.0))],
-        "quality": [{"corpus": synthetic, "n_documents": 10, "distinct_2": 0.8, "mmd2_to_private": 0.1}],
+        "quality": [{"corpus": synthetic, "n_documents": 10, "mean_words": 40.0, "distinct_1": 0.5, "distinct_2": 0.8,
+                     "self_bleu": 0.1, "frechet_to_private": 1.0, "mmd2_to_private": 0.1}],
         "dp_rag": {"epsilon_total": 10.0, "delta": 1e-4, "n_questions": 4, "synthetic_corpus": synthetic,
                    "synthetic_accuracy": 0.0, "private_accuracy": 0.25, "none_accuracy": 0.0,
                    "points": [{"queries": q, "epsilon_per_query_basic": 10.0 / q, "clip": 0.1, "accuracy": 0.0}
@@ -146,3 +149,19 @@ def test_docs_results_keeps_one_folder_per_dataset_each_with_its_command():
         assert files, f"docs/results/{name}/ holds no results.json or downstream.json"
         for f in files:
             assert json.loads(f.read_text(encoding="utf-8"))["command"].startswith("privet evaluate ")
+
+
+def test_privet_evaluate_with_results_page_rewrites_the_page_after_the_run(tmp_path, monkeypatch):
+    """The command's wiring (cmd_evaluate), with the evaluation itself stubbed: its tiny run is test_evaluation's."""
+    import core.evaluation.evaluate
+    from core.cli import main
+
+    fixture = {k: v for k, v in results_fixture().items() if k not in ("command", "commit")}
+    monkeypatch.setattr(core.evaluation.evaluate, "run_evaluation", lambda config, reporter: dict(fixture))
+    out, page = tmp_path / "docs" / "results" / "clinic", tmp_path / "docs" / "results.md"
+    code = main(["evaluate", "--dataset", "clinic", "--scale", "tiny", "--epsilons", "10", "--methods", "dp_synrag",
+                 "--out", str(out), "--results-page", str(page), "--quiet"])
+    assert code == 0
+    recorded = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert recorded["commit"] and recorded["command"].endswith(f"--results-page {page}")
+    assert f"```sh\n{recorded['command']}\n```" in page.read_text(encoding="utf-8")

@@ -4,8 +4,7 @@ The results folder (``docs/results/``) holds one folder per dataset (``clinic``,
 ``healthtweets``). Each holds the newest ``results.json`` (``privet evaluate``) and/or ``downstream.json``
 (``privet evaluate --downstream``) of that dataset; a second downstream run of another method sits beside it
 as ``downstream-<name>.json``. The page shows, per dataset, compact tables of those files, each with the
-command recorded in its JSON, when it finished and the commit of its code (for runs before 2026-12-03 added to the JSON by hand from the run notes,
-where they named it). Every table of a run stays in the
+command recorded in its JSON, when it finished and the commit of its code. Every table of a run stays in the
 folder's ``summary.md`` / ``downstream.md``; earlier runs and their narrative are in ``history.md``.
 
 Regenerate with ``python -m core.evaluation.results_page`` or ``privet evaluate ... --results-page
@@ -78,9 +77,9 @@ def regenerate(page: str | None, out_dir: Path) -> int:
     path = Path(page)
     results_dir = path.with_suffix("")
     if Path(out_dir).resolve().parent != results_dir.resolve():
-        print(f"Note: --out {out_dir} is not a folder of {results_dir}/, so {path} does not show this run.",
-              file=sys.stderr)
-    print(write_page(path, results_dir))
+        sys.stderr.write(f"Note: --out {out_dir} is not a folder of {results_dir}/, so {path} does not show this "
+                         "run.\n")
+    sys.stdout.write(f"{write_page(path, results_dir)}\n")
     return 0
 
 
@@ -286,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", default=None, help="the dataset folders' parent (default: the page's name "
                                                         "without .md, e.g. docs/results)")
     args = parser.parse_args(argv)
-    print(write_page(Path(args.page), Path(args.results) if args.results else None))
+    sys.stdout.write(f"{write_page(Path(args.page), Path(args.results) if args.results else None)}\n")
     return 0
 
 
