@@ -11,7 +11,8 @@ For each method, on the demo spec (resources/demo/demo_run.toml) with the tiny r
 ``privet plan`` text on the whole demo corpus, the stages the privacy record plans, the method's
 certificate parameters and the certificate's parameter and stage tables as rendered, and the time
 estimate's stages; then a test-mode run (fixed seed, nothing exported) on the first 120 demo notes: its
-charges (as the ledger wrote them, and as its record states them), its record's stages and parameters, the rendered certificate's tables and the documents it wrote. Public demo data only.
+charges (as the ledger wrote them, and as its record states them), its record's stages and parameters, the
+rendered certificate's tables and the documents it wrote. Public demo data only.
 Not a test (it runs every method); a developer's check, like ``tools/import_graph.py``.
 """
 

@@ -21,7 +21,13 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from core.privacy.accountant import Accountant
+from core.privacy.accountant import (
+    Accountant,
+    PrivacyEvent,
+    bounded_range_event,
+    gaussian_event,
+    sparse_histogram_event,
+)
 from core.privacy.gaussian import gaussian_noise
 
 GAUSSIAN = "gaussian"
@@ -58,18 +64,29 @@ class Release:
     threshold: float = math.inf  # release threshold of a sparse histogram
     items_per_unit: int = 0  # K of a sparse histogram
 
-    def record(self, acc: Accountant) -> None:
-        """Record the stage as an event of ``acc`` (the plan's accountant)."""
+    def __post_init__(self) -> None:
+        if not math.isclose(self.rho, self.event().total_rho, rel_tol=1e-9):
+            raise ValueError(f"stage {self.stage!r}: its rho {self.rho} is not its privacy map's {self.event().total_rho}")
+
+    def event(self, parallel: int | None = None) -> PrivacyEvent:
+        """The stage's privacy map: its event, whose ρ follows from the mechanism's parameters (Δ and σ, ε, or
+        K and σ); ``parallel`` evaluates it on fewer overlapping subsets than the plan's L."""
+        groups = self.parallel if parallel is None else parallel
         if self.mechanism == GAUSSIAN:
-            acc.gaussian(self.stage, self.sensitivity, self.sigma, self.count, self.parallel, self.description)
-        elif self.mechanism == BOUNDED_RANGE:
-            acc.bounded_range(self.stage, self.epsilon, self.count, self.parallel, self.description)
-        elif self.mechanism == SPARSE_HISTOGRAM:
-            acc.sparse_histogram(
+            return gaussian_event(self.stage, self.sensitivity, self.sigma, self.count, groups, self.description)
+        if self.mechanism == BOUNDED_RANGE:
+            return bounded_range_event(self.stage, self.epsilon, self.count, groups, self.description)
+        if self.mechanism == SPARSE_HISTOGRAM:
+            if self.count != 1 or groups != 1:
+                raise ValueError(f"stage {self.stage!r}: a sparse histogram is one release on the whole corpus")
+            return sparse_histogram_event(
                 self.stage, self.items_per_unit, self.sigma, self.delta, self.threshold, self.description
             )
-        else:
-            raise ValueError(f"unknown mechanism {self.mechanism!r}")
+        raise ValueError(f"unknown mechanism {self.mechanism!r}")
+
+    def record(self, acc: Accountant) -> None:
+        """Record the stage's event (its privacy map) in ``acc`` (the plan's accountant)."""
+        acc.record(self.event())
 
     def charge(self, charge: Charge, rho: float | None = None, detail: str = "") -> None:
         """Charge the stage (the plan's ρ, or ``rho`` for a resume that redraws part of it); ``detail``
