@@ -48,7 +48,7 @@ class ToyPlan:
         return 1.0 / math.sqrt(2.0 * self.rho)
 
     def releases(self) -> list[Release]:
-        return [Release(STAGE, GAUSSIAN, self.rho, "a noisy count of the units (toy)",
+        return [Release(STAGE, GAUSSIAN, "a noisy count of the units (toy)",
                         f"toy count, sigma={self.sigma:.4g}", sensitivity=1.0, sigma=self.sigma)]
 
 

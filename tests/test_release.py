@@ -50,8 +50,7 @@ class Ctx:
 
 
 def gaussian_stage(sigma: float = 2.0, sensitivity: float = 1.0) -> Release:
-    rho = sensitivity**2 / (2 * sigma**2)
-    return Release("counts", GAUSSIAN, rho, "noisy counts", f"Gaussian noise sigma={sigma}", sensitivity, sigma)
+    return Release("counts", GAUSSIAN, "noisy counts", f"Gaussian noise sigma={sigma}", sensitivity, sigma)
 
 
 def test_a_fresh_stage_is_charged_after_computing_and_before_its_noise_then_saved():

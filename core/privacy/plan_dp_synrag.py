@@ -189,7 +189,7 @@ class DPSynRAGPlan:
             stages.append(self._phrases())
         stages.append(
             Release(
-                STAGE_HISTOGRAM, GAUSSIAN, self.rho_hist, "noisy keyword histogram",
+                STAGE_HISTOGRAM, GAUSSIAN, "noisy keyword histogram",
                 f"Gaussian noise on the keyword histogram, sigma_h={self.sigma_h:.4g}",
                 sensitivity=math.sqrt(self.K), sigma=self.sigma_h,
             )
@@ -197,7 +197,7 @@ class DPSynRAGPlan:
         if self.M:
             stages.append(
                 Release(
-                    STAGE_CLUSTER_KEYWORDS, GAUSSIAN, self.rho_cluster_keywords,
+                    STAGE_CLUSTER_KEYWORDS, GAUSSIAN,
                     "noisy co-keyword counts of every cluster (each unit: <= M words in each of <= L clusters)",
                     f"Gaussian noise on every cluster's co-keyword counts, sigma_c={self.sigma_c:.4g}, "
                     f"<= M={self.M} words per unit in each of <= L={self.L} clusters",
@@ -207,12 +207,12 @@ class DPSynRAGPlan:
         if self.refine:
             stages += [
                 Release(
-                    STAGE_MEAN, GAUSSIAN, self.L * self.rho_mu, "noisy embedding sum per cluster",
+                    STAGE_MEAN, GAUSSIAN, "noisy embedding sum per cluster",
                     f"Noisy cluster embedding sums, sigma_mu={self.sigma_mu:.4g}",
                     sensitivity=1.0, sigma=self.sigma_mu, parallel=self.L,
                 ),
                 Release(
-                    STAGE_THRESHOLD, BOUNDED_RANGE, self.L * self.rho_theta, "similarity threshold per cluster",
+                    STAGE_THRESHOLD, BOUNDED_RANGE, "similarity threshold per cluster",
                     f"Cluster similarity thresholds, eps_theta={self.eps_theta:.4g}",
                     epsilon=self.eps_theta, parallel=self.L,
                 ),
@@ -220,7 +220,7 @@ class DPSynRAGPlan:
         if self.token_stage:
             stages.append(
                 Release(
-                    STAGE_TOKENS, BOUNDED_RANGE, self.L * self.rho_tokens_per_cluster, "tokens sampled per cluster",
+                    STAGE_TOKENS, BOUNDED_RANGE, "tokens sampled per cluster",
                     f"Private prediction: {self.T} tokens per group, c/tau={self.c / self.tau:.4g}",
                     epsilon=self.token_epsilon, count=self.T, parallel=self.L,
                 )
@@ -229,7 +229,7 @@ class DPSynRAGPlan:
 
     def _size(self) -> Release:
         return Release(
-            STAGE_SIZE, GAUSSIAN, self.rho_size,
+            STAGE_SIZE, GAUSSIAN,
             "noisy count of the units (people or documents) in the corpus, from which the adaptive default "
             "chose how many topics to look for",
             f"DP size count: Gaussian noise sigma_n={self.sigma_size:.4g} on the number of units",
@@ -238,7 +238,7 @@ class DPSynRAGPlan:
 
     def _length(self) -> Release:
         return Release(
-            STAGE_LENGTH, BOUNDED_RANGE, self.rho_length,
+            STAGE_LENGTH, BOUNDED_RANGE,
             "noisy median of the units' words per document (clipped to a public range), which the synthetic "
             "documents follow",
             f"DP length statistic: exponential-mechanism median, eps_len={self.epsilon_length:.4g}",
@@ -247,7 +247,7 @@ class DPSynRAGPlan:
 
     def _phrases(self) -> Release:
         return Release(
-            STAGE_PHRASES, SPARSE_HISTOGRAM, self.rho_phrases,
+            STAGE_PHRASES, SPARSE_HISTOGRAM,
             f"noisy phrase counts released above a threshold (each unit: <= K_p={self.K_p} phrases of its own "
             f"text); besides rho it spends delta_p={self.delta_phrases:.3g} of delta, the largest chance that "
             "a phrase of one unit alone is released",

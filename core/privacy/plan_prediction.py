@@ -78,7 +78,7 @@ class DPSynthPlan:
         cost = self.prediction_cost()
         return [
             Release(
-                STAGE_TOKENS, BOUNDED_RANGE, self.rho_total,
+                STAGE_TOKENS, BOUNDED_RANGE,
                 "Private prediction: one exponential-mechanism token draw per step, T steps",
                 f"Private prediction: {cost.T} tokens per group, c/tau={cost.c / cost.tau:.4g}",
                 epsilon=cost.token_epsilon, count=cost.T, parallel=cost.overlap,

@@ -1,8 +1,9 @@
 """One DP release (docs/method.md §1): what a stage draws, what it costs, and the one way it runs.
 
 A :class:`Release` declares a stage's mechanism, its sensitivity, its noise σ or ε, its parallel
-factor (L when it runs once on each of overlapping subsets) and its plain description; ``rho`` is
-the plan's figure for the whole stage. A plan is a list of releases: the accountant
+factor (L when it runs once on each of overlapping subsets) and its plain description, and carries
+its privacy map (:meth:`Release.event`, the accountant's formula for its mechanism): ``rho``, the
+stage's cost, is computed from those parameters, the one figure the plan, the charge and the record read. A plan is a list of releases: the accountant
 (:func:`accountant_of`), the ledger's charge (:meth:`Release.charge`), the record's stage rows and
 the certificate all read that list, so what is planned, charged and certified cannot disagree.
 
@@ -43,7 +44,8 @@ class Charge(Protocol):
 
 @dataclass(frozen=True)
 class Release:
-    """One DP stage of a plan. ``rho`` is the stage's total (count and parallel factor included).
+    """One DP stage of a plan: its mechanism and the parameters its privacy map reads (:meth:`event`); ``rho``,
+    the stage's total (count and parallel factor included), is computed from them, never stored.
 
     ``description`` is the record's and the certificate's plain words; ``ledger_words`` the ledger
     row's (with the derived noise parameters). ``sensitivity`` is the L2 sensitivity of a Gaussian
@@ -52,7 +54,6 @@ class Release:
 
     stage: str
     mechanism: str
-    rho: float
     description: str
     ledger_words: str
     sensitivity: float = 1.0
@@ -63,10 +64,6 @@ class Release:
     delta: float = 0.0  # the δ an (ε, δ) stage adds (sparse histogram)
     threshold: float = math.inf  # release threshold of a sparse histogram
     items_per_unit: int = 0  # K of a sparse histogram
-
-    def __post_init__(self) -> None:
-        if not math.isclose(self.rho, self.event().total_rho, rel_tol=1e-9):
-            raise ValueError(f"stage {self.stage!r}: its rho {self.rho} is not its privacy map's {self.event().total_rho}")
 
     def event(self, parallel: int | None = None) -> PrivacyEvent:
         """The stage's privacy map: its event, whose ρ follows from the mechanism's parameters (Δ and σ, ε, or
@@ -83,6 +80,11 @@ class Release:
                 self.stage, self.items_per_unit, self.sigma, self.delta, self.threshold, self.description
             )
         raise ValueError(f"unknown mechanism {self.mechanism!r}")
+
+    @property
+    def rho(self) -> float:
+        """The stage's ρ (its privacy map's), what the ledger charges and the certificate states."""
+        return self.event().total_rho
 
     def record(self, acc: Accountant) -> None:
         """Record the stage's event (its privacy map) in ``acc`` (the plan's accountant)."""
