@@ -3,9 +3,9 @@
 A :class:`Release` declares a stage's mechanism, its sensitivity, its noise σ or ε, its parallel
 factor (L when it runs once on each of overlapping subsets) and its plain description, and carries
 its privacy map (:meth:`Release.event`, the accountant's formula for its mechanism): ``rho``, the
-stage's cost, is computed from those parameters, the one figure the plan, the charge and the record read. A plan is a list of releases: the accountant
-(:func:`accountant_of`), the ledger's charge (:meth:`Release.charge`), the record's stage rows and
-the certificate all read that list, so what is planned, charged and certified cannot disagree.
+stage's cost, is computed from those parameters, never stored beside them. A plan is a list of
+releases: the accountant (:func:`accountant_of`), the ledger's charge (:meth:`Release.charge`), the
+record's stage rows and the certificate all read that list, so what is planned, charged and certified cannot disagree.
 
 :func:`run_release` is how every stage with one checkpoint runs: its checkpointed output (already
 charged, so nothing is charged or drawn again), or compute → charge → noise → save. ``compute`` is
