@@ -66,7 +66,7 @@ class ToyMethod:
 
     def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext) -> MethodOutput:
         (release,) = toy_plan(spec, delta).releases()
-        noisy = run_release(release, ctx, "count", lambda: float(len(corpus.units)),
+        noisy = run_release(release, ctx, lambda: float(len(corpus.units)),
                             lambda n: float(release.noise(np.array([n]), ctx.test_rng())[0]))
         n_docs = max(1, round(DOCUMENTS_PER_UNIT * noisy))  # post-processing of the released count
         docs = [SyntheticDoc(f"toy-{i:03d}", f"Toy document {i + 1} of {n_docs}.", i) for i in range(n_docs)]

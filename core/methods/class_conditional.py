@@ -271,7 +271,7 @@ class ClassConditional:
     def _class_counts(self, corpus: Corpus, plan: ClassCountsPlan, ctx: MethodContext) -> ClassCounts:
         """The released class counts: the checkpoint, or compute → charge → noise → save."""
         return run_release(
-            plan.release(), ctx, CHECKPOINT_COUNTS,
+            plan.release(), ctx,
             compute=lambda: exact_counts([u.label for u in corpus.units], plan.typed),
             noise=lambda exact: noisy_counts(plan, exact, ctx.test_rng()),
             dump=lambda out: {"labels": list(out.labels), "noisy": list(out.noisy)},

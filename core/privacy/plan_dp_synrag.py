@@ -84,6 +84,20 @@ DEFAULT_SIZE_FRACTION = 0.02
 DEFAULT_LENGTH_FRACTION = 0.02
 STAGE_LENGTH = "length"
 
+# Every stage released whole and the checkpoint its Release names (``Release.key``: once saved, a resume reuses it and
+# charges nothing). The noisy centres and thresholds of all clusters are released together, under the one name old
+# runs used; the token stage saves group by group and is not listed (it is never finished before the run is).
+CHECKPOINT_RETRIEVAL = "retrieval"
+WHOLE_STAGES = {
+    STAGE_SIZE: STAGE_SIZE,
+    STAGE_LENGTH: STAGE_LENGTH,
+    STAGE_PHRASES: STAGE_PHRASES,
+    STAGE_HISTOGRAM: STAGE_HISTOGRAM,
+    STAGE_CLUSTER_KEYWORDS: STAGE_CLUSTER_KEYWORDS,
+    STAGE_MEAN: CHECKPOINT_RETRIEVAL,
+    STAGE_THRESHOLD: CHECKPOINT_RETRIEVAL,
+}
+
 # Without a token stage (text = "realised" or "topic_line", the default) the whole budget releases topics: the
 # histogram, the co-keywords and the phrases share it as 0.4 : 0.4 : 0.2 unless the spec says otherwise (then
 # rescaled to 1). Round 3's ablation on the demo clinic (docs/results/history.md "Round 3: ablation") measured the
@@ -209,12 +223,12 @@ class DPSynRAGPlan:
                 Release(
                     STAGE_MEAN, GAUSSIAN, "noisy embedding sum per cluster",
                     f"Noisy cluster embedding sums, sigma_mu={self.sigma_mu:.4g}",
-                    sensitivity=1.0, sigma=self.sigma_mu, parallel=self.L,
+                    sensitivity=1.0, sigma=self.sigma_mu, parallel=self.L, checkpoint=WHOLE_STAGES[STAGE_MEAN],
                 ),
                 Release(
                     STAGE_THRESHOLD, BOUNDED_RANGE, "similarity threshold per cluster",
                     f"Cluster similarity thresholds, eps_theta={self.eps_theta:.4g}",
-                    epsilon=self.eps_theta, parallel=self.L,
+                    epsilon=self.eps_theta, parallel=self.L, checkpoint=WHOLE_STAGES[STAGE_THRESHOLD],
                 ),
             ]
         if self.token_stage:

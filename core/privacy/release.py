@@ -64,6 +64,7 @@ class Release:
     delta: float = 0.0  # the δ an (ε, δ) stage adds (sparse histogram)
     threshold: float = math.inf  # release threshold of a sparse histogram
     items_per_unit: int = 0  # K of a sparse histogram
+    checkpoint: str = ""  # the run folder's name for the released output ("": the stage's name)
 
     def event(self, parallel: int | None = None) -> PrivacyEvent:
         """The stage's privacy map: its event, whose ρ follows from the mechanism's parameters (Δ and σ, ε, or
@@ -80,6 +81,11 @@ class Release:
                 self.stage, self.items_per_unit, self.sigma, self.delta, self.threshold, self.description
             )
         raise ValueError(f"unknown mechanism {self.mechanism!r}")
+
+    @property
+    def key(self) -> str:
+        """The checkpoint the stage's released output is saved under (a resume reads it, old runs' too)."""
+        return self.checkpoint or self.stage
 
     @property
     def rho(self) -> float:
@@ -152,23 +158,27 @@ Released = TypeVar("Released")
 def run_release(
     stages: Release | Sequence[Release],
     ctx: StageContext,
-    key: str,
     compute: Callable[[], Exact],
     noise: Callable[[Exact], Released],
     dump: Callable[[Released], Any] = lambda out: out,
     load: Callable[[Any], Released] = lambda saved: saved,
     detail: str = "",
 ) -> Released:
-    """The stage's released output: checkpoint ``key``, or compute → charge → noise → save.
+    """The stage's released output: its checkpoint (``Release.key``), or compute → charge → noise → save.
 
     Every release in ``stages`` is charged (several when one output is two mechanisms, e.g. a noisy
-    centre and a threshold per cluster) after the exact statistic is computed and before ``noise``
-    draws anything.
+    centre and a threshold per cluster, which then name one checkpoint) after the exact statistic is
+    computed and before ``noise`` draws anything.
     """
+    releases = [stages] if isinstance(stages, Release) else list(stages)
+    keys = {release.key for release in releases}
+    if len(keys) != 1:
+        raise ValueError(f"one output is saved under one checkpoint, not {sorted(keys)}")
+    (key,) = keys
     if ctx.checkpoints.has(key):
         return load(ctx.checkpoints.load(key))
     exact = compute()
-    for stage in [stages] if isinstance(stages, Release) else stages:
+    for stage in releases:
         stage.charge(ctx.charge, detail=detail)
     released = noise(exact)
     ctx.checkpoints.save(key, dump(released))
