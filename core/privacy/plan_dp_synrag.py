@@ -236,7 +236,7 @@ class DPSynRAGPlan:
                 Release(
                     STAGE_TOKENS, BOUNDED_RANGE, "tokens sampled per cluster",
                     f"Private prediction: {self.T} tokens per group, c/tau={self.c / self.tau:.4g}",
-                    epsilon=self.token_epsilon, count=self.T, parallel=self.L,
+                    epsilon=self.token_epsilon, count=self.T, parallel=self.L, clip=self.c,
                 )
             )
         return stages

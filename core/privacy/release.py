@@ -65,6 +65,7 @@ class Release:
     threshold: float = math.inf  # release threshold of a sparse histogram
     items_per_unit: int = 0  # K of a sparse histogram
     checkpoint: str = ""  # the run folder's name for the released output ("": the stage's name)
+    clip: float = 0.0  # c of a token stage: logits clipped to c at temperature τ make each token (2c/τ)-bounded-range
 
     def event(self, parallel: int | None = None) -> PrivacyEvent:
         """The stage's privacy map: its event, whose ρ follows from the mechanism's parameters (Δ and σ, ε, or
@@ -96,11 +97,11 @@ class Release:
         """Record the stage's event (its privacy map) in ``acc`` (the plan's accountant)."""
         acc.record(self.event())
 
-    def charge(self, charge: Charge, rho: float | None = None, detail: str = "") -> None:
-        """Charge the stage (the plan's ρ, or ``rho`` for a resume that redraws part of it); ``detail``
-        adds what only the run knows (how many clusters) to the ledger row's words."""
+    def charge(self, charge: Charge, parallel: int | None = None, detail: str = "") -> None:
+        """Charge the stage's ρ (its map's; on ``parallel`` overlapping groups for a resume that redraws fewer
+        than the plan's L); ``detail`` adds what only the run knows (how many clusters) to the ledger row's words."""
         words = f"{self.ledger_words}, {detail}" if detail else self.ledger_words
-        charge(self.stage, self.rho if rho is None else rho, words, delta_part=self.delta)
+        charge(self.stage, self.event(parallel).total_rho, words, delta_part=self.delta)
 
     def noise(self, values: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
         """``values`` + N(0, σ²) on every coordinate, same shape (the Gaussian mechanism of this stage;
