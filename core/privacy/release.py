@@ -152,6 +152,31 @@ class StageContext(Protocol):
     def checkpoints(self) -> CheckpointStore: ...
 
 
+class _NothingKept:
+    """The checkpoints of a stage whose output is never reused: nothing is found, nothing is kept."""
+
+    def has(self, name: str) -> bool:
+        return False
+
+    def load(self, name: str) -> Any:
+        raise KeyError(name)
+
+    def save(self, name: str, value: Any) -> None:
+        return None
+
+
+NOTHING_KEPT: CheckpointStore = _NothingKept()
+
+
+@dataclass(frozen=True)
+class Unkept:
+    """The context of a stage that is charged and drawn on every run and never checkpointed (RPSG's selection:
+    its candidates are written afresh by each run, so an earlier run's choice among them means nothing)."""
+
+    charge: Charge
+    checkpoints: CheckpointStore = NOTHING_KEPT
+
+
 Exact = TypeVar("Exact")
 Released = TypeVar("Released")
 
