@@ -140,11 +140,11 @@ def test_budget_is_charged_once_before_any_noise():
     assert math.isclose(release.sensitivity, math.sqrt(FAST.m))
 
 
-def test_charge_event_is_reported_to_the_reporter():
+def test_the_charge_is_reported_by_the_ledgers_charge_not_again_by_rpsg():
     events = []
-    _run(reporter=CallbackReporter(events.append))
-    charged = [e for e in events if e.kind == "charged"]
-    assert len(charged) == 1 and charged[0].stage == "rpsg_selection" and charged[0].rho > 0
+    _, charged, _ = _run(reporter=CallbackReporter(events.append))
+    assert not [e for e in events if e.kind == "charged"]  # the pipeline's charge reports it: once, not twice
+    assert len(charged) == 1 and charged[0][0] == "rpsg_selection" and charged[0][1] > 0
 
 
 def _selection_inputs(n=60, m=4):

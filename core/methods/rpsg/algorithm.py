@@ -175,12 +175,8 @@ def select_candidates(
         cand_emb = np.asarray(embedder.embed(flat), dtype=np.float64).reshape(n, m, -1)
         return utilities(seed_embeddings, cand_emb)
 
-    def charge_and_report(stage: str, rho: float, description: str, delta_part: float = 0.0) -> None:
-        charge(stage, rho, description, delta_part=delta_part)
-        reporter.emit(ProgressEvent(STAGE_SELECT, "charged", 0, n, rho=rho, message=description))
-
-    # budget is charged when the stage starts, before any noise exists
-    chosen = run_release(plan.releases(), Unkept(charge_and_report), exact, lambda util: noisy_argmax(util, plan, rng))
+    # budget is charged when the stage starts, before any noise exists; the ledger's charge reports it (once)
+    chosen = run_release(plan.releases(), Unkept(charge), exact, lambda util: noisy_argmax(util, plan, rng))
     progress.advance(n)
     progress.finish()
     return [int(i) for i in chosen]
