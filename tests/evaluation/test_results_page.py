@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from core.evaluation.results_page import MAX_LINES, code_commit, regenerate, render_page, stamp, write_page
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 COMMAND = ("privet evaluate --dataset clinic --out docs/results/clinic --scale tiny --epsilons 10 "
            "--methods dp_synrag --results-page docs/results.md")
 DOWNSTREAM_COMMAND = ("privet evaluate --dataset news --out docs/results/news --scale tiny --epsilons 10 "
