@@ -1,5 +1,6 @@
 """Build docs/results/round4-downstream/results.json from the runs' own downstream.json (issue 34's targets)."""
-import json, sys
+import json
+import sys
 from pathlib import Path
 
 root = Path(sys.argv[1])
