@@ -1,4 +1,4 @@
-"""How often does a document take a demonstration's content? (docs/results.md "Round 4", issue 32 item 3)
+"""How often does a document take a demonstration's content? (docs/results/history.md, issue 32 item 3)
 
 Runs a spec end to end (``core.pipeline.run_pipeline`` in test mode: a throw-away ledger, nothing
 exported), records every released topic and the document the public writer made of it, and counts the

@@ -60,7 +60,7 @@ from core.methods.dp_synrag.vocabulary import load_vocabulary
 from core.models.registry import load_language_model
 from core.models.tiny import HashingEmbedder
 from core.paths import resources_dir
-from core.privacy.planner import STAGE_CLUSTER_KEYWORDS, STAGE_TOKENS, dp_synrag_prediction_cost, plan_dp_synrag
+from core.privacy.planner import STAGE_CLUSTER_KEYWORDS, STAGE_TOKENS, plan_dp_synrag
 from core.progress import NULL_REPORTER
 from core.runspec import DPSynRAGSpec, ModelChoice
 
@@ -168,10 +168,10 @@ def run_size(n: int, spec: DPSynRAGSpec, llm, workdir: Path, predict: bool) -> d
     texts: dict[int, str] = {}
     if predict:
         with clock.stage("prediction"):
-            texts = private_prediction(groups, plan.release(STAGE_TOKENS), dp_synrag_prediction_cost(plan), spec, ctx)
+            texts = private_prediction(groups, plan.release(STAGE_TOKENS), spec, ctx)
     else:  # the model stage left out: the texts written are placeholders of the right number
         texts = {g.gid: "synthetic text" for g in groups}
-        ctx.charge(STAGE_TOKENS, dp_synrag_prediction_cost(plan).charge(len(groups), resumed=False), "")
+        plan.release(STAGE_TOKENS).charge(ctx.charge)
     with clock.stage("checkpoints"):
         ctx.checkpoints.save("histogram", noisy_hist.tolist())
         ctx.checkpoints.save(STAGE_CLUSTER_KEYWORDS, noisy_counts.tolist())

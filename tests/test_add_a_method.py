@@ -48,7 +48,7 @@ class ToyPlan:
         return 1.0 / math.sqrt(2.0 * self.rho)
 
     def releases(self) -> list[Release]:
-        return [Release(STAGE, GAUSSIAN, self.rho, "a noisy count of the units (toy)",
+        return [Release(STAGE, GAUSSIAN, "a noisy count of the units (toy)",
                         f"toy count, sigma={self.sigma:.4g}", sensitivity=1.0, sigma=self.sigma)]
 
 
@@ -66,7 +66,7 @@ class ToyMethod:
 
     def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext) -> MethodOutput:
         (release,) = toy_plan(spec, delta).releases()
-        noisy = run_release(release, ctx, "count", lambda: float(len(corpus.units)),
+        noisy = run_release(release, ctx, lambda: float(len(corpus.units)),
                             lambda n: float(release.noise(np.array([n]), ctx.test_rng())[0]))
         n_docs = max(1, round(DOCUMENTS_PER_UNIT * noisy))  # post-processing of the released count
         docs = [SyntheticDoc(f"toy-{i:03d}", f"Toy document {i + 1} of {n_docs}.", i) for i in range(n_docs)]

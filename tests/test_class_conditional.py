@@ -136,7 +136,7 @@ def test_typed_class_counts_carry_the_planned_gaussian_noise_and_are_charged_fir
     assert counts.sigma == pytest.approx(math.sqrt(1 / (2 * 0.005)))
     exact = exact_counts([labels[i % 7] for i in range(70)], labels)  # 10 units in 7 labels, 0 in the rest
     ctx = _Fresh()
-    released = run_release(counts.release(), ctx, "class_counts", compute=lambda: exact,
+    released = run_release(counts.release(), ctx, compute=lambda: exact,
                            noise=lambda e: noisy_counts(counts, e),
                            dump=lambda out: list(out.noisy))
     assert ctx.charged == [(STAGE_CLASS_COUNTS, pytest.approx(0.005), 0.0)]

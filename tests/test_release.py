@@ -13,12 +13,12 @@ from core.privacy.planner import (
     STAGE_MEAN,
     STAGE_TOKENS,
     aug_pe_stage,
-    dp_synrag_prediction_cost,
     plan_aug_pe,
     plan_dp_synrag,
     plan_dp_synth,
     plan_rpsg,
 )
+from core.privacy.plan_dp_synrag import WHOLE_STAGES
 from core.privacy.release import GAUSSIAN, Release, accountant_of, checkpointed, run_release
 from core.runspec import AugPESpec, DPSynRAGSpec
 from helpers import statistical
@@ -50,8 +50,7 @@ class Ctx:
 
 
 def gaussian_stage(sigma: float = 2.0, sensitivity: float = 1.0) -> Release:
-    rho = sensitivity**2 / (2 * sigma**2)
-    return Release("counts", GAUSSIAN, rho, "noisy counts", f"Gaussian noise sigma={sigma}", sensitivity, sigma)
+    return Release("counts", GAUSSIAN, "noisy counts", f"Gaussian noise sigma={sigma}", sensitivity, sigma)
 
 
 def test_a_fresh_stage_is_charged_after_computing_and_before_its_noise_then_saved():
@@ -65,7 +64,7 @@ def test_a_fresh_stage_is_charged_after_computing_and_before_its_noise_then_save
         ctx.log.append(("noise",))
         return stage.noise(exact, np.random.default_rng(0))
 
-    out = run_release(stage, ctx, "counts", compute, noise, dump=lambda a: a.tolist(), load=np.asarray)
+    out = run_release(stage, ctx, compute, noise, dump=lambda a: a.tolist(), load=np.asarray)
     assert [e[0] for e in ctx.log] == ["compute", "charge", "noise"]
     assert ctx.log[1][1:] == ("counts", stage.rho, "Gaussian noise sigma=2.0")
     assert ctx.checkpoints.saved["counts"] == out.tolist()
@@ -78,7 +77,7 @@ def test_a_checkpointed_stage_is_neither_charged_nor_drawn_again():
     def fail():
         raise AssertionError("computed again")
 
-    out = run_release(stage, ctx, "counts", fail, fail, load=np.asarray)
+    out = run_release(stage, ctx, fail, fail, load=np.asarray)
     assert out.tolist() == [1.0, 2.0] and ctx.log == []
 
 
@@ -86,9 +85,10 @@ def test_a_stage_of_two_releases_charges_both_with_the_run_detail():
     ctx = Ctx()
     plan = plan_dp_synrag(DPSynRAGSpec(K=4, R=5, L=2, k=5, T=6, refine=True), 4.0, 1e-6)
     stages = [plan.release(STAGE_MEAN), plan.release("retrieval_threshold")]
-    run_release(stages, ctx, "retrieval", lambda: None, lambda _: [], detail="5 clusters, each unit in <= L=2")
+    run_release(stages, ctx, lambda: None, lambda _: [], detail="5 clusters, each unit in <= L=2")
     assert [(s, r) for _, s, r, _ in ctx.log] == [(x.stage, x.rho) for x in stages]
     assert all(words.endswith(", 5 clusters, each unit in <= L=2") for *_, words in ctx.log)
+    assert list(ctx.checkpoints.saved) == ["retrieval"]  # one output, under the key both releases name
     assert stages[0].rho == pytest.approx(plan.L * plan.rho_mu, rel=1e-15)
 
 
@@ -119,14 +119,15 @@ def test_dp_synrag_plan_is_its_list_of_releases(kwargs):
     plan = plan_dp_synrag(spec, 4.0, 1e-6)
     releases = plan.releases()
     assert list(plan.per_stage()) == [r.stage for r in releases]
+    # each stage released whole names the checkpoint a resume looks for (DPSynRAGMethod.finished_stages)
+    assert {r.stage: r.key for r in releases if r.stage != STAGE_TOKENS}.items() <= WHOLE_STAGES.items()
     assert math.fsum(r.rho for r in releases) == pytest.approx(plan.rho_total, rel=1e-9)
     # the accountant reads the same list: each event's cost equals the stage's planned rho
     for event, release in zip(accountant_of(releases).events, releases, strict=True):
         assert event.stage == release.stage and event.total_rho == pytest.approx(release.rho, rel=1e-9)
         assert event.parallel_multiplier == release.parallel
-    if plan.token_stage:
-        cost = dp_synrag_prediction_cost(plan)
-        assert cost.charge(spec.R, resumed=False) == pytest.approx(plan.release(STAGE_TOKENS).rho, rel=1e-12)
+    if plan.token_stage:  # the token stage carries the engine's clip c (each token 2c/τ-bounded-range)
+        assert plan.release(STAGE_TOKENS).clip == plan.c
 
 
 def test_every_other_plan_is_its_list_of_releases():

@@ -79,12 +79,17 @@ def _ordered_scorer(texts):
     return np.arange(len(texts), dtype=np.float64)
 
 
+def _into(charged):
+    """A ledger's charge(stage, rho, words, delta_part) that keeps each charge."""
+    return lambda stage, rho, words, delta_part=0.0: charged.append((stage, rho, words, delta_part))
+
+
 def _run(llm=None, params=FAST, seeds=SEEDS, **kwargs):
     llm = llm or FakeLLM()
     charged = []
     kwargs.setdefault("rng", test_mode_rng(0))
     kwargs.setdefault("scorer", _ordered_scorer)
-    result = run_rpsg(_units(seeds), llm, HashingEmbedder(), params, 5.0, 1e-5, charged.append, **kwargs)
+    result = run_rpsg(_units(seeds), llm, HashingEmbedder(), params, 5.0, 1e-5, _into(charged), **kwargs)
     return result, charged, llm
 
 
@@ -124,21 +129,22 @@ def test_budget_is_charged_once_before_any_noise():
     journal = []
     llm = FakeLLM()
     run_rpsg(_units(SEEDS), llm, HashingEmbedder(), FAST, 5.0, 1e-5,
-             lambda event: journal.append(("charge", event)), rng=RecordingRng(journal), scorer=_ordered_scorer)
+             lambda *charge, **_: journal.append(("charge", charge)), rng=RecordingRng(journal), scorer=_ordered_scorer)
     assert [j if isinstance(j, str) else j[0] for j in journal] == ["charge", "noise"]
-    event = journal[0][1]
+    stage, rho, _words = journal[0][1]
     plan = plan_rpsg(5.0, 1e-5, FAST.m)
-    assert event.stage == "rpsg_selection" and event.mechanism == "gaussian"
-    assert event.count == 1 and event.parallel_multiplier == 1  # disjoint seeds: charged once in total
-    assert math.isclose(event.total_rho, FAST.m / (2 * plan.sigma**2))
-    assert math.isclose(event.parameters["sensitivity"], math.sqrt(FAST.m))
+    (release,) = plan.releases()  # what was charged: the plan's selection Release
+    assert stage == "rpsg_selection" and release.mechanism == "gaussian"
+    assert release.count == 1 and release.parallel == 1  # disjoint seeds: charged once in total
+    assert math.isclose(rho, FAST.m / (2 * plan.sigma**2)) and rho == release.rho
+    assert math.isclose(release.sensitivity, math.sqrt(FAST.m))
 
 
-def test_charge_event_is_reported_to_the_reporter():
+def test_the_charge_is_reported_by_the_ledgers_charge_not_again_by_rpsg():
     events = []
-    _run(reporter=CallbackReporter(events.append))
-    charged = [e for e in events if e.kind == "charged"]
-    assert len(charged) == 1 and charged[0].stage == "rpsg_selection" and charged[0].rho > 0
+    _, charged, _ = _run(reporter=CallbackReporter(events.append))
+    assert not [e for e in events if e.kind == "charged"]  # the pipeline's charge reports it: once, not twice
+    assert len(charged) == 1 and charged[0][0] == "rpsg_selection" and charged[0][1] > 0
 
 
 def _selection_inputs(n=60, m=4):
@@ -152,14 +158,14 @@ def _selection_inputs(n=60, m=4):
 def test_selection_is_the_argmax_when_noise_is_tiny():
     seed_emb, candidates, emb = _selection_inputs()
     plan = plan_rpsg(1e6, 1e-5, 4)
-    chosen = select_candidates(seed_emb, candidates, emb, plan, lambda e: None, CallbackReporter(), test_mode_rng(2))
+    chosen = select_candidates(seed_emb, candidates, emb, plan, _into([]), CallbackReporter(), test_mode_rng(2))
     assert chosen == [0] * len(candidates)
 
 
 def test_selection_is_random_when_noise_is_large():
     seed_emb, candidates, emb = _selection_inputs()
     plan = plan_rpsg(0.01, 1e-5, 4)
-    chosen = select_candidates(seed_emb, candidates, emb, plan, lambda e: None, CallbackReporter(), test_mode_rng(3))
+    chosen = select_candidates(seed_emb, candidates, emb, plan, _into([]), CallbackReporter(), test_mode_rng(3))
     counts = np.bincount(chosen, minlength=4)
     assert counts[0] < 0.6 * len(candidates) and (counts[1:] > 0).all()
 
@@ -167,7 +173,7 @@ def test_selection_is_random_when_noise_is_large():
 def test_private_path_uses_the_exact_sampler_and_still_finds_the_argmax():
     seed_emb, candidates, emb = _selection_inputs(n=10)
     plan = plan_rpsg(1e6, 1e-5, 4)
-    assert select_candidates(seed_emb, candidates, emb, plan, lambda e: None, CallbackReporter(), None) == [0] * 10
+    assert select_candidates(seed_emb, candidates, emb, plan, _into([]), CallbackReporter(), None) == [0] * 10
 
 
 def test_utilities_are_normalised_cosines():
@@ -250,7 +256,7 @@ def test_cancel_before_selection_charges_nothing():
 
     charged = []
     with pytest.raises(Cancelled):
-        run_rpsg(_units(SEEDS), FakeLLM(), HashingEmbedder(), FAST, 5.0, 1e-5, charged.append,
+        run_rpsg(_units(SEEDS), FakeLLM(), HashingEmbedder(), FAST, 5.0, 1e-5, _into(charged),
                  CallbackReporter(on_event, lambda: state["cancel"]), test_mode_rng(0), scorer=_ordered_scorer)
     assert charged == []
 
@@ -267,7 +273,7 @@ def charged_nothing_for(params: RPSGSpec) -> bool:
     """A refused setting stops run_rpsg before any charge."""
     charged: list = []
     with pytest.raises(PrivetError):
-        run_rpsg(_units(SEEDS), FakeLLM(), HashingEmbedder(), params, 5.0, 1e-5, charged.append, rng=test_mode_rng(0))
+        run_rpsg(_units(SEEDS), FakeLLM(), HashingEmbedder(), params, 5.0, 1e-5, _into(charged), rng=test_mode_rng(0))
     return charged == []
 
 
@@ -401,7 +407,7 @@ def test_integration_on_packaged_models():
     embedder = load_embedder(ModelChoice(source="default", device="cpu"))
     params = RPSGSpec(m=3, max_new_tokens=60, n_variants=1, nll_percentile=10.0)
     charged = []
-    result = run_rpsg(_units([n["note"] for n in notes]), llm, embedder, params, 10.0, 1e-3, charged.append)
+    result = run_rpsg(_units([n["note"] for n in notes]), llm, embedder, params, 10.0, 1e-3, _into(charged))
     assert len(charged) == 1
     s = result.stats
     assert s["seeds"] == 5 and s["seed_pii_name"] >= 5

@@ -6,9 +6,9 @@ import pytest
 
 from core.privacy.planner import (
     STAGE_TOKENS,
-    dp_synrag_prediction_cost,
     plan_dp_synrag,
     plan_dp_synth,
+    prediction_groups,
 )
 from core.runspec import DPSynRAGSpec
 
@@ -17,20 +17,20 @@ from core.runspec import DPSynRAGSpec
 def test_dp_synrag_prediction_charge_equals_the_planned_stage(L):
     spec = DPSynRAGSpec(text="private", K=4, R=10, L=L, k=5, T=20)
     plan = plan_dp_synrag(spec, 4.0, 1e-6)
-    cost = dp_synrag_prediction_cost(plan)
+    stage = plan.release(STAGE_TOKENS)
     planned = plan.per_stage()[STAGE_TOKENS]
     recorded = sum(e.total_rho for e in plan.accountant().events if e.stage == STAGE_TOKENS)
-    assert cost.charge(n_redrawn=spec.R, resumed=False) == pytest.approx(planned, rel=1e-12)
-    assert recorded == pytest.approx(planned, rel=1e-12)
+    assert stage.event(prediction_groups(stage.parallel, spec.R, resumed=False)).total_rho == planned
+    assert recorded == planned and stage.clip == plan.c and stage.count == spec.T
     # A resume that redraws one group charges one group's cost, not the plan's L-fold one.
-    assert cost.charge(n_redrawn=1, resumed=True) == pytest.approx(planned / L, rel=1e-12)
+    assert stage.event(prediction_groups(stage.parallel, 1, resumed=True)).total_rho == pytest.approx(planned / L, rel=1e-12)
 
 
 def test_dp_synth_spends_its_whole_budget_on_one_disjoint_prediction():
     spec = DPSynRAGSpec(text="private", T=12, tau=0.8, L=5)  # L is DP-SynRAG's: DP-Synth's batches are disjoint
     plan = plan_dp_synth(spec, 2.0, 1e-6)
-    cost = plan.prediction_cost()
-    assert cost.overlap == 1
-    assert cost.charge(n_redrawn=40, resumed=False) == pytest.approx(plan.rho_total, rel=1e-12)
+    (stage,) = plan.releases()
+    assert stage.parallel == 1
+    assert stage.event(prediction_groups(1, 40, resumed=False)).total_rho == pytest.approx(plan.rho_total, rel=1e-12)
     assert plan.accountant().total_rho() == pytest.approx(plan.rho_total, rel=1e-12)
-    assert cost.c / cost.tau == pytest.approx(plan.c_over_tau)
+    assert stage.clip / plan.tau == pytest.approx(plan.c_over_tau)

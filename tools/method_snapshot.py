@@ -11,7 +11,8 @@ For each method, on the demo spec (resources/demo/demo_run.toml) with the tiny r
 ``privet plan`` text on the whole demo corpus, the stages the privacy record plans, the method's
 certificate parameters and the certificate's parameter and stage tables as rendered, and the time
 estimate's stages; then a test-mode run (fixed seed, nothing exported) on the first 120 demo notes: its
-charges, its record's stages and parameters, the rendered certificate's tables and the documents it wrote. Public demo data only.
+charges (as the ledger wrote them, and as its record states them), its record's stages and parameters, the
+rendered certificate's tables and the documents it wrote. Public demo data only.
 Not a test (it runs every method); a developer's check, like ``tools/import_graph.py``.
 """
 
@@ -110,6 +111,7 @@ def ran(method: str, folder: Path) -> dict[str, Any]:
     from core.certificate.render import render_html
     from core.export import _why_few, read_synthetic
     from core.pipeline import run_pipeline
+    from core.progress import CallbackReporter
 
     source = DEMO.parent / "clinic" / "notes.csv"
     data = folder / f"{method}-notes.csv"
@@ -120,12 +122,15 @@ def ran(method: str, folder: Path) -> dict[str, Any]:
     spec.test_mode_seed = 11
     for key, value in RUN_SETTINGS.get(method, RUN_SETTINGS["dp_synrag"]).items():
         setattr(getattr(spec, method) if method in ("rpsg", "aug_pe") else spec.dp_synrag, key, value)
-    result = run_pipeline(spec, run_dir=folder / f"run-{method}")
+    charged: list[tuple[str, float, str]] = []  # what each charge wrote to the ledger, as the run reported it
+    reporter = CallbackReporter(lambda e: charged.append((e.stage, e.rho, e.message)) if e.kind == "charged" else None)
+    result = run_pipeline(spec, reporter=reporter, run_dir=folder / f"run-{method}")
     record = result.record
     cert = build_certificate(record, [result.synthetic_path], {"custodian": "snapshot"})
     html = render_html(cert)
     return {
         "charges": [(s["stage"], s["rho"], s.get("delta", 0.0)) for s in record.stages],
+        "ledger_charges": charged,
         "rho_total": record.rho_total,
         "epsilon_tight": record.epsilon_tight,
         "record_stages": record.stages,

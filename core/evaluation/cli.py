@@ -13,6 +13,7 @@ import time
 from core.errors import PrivetError
 from core.evaluation.config import DATASETS, SCALES, make_config
 from core.evaluation.downstream import DOWNSTREAM_DATASETS
+from core.evaluation.results_page import regenerate, stamp
 from core.progress import CallbackReporter, ProgressEvent
 
 
@@ -53,6 +54,9 @@ def register(subparsers) -> None:
                         "this many members per class (0: all; RPSG costs about 30 CPU-minutes per 100 seeds)")
     p.add_argument("--membership", action="store_true",
                    help="--downstream: also run the membership-inference attacks on every synthetic corpus")
+    p.add_argument("--results-page", default=None, metavar="PAGE",
+                   help="afterwards regenerate PAGE (docs/results.md) from the newest JSON in each folder of PAGE "
+                        "without .md (docs/results/<dataset>/); give --out one of those folders")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_evaluate)
 
@@ -97,6 +101,8 @@ def command_line(args: argparse.Namespace) -> str:
             parts.append(f"--seeds {args.seeds}")
         if getattr(args, "membership", False):
             parts.append("--membership")
+    if getattr(args, "results_page", None):
+        parts.append(f"--results-page {args.results_page}")
     return " ".join(parts)
 
 
@@ -119,9 +125,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         return _ablation(config, args)
     result = run_evaluation(config, _printer(args.quiet))
     result["command"] = command_line(args)
-    for path in write_report(result, config.out_dir):
+    for path in write_report(stamp(result), config.out_dir):
         print(path)
-    return 0
+    return regenerate(args.results_page, config.out_dir)
 
 
 def _downstream(args: argparse.Namespace) -> int:
@@ -150,9 +156,9 @@ def _downstream(args: argparse.Namespace) -> int:
     result = run_downstream(config, work_folder(), _printer(args.quiet), max_members=members,
                             settings=LabelledSettings(args.label_mode, args.documents, args.seeds, args.membership))
     result["command"] = command_line(args)
-    for path in write_downstream(result, config.out_dir):
+    for path in write_downstream(stamp(result), config.out_dir):
         print(path)
-    return 0
+    return regenerate(args.results_page, config.out_dir)
 
 
 def _ablation(config, args: argparse.Namespace) -> int:

@@ -142,7 +142,7 @@ def _table(header: list[str], rows: list[list]) -> str:
 
 
 def markdown_summary(result: dict) -> str:
-    """The tables of docs/results.md, generated from results.json."""
+    """Every table of a run (summary.md), generated from results.json; docs/results.md shows a few (results_page)."""
     parts = [f"Dataset `{result['dataset']}`, scale `{result['scale']}`, models {result['models']['llm']} / "
              f"{result['models']['embedder']}; {result['split']['members']} members, "
              f"{result['split']['non_members']} non-members, {result['split']['canaries']} canaries; "

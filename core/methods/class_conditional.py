@@ -193,7 +193,7 @@ class ClassConditional:
                     "topic needs that many units within one class; a class with few units yields few documents."]
         return replace(
             inner, epsilon=spec.privacy.epsilon, delta=delta, rho_total=inner.rho_total + counts.rho,
-            stages=[(STAGE_CLASS_COUNTS, counts.rho), *inner.stages], derived=derived, warnings=warnings,
+            stages=[(STAGE_CLASS_COUNTS, counts.release().rho), *inner.stages], derived=derived, warnings=warnings,
             delta_spent=inner.delta_spent + counts.delta,
         )
 
@@ -271,7 +271,7 @@ class ClassConditional:
     def _class_counts(self, corpus: Corpus, plan: ClassCountsPlan, ctx: MethodContext) -> ClassCounts:
         """The released class counts: the checkpoint, or compute → charge → noise → save."""
         return run_release(
-            plan.release(), ctx, CHECKPOINT_COUNTS,
+            plan.release(), ctx,
             compute=lambda: exact_counts([u.label for u in corpus.units], plan.typed),
             noise=lambda exact: noisy_counts(plan, exact, ctx.test_rng()),
             dump=lambda out: {"labels": list(out.labels), "noisy": list(out.noisy)},
@@ -383,8 +383,8 @@ class TopicLabelled(ClassConditional):
             derived.update(tau_labels=counts.tau, delta_labels=counts.delta)
         warnings = [*inner.warnings, "Labels: the method runs once on all units and each document takes its label "
                     "from its topic's noisy label counts; a label whose units share no topic yields few documents."]
-        stages = [(STAGE_CLASS_COUNTS, counts.rho),
-                  *_after(list(inner.stages), [(STAGE_TOPIC_LABELS, topic.rho)], lambda s: s[0],
+        stages = [(STAGE_CLASS_COUNTS, counts.release().rho),  # each stage's ρ from its privacy map
+                  *_after(list(inner.stages), [(STAGE_TOPIC_LABELS, topic.release().rho)], lambda s: s[0],
                           STAGES_BEFORE_TOPIC_LABELS)]
         return replace(inner, epsilon=spec.privacy.epsilon, delta=delta, rho_total=rho, stages=stages,
                        derived=derived, warnings=warnings, delta_spent=inner.delta_spent + counts.delta)

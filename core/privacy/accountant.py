@@ -68,6 +68,57 @@ def _at_least_one(name: str, value: int) -> None:
         raise PrivetError(f"{name} must be a whole number ≥ 1 (got {value}).", "This is a bug in the caller.")
 
 
+# -- the privacy maps: each mechanism's event (its ρ) from its parameters, the one statement of each formula --
+
+
+def _event(
+    stage: str, mechanism: str, rho: float, count: int, parallel: int, params: dict[str, float], description: str,
+    delta: float = 0.0,
+) -> PrivacyEvent:
+    _at_least_one("The count", count)
+    _at_least_one("The parallel multiplier", parallel)
+    return PrivacyEvent(stage, mechanism, rho, int(count), int(parallel), params, description, delta)
+
+
+def gaussian_event(
+    stage: str, sensitivity: float, sigma: float, count: int = 1, parallel: int = 1, description: str = ""
+) -> PrivacyEvent:
+    """A Gaussian mechanism with L2 ``sensitivity`` and noise ``sigma``: ρ = Δ²/(2σ²)."""
+    _positive("The sensitivity", sensitivity)
+    _positive("The noise σ", sigma)
+    rho = sensitivity**2 / (2.0 * sigma**2)
+    params = {"sensitivity": float(sensitivity), "sigma": float(sigma)}
+    return _event(stage, "gaussian", rho, count, parallel, params, description)
+
+
+def bounded_range_event(
+    stage: str, epsilon: float, count: int = 1, parallel: int = 1, description: str = ""
+) -> PrivacyEvent:
+    """An ε-bounded-range mechanism (e.g. the exponential mechanism): ρ = ε²/8."""
+    _positive("The exponential-mechanism ε", epsilon)
+    return _event(stage, "bounded_range", epsilon**2 / 8.0, count, parallel, {"epsilon": float(epsilon)}, description)
+
+
+def sparse_histogram_event(
+    stage: str, max_items: int, sigma: float, delta: float, threshold: float, description: str = ""
+) -> PrivacyEvent:
+    """A Gaussian sparse histogram (DP set union): ≤ ``max_items`` items per unit, noise ``sigma``, release above
+    ``threshold``; ρ = K/(2σ²) on the common support, plus ``delta`` (docs/method.md §2.0)."""
+    _at_least_one("The items per unit", max_items)
+    _positive("The noise σ", sigma)
+    if not (0.0 < delta < 1.0):
+        raise PrivetError(f"The set-union δ must lie strictly between 0 and 1 (got {delta}).", "This is a bug.")
+    rho = max_items / (2.0 * sigma**2)
+    params = {
+        "sensitivity": math.sqrt(max_items),
+        "sigma": float(sigma),
+        "threshold": float(threshold),
+        "delta": float(delta),
+        "items_per_unit": float(max_items),
+    }
+    return _event(stage, "gaussian_sparse_histogram", rho, 1, 1, params, description, float(delta))
+
+
 class Accountant:
     """Collects the privacy events of one run and converts their sum to (ε, δ)."""
 
@@ -78,58 +129,28 @@ class Accountant:
     def events(self) -> list[PrivacyEvent]:
         return list(self._events)
 
+    def record(self, event: PrivacyEvent) -> PrivacyEvent:
+        """Record ``event`` (a plan's stage records the event of its own privacy map, ``Release.event``)."""
+        self._events.append(event)
+        return event
+
     def gaussian(
         self, stage: str, sensitivity: float, sigma: float, count: int = 1, parallel: int = 1, description: str = ""
     ) -> PrivacyEvent:
-        """Record a Gaussian mechanism with L2 ``sensitivity`` and noise ``sigma``: ρ = Δ²/(2σ²)."""
-        _positive("The sensitivity", sensitivity)
-        _positive("The noise σ", sigma)
-        rho = sensitivity**2 / (2.0 * sigma**2)
-        params = {"sensitivity": float(sensitivity), "sigma": float(sigma)}
-        return self._add(stage, "gaussian", rho, count, parallel, params, description)
+        """Record a Gaussian mechanism (``gaussian_event``: ρ = Δ²/(2σ²))."""
+        return self.record(gaussian_event(stage, sensitivity, sigma, count, parallel, description))
 
     def bounded_range(
         self, stage: str, epsilon: float, count: int = 1, parallel: int = 1, description: str = ""
     ) -> PrivacyEvent:
-        """Record an ε-bounded-range mechanism (e.g. the exponential mechanism): ρ = ε²/8."""
-        _positive("The exponential-mechanism ε", epsilon)
-        return self._add(stage, "bounded_range", epsilon**2 / 8.0, count, parallel, {"epsilon": float(epsilon)}, description)
+        """Record an ε-bounded-range mechanism (``bounded_range_event``: ρ = ε²/8)."""
+        return self.record(bounded_range_event(stage, epsilon, count, parallel, description))
 
     def sparse_histogram(
         self, stage: str, max_items: int, sigma: float, delta: float, threshold: float, description: str = ""
     ) -> PrivacyEvent:
-        """Record a Gaussian sparse histogram (DP set union): ≤ ``max_items`` items per unit, noise ``sigma``,
-        release above ``threshold``; ρ = K/(2σ²) on the common support, plus ``delta`` (docs/method.md §2.0)."""
-        _at_least_one("The items per unit", max_items)
-        _positive("The noise σ", sigma)
-        if not (0.0 < delta < 1.0):
-            raise PrivetError(f"The set-union δ must lie strictly between 0 and 1 (got {delta}).", "This is a bug.")
-        rho = max_items / (2.0 * sigma**2)
-        params = {
-            "sensitivity": math.sqrt(max_items),
-            "sigma": float(sigma),
-            "threshold": float(threshold),
-            "delta": float(delta),
-            "items_per_unit": float(max_items),
-        }
-        return self._add(stage, "gaussian_sparse_histogram", rho, 1, 1, params, description, float(delta))
-
-    def _add(
-        self,
-        stage: str,
-        mechanism: str,
-        rho: float,
-        count: int,
-        parallel: int,
-        params: dict[str, float],
-        description: str,
-        delta: float = 0.0,
-    ) -> PrivacyEvent:
-        _at_least_one("The count", count)
-        _at_least_one("The parallel multiplier", parallel)
-        event = PrivacyEvent(stage, mechanism, rho, int(count), int(parallel), params, description, delta)
-        self._events.append(event)
-        return event
+        """Record a Gaussian sparse histogram (``sparse_histogram_event``: ρ = K/(2σ²) and its δ)."""
+        return self.record(sparse_histogram_event(stage, max_items, sigma, delta, threshold, description))
 
     def total_rho(self) -> float:
         """Sequential composition of all events."""

@@ -55,7 +55,7 @@ class ClassCountsPlan:
         """The stage as the plan, the ledger and the certificate read it."""
         if self.typed:
             return Release(
-                STAGE_CLASS_COUNTS, GAUSSIAN, self.rho,
+                STAGE_CLASS_COUNTS, GAUSSIAN,
                 f"How many units carry each of the {len(self.typed)} typed labels, with Gaussian noise (each unit "
                 "has one label, so one unit changes one count by 1: sensitivity 1); the classes are synthesised "
                 "apart and keep documents in proportion to these counts.",
@@ -63,7 +63,7 @@ class ClassCountsPlan:
                 sensitivity=1.0, sigma=self.sigma,
             )
         return Release(
-            STAGE_CLASS_COUNTS, SPARSE_HISTOGRAM, self.rho,
+            STAGE_CLASS_COUNTS, SPARSE_HISTOGRAM,
             "The labels and how many units carry each, released by a DP set union (each unit proposes its one "
             "label; Gaussian noise on every count; a label is released only when its noisy count clears a "
             f"threshold); besides rho it spends delta={self.delta:.3g} of delta, the largest chance that a label "
@@ -135,7 +135,7 @@ class TopicLabelsPlan:
 
     def release(self) -> Release:
         return Release(
-            STAGE_TOPIC_LABELS, GAUSSIAN, self.rho,
+            STAGE_TOPIC_LABELS, GAUSSIAN,
             f"How many units of each topic's cluster carry each label, with Gaussian noise on every count of every "
             f"cluster at once (each unit is in at most {self.L} clusters and has one label, so one unit changes at "
             f"most {self.L} counts by 1: sensitivity sqrt({self.L})); each synthetic document takes its label from "

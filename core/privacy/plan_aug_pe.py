@@ -45,7 +45,7 @@ class AugPEPlan:
         """One Gaussian vote histogram per iteration (Δ = 1), composed sequentially."""
         return [
             Release(
-                aug_pe_stage(t), GAUSSIAN, self.rho_per_iteration,
+                aug_pe_stage(t), GAUSSIAN,
                 f"noisy nearest-neighbour vote histogram, iteration {t} of {self.iterations}",
                 f"Aug-PE vote histogram, iteration {t} of {self.iterations}: Gaussian noise sigma={self.sigma:.4g}, "
                 "one vote per unit (L2 sensitivity 1)",

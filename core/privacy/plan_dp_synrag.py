@@ -84,6 +84,20 @@ DEFAULT_SIZE_FRACTION = 0.02
 DEFAULT_LENGTH_FRACTION = 0.02
 STAGE_LENGTH = "length"
 
+# Every stage released whole and the checkpoint its Release names (``Release.key``: once saved, a resume reuses it and
+# charges nothing). The noisy centres and thresholds of all clusters are released together, under the one name old
+# runs used; the token stage saves group by group and is not listed (it is never finished before the run is).
+CHECKPOINT_RETRIEVAL = "retrieval"
+WHOLE_STAGES = {
+    STAGE_SIZE: STAGE_SIZE,
+    STAGE_LENGTH: STAGE_LENGTH,
+    STAGE_PHRASES: STAGE_PHRASES,
+    STAGE_HISTOGRAM: STAGE_HISTOGRAM,
+    STAGE_CLUSTER_KEYWORDS: STAGE_CLUSTER_KEYWORDS,
+    STAGE_MEAN: CHECKPOINT_RETRIEVAL,
+    STAGE_THRESHOLD: CHECKPOINT_RETRIEVAL,
+}
+
 # Without a token stage (text = "realised" or "topic_line", the default) the whole budget releases topics: the
 # histogram, the co-keywords and the phrases share it as 0.4 : 0.4 : 0.2 unless the spec says otherwise (then
 # rescaled to 1). Round 3's ablation on the demo clinic (docs/results/history.md "Round 3: ablation") measured the
@@ -189,7 +203,7 @@ class DPSynRAGPlan:
             stages.append(self._phrases())
         stages.append(
             Release(
-                STAGE_HISTOGRAM, GAUSSIAN, self.rho_hist, "noisy keyword histogram",
+                STAGE_HISTOGRAM, GAUSSIAN, "noisy keyword histogram",
                 f"Gaussian noise on the keyword histogram, sigma_h={self.sigma_h:.4g}",
                 sensitivity=math.sqrt(self.K), sigma=self.sigma_h,
             )
@@ -197,7 +211,7 @@ class DPSynRAGPlan:
         if self.M:
             stages.append(
                 Release(
-                    STAGE_CLUSTER_KEYWORDS, GAUSSIAN, self.rho_cluster_keywords,
+                    STAGE_CLUSTER_KEYWORDS, GAUSSIAN,
                     "noisy co-keyword counts of every cluster (each unit: <= M words in each of <= L clusters)",
                     f"Gaussian noise on every cluster's co-keyword counts, sigma_c={self.sigma_c:.4g}, "
                     f"<= M={self.M} words per unit in each of <= L={self.L} clusters",
@@ -207,29 +221,29 @@ class DPSynRAGPlan:
         if self.refine:
             stages += [
                 Release(
-                    STAGE_MEAN, GAUSSIAN, self.L * self.rho_mu, "noisy embedding sum per cluster",
+                    STAGE_MEAN, GAUSSIAN, "noisy embedding sum per cluster",
                     f"Noisy cluster embedding sums, sigma_mu={self.sigma_mu:.4g}",
-                    sensitivity=1.0, sigma=self.sigma_mu, parallel=self.L,
+                    sensitivity=1.0, sigma=self.sigma_mu, parallel=self.L, checkpoint=WHOLE_STAGES[STAGE_MEAN],
                 ),
                 Release(
-                    STAGE_THRESHOLD, BOUNDED_RANGE, self.L * self.rho_theta, "similarity threshold per cluster",
+                    STAGE_THRESHOLD, BOUNDED_RANGE, "similarity threshold per cluster",
                     f"Cluster similarity thresholds, eps_theta={self.eps_theta:.4g}",
-                    epsilon=self.eps_theta, parallel=self.L,
+                    epsilon=self.eps_theta, parallel=self.L, checkpoint=WHOLE_STAGES[STAGE_THRESHOLD],
                 ),
             ]
         if self.token_stage:
             stages.append(
                 Release(
-                    STAGE_TOKENS, BOUNDED_RANGE, self.L * self.rho_tokens_per_cluster, "tokens sampled per cluster",
+                    STAGE_TOKENS, BOUNDED_RANGE, "tokens sampled per cluster",
                     f"Private prediction: {self.T} tokens per group, c/tau={self.c / self.tau:.4g}",
-                    epsilon=self.token_epsilon, count=self.T, parallel=self.L,
+                    epsilon=self.token_epsilon, count=self.T, parallel=self.L, clip=self.c,
                 )
             )
         return stages
 
     def _size(self) -> Release:
         return Release(
-            STAGE_SIZE, GAUSSIAN, self.rho_size,
+            STAGE_SIZE, GAUSSIAN,
             "noisy count of the units (people or documents) in the corpus, from which the adaptive default "
             "chose how many topics to look for",
             f"DP size count: Gaussian noise sigma_n={self.sigma_size:.4g} on the number of units",
@@ -238,7 +252,7 @@ class DPSynRAGPlan:
 
     def _length(self) -> Release:
         return Release(
-            STAGE_LENGTH, BOUNDED_RANGE, self.rho_length,
+            STAGE_LENGTH, BOUNDED_RANGE,
             "noisy median of the units' words per document (clipped to a public range), which the synthetic "
             "documents follow",
             f"DP length statistic: exponential-mechanism median, eps_len={self.epsilon_length:.4g}",
@@ -247,7 +261,7 @@ class DPSynRAGPlan:
 
     def _phrases(self) -> Release:
         return Release(
-            STAGE_PHRASES, SPARSE_HISTOGRAM, self.rho_phrases,
+            STAGE_PHRASES, SPARSE_HISTOGRAM,
             f"noisy phrase counts released above a threshold (each unit: <= K_p={self.K_p} phrases of its own "
             f"text); besides rho it spends delta_p={self.delta_phrases:.3g} of delta, the largest chance that "
             "a phrase of one unit alone is released",

@@ -1,5 +1,6 @@
-"""Private prediction's cost, one for the plan and the charge (DP-SynRAG step 4, DP-Synth), and
-DP-Synth's plan (docs/method.md §4): the whole budget on one prediction over disjoint batches.
+"""Private prediction's charge on a resume (DP-SynRAG step 4, DP-Synth; the stage itself is its plan's
+token ``Release``), and DP-Synth's plan (docs/method.md §4): the whole budget on one prediction over
+disjoint batches.
 """
 
 from __future__ import annotations
@@ -10,55 +11,24 @@ from dataclasses import dataclass
 from core.privacy.accountant import Accountant
 from core.privacy.conversion import eps_to_rho
 from core.privacy.plan_base import STAGE_TOKENS
-from core.privacy.plan_dp_synrag import DPSynRAGPlan
 from core.privacy.release import BOUNDED_RANGE, Release, accountant_of
 from core.runspec import DPSynRAGSpec
 
+def prediction_groups(L: int, n_redrawn: int, resumed: bool) -> int:
+    """How many of a unit's groups private prediction charges when it (re)draws ``n_redrawn`` groups.
+
+    A fresh run charges the plan's L. A resumed run redraws only the groups that did not finish (their
+    first, unfinished draw was charged and is thrown away). Groups overlap — a unit lies in at most L of
+    them — so the redrawn groups cost min(L, number redrawn) groups by overlapping parallel composition.
+    For disjoint groups (DP-Synth, L = 1) that is one group's cost. The charge is the token stage's
+    ``Release`` evaluated on that many groups (``Release.charge(parallel=...)``).
+    """
+    return min(int(L), int(n_redrawn)) if resumed else int(L)
+
+
 def prediction_charge(per_group_rho: float, L: int, n_redrawn: int, resumed: bool) -> float:
-    """ρ to charge when private prediction (re)draws ``n_redrawn`` groups; ``per_group_rho`` is one group's cost.
-
-    A fresh run charges the plan's L · per-group cost. A resumed run redraws only the groups that did
-    not finish (their first, unfinished draw was charged and is thrown away). Groups overlap — a unit
-    lies in at most L of them — so the redrawn groups cost min(L, number redrawn) · per-group cost by
-    overlapping parallel composition. For disjoint groups (DP-Synth, L = 1) that is one group's cost.
-    """
-    return (min(int(L), int(n_redrawn)) if resumed else int(L)) * per_group_rho
-
-
-
-@dataclass(frozen=True)
-class PredictionCost:
-    """The private-prediction stage as a plan fixes it: each group draws ``T`` tokens with logits clipped
-    to ``c`` at temperature ``tau`` (each draw an exponential mechanism with ε = 2c/τ, ρ = ε²/8 =
-    (c/τ)²/2), and a unit lies in at most ``overlap`` groups (L for DP-SynRAG, 1 for DP-Synth's disjoint
-    batches). The plan's record and the stage's charge both come from here, so they cannot disagree.
-    """
-
-    T: int
-    c: float
-    tau: float
-    overlap: int
-
-    @property
-    def token_epsilon(self) -> float:
-        return 2.0 * self.c / self.tau
-
-    @property
-    def rho_per_group(self) -> float:
-        acc = Accountant()
-        acc.bounded_range(STAGE_TOKENS, self.token_epsilon, count=self.T)
-        return acc.total_rho()
-
-    def charge(self, n_redrawn: int, resumed: bool) -> float:
-        """ρ to charge when the stage starts (``prediction_charge``: on a resume only the redrawn groups)."""
-        return prediction_charge(self.rho_per_group, self.overlap, n_redrawn, resumed)
-
-
-
-def dp_synrag_prediction_cost(plan: DPSynRAGPlan) -> PredictionCost:
-    """DP-SynRAG's step 4: T tokens per cluster at the plan's c, each unit in at most L clusters."""
-    return PredictionCost(T=plan.T, c=plan.c, tau=plan.tau, overlap=plan.L)
-
+    """ρ to charge when private prediction (re)draws ``n_redrawn`` groups; ``per_group_rho`` is one group's cost."""
+    return prediction_groups(L, n_redrawn, resumed) * per_group_rho
 
 
 @dataclass(frozen=True)
@@ -70,18 +40,16 @@ class DPSynthPlan:
     T: int
     tau: float
 
-    def prediction_cost(self) -> PredictionCost:
-        return PredictionCost(T=self.T, c=self.c_over_tau * self.tau, tau=self.tau, overlap=1)
-
     def releases(self) -> list[Release]:
-        """One stage: private prediction over disjoint batches (each unit in one group)."""
-        cost = self.prediction_cost()
+        """One stage: private prediction over disjoint batches (each unit in one group), T tokens per group
+        with logits clipped to c = (c/τ)·τ, each token (2c/τ)-bounded-range."""
+        c = self.c_over_tau * self.tau
         return [
             Release(
-                STAGE_TOKENS, BOUNDED_RANGE, self.rho_total,
+                STAGE_TOKENS, BOUNDED_RANGE,
                 "Private prediction: one exponential-mechanism token draw per step, T steps",
-                f"Private prediction: {cost.T} tokens per group, c/tau={cost.c / cost.tau:.4g}",
-                epsilon=cost.token_epsilon, count=cost.T, parallel=cost.overlap,
+                f"Private prediction: {self.T} tokens per group, c/tau={c / self.tau:.4g}",
+                epsilon=2.0 * c / self.tau, count=self.T, parallel=1, clip=c,
             )
         ]
 

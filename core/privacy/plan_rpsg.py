@@ -48,7 +48,7 @@ class RPSGPlan:
         """One stage: the noisy utilities of every seed's candidates (disjoint per seed)."""
         return [
             Release(
-                STAGE_RPSG_SELECTION, GAUSSIAN, self.rho,
+                STAGE_RPSG_SELECTION, GAUSSIAN,
                 "noisy utilities of the m candidate abstractions of each seed (disjoint per seed)",
                 "noisy utilities of the m candidate abstractions of each seed (disjoint per seed)",  # RPSG charges the event
                 sensitivity=self.sensitivity, sigma=self.sigma,

@@ -46,10 +46,9 @@ from core.privacy.plan_dp_synrag import (  # re-exported: the plans' one address
 )
 from core.privacy.plan_prediction import (  # re-exported: the plans' one address
     DPSynthPlan as DPSynthPlan,
-    PredictionCost as PredictionCost,
-    dp_synrag_prediction_cost as dp_synrag_prediction_cost,
     plan_dp_synth as plan_dp_synth,
     prediction_charge as prediction_charge,
+    prediction_groups as prediction_groups,
 )
 from core.privacy.plan_rpsg import (  # re-exported: the plans' one address
     RPSGPlan as RPSGPlan,

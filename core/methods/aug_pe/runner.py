@@ -136,7 +136,7 @@ def _histogram(
         return nearest_neighbour_votes(private, ctx.embedder.embed(population))
 
     released = run_release(
-        stage, ctx, stage.stage, vote,
+        stage, ctx, vote,
         noise=lambda votes: (stage.noise(votes, ctx.test_rng()), population),
         dump=lambda out: {"population": out[1], "noisy_votes": out[0].tolist()},
         load=lambda saved: (np.asarray(saved["noisy_votes"], dtype=np.float64), list(saved["population"])),

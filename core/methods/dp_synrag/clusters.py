@@ -67,7 +67,7 @@ def release_cluster_keywords(
     """The checkpoint, or charge, then add N(0, sigma_c^2) to every entry of the count matrix (zeros included)."""
     stage = plan.release(STAGE_CLUSTER_KEYWORDS)
     return run_release(
-        stage, ctx, STAGE_CLUSTER_KEYWORDS, lambda: cluster_keyword_counts(keywords, clusters, W, candidates, plan.M),
+        stage, ctx, lambda: cluster_keyword_counts(keywords, clusters, W, candidates, plan.M),
         noise=lambda counts: stage.noise(counts, ctx.test_rng()),
         dump=lambda noisy: noisy.tolist(),
         load=lambda saved: np.asarray(saved, dtype=np.float64).reshape(len(W), len(candidates)),

@@ -15,8 +15,6 @@ from core.privacy.planner import STAGE_HISTOGRAM, DPSynRAGPlan
 from core.privacy.release import run_release
 
 
-CHECKPOINT_HISTOGRAM = "histogram"  # the checkpoint names of old runs: a resume reads them
-
 
 def keyword_histogram(keywords: Sequence[Sequence[str]], vocab: Vocabulary) -> np.ndarray:
     """h = sum over units of the one-hot vector of the unit's keyword set (|V| entries)."""
@@ -33,7 +31,7 @@ def release_histogram(
     """h' = h + N(0, sigma_h^2 I): the checkpoint, or charged, counted, noised and saved (``run_release``)."""
     stage = plan.release(STAGE_HISTOGRAM)
     return run_release(
-        stage, ctx, CHECKPOINT_HISTOGRAM, lambda: keyword_histogram(keywords, vocab),
+        stage, ctx, lambda: keyword_histogram(keywords, vocab),
         noise=lambda h: stage.noise(h, ctx.test_rng()), dump=lambda h: h.tolist(), load=np.asarray,
     )
 

@@ -34,7 +34,6 @@ from core.privacy.plan_dp_synrag import STAGE_LENGTH
 from core.privacy.release import run_release
 from core.runspec import DPSynRAGSpec
 
-CHECKPOINT_LENGTH = STAGE_LENGTH
 MIN_WORDS, MAX_WORDS = 5, 400  # the public range of the DP median (words per document)
 LENGTH_SLACK = 1.25  # a document is "about" the target up to a quarter longer (whole sentences)
 KEY_TERMS = "Key terms:"
@@ -53,7 +52,7 @@ def release_length(units: Sequence[Unit], plan: DPSynRAGPlan, ctx: MethodContext
     stage = plan.release(STAGE_LENGTH)
     low, high = math.log(MIN_WORDS), math.log(MAX_WORDS)
     noisy = run_release(
-        stage, ctx, CHECKPOINT_LENGTH, lambda: np.log(np.clip(unit_lengths(units), MIN_WORDS, MAX_WORDS)),
+        stage, ctx, lambda: np.log(np.clip(unit_lengths(units), MIN_WORDS, MAX_WORDS)),
         noise=lambda logs: math.exp(dp_median(logs, low, high, plan.epsilon_length, ctx.test_rng())),
         dump=lambda words: [float(words)], load=lambda saved: float(saved[0]),
     )

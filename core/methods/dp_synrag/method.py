@@ -19,19 +19,12 @@ from core.methods.dp_synrag.dedup import NEAR_DUPLICATE_JACCARD
 from core.methods.dp_synrag.guidance import guide
 from core.methods.dp_synrag.merge import MERGE_JACCARD
 from core.methods.dp_synrag.realisation import check_spec_example, demonstrations, public_example
-from core.methods.dp_synrag.length import CHECKPOINT_LENGTH, MAX_WORDS, MIN_WORDS, form_length
-from core.methods.dp_synrag.size import CHECKPOINT_SIZE
+from core.methods.dp_synrag.length import MAX_WORDS, MIN_WORDS, form_length
 from core.methods.dp_synrag.slots import form_slots
-from core.privacy.plan_dp_synrag import STAGE_LENGTH
+from core.privacy.plan_dp_synrag import WHOLE_STAGES
 from core.methods.dp_synrag.vocabulary import load_vocabulary, word_list_info
 from core.privacy.mechanisms import GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER
 from core.privacy.planner import (
-    STAGE_CLUSTER_KEYWORDS,
-    STAGE_HISTOGRAM,
-    STAGE_MEAN,
-    STAGE_PHRASES,
-    STAGE_SIZE,
-    STAGE_THRESHOLD,
     DPSynRAGPlan,
     plan_dp_synrag,
 )
@@ -130,20 +123,7 @@ class DPSynRAGMethod:
         The writing stage is never listed: it checkpoints as it goes, and its unfinished groups are drawn
         (and charged) again; a resume quote counts it at its planned cost, an upper bound.
         """
-        done = set()
-        if checkpoints.has(CHECKPOINT_SIZE):
-            done.add(STAGE_SIZE)
-        if checkpoints.has(CHECKPOINT_LENGTH):
-            done.add(STAGE_LENGTH)
-        if checkpoints.has(STAGE_PHRASES):
-            done.add(STAGE_PHRASES)
-        if checkpoints.has("histogram"):
-            done.add(STAGE_HISTOGRAM)
-        if checkpoints.has(STAGE_CLUSTER_KEYWORDS):
-            done.add(STAGE_CLUSTER_KEYWORDS)
-        if checkpoints.has("retrieval"):
-            done |= {STAGE_MEAN, STAGE_THRESHOLD}
-        return done
+        return {stage for stage, key in WHOLE_STAGES.items() if checkpoints.has(key)}  # each Release's key
 
     def samplers(self) -> list[str]:
         return sampler_descriptions(GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER)

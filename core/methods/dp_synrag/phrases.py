@@ -171,7 +171,7 @@ def release_phrases(units: Sequence[Unit], lists: PublicLists, plan: DPSynRAGPla
     def release(counts: Counter[str]) -> list[str]:
         return list(gaussian_sparse_histogram(counts, plan.sigma_p, plan.tau_p, plan.K_p, rng=ctx.test_rng()).items)
 
-    phrases = [str(p) for p in run_release(plan.release(STAGE_PHRASES), ctx, STAGE_PHRASES, propose_and_count, release)]
+    phrases = [str(p) for p in run_release(plan.release(STAGE_PHRASES), ctx, propose_and_count, release)]
     for progress in started:  # drawn now (not reloaded): the stage ends after its checkpoint is saved
         ctx.reporter.emit(ProgressEvent(STAGE_PHRASES, "log", message=f"{len(phrases)} phrases released"))
         progress.finish()

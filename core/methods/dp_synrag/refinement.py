@@ -20,8 +20,6 @@ from core.progress import StageProgress
 from core.runspec import DPSynRAGSpec
 
 
-CHECKPOINT_RETRIEVAL = "retrieval"
-
 
 def refine_cluster(
     member_embeddings: np.ndarray, total: np.ndarray, mean: Release, eps_theta: float, k: int, ctx: MethodContext
@@ -67,7 +65,7 @@ def release_retrieval(
 
     scope = f"{len(clusters)} clusters, each unit in <= L={plan.L}"
     stages = [mean, plan.release(STAGE_THRESHOLD)]
-    return run_release(stages, ctx, CHECKPOINT_RETRIEVAL, sums, refine_all, detail=scope)
+    return run_release(stages, ctx, sums, refine_all, detail=scope)
 
 
 def select_members(

@@ -16,8 +16,6 @@ from core.methods.base import MethodContext
 from core.privacy.planner import STAGE_SIZE, DPSynRAGPlan
 from core.privacy.release import run_release
 
-CHECKPOINT_SIZE = STAGE_SIZE
-
 
 def release_size(units: Sequence[Unit], plan: DPSynRAGPlan, ctx: MethodContext) -> float | None:
     """n̂, the noisy number of units (None when the plan has no size count: nothing drawn or charged)."""
@@ -25,7 +23,7 @@ def release_size(units: Sequence[Unit], plan: DPSynRAGPlan, ctx: MethodContext) 
         return None
     stage = plan.release(STAGE_SIZE)
     noisy = run_release(
-        stage, ctx, CHECKPOINT_SIZE, lambda: np.array([float(len(units))]),
+        stage, ctx, lambda: np.array([float(len(units))]),
         noise=lambda n: stage.noise(n, ctx.test_rng()),
         dump=lambda n: [float(v) for v in n], load=lambda saved: np.asarray(saved, dtype=np.float64),
     )

@@ -34,7 +34,7 @@ from core.methods.private_prediction.engine import PredictionGroup
 from core.methods.private_prediction.groups import GroupSource, build_groups
 from core.methods.private_prediction.prompts import answer_start, public_message, rephrase_message
 from core.methods.private_prediction.stage import private_prediction
-from core.privacy.planner import STAGE_TOKENS, DPSynRAGPlan, dp_synrag_prediction_cost
+from core.privacy.planner import STAGE_TOKENS, DPSynRAGPlan
 from core.runspec import DPSynRAGSpec
 
 
@@ -126,7 +126,7 @@ def write_texts(
         )
         starts = [answer_start(spec.answer_start, w, rel) for w, rel in zip(W, related)]
         groups = group_source(selected, noisy_counts, units, spec, plan, ctx, messages, starts)
-        return private_prediction(groups, plan.release(STAGE_TOKENS), dp_synrag_prediction_cost(plan), spec, ctx)
+        return private_prediction(groups, plan.release(STAGE_TOKENS), spec, ctx)
     example = public_example(spec.document_form, spec.public_example)
     drafts = realised_drafts(topics, example, spec, ctx)
     if spec.text == "realised":  # a draft with nothing beyond the form's opening is not a document (public text)
@@ -139,6 +139,6 @@ def write_texts(
         selected, noisy_counts, units, spec, plan, ctx, [rewrite(d.text) for d in drafts], [lead] * len(drafts), rewrite
     )
     texts = private_prediction(
-        groups, plan.release(STAGE_TOKENS), dp_synrag_prediction_cost(plan), spec, ctx, private_message=rewrite
+        groups, plan.release(STAGE_TOKENS), spec, ctx, private_message=rewrite
     )
     return {r: guarantee_words(clean_draft(t), topics[r].words)[0] for r, t in texts.items()}

@@ -39,14 +39,13 @@ import numpy as np
 from core.corpus import Unit
 from core.methods.base import MethodContext, SyntheticDoc
 from core.methods.dp_synrag.released_topics import ReleasedTopic
-from core.privacy.class_counts import STAGE_TOPIC_LABELS
 from core.privacy.release import run_release
 
 if TYPE_CHECKING:  # the shape imports this module (labels first, then writing)
     from core.methods.dp_synrag.shape import CorpusShape
 
-CHECKPOINT_TOPIC_LABELS = STAGE_TOPIC_LABELS  # the R × |labels| noisy counts: released, never redrawn (the
-# stage's plan and the released class counts come in ``ctx.label_stage``: core.privacy.class_counts.TopicLabelStage)
+# The R × |labels| noisy counts are released once, saved under the stage's name, never redrawn (the stage's plan
+# and the released class counts come in ``ctx.label_stage``: core.privacy.class_counts.TopicLabelStage)
 NOISE_SIGMAS = 2.0  # a label counts in a topic only above this many standard deviations of its noise
 
 
@@ -101,7 +100,7 @@ def release_cluster_labels(units: Sequence[Unit], clusters: Sequence[Sequence[in
         return np.asarray(saved, dtype=np.float64).reshape(len(clusters), len(labels))
 
     noisy = run_release(
-        release, ctx, CHECKPOINT_TOPIC_LABELS, lambda: _exact(units, clusters, labels, stage.plan.L),
+        release, ctx, lambda: _exact(units, clusters, labels, stage.plan.L),
         noise=lambda exact: release.noise(exact, ctx.test_rng()), dump=lambda out: out.tolist(), load=load,
         detail=f"{len(clusters)} clusters x {len(labels)} labels",
     )

@@ -73,7 +73,7 @@ class DPSynthMethod:
         groups = build_groups(batches, corpus.units, ctx, None if public is None else [public] * len(batches))
         # Disjoint batches: the plan's cost has overlap 1 (each unit in one group).
         (stage,) = plan.releases()
-        texts = private_prediction(groups, stage, plan.prediction_cost(), p, ctx)
+        texts = private_prediction(groups, stage, p, ctx)
         kept = self_filter(texts, ctx, p.self_filter, p.self_filter_mode, form_reference(p.document_form, p.public_example))
         docs = [SyntheticDoc(id=f"syn-{gid:04d}", text=text, group=gid) for gid, text in sorted(kept.items())]
         diagnostics = {"groups": len(groups), "generated": len(texts), "kept_after_self_filter": len(docs)}

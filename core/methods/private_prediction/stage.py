@@ -1,7 +1,7 @@
 """The private-prediction stage (docs/method.md §2.4): charged when it starts, checkpointed group by group.
 
 The one DP stage that checkpoints as it goes: a resume reuses the finished groups and charges only
-the groups it draws again (``PredictionCost.charge``). The engine (``engine.py``) does the drawing.
+the groups it draws again (``prediction_groups``). The engine (``engine.py``) does the drawing.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from core.methods.private_prediction.engine import (
 )
 from core.methods.private_prediction.groups import GroupSource
 from core.methods.private_prediction.prompts import rephrase_message, template_prefix_length
-from core.privacy.planner import PredictionCost
+from core.privacy.planner import prediction_groups
 from core.privacy.release import Release
 from core.progress import ProgressEvent, StageProgress
 from core.runspec import DPSynRAGSpec
@@ -46,7 +46,6 @@ def engine_config(spec: DPSynRAGSpec, c: float, batch_rows: int, shared_prefix: 
 def private_prediction(
     groups: Sequence[PredictionGroup] | GroupSource,
     release: Release,
-    cost: PredictionCost,
     spec: DPSynRAGSpec,
     ctx: MethodContext,
     private_message: Callable[[str], str] = rephrase_message,
@@ -54,7 +53,8 @@ def private_prediction(
     """Texts for the groups not yet finished in the checkpoint; checkpoints each finished one.
 
     The one stage that checkpoints as it goes: charged when it starts (``release.charge``), and on a
-    resume only for the groups drawn again (``cost.charge``)."""
+    resume only for the groups drawn again (``prediction_groups``). ``release`` is the plan's token stage:
+    T = its count, L = its parallel factor, c = its clip."""
     stage = release.stage
     done: dict[str, str] = ctx.checkpoints.load(stage) if ctx.checkpoints.has(stage) else {}
     gids = list(groups.gids) if isinstance(groups, GroupSource) else [g.gid for g in groups]
@@ -66,13 +66,13 @@ def private_prediction(
     if todo_ids or not ctx.checkpoints.has(stage):
         release.charge(
             ctx.charge,
-            cost.charge(len(todo_ids), resumed=bool(done)),  # the plan's cost; a resume charges redrawn groups
-            f"{len(todo_ids)} groups, each unit in <= L={cost.overlap}",
+            prediction_groups(release.parallel, len(todo_ids), resumed=bool(done)),  # the plan's L; a resume: redrawn
+            f"{len(todo_ids)} groups, each unit in <= L={release.parallel}",
         )
         ctx.checkpoints.save(stage, done)  # after the charge: a checkpoint means "charged"
         wanted = set(todo_ids)
         todo = groups.build(todo_ids) if isinstance(groups, GroupSource) else [g for g in groups if g.gid in wanted]
-        config = engine_config(spec, cost.c, ctx.batch_rows, template_prefix_length(ctx.llm, private_message))
+        config = engine_config(spec, release.clip, ctx.batch_rows, template_prefix_length(ctx.llm, private_message))
         engine = ctx.compute.engine_factory(ctx.llm, config, ctx.token_sampler(spec.tau))
 
         starts = {g.gid: list(g.start_ids) for g in todo}

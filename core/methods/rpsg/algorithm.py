@@ -49,9 +49,8 @@ from core.errors import PrivetError
 from core.methods.rpsg.pii import PIIOptions, Recognizer, default_recognizers, mask_pii
 from core.models.base import Embedder, LanguageModel
 from core.models.scoring import forced_nll, split_message
-from core.privacy.accountant import PrivacyEvent
-from core.privacy.mechanisms import gaussian_noise
 from core.privacy.planner import STAGE_RPSG_SELECTION, RPSGPlan, plan_rpsg
+from core.privacy.release import Charge, Unkept, run_release
 from core.progress import NULL_REPORTER, ProgressEvent, Reporter, StageProgress
 from core.prompts import render
 from core.runspec import RPSGSpec
@@ -67,8 +66,6 @@ ABSTRACT_MAX_TOKENS = 96  # abstractions are two or three sentences
 NLL_MAX_TOKENS = 256  # outputs are scored on at most this many tokens
 N_PREVIEWS = 3
 
-Charge = Callable[[PrivacyEvent], None]
-"""charge(event): records the event in the ledger; called before the stage draws any noise."""
 NLLScorer = Callable[[Sequence[str]], np.ndarray]
 
 
@@ -149,11 +146,11 @@ def utilities(seed_embeddings: np.ndarray, candidate_embeddings: np.ndarray) -> 
 def noisy_argmax(util: np.ndarray, plan: RPSGPlan, rng: np.random.Generator | None) -> np.ndarray:
     """Index of the largest noisy utility in each row (report-noisy-max with Gaussian noise).
 
-    With ``rng=None`` (every private run) the noise is OpenDP's exact sampler, checked against the
-    charged sensitivity √m; a generator is accepted only for the non-private test mode.
+    The noise is the plan's selection ``Release``'s (σ, sensitivity √m): with ``rng=None`` (every private run)
+    OpenDP's exact sampler, checked against the charged sensitivity; a generator only in the non-private test mode.
     """
-    noisy = gaussian_noise(util, plan.sigma, rng, sensitivity=plan.sensitivity)
-    return np.argmax(noisy, axis=1)
+    (release,) = plan.releases()
+    return np.argmax(release.noise(util, rng), axis=1)
 
 
 def select_candidates(
@@ -165,19 +162,21 @@ def select_candidates(
     reporter: Reporter,
     rng: np.random.Generator | None,
 ) -> list[int]:
-    """Charge the selection stage, then choose one candidate per seed by noisy argmax."""
+    """Charge the selection stage, then choose one candidate per seed by noisy argmax (``run_release`` with the
+    plan's one Release: utilities → charge → noise; never checkpointed, since each run writes its own candidates)."""
     n, m = len(candidates), plan.m
     progress = StageProgress(reporter, STAGE_SELECT, n).start("Choosing one abstraction per seed (differentially private)")
     progress.check_cancel()
     flat = [c for row in candidates for c in row]
     if len(flat) != n * m:
         raise PrivetError(f"Expected {m} candidates per seed, got {len(flat)} for {n} seeds.", "This is a bug.")
-    cand_emb = np.asarray(embedder.embed(flat), dtype=np.float64).reshape(n, m, -1)
-    util = utilities(seed_embeddings, cand_emb)
-    (event,) = plan.accountant().events
-    charge(event)  # budget is charged when the stage starts, before any noise exists
-    reporter.emit(ProgressEvent(STAGE_SELECT, "charged", 0, n, rho=event.total_rho, message=event.description))
-    chosen = noisy_argmax(util, plan, rng)
+
+    def exact() -> np.ndarray:
+        cand_emb = np.asarray(embedder.embed(flat), dtype=np.float64).reshape(n, m, -1)
+        return utilities(seed_embeddings, cand_emb)
+
+    # budget is charged when the stage starts, before any noise exists; the ledger's charge reports it (once)
+    chosen = run_release(plan.releases(), Unkept(charge), exact, lambda util: noisy_argmax(util, plan, rng))
     progress.advance(n)
     progress.finish()
     return [int(i) for i in chosen]

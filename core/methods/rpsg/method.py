@@ -57,7 +57,7 @@ class RPSGMethod:
             p,
             spec.privacy.epsilon,
             delta,
-            lambda event: ctx.charge(event.stage, event.total_rho, event.description),
+            ctx.charge,
             ctx.reporter,
             ctx.test_rng(),
             pii=pii,

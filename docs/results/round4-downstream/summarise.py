@@ -5,11 +5,12 @@ from pathlib import Path
 
 root = Path(sys.argv[1])
 runs = {"healthtweets-I": "85fabc5 (main)", "news-J": "18a2474 (branch downstream: labels first)",
-        "healthtweets-K": "18a2474 (branch downstream: labels first)", "news-H": "901cd08 (main, session 3)",
-        "healthtweets-rpsg": "53d4b3e (session 3)"}
+        "healthtweets-K": "18a2474 (branch downstream: labels first)",
+        "../news/downstream.json": "901cd08 (main, session 3: run H)",
+        "../healthtweets/downstream-rpsg.json": "53d4b3e (session 3: RPSG)"}
 out = {"issue": 34, "classifier_for_targets": "tfidf", "runs": []}
 for name, commit in runs.items():
-    f = root / name / "downstream.json"
+    f = root / name if name.endswith(".json") else root / name / "downstream.json"
     if not f.exists():
         continue
     d = json.loads(f.read_text())
