@@ -59,7 +59,8 @@ def record_run(spec: RunSpec) -> dict[str, Any]:
 
     def recording(topics, task, example, llm, *args, **kwargs):
         out = real(topics, task, example, llm, *args, **kwargs)
-        seen.update(task=task, example=example, llm=llm, args=args, kwargs=kwargs,
+        kept = {k: v for k, v in kwargs.items() if k not in ("finished", "on_final")}  # the run's checkpoints: not reused
+        seen.update(task=task, example=example, llm=llm, args=args, kwargs=kept,
                     topics=[[t.keyword, list(t.related)] for t in topics],
                     documents=[d.text for d in out], shown=[d.shown for d in out],
                     refused=[list(d.refused) for d in out])

@@ -77,11 +77,12 @@ def run_dp_synrag(
     labelled = release_cluster_labels(units, clusters, ctx)  # step 2c: label counts (label_mode "topic_labels")
     selected = refine(units, clusters, spec, plan, ctx)  # step 3
     topic_counts = cluster_counts(noisy_hist, vocab.index, W)  # h'(w_r), released: the row bound's rates
-    shape = shape_corpus(W, topic_counts, related, size, length, spec, ctx)  # documents per topic: post-processing
+    shape = shape_corpus(W, topic_counts, related, size, length, spec, ctx, labelled)  # documents per topic (and label)
     texts = drop_near_duplicates(write_texts(units, shape, selected, topic_counts, spec, plan, ctx))  # step 4
     reference = form_reference(spec.document_form, spec.public_example)
     kept = self_filter(texts, ctx, spec.self_filter, spec.self_filter_mode, reference)  # step 5
-    documents = [SyntheticDoc(id=f"syn-{i:04d}", text=text, group=shape.groups[i]) for i, text in sorted(kept.items())]
+    documents = [SyntheticDoc(id=f"syn-{i:04d}", text=text, group=shape.groups[i], label=shape.documents[i].label)
+                 for i, text in sorted(kept.items())]
     documents = label_documents(documents, shape, labelled, ctx)  # each its topic's label: post-processing
     return DPSynRAGResult(documents, diagnostics(clusters, selected, texts, documents, spec.min_cluster_size),
                           spec, note)

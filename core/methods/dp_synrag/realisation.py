@@ -81,12 +81,16 @@ _SENTENCE_END = re.compile(
 _LABEL = re.compile(r"^\s*(document|text|note|output|answer|new document)\s*:\s*", re.IGNORECASE)
 
 
+CATEGORY_SENTENCE = "The document belongs to this category: {label}."
+
+
 @dataclass(frozen=True)
 class Topic:
     """A released topic: the cluster word w_r and its released co-keywords (all public)."""
 
     keyword: str
     related: tuple[str, ...] = ()
+    label: str = ""  # labels by topic: the label the document is written for (released or typed; docs/method.md §6.3)
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -222,11 +226,19 @@ def check_spec_example(spec: RunSpec, corpus: Corpus) -> None:
 # -- the writer's prompt and its cleaning ------------------------------------------------------------
 
 
+def labelled_task(task: str, label: str) -> str:
+    """The public task, with the label a document is written for when it has one (the public-only writer's
+    words for a label, ``core.evaluation.downstream``): a class-conditional prompt. The label is typed (public)
+    or released by the class counts' set union, so the prompt stays post-processing."""
+    return f"{task} {CATEGORY_SENTENCE.format(label=label)}".strip() if label else task
+
+
 def realisation_prompt(
     topic: Topic, task: str, example: str, missing: Sequence[str] = (), demo: Demonstration | None = None
 ) -> str:
-    """The writer's prompt: released words, the public task, the public example and the shipped
-    demonstration of its form, nothing else."""
+    """The writer's prompt: released words (and the document's label, when it has one), the public task, the
+    public example and the shipped demonstration of its form, nothing else."""
+    task = labelled_task(task, topic.label)
     words = ", ".join(topic.words)
     if demo is not None:
         prompt = render("realise_demo", task=task, example=example, demo_topic=demo.topic.keyword,

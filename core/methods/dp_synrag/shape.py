@@ -7,7 +7,10 @@ Between the released topics (steps 1–2b) and the writer (step 4), for the publ
    ``[dp_synrag] merge_topics``), and topics with nothing behind them left out (``held_topics``);
 2. the documents, N of them (``[dp_synrag] documents``), are allocated across the topics in proportion to
    their released counts, and each document's co-keywords are sampled from its topic's released co-keyword
-   counts (``allocation.py``); with ``documents = 0`` each topic has one document naming all its co-keywords;
+   counts (``allocation.py``); with ``documents = 0`` each topic has one document naming all its co-keywords.
+   With labels by topic every document gets its label here, before it is written (``topic_labels``: with N
+   documents, labels first — N split by the released class counts, each label's among the topics by its
+   released label counts; with one per topic, one draw per topic from its counts);
 3. the realised documents' length: the form's public one, or the released DP length statistic (``length.py``).
 
 Everything here reads released values and public settings only: post-processing, no privacy cost. The shape
@@ -31,6 +34,13 @@ from core.methods.dp_synrag.length import target_words
 from core.methods.dp_synrag.merge import merge_topics
 from core.methods.dp_synrag.realisation import Topic
 from core.methods.dp_synrag.released_topics import ReleasedTopic, released_topics
+from core.methods.dp_synrag.topic_labels import (
+    ClusterLabels,
+    label_allocation,
+    label_probabilities,
+    systematic_labels,
+    weights_of,
+)
 from core.privacy.forecast import FEWEST_TOPICS  # below this many held topics, unheld ones are written too
 from core.runspec import DPSynRAGSpec
 
@@ -51,7 +61,7 @@ class CorpusShape:
     def to_dict(self) -> dict[str, Any]:
         return {"topics": [asdict(t) for t in self.topics], "allocation": list(self.allocation),
                 "documents": [list(d.words) for d in self.documents], "groups": list(self.groups),
-                "words_per_document": self.words_per_document}
+                "words_per_document": self.words_per_document, "labels": [d.label for d in self.documents]}
 
     @classmethod
     def from_dict(cls, saved: dict[str, Any]) -> CorpusShape:
@@ -59,8 +69,10 @@ class CorpusShape:
                                      tuple(float(c) for c in t["co_counts"]), tuple(int(c) for c in t["clusters"]),
                                      tuple(t.get("merged_words", ())))
                        for t in saved["topics"])
+        labels = list(saved.get("labels") or [""] * len(saved["documents"]))
         return cls(topics, tuple(int(a) for a in saved["allocation"]),
-                   tuple(Topic(words[0], tuple(words[1:])) for words in saved["documents"]),
+                   tuple(Topic(words[0], tuple(words[1:]), str(label))
+                         for words, label in zip(saved["documents"], labels)),
                    tuple(int(g) for g in saved["groups"]), int(saved.get("words_per_document", 0)))
 
 
@@ -87,6 +99,37 @@ def sampled_shape(topics: Sequence[ReleasedTopic], total: int, ctx: MethodContex
     return CorpusShape(tuple(topics), tuple(allocation), tuple(documents), tuple(groups))
 
 
+def labelled_shape(topics: Sequence[ReleasedTopic], total: int, released: ClusterLabels, ctx: MethodContext
+                   ) -> CorpusShape:
+    """Labels by topic, labels first (docs/method.md §6.3): ``total`` documents split among the labels by the
+    released class counts and each label's among the topics by its estimated units there
+    (``topic_labels.label_allocation``); every document is written for its label (a class-conditional prompt)
+    with co-keywords sampled as in :func:`sampled_shape`. A topic's documents stay together, label by label."""
+    per = label_allocation(topics, released, total)
+    rng = ctx.rng()
+    documents: list[Topic] = []
+    groups: list[int] = []
+    for g, topic in enumerate(topics):
+        rates = topic.mention_rates()
+        for j, label in enumerate(released.labels):
+            for _ in range(int(per[g, j])):
+                words = (*topic.merged_words, *sample_co_keywords(topic.co_keywords, rates, rng))
+                documents.append(Topic(topic.word, words, label))
+                groups.append(g)
+    return CorpusShape(tuple(topics), tuple(int(n) for n in per.sum(axis=1)), tuple(documents), tuple(groups))
+
+
+def labelled_one_per_topic(shape: CorpusShape, released: ClusterLabels, ctx: MethodContext) -> CorpusShape:
+    """One document per topic, each given its label before writing as ``topic_labels.label_documents`` would
+    after (one systematic draw per topic from its released counts), so that it is written for that label."""
+    probs = label_probabilities(weights_of(shape.topics, released), released.shares)
+    rng = ctx.rng()
+    labelled = []
+    for doc, g in zip(shape.documents, shape.groups):
+        labelled.append(replace(doc, label=released.labels[systematic_labels(probs[g], 1, float(rng.random()))[0]]))
+    return replace(shape, documents=tuple(labelled))
+
+
 
 
 def held_topics(topics: Sequence[ReleasedTopic], related: CoKeywords, fewest: int = FEWEST_TOPICS) -> list[ReleasedTopic]:
@@ -104,17 +147,22 @@ def held_topics(topics: Sequence[ReleasedTopic], related: CoKeywords, fewest: in
     return [t for i, t in enumerate(topics) if i in held]
 
 
-def shape_key(topics: Sequence[ReleasedTopic], spec: DPSynRAGSpec, total: int, length: int) -> list[Any]:
-    """What a checkpointed shape must match to be reused: the released topics and the public settings."""
-    return [[asdict(t) for t in topics], total, spec.documents, spec.merge_topics, spec.cluster_keywords, length]
+def shape_key(topics: Sequence[ReleasedTopic], spec: DPSynRAGSpec, total: int, length: int,
+              labelled: ClusterLabels | None = None) -> list[Any]:
+    """What a checkpointed shape must match to be reused: the released topics (and label counts) and the public
+    settings."""
+    key = [[asdict(t) for t in topics], total, spec.documents, spec.merge_topics, spec.cluster_keywords, length]
+    if labelled is not None and labelled.labels:
+        key.append([list(labelled.labels), labelled.noisy.tolist(), list(labelled.shares)])
+    return key
 
 
 def shape_corpus(
     W: Sequence[str], counts: Sequence[float], related: CoKeywords, size: float | None, length: float | None,
-    spec: DPSynRAGSpec, ctx: MethodContext,
+    spec: DPSynRAGSpec, ctx: MethodContext, labelled: ClusterLabels | None = None,
 ) -> CorpusShape:
     """The shape of the corpus to write (post-processing of the released W, h'(w_r), co-keywords, size and
-    length statistic, and of public settings)."""
+    length statistic, of the topics' released label counts with labels by topic, and of public settings)."""
     topics = released_topics(W, counts, related)
     if spec.token_stage:
         if spec.documents != ONE_PER_TOPIC:
@@ -126,13 +174,17 @@ def shape_corpus(
     n = float(spec.size_bound) if spec.size_bound else size
     total = document_total(spec.documents, len(topics), n)
     words = target_words(spec, length) if spec.text == "realised" else 0
-    key = json.loads(json.dumps(shape_key(topics, spec, total, words)))
+    labels = labelled if labelled is not None and labelled.labels else None
+    key = json.loads(json.dumps(shape_key(topics, spec, total, words, labels)))
     if ctx.checkpoints.has(CHECKPOINT_SHAPE):
         saved = ctx.checkpoints.load(CHECKPOINT_SHAPE)
         if isinstance(saved, dict) and saved.get("key") == key:
             return CorpusShape.from_dict(saved["shape"])
     if spec.documents == ONE_PER_TOPIC:
         shape = one_per_topic(topics, spec.cluster_keywords)
+        shape = shape if labels is None else labelled_one_per_topic(shape, labels, ctx)
+    elif labels is not None:
+        shape = labelled_shape(topics, total, labels, ctx)
     else:
         shape = sampled_shape(topics, total, ctx)
     shape = replace(shape, words_per_document=words)

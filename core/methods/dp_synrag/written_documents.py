@@ -3,8 +3,8 @@
 A realised document is post-processing of released topics and public text: writing it charges nothing,
 and neither does writing it again. It is checkpointed as soon as it is final, so a resumed run reuses
 the documents already written and writes only the rest. Each checkpoint names the topic's released words
-and a digest of the public writing settings (task, example, token budget): a resume reuses a document only
-for the same topic written the same way, never one of another topic.
+and a digest of the public writing settings (task, example, token budget), and the label it was written for
+(labels by topic): a resume reuses a document only for the same topic and label written the same way.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ def checkpoint_name(index: int) -> str:
 def save_written(store: CheckpointStore, index: int, topic: Topic, key: str, doc: Realisation) -> None:
     """Checkpoint topic ``index``'s finished document, with the topic's words and the settings' digest."""
     entry = {**asdict(doc), "refused": list(doc.refused), "topic": list(topic.words), "key": key}
+    if topic.label:
+        entry["label"] = topic.label
     store.save(checkpoint_name(index), entry)
 
 
@@ -52,7 +54,8 @@ def load_written(store: CheckpointStore, topics: Sequence[Topic], key: str) -> d
 
 
 def _document(entry: Any, topic: Topic, key: str) -> Realisation | None:
-    if not isinstance(entry, Mapping) or entry.get("key") != key or entry.get("topic") != list(topic.words):
+    if (not isinstance(entry, Mapping) or entry.get("key") != key or entry.get("topic") != list(topic.words)
+            or entry.get("label", "") != topic.label):
         return None
     try:
         return Realisation(text=str(entry["text"]), attempts=int(entry["attempts"]), fallback=bool(entry["fallback"]),

@@ -252,6 +252,61 @@ def test_labels_by_topic_keep_documents_per_label_in_proportion_to_the_released_
     assert keep_class_shares(docs, ClassCounts((), ()), np.random.default_rng(0)) == docs
 
 
+def test_labels_first_follow_the_class_counts_and_put_each_label_where_its_units_are():
+    from core.methods.dp_synrag.shape import labelled_shape
+    from core.methods.dp_synrag.topic_labels import label_allocation, topic_label_estimates
+
+    sigma = 1.0
+    # topic x: 40 units, all of label a; topic y: 40 units, labels lost in the noise; topic z: 20 units of b
+    noisy = np.asarray([[40.0, 0.5, -0.3], [1.5, 1.0, 0.5], [0.2, 20.0, 0.1]])
+    topics = (ReleasedTopic("x", 40.0, ("p", "q"), (20.0, 40.0), (0,)), ReleasedTopic("y", 40.0, clusters=(1,)),
+              ReleasedTopic("z", 20.0, clusters=(2,)))
+    released = ClusterLabels(("a", "b", "c"), noisy, (0.5, 0.3, 0.2), sigma)
+    est = topic_label_estimates(topics, released)
+    assert est[0] == pytest.approx([38.0 + 2.0 * 0.5, 2.0 * 0.3, 2.0 * 0.2])  # 40 less 2σ, the rest by class shares
+    assert est[1] == pytest.approx([20.0, 12.0, 8.0])  # nothing clears the noise: h' by the class shares
+    per = label_allocation(topics, released, 60)
+    assert per.sum(axis=0).tolist() == [30, 18, 12]  # the labels follow the released class counts exactly
+    assert per[0, 0] > per[1, 0] and per[2, 1] > per[0, 1]  # a mostly from x, b mostly from z
+    assert per[1, 2] >= 10  # c, nowhere above the noise: where the counts leave units unexplained (y)
+
+    class Ctx:
+        rng = staticmethod(lambda: np.random.default_rng(0))
+
+    shape = labelled_shape(topics, 60, released, Ctx())  # type: ignore[arg-type]
+    assert len(shape.documents) == 60 and list(shape.allocation) == per.sum(axis=1).tolist()
+    for g, j in ((0, 0), (2, 1)):
+        assert sum(1 for d, h in zip(shape.documents, shape.groups) if h == g and d.label == "abc"[j]) == per[g, j]
+    assert all(d.keyword == topics[h].word for d, h in zip(shape.documents, shape.groups))
+    assert CorpusShape.from_dict(json.loads(json.dumps(shape.to_dict()))) == shape  # the checkpoint keeps the labels
+    docs = [SyntheticDoc(f"syn-{i:04d}", "t", g, shape.documents[i].label) for i, g in enumerate(shape.groups)]
+    assert label_documents(docs, shape, released, Ctx()) == docs  # labelled before writing: kept as they are
+
+
+def test_a_document_written_for_a_label_says_the_label_in_its_prompt_and_is_reused_only_for_it():
+    from core.methods.dp_synrag.realisation import Realisation, Topic, labelled_task, realisation_prompt
+    from core.methods.dp_synrag.written_documents import load_written, save_written
+
+    task = "Write a short news article."
+    assert labelled_task(task, "") == task
+    with_label = realisation_prompt(Topic("brexit", ("vote",), "bbc.co.uk"), task, "")
+    assert "The document belongs to this category: bbc.co.uk." in with_label
+    assert "category" not in realisation_prompt(Topic("brexit", ("vote",)), task, "")
+
+    saved: dict = {}
+
+    class Store:
+        has = staticmethod(lambda name: name in saved)
+        load = staticmethod(lambda name: saved[name])
+        save = staticmethod(lambda name, value: saved.__setitem__(name, value))
+
+    doc = Realisation(text="A vote.", attempts=1, fallback=False)
+    save_written(Store, 0, Topic("brexit", ("vote",), "bbc.co.uk"), "k", doc)  # type: ignore[arg-type]
+    assert load_written(Store, [Topic("brexit", ("vote",), "bbc.co.uk")], "k") == {0: doc}  # type: ignore[arg-type]
+    assert load_written(Store, [Topic("brexit", ("vote",), "rte.ie")], "k") == {}  # type: ignore[arg-type]
+    assert load_written(Store, [Topic("brexit", ("vote",))], "k") == {}  # type: ignore[arg-type]
+
+
 # --- end to end: charges = plan = record; a resume ---------------------------------------------------------
 
 
