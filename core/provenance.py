@@ -14,6 +14,11 @@ def bundle_identity() -> dict[str, str]:
     return {} if info is None else info.to_dict()
 
 
+def source_root() -> Path:
+    """The folder of this source checkout (the git work tree when run from source)."""
+    return Path(__file__).resolve().parents[1]
+
+
 def git_commit() -> str:
     """The short commit of the source tree, the bundle's commit when frozen, or '' when neither is known."""
     info = bundle_info()

@@ -22,6 +22,8 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from core.provenance import source_root
+
 DATASET_ORDER = ("clinic", "news", "movielens", "healthtweets")
 MAX_LINES = 250
 PLOTS = ("utility_vs_epsilon.png", "dp_rag_queries.png", "membership_auc.png")  # as core.evaluation.report writes
@@ -52,7 +54,7 @@ demonstration leaks, the role rule, released topics): [benchmarks.md](benchmarks
 
 def code_commit(root: Path | None = None) -> str | None:
     """The short commit of the code that runs (``-dirty`` with uncommitted changes); None outside a git checkout."""
-    root = root or Path(__file__).resolve().parents[2]
+    root = root or source_root()
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
                               timeout=10, check=True).stdout.strip()
