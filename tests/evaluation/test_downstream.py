@@ -160,7 +160,7 @@ def test_a_tiny_rpsg_downstream_run_uses_the_seeds_reports_its_selection_epsilon
     assert rows["rpsg"]["n_units"] == result["split"]["seeds"]
     assert rows["dp_synrag"]["n_units"] == result["split"]["members"]
     for row in rows.values():
-        assert row["rho_charged"] == pytest.approx(row["rho_planned"], rel=1e-9)
+        assert row["rho_charged"] == pytest.approx(row["rho_planned"], rel=1e-9), (row["method"], row.get("plan"))
     # the per-document candidate-selection ε: below the run's ε (the class counts take their share)
     assert 0 < rows["rpsg"]["plan"]["epsilon_guaranteed"] < 10.0
     assert rows["rpsg"]["seconds_per_100_units"] > 0 and rows["rpsg"]["cpu_seconds_per_100_units"] > 0
