@@ -230,12 +230,15 @@ def coverage_rows(data: EvaluationData, corpora: list, embedder, config: Evaluat
 
 
 def role_rows(data: EvaluationData, corpora: list, config: EvaluationConfig) -> list[dict]:
-    """Role accuracy of every corpus and of the real members' documents (core/evaluation/roles.py)."""
+    """Role accuracy and the topic shares' total variation to the members of every corpus, and of the real
+    members' documents (core/evaluation/roles.py)."""
     truth = roles.clinic_truth(config.dataset.folder / config.dataset.roles_file)
-    rows = [{"corpus": c.label, "method": c.method, "epsilon": c.epsilon, **roles.role_accuracy(c.texts, truth).to_dict()}
+    real = [r.text for r in data.members]
+    rows = [{"corpus": c.label, "method": c.method, "epsilon": c.epsilon, **roles.role_accuracy(c.texts, truth).to_dict(),
+             "topic_tv": roles.topic_share_tv(c.texts, real, truth)}
             for c in corpora]
     rows.append({"corpus": PRIVATE, "method": "private", "epsilon": None,
-                 **roles.role_accuracy([r.text for r in data.members], truth).to_dict()})
+                 **roles.role_accuracy(real, truth).to_dict(), "topic_tv": 0.0})
     return rows
 
 

@@ -221,11 +221,14 @@ def roles_markdown(rows: list[dict]) -> str:
         n = row["by_role"].get(role, {"pairs": 0, "placed": 0})
         return f"{n['placed']}/{n['pairs']}" if n["pairs"] else "–"
 
-    return ("### Role accuracy\n\nShare of (document, word of the generator's catalogue) pairs whose word stands in the "
-            "section of its true role and in no other role's section (core/evaluation/roles.py).\n\n"
-            + _table(["corpus", "ε", "pairs", "role accuracy", "symptoms", "conditions", "drugs"],
+    return ("### Role accuracy and topic shares\n\nRole accuracy: share of (document, word of the generator's catalogue) "
+            "pairs whose word stands in the section of its true role and in no other role's section. Topic TV: total "
+            "variation between the shares of documents naming each condition first (or none) and the members' "
+            "(core/evaluation/roles.py; lower = closer).\n\n"
+            + _table(["corpus", "ε", "pairs", "role accuracy", "symptoms", "conditions", "drugs", "topic TV"],
                      [[r["corpus"], "–" if r["epsilon"] is None else f"{r['epsilon']:g}", str(r["pairs"]),
-                       r["role_accuracy"], share(r, "symptom"), share(r, "condition"), share(r, "drug")]
+                       r["role_accuracy"], share(r, "symptom"), share(r, "condition"), share(r, "drug"),
+                       r.get("topic_tv")]
                       for r in rows]))
 
 

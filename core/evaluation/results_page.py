@@ -155,7 +155,7 @@ def _evaluation_lines(result: dict, folder: Path, page_dir: Path) -> list[str]:
     header = ["corpus", "ε", "documents"]
     header += ["retrieval proxy", "RAG accuracy"] if has_u else []
     header += ["best cosine", "content words", "MMD² (same-size real)", "junk"] if has_c else ["MMD² to members"]
-    header += ["distinct-2"] + (["role accuracy"] if has_r else [])
+    header += ["distinct-2"] + (["role accuracy", "topic TV"] if has_r else [])
     rows = []
     for corpus in order:
         u, c, q, r = utility.get(corpus, {}), coverage.get(corpus, {}), quality.get(corpus, {}), roles.get(corpus, {})
@@ -171,7 +171,8 @@ def _evaluation_lines(result: dict, folder: Path, page_dir: Path) -> list[str]:
             row += [_fmt(q.get("mmd2_to_private"), 3)]
         row += [c.get("distinct_2", q.get("distinct_2"))]
         if has_r:
-            row += [f"{_fmt(r['role_accuracy'])} ({r['pairs']} pairs)" if r.get("pairs") else "–"]
+            row += [f"{_fmt(r['role_accuracy'])} ({r['pairs']} pairs)" if r.get("pairs") else "–",
+                    _fmt(r.get("topic_tv"))]
         rows.append(row)
     lines += _table(header, rows)
     lines += _privacy_lines(result)

@@ -15,6 +15,12 @@ share of placed pairs. "reports uricalm sachets and pumice cystitis" places neit
 a word left to the "Key terms:" line is not placed either. The demo's own notes (seven wordings) score
 1.0 (tests/methods/dp_synrag/test_roles.py), so the cues read the generator's wordings as well as the form's.
 
+**Topic shares.** The same catalogue says which condition each real note is about. A corpus's *topic shares*
+are the shares of its documents whose first named condition is each one ("none" for a document that names no
+condition); :func:`topic_share_tv` is the total variation ½·Σ|p − q| between a corpus's shares and the real
+members' (0: the same mix of conditions; 1: disjoint). A corpus that writes one document per topic, whatever
+the topic's size, or documents about symptoms alone, is far from the real mix.
+
 Evaluation only: it reads the generator's public catalogue and the documents' text, and writes counts.
 """
 
@@ -109,6 +115,35 @@ def role_accuracy(documents: Sequence[str], truth: Mapping[str, str]) -> RoleSco
             by_role[role][0] += 1
             by_role[role][1] += ok
     return RoleScore(pairs, placed, {r: (n, k) for r, (n, k) in by_role.items() if n})
+
+
+NO_CONDITION = "none"
+
+
+def first_condition(document: str, conditions: Sequence[str]) -> str:
+    """The condition ``document`` names first (whole words, case-insensitive), or NO_CONDITION."""
+    found = [(m.start(), c) for c in conditions
+             for m in [re.search(rf"(?<![\w-]){re.escape(c)}(?![\w-])", document, re.IGNORECASE)] if m]
+    return min(found)[1] if found else NO_CONDITION
+
+
+def topic_shares(documents: Sequence[str], conditions: Sequence[str]) -> dict[str, float]:
+    """The share of ``documents`` whose first named condition is each one (NO_CONDITION: none named)."""
+    shares: dict[str, float] = {}
+    for document in documents:
+        key = first_condition(document, conditions)
+        shares[key] = shares.get(key, 0.0) + 1.0 / len(documents)
+    return shares
+
+
+def topic_share_tv(documents: Sequence[str], real: Sequence[str], truth: Mapping[str, str]) -> float | None:
+    """Total variation between the topic shares of ``documents`` and of the ``real`` documents (None when
+    either is empty)."""
+    if not documents or not real:
+        return None
+    conditions = [w for w, role in truth.items() if role == CONDITION]
+    p, q = topic_shares(documents, conditions), topic_shares(real, conditions)
+    return 0.5 * sum(abs(p.get(k, 0.0) - q.get(k, 0.0)) for k in set(p) | set(q))
 
 
 def clinic_truth(path: Path) -> dict[str, str]:
