@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.method_catalogue import MethodFacts, WizardOptions
-from core.privacy.plan_dp_synrag import (
+from core.methods.dp_synrag.plan import (
     DEFAULT_CLUSTER_KEYWORDS_FRACTION,
     DEFAULT_LENGTH_FRACTION,
     DEFAULT_PHRASES_DELTA_FRACTION,
@@ -200,7 +200,7 @@ def phrase_lines(spec: Any, corpus: Any, delta: float) -> list[str]:
         return []
     from core.methods.dp_synrag.phrases import phrase_outlook
     from core.methods.dp_synrag.vocabulary import load_vocabulary
-    from core.privacy.planner import plan_dp_synrag
+    from core.methods.dp_synrag.plan import plan_dp_synrag
 
     if spec.data.label_column:  # per class: the method's own ε and δ (the class counts take their share)
         from core.methods.class_conditional import ClassConditional, method_for

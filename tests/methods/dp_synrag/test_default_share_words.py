@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from core.methods.dp_synrag.facts import PARAMETER_MEANINGS
-from core.privacy.plan_dp_synrag import plan_dp_synrag
+from core.methods.dp_synrag.plan import plan_dp_synrag
 from core.specs.dp_synrag import DPSynRAGSpec
 
 _NUMBER = r"(\d+(?:\.\d+)?)"
