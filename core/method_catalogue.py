@@ -52,10 +52,12 @@ class WizardOptions:
     """What the wizard's task page asks for a method (``desktop/wizard/task_page.py`` reads it)."""
 
     # How many documents: "topics" (one per topic or as asked: [dp_synrag] documents), "number" (the spin box
-    # sets [dp_synrag] R), "one_per_unit" (not asked: one per private document).
+    # sets [dp_synrag] R), "one_per_unit" (not asked: one per private document), "settings" (not asked: the
+    # method's own section decides; count_note says how).
     documents: str = "number"
     count_note: str = ""  # the note under the number of documents, unless it counts topics
-    writes_tokens: bool = True  # the Advanced box: tokens per document (T) and the self-filter's choice are stored
+    # the Advanced box: tokens per document and the self-filter's choice, stored in [dp_synrag] T and self_filter
+    writes_tokens: bool = True
     cluster_size: bool = False  # private documents per topic (k)
     self_filter: bool = False  # the self-filter check box is enabled
     document_form: bool = False  # the document form and its invented example (checked against the corpus)

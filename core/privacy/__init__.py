@@ -4,9 +4,8 @@ Import from the submodules (kept separate so that accounting does not pull in to
 
 * ``core.privacy.conversion`` — ``rho_to_eps``, ``eps_to_rho``
 * ``core.privacy.accountant`` — ``Accountant``, ``PrivacyEvent``
-* ``core.privacy.planner`` — ``plan_dp_synrag``, ``DPSynRAGPlan``, ``plan_dp_synth``, ``plan_rpsg``,
-  ``plan_aug_pe``, ``public_delta``, ``delta_warnings``, ``prediction_groups`` (the groups a resumed
-  private prediction charges)
+* ``core.privacy.planner`` — ``public_delta``, ``delta_warnings``, ``delta_rule`` and the stage names (each
+  method's plan is in its own package: ``core.methods.<method>.plan``)
 * ``core.privacy.budget`` — figures shown to people: ``resolve_delta``, ``epsilon_of`` (what the ledger holds:
   ``core.ledger.view``)
 * ``core.privacy.mechanisms`` — ``gaussian_noise``, ``threshold_exponential_mechanism``, ``TokenSampler``,

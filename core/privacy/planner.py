@@ -1,25 +1,16 @@
-"""Turn a target (ε, δ) into the noise parameters of a run (SPEC §1–§3): one plan module per method.
+"""δ for a run: its default from public numbers only, how it was chosen, and its warnings (SPEC §1).
 
-* ``plan_dp_synrag`` — DP-SynRAG's budget split over its stages (phrases, histogram, co-keywords,
-  retrieval, private prediction);
-* ``plan_prediction`` — private prediction's cost (plan and charge alike) and DP-Synth's plan;
-* ``plan_rpsg`` — RPSG's selection noise, honestly accounted;
-* ``plan_aug_pe`` — Aug-PE's vote histograms;
-* ``plan_base`` — the ledger's stage names and the check of a privacy target.
-
-Every plan is a list of DP releases (``core.privacy.release``). This module names them all in one
-place and holds δ: its default from public numbers only, how it was chosen, and its warnings.
+Each method's plan (its (ε, δ) turned into the noise of its stages, as a list of DP releases,
+``core.privacy.release``) lives in the method's own package: ``core.methods.dp_synrag.plan``,
+``core.methods.dp_synth.plan``, ``core.methods.rpsg.plan``, ``core.methods.aug_pe.plan``, and
+``core.methods.private_prediction.plan`` for the groups a resumed private prediction charges. The ledger's
+stage names and the check of a privacy target are ``core.privacy.plan_base``, re-exported here.
 """
 
 from __future__ import annotations
 
 from core.privacy.plan_base import _reject
-from core.privacy.plan_aug_pe import (  # re-exported: the plans' one address
-    AugPEPlan as AugPEPlan,
-    aug_pe_stage as aug_pe_stage,
-    plan_aug_pe as plan_aug_pe,
-)
-from core.privacy.plan_base import (  # re-exported: the plans' one address
+from core.privacy.plan_base import (  # re-exported: the stage names' one address
     STAGE_AUG_PE as STAGE_AUG_PE,
     STAGE_CLUSTER_KEYWORDS as STAGE_CLUSTER_KEYWORDS,
     STAGE_HISTOGRAM as STAGE_HISTOGRAM,
@@ -29,31 +20,6 @@ from core.privacy.plan_base import (  # re-exported: the plans' one address
     STAGE_SIZE as STAGE_SIZE,
     STAGE_THRESHOLD as STAGE_THRESHOLD,
     STAGE_TOKENS as STAGE_TOKENS,
-)
-from core.privacy.plan_dp_synrag import (  # re-exported: the plans' one address
-    DEFAULT_CLUSTER_KEYWORDS_FRACTION as DEFAULT_CLUSTER_KEYWORDS_FRACTION,
-    DEFAULT_PHRASES_DELTA_FRACTION as DEFAULT_PHRASES_DELTA_FRACTION,
-    DEFAULT_PHRASES_FRACTION as DEFAULT_PHRASES_FRACTION,
-    DPSynRAGPlan as DPSynRAGPlan,
-    REFERENCE_DELTA as REFERENCE_DELTA,
-    REFERENCE_EPSILON as REFERENCE_EPSILON,
-    REFERENCE_EPS_THETA as REFERENCE_EPS_THETA,
-    REFERENCE_L as REFERENCE_L,
-    REFERENCE_RHO_HIST as REFERENCE_RHO_HIST,
-    REFERENCE_RHO_MU as REFERENCE_RHO_MU,
-    default_fractions as default_fractions,
-    plan_dp_synrag as plan_dp_synrag,
-)
-from core.privacy.plan_prediction import (  # re-exported: the plans' one address
-    DPSynthPlan as DPSynthPlan,
-    plan_dp_synth as plan_dp_synth,
-    prediction_charge as prediction_charge,
-    prediction_groups as prediction_groups,
-)
-from core.privacy.plan_rpsg import (  # re-exported: the plans' one address
-    RPSGPlan as RPSGPlan,
-    RPSG_SCOPE as RPSG_SCOPE,
-    plan_rpsg as plan_rpsg,
 )
 
 

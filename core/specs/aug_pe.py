@@ -21,7 +21,7 @@ class AugPESpec:
     top_p: float = 0.95
     batch_size: int = 32  # texts written together over one KV cache
 
-    # Read by RunSpec.problems on loading and by the plan (core.privacy.plan_aug_pe.plan_aug_pe, check_section).
+    # Read by RunSpec.problems on loading and by the plan (core.methods.aug_pe.plan.plan_aug_pe, check_section).
     # Sizes are bounded by core.specs.rules' size limits (a population of 1e9 would be charged, then never end).
     RULES: ClassVar[dict[str, Rule]] = {
         "iterations": whole("DP vote rounds", high=MAX_ITERATIONS),

@@ -45,14 +45,14 @@ class DPSynRAGSpec:
     L: int = 0  # clusters per unit at most
     k: int = 0  # target retrieved units per cluster
     size_bound: int = 0  # a PUBLIC upper bound on the units (people) the custodian states; 0 = a DP size count
-    size_fraction: float = 0.0  # the DP size count's share of the budget; 0 = the default (0.02)
+    size_fraction: float = 0.0  # the DP size count's share; 0 = the plan's default (privet plan shows it)
     T: int = 70  # tokens per synthetic document
     tau: float = 1.0  # sampling temperature
-    hist_fraction: float = 0.0  # 0 = the seed defaults expressed as fractions of rho
+    hist_fraction: float = 0.0  # 0 = the plan's default (privet plan shows it)
     mu_fraction: float = 0.0
     theta_fraction: float = 0.0
     cluster_keywords: int = 5  # M: co-keywords released per cluster with their own noise (0 = none)
-    cluster_keywords_fraction: float = 0.0  # their share of the budget; 0 = the default (0.2)
+    cluster_keywords_fraction: float = 0.0  # their share of the budget; 0 = the plan's default (privet plan shows it)
     min_cluster_size: int = 10  # below: reported as low-signal
     refine: bool = False  # step 3 (noisy centre + threshold); False: S_r = C_r, its budget goes to the tokens
     keywords: str = "vocabulary"  # per-unit keywords: "vocabulary" (rarest entries of V in the text) | "llm"
@@ -73,8 +73,8 @@ class DPSynRAGSpec:
     # extend V. On by default; with a domain list it may be switched off (a list costs no budget).
     discover_phrases: bool = True
     phrases_per_unit: int = 4  # K_p: phrases each unit proposes at most
-    phrases_fraction: float = 0.0  # share of rho for the phrase counts; 0 = the default (0.1)
-    phrases_delta_fraction: float = 0.0  # share of delta for releasing a phrase of one unit; 0 = the default (0.5)
+    phrases_fraction: float = 0.0  # the phrase counts' share; 0 = the plan's default (privet plan shows it)
+    phrases_delta_fraction: float = 0.0  # delta's share for a phrase of one unit; 0 = the plan's default (privet plan shows it)
     # How each synthetic document is written (docs/method.md §2.6): "topic_line" (the released topic line
     # only, no token stage), "private" (private prediction, the seed's step 4), "realised" (a public writer
     # turns the released topic into a document of the corpus's form; no token stage) or "realised+private"
@@ -96,7 +96,7 @@ class DPSynRAGSpec:
     # public), "dp" (a noisy median of the units' words per document: a charged stage, length_fraction of ρ) or
     # "none" (as the writer wrote it).
     length: str = "form"
-    length_fraction: float = 0.0  # the DP length statistic's share of the budget; 0 = the default (0.02)
+    length_fraction: float = 0.0  # the DP length statistic's share; 0 = the plan's default (privet plan shows it)
 
     RULES: ClassVar[dict[str, Rule]] = {
         "text": text_rule("how the documents are written", choices=TEXT_MODES),

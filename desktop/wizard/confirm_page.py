@@ -106,7 +106,7 @@ class ConfirmPage(Page):
                       + (f" ({escape(spec.llm.path)})" if spec.llm.path else "") + f", device {spec.llm.device}"),
             ("Task", escape(spec.task)),
             ("Synthetic documents", "one per private document" if options.documents == "one_per_unit"
-             else self._documents_words()),
+             else escape(options.count_note) if options.documents == "settings" else self._documents_words()),
             ("Formats", ", ".join(FORMAT_NAMES.get(name, name) for name in out.formats)),
             ("Export folder", escape(f"{self.controller.export_folder()} (one folder per run inside it; "
                                      "you can change it when exporting)")),

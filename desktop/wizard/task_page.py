@@ -149,7 +149,7 @@ class TaskPage(Page):
         self.count.blockSignals(False)
         self.count_mode.setVisible(topics)
         self.count_mode.setEnabled(topics and not spec.dp_synrag.token_stage)  # a token stage: one per topic
-        self.count.setEnabled(options.documents != "one_per_unit"
+        self.count.setEnabled(options.documents in ("number", "topics")
                               and (not topics or self.count_mode.currentData() == AS_MANY))
         self.tokens.setValue(spec.dp_synrag.T)
         self.cluster_size.setValue(spec.dp_synrag.k)

@@ -3,8 +3,9 @@ for a method by name: a method's facts are read through the one registration (co
 
 Read from the source tree (AST): a registered method key as a string literal compared with something (``==``,
 ``in``, ``match``), or two or more of them as a per-method table or list (a dict's keys, a tuple), outside the
-methods' packages; in desktop/, any method key at all, or an import of a method's package. The allow-list
-below is short and says why each entry remains.
+methods' packages; in desktop/, any method key at all, or an import of a method's package; and anywhere outside
+the methods, their spec sections and the run spec, a read or write of a method's section as an attribute
+(``spec.dp_synrag.R``), which a string check cannot see. The allow-lists below say why each entry remains.
 """
 
 from __future__ import annotations
@@ -12,13 +13,17 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from dataclasses import fields
 
 from core import method_catalogue
+from core.runspec import RunSpec
 from tests.helpers import ROOT
 
 KEYS = frozenset(method_catalogue.names())
 PACKAGES = frozenset(m.adapter.split(":")[0].split(".")[2] for m in method_catalogue.METHODS)  # core.methods.<p>
 OWN_PLACES = ("core/methods/", "core/method_catalogue.py")
+SECTIONS = frozenset(f.name for f in fields(RunSpec)) & KEYS  # a method's own section of the run spec
+SECTION_PLACES = ("core/methods/", "core/specs/", "core/runspec.py", "core/method_catalogue.py")
 
 # Paths (a folder ends in "/") that may still name methods, and why. Each must still need it (checked below).
 ALLOWED = {
@@ -26,7 +31,25 @@ ALLOWED = {
                         "the methods it compares and its report picks DP-SynRAG's rows; it is not the product's "
                         "method plumbing",
     "core/specs/common.py": "which methods accept a label column (CLASS_CONDITIONAL_METHODS, TOPIC_LABEL_METHODS): "
-                            "issue 34's labels, written while this test was; to become a MethodFacts field",
+                            "they are to become a MethodFacts field",
+}
+# Paths that still read or write a method's section as an attribute, and why. Each must still need it.
+SECTION_ALLOWED = {
+    "core/evaluation/": "privet evaluate sets each compared method's section for its scales (an experiment)",
+    "core/compute/memory.py": "a private-prediction wave's memory from [dp_synrag] max_prompt_tokens, batch_rows "
+                              "and T: the shared engine settings DP-Synth reads too",
+    "core/estimate.py": "the writer's prompt length for the speed figures, [dp_synrag] max_prompt_tokens (shared)",
+    "core/pipeline.py": "MethodContext.max_prompt_tokens, [dp_synrag] max_prompt_tokens: the engine's prompt "
+                        "limit every method's context carries",
+    "core/planning.py": "the estimate prices N asked documents by raising [dp_synrag] R on a copy: to become a "
+                        "work_groups argument",
+    "core/pipeline_cli.py": "privet plan says the adaptive default chose R or k: to become a plan_notes line",
+    "desktop/wizard/task_page.py": "the task page edits the shared [dp_synrag] section (R, T, k, documents, form) "
+                                   "as the method's WizardOptions ask",
+    "desktop/wizard/confirm_page.py": "the confirm page shows [dp_synrag] R or documents when WizardOptions count "
+                                      "topics or a number",
+    "desktop/wizard/topic_names.py": "the topic names box edits [dp_synrag] domain_lists and discover_phrases "
+                                     "(WizardOptions.topic_names)",
 }
 # desktop/ imports of a method's package, and why: the shared [dp_synrag] section's public choices, built once
 # when the page is made (before a method is chosen) and shown only when the method's WizardOptions ask for them.
@@ -61,6 +84,17 @@ def branches(source: str) -> list[tuple[int, str]]:
         elif isinstance(node, ast.MatchValue) and _is_key(node.value):
             found.append((node.lineno, "matched against a method name"))
     return found
+
+
+def section_attributes(source: str) -> list[tuple[int, str]]:
+    """Where ``source`` reads or writes a method's section as an attribute (``spec.dp_synrag``, ``x.rpsg``)."""
+    return [(node.lineno, f"uses the [{node.attr}] section") for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Attribute) and node.attr in SECTIONS]
+
+
+def _section_allowed(path: str) -> bool:
+    return path.startswith(SECTION_PLACES) or any(
+        path == a or (a.endswith("/") and path.startswith(a)) for a in SECTION_ALLOWED)
 
 
 def method_package_imports(source: str) -> list[tuple[int, str]]:
@@ -104,12 +138,22 @@ def test_the_checks_find_a_planted_branch():
     assert not named_in_desktop('from core.methods.base import PlanSummary\nx = spec.dp_synrag.R\n')
     assert method_package_imports('from core.methods.dp_synrag.adaptive import with_public_defaults\n')
     assert not method_package_imports('from core.methods.class_conditional import method_for\n')
+    assert section_attributes('n = spec.dp_synrag.max_prompt_tokens\n') == [(1, "uses the [dp_synrag] section")]
+    assert section_attributes('spec.aug_pe.population = 4\n')
+    assert not section_attributes('m = spec.method\nx = getattr(spec, spec.method)\n')
 
 
 def test_no_method_name_is_branched_on_outside_the_methods():
     found = [f"{path}:{line}: {what}" for path, source in _sources("core") + _sources("desktop")
              if not _allowed(path) for line, what in branches(source)]
     assert not found, "ask core.method_catalogue.facts(key) instead:\n" + "\n".join(found)
+
+
+def test_no_method_section_is_read_outside_the_methods():
+    found = [f"{path}:{line}: {what}" for path, source in _sources("core") + _sources("desktop")
+             if not _section_allowed(path) for line, what in section_attributes(source)]
+    assert not found, "read the setting through the method's facts (core.method_catalogue) instead:\n" + "\n".join(
+        found)
 
 
 def test_the_desktop_never_asks_for_a_method_by_name():
@@ -135,6 +179,9 @@ def test_every_allowed_entry_is_still_needed():
     for allowed in ALLOWED:
         assert any(branches(s) for p, s in sources.items() if p == allowed or p.startswith(allowed)), (
             f"{allowed} no longer names methods: drop it from ALLOWED")
+    for allowed in SECTION_ALLOWED:
+        assert any(section_attributes(s) for p, s in sources.items() if p == allowed or p.startswith(allowed)), (
+            f"{allowed} no longer uses a method's section: drop it from SECTION_ALLOWED")
     for path, module in DESKTOP_IMPORTS:
         assert f"imports {module}" in [w for _, w in named_in_desktop(sources[path])], f"{path}: drop {module}"
 

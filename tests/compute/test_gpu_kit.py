@@ -16,7 +16,7 @@ from core.methods.private_prediction import EngineConfig, PredictionGroup, Priva
 from core.models.random_weights import SHAPES, random_language_model, shape_config
 from core.models.registry import packaged_tokenizer
 from core.privacy.mechanisms import TokenSampler
-from core.privacy.planner import plan_dp_synrag
+from core.methods.dp_synrag.plan import plan_dp_synrag
 from core.privacy.randomness import test_mode_torch_generator
 from core.runspec import DPSynRAGSpec
 from tests.helpers import ROOT

@@ -250,6 +250,24 @@ def test_task_page_advanced_settings_reach_the_spec(wizard, tmp_path):
     assert (p.T, p.k, p.self_filter) == (21, 7, True)
 
 
+def test_aug_pe_asks_for_no_count_and_leaves_the_dp_synrag_section_alone(wizard, tmp_path):
+    """Aug-PE's documents are its last vote's winners ([aug_pe] population and variations): the wizard asks for
+    no count and no tokens, and stores nothing in [dp_synrag], which Aug-PE never reads."""
+    from dataclasses import replace
+
+    to_task_page(wizard, tmp_path)
+    wizard.controller.spec.method = "aug_pe"
+    task = wizard.task_page
+    task.initializePage()
+    before = replace(wizard.controller.spec.dp_synrag)
+    assert not task.count.isEnabled() and task.advanced.isHidden()
+    assert "[aug_pe]" in task.count_note.text()
+    task.count.setValue(77)
+    task.tokens.setValue(21)
+    task.store()
+    assert wizard.controller.spec.dp_synrag == before
+
+
 # --- item 11: estimates from the work, refined while running -----------------------------------------
 
 

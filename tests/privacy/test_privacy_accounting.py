@@ -14,13 +14,12 @@ from core.privacy.planner import (
     STAGE_MEAN,
     STAGE_THRESHOLD,
     STAGE_TOKENS,
-    default_fractions,
     delta_warnings,
-    plan_dp_synrag,
-    plan_rpsg,
-    prediction_charge,
     public_delta,
 )
+from core.methods.dp_synrag.plan import default_fractions, plan_dp_synrag
+from core.methods.rpsg.plan import plan_rpsg
+from core.methods.private_prediction.plan import prediction_charge
 from core.runspec import DPSynRAGSpec
 
 RHO_GRID = [0.01, 0.1, 0.5, 1.0, 2.6, 10.0]

@@ -9,16 +9,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from core.privacy.planner import (
-    STAGE_MEAN,
-    STAGE_TOKENS,
-    aug_pe_stage,
-    plan_aug_pe,
-    plan_dp_synrag,
-    plan_dp_synth,
-    plan_rpsg,
-)
-from core.privacy.plan_dp_synrag import WHOLE_STAGES
+from core.privacy.planner import STAGE_MEAN, STAGE_TOKENS
+from core.methods.aug_pe.plan import aug_pe_stage, plan_aug_pe
+from core.methods.dp_synrag.plan import plan_dp_synrag
+from core.methods.dp_synth.plan import plan_dp_synth
+from core.methods.rpsg.plan import plan_rpsg
+from core.methods.dp_synrag.plan import WHOLE_STAGES
 from core.privacy.release import GAUSSIAN, Release, accountant_of, checkpointed, run_release
 from core.runspec import AugPESpec, DPSynRAGSpec
 from tests.helpers import statistical

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.privacy.planner import (
-    STAGE_TOKENS,
-    plan_dp_synrag,
-    plan_dp_synth,
-    prediction_groups,
-)
+from core.privacy.planner import STAGE_TOKENS
+from core.methods.dp_synrag.plan import plan_dp_synrag
+from core.methods.dp_synth.plan import plan_dp_synth
+from core.methods.private_prediction.plan import prediction_groups
 from core.runspec import DPSynRAGSpec
 
 

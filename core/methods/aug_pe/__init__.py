@@ -12,7 +12,7 @@ winners; the public model writes variations of the winners; repeat for T iterati
 * ``facts`` — its labels, words, work estimate and wizard options (``core.method_catalogue.MethodFacts``).
 
 Privacy (zCDP): each iteration is a Gaussian mechanism with Δ = 1, ρ_t = 1/(2σ²); T iterations
-compose to ρ = T·ρ_t, planned by ``core.privacy.planner.plan_aug_pe``. Only the unit's vote touches
+compose to ρ = T·ρ_t, planned by ``core.methods.aug_pe.plan.plan_aug_pe``. Only the unit's vote touches
 private data; the model never sees private text.
 """
 

@@ -15,7 +15,7 @@ from core.methods.base import (
     stages_from_events,
 )
 from core.privacy.mechanisms import GAUSSIAN_OPENDP
-from core.privacy.planner import AugPEPlan, plan_aug_pe
+from core.methods.aug_pe.plan import AugPEPlan, plan_aug_pe
 from core.runspec import RunSpec
 
 SCOPE_NOTES = (

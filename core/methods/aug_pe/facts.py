@@ -40,5 +40,8 @@ FACTS = MethodFacts(
     round_labels=ROUND_LABELS,
     parameter_meanings=PARAMETER_MEANINGS,
     work=work,
-    wizard=WizardOptions(count_note="Fewer documents can come out when the check for useful documents drops some."),
+    # The wizard stores the count and the tokens in [dp_synrag] (R, T), which Aug-PE never reads: it asks for neither.
+    wizard=WizardOptions(documents="settings", writes_tokens=False,
+                         count_note="Aug-PE writes the winners of its last vote: at most population / (1 + variations) "
+                                    "documents, set in the run spec's [aug_pe] section."),
 )

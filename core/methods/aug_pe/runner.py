@@ -36,7 +36,7 @@ from core.methods.aug_pe.population import (
     variation_count,
 )
 from core.methods.base import MethodContext, SyntheticDoc
-from core.privacy.planner import AugPEPlan
+from core.methods.aug_pe.plan import AugPEPlan
 from core.privacy.release import run_release
 from core.privacy.randomness import secure_torch_generator, test_mode_torch_generator
 from core.progress import ProgressEvent, StageProgress

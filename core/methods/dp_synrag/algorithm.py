@@ -47,7 +47,7 @@ from core.methods.dp_synrag.topic_labels import label_documents, release_cluster
 from core.methods.dp_synrag.vocabulary import Vocabulary
 from core.methods.dp_synrag.realisation import form_reference, form_words
 from core.methods.private_prediction.self_filter import self_filter
-from core.privacy.planner import DPSynRAGPlan
+from core.methods.dp_synrag.plan import DPSynRAGPlan
 from core.runspec import DPSynRAGSpec
 
 

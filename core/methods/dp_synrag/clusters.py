@@ -18,7 +18,8 @@ from core.methods.base import MethodContext
 from core.methods.dp_synrag.cluster_index import cluster_keyword_counts_indexed, soft_clusters_indexed
 from core.methods.dp_synrag.histogram import top_words
 from core.methods.dp_synrag.vocabulary import Vocabulary, english_zipf
-from core.privacy.planner import STAGE_CLUSTER_KEYWORDS, DPSynRAGPlan
+from core.privacy.planner import STAGE_CLUSTER_KEYWORDS
+from core.methods.dp_synrag.plan import DPSynRAGPlan
 from core.privacy.release import run_release
 
 

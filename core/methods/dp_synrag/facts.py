@@ -8,6 +8,22 @@ from __future__ import annotations
 from typing import Any
 
 from core.method_catalogue import MethodFacts, WizardOptions
+from core.methods.dp_synrag.plan import (
+    DEFAULT_CLUSTER_KEYWORDS_FRACTION,
+    DEFAULT_LENGTH_FRACTION,
+    DEFAULT_PHRASES_DELTA_FRACTION,
+    DEFAULT_PHRASES_FRACTION,
+    DEFAULT_SIZE_FRACTION,
+    REALISED_FRACTIONS,
+)
+
+# The default shares as the plan takes them (read from its constants, never restated): without a token stage
+# (text = "realised", the default, or "topic_line") the topic stages share what the counts leave in proportion
+# 0.4 : 0.4 : 0.2; with one, the co-keywords and the phrases take fixed shares of the whole budget.
+_SHARES = (
+    f"{REALISED_FRACTIONS['hist']:g} : {REALISED_FRACTIONS['cluster_keywords']:g} : "
+    f"{REALISED_FRACTIONS['phrases']:g} for topics, their descriptions and phrases, rescaled to what the counts leave"
+)
 
 STAGE_LABELS = {
     "size": "counting the people or documents (a noisy count)",
@@ -30,14 +46,17 @@ PARAMETER_MEANINGS = {  # DP-SynRAG (and DP-Synth, which shares R, T, tau and th
     "k": "private units used to write each synthetic document (0: chosen from the released size)",
     "size_bound": "a public upper bound on the number of units stated by the custodian (0: none; a DP count was "
                   "released instead)",
-    "size_fraction": "share of the budget for the noisy count of units (0 = the default, 0.02)",
+    "size_fraction": f"share of the budget for the noisy count of units (0 = the default, {DEFAULT_SIZE_FRACTION:g})",
     "T": "tokens (word pieces) written per synthetic document",
     "tau": "sampling temperature (higher: more varied wording)",
-    "hist_fraction": "share of the budget spent on finding topics (0 = the default share)",
+    "hist_fraction": f"share of the budget spent on finding topics (0 = the plan's default share: without a token "
+                     f"stage {_SHARES}; privet plan shows the share used)",
     "mu_fraction": "share of the budget spent on topic centres (0 = the default share)",
     "theta_fraction": "share of the budget spent on choosing how many units per topic (0 = the default share)",
     "cluster_keywords": "words released to describe each topic, at most (each document votes for this many)",
-    "cluster_keywords_fraction": "share of the budget spent on describing each topic (0 = default 0.2)",
+    "cluster_keywords_fraction": f"share of the budget spent on describing each topic (0 = the plan's default "
+                                 f"share: without a token stage {_SHARES}; with one "
+                                 f"{DEFAULT_CLUSTER_KEYWORDS_FRACTION:g}; privet plan shows the share used)",
     "min_cluster_size": "topics supported by fewer units are reported as weak",
     "refine": "whether topic centres and a threshold re-choose the documents of each topic (costs budget)",
     "keywords": "how each unit's keywords are found: 'vocabulary' = rarest words of a public list in the text",
@@ -57,8 +76,11 @@ PARAMETER_MEANINGS = {  # DP-SynRAG (and DP-Synth, which shares R, T, tau and th
     "domain_lists": "public word lists added to the keyword vocabulary (file name and SHA-256)",
     "discover_phrases": "the corpus's own frequent phrases were found with differential privacy (first stage)",
     "phrases_per_unit": "phrases each document could propose, at most",
-    "phrases_fraction": "share of the budget spent on finding phrases (0 = default 0.1)",
-    "phrases_delta_fraction": "share of delta for a phrase of one document being released (0 = default 0.5)",
+    "phrases_fraction": f"share of the budget spent on finding phrases (0 = the plan's default share: without a "
+                        f"token stage {_SHARES}; with one {DEFAULT_PHRASES_FRACTION:g}; privet plan shows the share "
+                        f"used)",
+    "phrases_delta_fraction": f"share of delta for a phrase of one document being released (0 = default "
+                              f"{DEFAULT_PHRASES_DELTA_FRACTION:g})",
     "sigma_p": "noise added to each phrase count",
     "tau_p": "noisy count a phrase had to exceed to be released",
     "delta_p": "largest chance that a phrase used by one document alone is released (part of delta)",
@@ -74,7 +96,8 @@ PARAMETER_MEANINGS = {  # DP-SynRAG (and DP-Synth, which shares R, T, tau and th
     "merge_topics": "topics whose released words overlap strongly are merged into one; no budget",
     "length": "how long each document is: the form's public length (form), a noisy median of the corpus's (dp), "
               "or as written (none)",
-    "length_fraction": "share of the budget spent on the noisy median length (0 = default 0.02; only with dp)",
+    "length_fraction": f"share of the budget spent on the noisy median length (0 = default {DEFAULT_LENGTH_FRACTION:g}; "
+                       f"only with dp)",
     # derived by the planner
     "sigma_h": "noise added to each keyword count (standard deviation)",
     "sigma_n": "noise added to the count of units (standard deviation)",
@@ -177,7 +200,7 @@ def phrase_lines(spec: Any, corpus: Any, delta: float) -> list[str]:
         return []
     from core.methods.dp_synrag.phrases import phrase_outlook
     from core.methods.dp_synrag.vocabulary import load_vocabulary
-    from core.privacy.planner import plan_dp_synrag
+    from core.methods.dp_synrag.plan import plan_dp_synrag
 
     if spec.data.label_column:  # per class: the method's own ε and δ (the class counts take their share)
         from core.methods.class_conditional import ClassConditional, method_for

@@ -11,7 +11,8 @@ import numpy as np
 from core.methods.base import MethodContext
 from core.methods.dp_synrag.vocabulary import Vocabulary, english_zipf
 from core.privacy.forecast import significance_threshold  # the public topic threshold (one home: forecast)
-from core.privacy.planner import STAGE_HISTOGRAM, DPSynRAGPlan
+from core.privacy.planner import STAGE_HISTOGRAM
+from core.methods.dp_synrag.plan import DPSynRAGPlan
 from core.privacy.release import run_release
 
 

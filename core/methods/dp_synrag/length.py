@@ -29,8 +29,7 @@ from core.methods.base import MethodContext
 from core.methods.dp_synrag.public_decoding import missing_words
 from core.methods.dp_synrag.realisation import demonstrations, guarantee_words, public_example, sentences_of
 from core.privacy.median import dp_median
-from core.privacy.planner import DPSynRAGPlan
-from core.privacy.plan_dp_synrag import STAGE_LENGTH
+from core.methods.dp_synrag.plan import STAGE_LENGTH, DPSynRAGPlan
 from core.privacy.release import run_release
 from core.runspec import DPSynRAGSpec
 

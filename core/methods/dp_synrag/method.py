@@ -21,13 +21,10 @@ from core.methods.dp_synrag.merge import MERGE_JACCARD
 from core.methods.dp_synrag.realisation import check_spec_example, demonstrations, public_example
 from core.methods.dp_synrag.length import MAX_WORDS, MIN_WORDS, form_length
 from core.methods.dp_synrag.slots import form_slots
-from core.privacy.plan_dp_synrag import WHOLE_STAGES
+from core.methods.dp_synrag.plan import WHOLE_STAGES
 from core.methods.dp_synrag.vocabulary import load_vocabulary, word_list_info
 from core.privacy.mechanisms import GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER
-from core.privacy.planner import (
-    DPSynRAGPlan,
-    plan_dp_synrag,
-)
+from core.methods.dp_synrag.plan import DPSynRAGPlan, plan_dp_synrag
 from core.runspec import DPSynRAGSpec, RunSpec
 
 

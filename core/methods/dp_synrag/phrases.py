@@ -38,7 +38,8 @@ from core.methods.dp_synrag.vocabulary import (
     not_words,
 )
 from core.privacy.mechanisms import gaussian_sparse_histogram
-from core.privacy.planner import STAGE_PHRASES, DPSynRAGPlan
+from core.privacy.planner import STAGE_PHRASES
+from core.methods.dp_synrag.plan import DPSynRAGPlan
 from core.privacy.release import run_release
 from core.privacy.set_union import expected_releases, item_counts
 from core.progress import ProgressEvent, StageProgress

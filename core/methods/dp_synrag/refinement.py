@@ -14,7 +14,8 @@ import numpy as np
 from core.corpus import Unit
 from core.methods.base import MethodContext
 from core.privacy.mechanisms import threshold_exponential_mechanism
-from core.privacy.planner import STAGE_MEAN, STAGE_THRESHOLD, DPSynRAGPlan
+from core.privacy.planner import STAGE_MEAN, STAGE_THRESHOLD
+from core.methods.dp_synrag.plan import DPSynRAGPlan
 from core.privacy.release import Release, run_release
 from core.progress import StageProgress
 from core.runspec import DPSynRAGSpec

@@ -13,7 +13,8 @@ import numpy as np
 
 from core.corpus import Unit
 from core.methods.base import MethodContext
-from core.privacy.planner import STAGE_SIZE, DPSynRAGPlan
+from core.privacy.planner import STAGE_SIZE
+from core.methods.dp_synrag.plan import DPSynRAGPlan
 from core.privacy.release import run_release
 
 

@@ -34,7 +34,8 @@ from core.methods.private_prediction.engine import PredictionGroup
 from core.methods.private_prediction.groups import GroupSource, build_groups
 from core.methods.private_prediction.prompts import answer_start, public_message, rephrase_message
 from core.methods.private_prediction.stage import private_prediction
-from core.privacy.planner import STAGE_TOKENS, DPSynRAGPlan
+from core.privacy.planner import STAGE_TOKENS
+from core.methods.dp_synrag.plan import DPSynRAGPlan
 from core.runspec import DPSynRAGSpec
 
 

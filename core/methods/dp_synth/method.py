@@ -26,7 +26,7 @@ from core.methods.dp_synrag.realisation import form_reference
 from core.methods.private_prediction.self_filter import self_filter
 from core.methods.private_prediction.stage import private_prediction
 from core.privacy.mechanisms import TOKEN_SAMPLER
-from core.privacy.planner import plan_dp_synth
+from core.methods.dp_synth.plan import plan_dp_synth
 from core.privacy.release import checkpointed
 from core.privacy.release import per_stage as stage_totals
 from core.runspec import DPSynRAGSpec, RunSpec

@@ -15,7 +15,7 @@ from core.methods.private_prediction.engine import (
 )
 from core.methods.private_prediction.groups import GroupSource
 from core.methods.private_prediction.prompts import rephrase_message, template_prefix_length
-from core.privacy.planner import prediction_groups
+from core.methods.private_prediction.plan import prediction_groups
 from core.privacy.release import Release
 from core.progress import ProgressEvent, StageProgress
 from core.runspec import DPSynRAGSpec

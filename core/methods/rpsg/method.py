@@ -22,7 +22,7 @@ from core.methods.base import (
 from core.methods.rpsg.algorithm import run_rpsg
 from core.methods.rpsg.pii import PIIOptions
 from core.privacy.mechanisms import GAUSSIAN_OPENDP
-from core.privacy.planner import RPSG_SCOPE, RPSGPlan, plan_rpsg
+from core.methods.rpsg.plan import RPSG_SCOPE, RPSGPlan, plan_rpsg
 from core.runspec import RunSpec
 
 

@@ -25,7 +25,7 @@ from core.models.generation import sample_next
 from core.methods.aug_pe.population import parents_per_iteration, select_parents
 from core.pipeline import plan, run_pipeline
 from core.privacy.conversion import eps_to_rho
-from core.privacy.planner import aug_pe_stage, plan_aug_pe
+from core.methods.aug_pe.plan import aug_pe_stage, plan_aug_pe
 from core.progress import CallbackReporter
 from core.runspec import AugPESpec
 

@@ -31,7 +31,8 @@ from core.paths import resources_dir
 from core.progress import NULL_REPORTER
 from core.pipeline import plan, run_pipeline
 from core.privacy.forecast import significance_threshold
-from core.privacy.planner import STAGE_SIZE, plan_dp_synrag
+from core.privacy.planner import STAGE_SIZE
+from core.methods.dp_synrag.plan import plan_dp_synrag
 from core.runspec import DPSynRAGSpec, RunSpec
 
 DEMO_SPEC = resources_dir() / "demo" / "demo_run.toml"

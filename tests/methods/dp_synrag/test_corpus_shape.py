@@ -42,8 +42,9 @@ from core.methods.dp_synrag.vocabulary import Vocabulary
 from core.pipeline import plan, run_pipeline
 from core.planning import run_estimate
 from core.privacy.forecast import forecast_topics
-from core.privacy.plan_dp_synrag import STAGE_LENGTH
-from core.privacy.planner import STAGE_SIZE, plan_dp_synrag
+from core.methods.dp_synrag.plan import STAGE_LENGTH
+from core.privacy.planner import STAGE_SIZE
+from core.methods.dp_synrag.plan import plan_dp_synrag
 from core.progress import NULL_REPORTER
 from core.runspec import DPSynRAGSpec, RunSpec
 from core.specs.dp_synrag import MAX_DOCUMENTS

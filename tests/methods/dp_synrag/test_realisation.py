@@ -22,7 +22,8 @@ from core.methods.dp_synrag import realisation as rl
 from core.methods.dp_synrag.method import generation_notes, text_stage_notes
 from core.paths import resources_dir
 from core.pipeline import plan, run_pipeline
-from core.privacy.planner import STAGE_CLUSTER_KEYWORDS, STAGE_HISTOGRAM, STAGE_TOKENS, plan_dp_synrag
+from core.privacy.planner import STAGE_CLUSTER_KEYWORDS, STAGE_HISTOGRAM, STAGE_TOKENS
+from core.methods.dp_synrag.plan import plan_dp_synrag
 from core.runspec import TEXT_MODES, DPSynRAGSpec, RunSpec
 
 TASK = "Answer patients' questions about which disease matches their symptoms."

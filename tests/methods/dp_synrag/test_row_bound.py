@@ -20,7 +20,8 @@ from core.methods.dp_synrag.vocabulary import load_vocabulary
 from core.models.registry import load_language_model
 from core.models.tiny import HashingEmbedder
 from core.paths import resources_dir
-from core.privacy.planner import STAGE_TOKENS, plan_dp_synrag
+from core.privacy.planner import STAGE_TOKENS
+from core.methods.dp_synrag.plan import plan_dp_synrag
 from core.progress import NULL_REPORTER
 from core.runspec import DPSynRAGSpec, ModelChoice
 from tests.helpers import statistical

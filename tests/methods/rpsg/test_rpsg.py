@@ -21,7 +21,7 @@ from core.methods.rpsg.algorithm import (
     utilities,
 )
 from core.models.tiny import HashingEmbedder
-from core.privacy.planner import RPSG_SCOPE, plan_rpsg
+from core.methods.rpsg.plan import RPSG_SCOPE, plan_rpsg
 from core.privacy.randomness import test_mode_rng
 from core.progress import CallbackReporter
 from core.runspec import RPSGSpec, RunSpec

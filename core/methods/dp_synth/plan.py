@@ -1,7 +1,4 @@
-"""Private prediction's charge on a resume (DP-SynRAG step 4, DP-Synth; the stage itself is its plan's
-token ``Release``), and DP-Synth's plan (docs/method.md §4): the whole budget on one prediction over
-disjoint batches.
-"""
+"""DP-Synth's plan (docs/method.md §4): the whole budget on one private prediction over disjoint batches."""
 
 from __future__ import annotations
 
@@ -13,22 +10,6 @@ from core.privacy.conversion import eps_to_rho
 from core.privacy.plan_base import STAGE_TOKENS
 from core.privacy.release import BOUNDED_RANGE, Release, accountant_of
 from core.runspec import DPSynRAGSpec
-
-def prediction_groups(L: int, n_redrawn: int, resumed: bool) -> int:
-    """How many of a unit's groups private prediction charges when it (re)draws ``n_redrawn`` groups.
-
-    A fresh run charges the plan's L. A resumed run redraws only the groups that did not finish (their
-    first, unfinished draw was charged and is thrown away). Groups overlap — a unit lies in at most L of
-    them — so the redrawn groups cost min(L, number redrawn) groups by overlapping parallel composition.
-    For disjoint groups (DP-Synth, L = 1) that is one group's cost. The charge is the token stage's
-    ``Release`` evaluated on that many groups (``Release.charge(parallel=...)``).
-    """
-    return min(int(L), int(n_redrawn)) if resumed else int(L)
-
-
-def prediction_charge(per_group_rho: float, L: int, n_redrawn: int, resumed: bool) -> float:
-    """ρ to charge when private prediction (re)draws ``n_redrawn`` groups; ``per_group_rho`` is one group's cost."""
-    return prediction_groups(L, n_redrawn, resumed) * per_group_rho
 
 
 @dataclass(frozen=True)
