@@ -4,14 +4,14 @@ constraints, measured side by side in one run on the same prompt ids (issue 33 i
 writer       ``public_decode_tokens`` as ``realise`` runs one batch: the shipped clinical-note form with its
              first demonstration, the copy guard (the demonstration's 4-token runs and words, the prompt's
              labels), every row's released words pulled in (bias 1 -> 6, a begun word finished, no end while
-             one is missing), repetition penalty 1.3, no repeated 3-grams, temperature 0.8 / top-p 0.95
+             one is missing), the writer's repetition penalty, no repeated 3-grams, temperature and top-p (public_decoding.py)
              (``--decoding greedy``: argmax); all rules shaped on the model's device for the whole batch; the
              prompts' common first tokens prefilled once; a row that ends leaves the batch.
 hf_generate  Hugging Face ``generate`` on the same prompt ids (prompt + the row's lead), left-padded, KV cache:
-             ``repetition_penalty=1.3, no_repeat_ngram_size=3``, ``bad_words_ids`` = the same copy guard
+             the same ``repetition_penalty``, ``no_repeat_ngram_size=3``, ``bad_words_ids`` = the same copy guard
              (each key followed by each token it bans), ``sequence_bias`` = +3.5 (the pull's mean) on the first
              tokens of every row's released words (``generate`` biases the whole batch alike and cannot finish a
-             begun word or forbid the end per row), ``do_sample=True, temperature=0.8, top_p=0.95, top_k=0``
+             begun word or forbid the end per row), ``do_sample=True`` at the writer's temperature and top-p, ``top_k=0``
              (greedy: ``do_sample=False``). A row that ends is padded until every row has.
 
 Tokens/s = tokens the rows wrote (end-of-text and padding not counted) / wall time, prefill included. The
