@@ -90,7 +90,8 @@ def forecast_lines(spec: RunSpec, summary) -> list[str]:
         low, high = forecast.documents_range
         lines += [
             f"Expected documents: {low} to {high} ("
-            + ("as asked, allocated across the topics found" if forecast.documents else "one per topic found")
+            + ("allocated across the topics found by their noisy counts" if forecast.documents
+               else "one per topic found")
             + "; the self-filter may drop a few). How many "
             "topics a corpus holds depends on how often its documents share words, which is not looked at before "
             f"the run: the range spans a corpus with few shared topics and a templated one. A topic needs about "

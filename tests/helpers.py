@@ -29,7 +29,9 @@ DISEASES = ("fever", "cough", "rash", "headache")
 NOTE = "{name} came in with {disease} and was treated with rest and water."
 # The small DP-SynRAG sizes of the tiny runs (docs/method.md §2: K clusters, R documents, L refinement
 # samples, k retrieved units, T tokens).
-TINY_SIZES = {"K": 4, "R": 5, "L": 2, "k": 5, "T": 6, "self_filter": False, "max_prompt_tokens": 64}
+# documents = 0: one per topic, so that the tiny runs of the mechanics draw no size count for the automatic number of
+# documents (the default, tested in tests/methods/dp_synrag/test_corpus_shape.py)
+TINY_SIZES = {"K": 4, "R": 5, "L": 2, "k": 5, "T": 6, "self_filter": False, "max_prompt_tokens": 64, "documents": 0}
 # The tiny runs keep the seed's token stage (text = "private"; the library default is "realised") so that the
 # accounting, resume and canary tests exercise private prediction.
 TINY_DP_SYNRAG = {**TINY_SIZES, "topic_words": "frequent", "refine": True, "text": "private"}

@@ -32,6 +32,10 @@ __all__ = [
 TEXT_MODES = ("topic_line", "private", "realised", "realised+private")
 MAX_DOCUMENTS = 20_000  # the most documents a run writes (each is one call of the writer): a public cap
 CORPUS_SIZE = -1  # ``documents = -1``: about as many documents as the corpus's released size
+# ``documents = -2`` (the default): about as many as the corpus's released size, at least one per topic and at most
+# AUTOMATIC_MOST_DOCUMENTS (each document is one writer call: a public bound on the time of a run nobody tuned)
+AUTOMATIC_DOCUMENTS = -2
+AUTOMATIC_MOST_DOCUMENTS = 200
 LENGTHS = ("form", "dp", "none")
 DOCUMENT_FORMS = ("clinical_note", "case_file", "review", "news_article", "film_ratings")
 
@@ -88,9 +92,10 @@ class DPSynRAGSpec:
     force_length: bool = False  # every group writes exactly T tokens (EOS never sampled); throughput checks only
     # The corpus's shape (docs/method.md §6.2; public ways of writing only; post-processing, no cost): how many
     # documents, allocated across topics by their released counts, each with co-keywords sampled from its
-    # topic's released co-keyword counts. 0 = one per topic; N = N documents; -1 = about the corpus's size (the
-    # released DP size count, or size_bound), never the true one.
-    documents: int = 0
+    # topic's released co-keyword counts. -2 (automatic, the default) = about the corpus's size, at least one per
+    # topic and at most AUTOMATIC_MOST_DOCUMENTS; 0 = one per topic; N = N documents; -1 = about the corpus's size
+    # (the released DP size count, or size_bound), never the true one.
+    documents: int = AUTOMATIC_DOCUMENTS
     merge_topics: bool = True  # topics whose released co-keywords overlap strongly become one (docs/method.md §6.2)
     # How long each realised document is (docs/method.md §6.2): "form" (the shipped demonstrations' median length,
     # public), "dp" (a noisy median of the units' words per document: a charged stage, length_fraction of ρ) or
@@ -142,8 +147,9 @@ class DPSynRAGSpec:
                                          open_high=True, zero_default=True),
         "self_filter_mode": text_rule("the self-filter", choices=("similarity", "score", "answer")),
         "row_bound": text_rule("how each cluster's rows are bounded", choices=("poisson", "none")),
-        "documents": whole("the number of synthetic documents (-1: about the size of the corpus, 0: one per topic)",
-                           low=-1, high=MAX_DOCUMENTS),
+        "documents": whole("the number of synthetic documents (-2: automatic, about the size of the corpus up to "
+                           f"{AUTOMATIC_MOST_DOCUMENTS}; -1: about the size of the corpus; 0: one per topic)",
+                           low=AUTOMATIC_DOCUMENTS, high=MAX_DOCUMENTS),
         "merge_topics": flag("whether topics that describe the same thing are merged"),
         "length": text_rule("how long each document is", choices=LENGTHS),
         "length_fraction": number("the length statistic's share of the budget", low=0, high=1, open_low=True,
@@ -156,16 +162,25 @@ class DPSynRAGSpec:
         return int(self.L) if self.L else (5 if self.token_stage else 3)
 
     @property
+    def documents_setting(self) -> int:
+        """``documents`` as it applies: automatic (-2) is one per topic (0) unless the public writer realises
+        each document (``text = "realised"``): a bare topic line or a charged token stage writes one per topic."""
+        if self.documents == AUTOMATIC_DOCUMENTS and self.text != "realised":
+            return 0
+        return self.documents
+
+    @property
     def size_count(self) -> bool:
         """Whether the run releases a DP count of its units first: some size-dependent setting (R, or k
         with a token stage) is left to the adaptive default and no public bound was stated."""
-        left = not self.R or (not self.k and (self.token_stage or self.refine)) or self.documents == CORPUS_SIZE
+        sized = self.documents_setting in (CORPUS_SIZE, AUTOMATIC_DOCUMENTS)
+        left = not self.R or (not self.k and (self.token_stage or self.refine)) or sized
         return left and not self.size_bound
 
     def shape_problems(self) -> list[str]:
         """Settings of the corpus's shape that contradict the way of writing (before anything is charged)."""
         found = []
-        if self.documents and self.token_stage:
+        if self.documents not in (0, AUTOMATIC_DOCUMENTS) and self.token_stage:
             found.append(f"[dp_synrag] documents = {self.documents} needs a public way of writing (text = \"realised\" "
                          f"or \"topic_line\"): with text = \"{self.text}\" each topic's one document is charged (use "
                          "documents = 0)")

@@ -142,7 +142,8 @@ class ConfirmPage(Page):
         expected = self.controller.documents_range()
         if expected is None:
             return f"up to {self.controller.spec.dp_synrag.R}" if self.controller.spec.dp_synrag.R else "not known yet"
-        if self.controller.wizard_options().documents == "topics" and self.controller.spec.dp_synrag.documents:
+        spec = self.controller.spec
+        if self.controller.wizard_options().documents == "topics" and spec.dp_synrag.documents_setting:
             return f"up to {expected[1]} (shared among the topics found in proportion to how often each is mentioned)"
         return (f"about {expected[0]} to {expected[1]} (one per topic found; how many topics the data hold is not "
                 "looked at before the run, hence the range)")

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.methods.dp_synrag.forms import FORM_LABELS
-from core.specs.dp_synrag import MAX_DOCUMENTS
+from core.specs.dp_synrag import AUTOMATIC_DOCUMENTS, AUTOMATIC_MOST_DOCUMENTS, MAX_DOCUMENTS
 from desktop.controller import WizardController
 from desktop.widgets.collapsible import Collapsible
 from desktop.wizard.common import Page, scrolling_layouts
@@ -19,7 +19,9 @@ FORMAT_NAMES = {"jsonl": "JSON Lines (one document per line)", "csv": "CSV (a sp
 MIN_TASK_CHARS = 10
 FORM_CHOICES = tuple(FORM_LABELS.items())  # core.methods.dp_synrag.forms: the one list of forms and their words
 AS_MANY = 1  # the "This many:" choice; the number is the spin box's
-COUNT_MODES = (("One per topic found", 0), ("About as many as the data hold", -1), ("This many:", AS_MANY))
+COUNT_MODES = ((f"Automatic: about as many as the data hold, up to {AUTOMATIC_MOST_DOCUMENTS}", AUTOMATIC_DOCUMENTS),
+               ("One per topic found", 0),
+               ("About as many as the data hold", -1), ("This many:", AS_MANY))
 
 
 class TaskPage(Page):
@@ -191,7 +193,9 @@ class TaskPage(Page):
         if documents == 0:
             return f"One document per topic, so fewer come out when few topics are well supported: {need}.{outlook}"
         how_many = (f"{documents} documents" if documents > 0 else
-                    "About as many documents as the data hold people or documents (read from a noisy count)")
+                    "About as many documents as the data hold people or documents (read from a noisy count)"
+                    + (f", at most {AUTOMATIC_MOST_DOCUMENTS} and at least one per topic"
+                       if documents == AUTOMATIC_DOCUMENTS else ""))
         return (f"{how_many}, shared among the topics found in proportion to how often each is mentioned, so common "
                 f"topics get more; {need}.{outlook}")
 
@@ -231,7 +235,8 @@ class TaskPage(Page):
         spec.output.irb_protocol = self.irb.text().strip()
 
     def _documents(self) -> int:
-        """``[dp_synrag] documents`` as the controls say: 0 (one per topic), -1 (about the data's size) or N."""
+        """``[dp_synrag] documents`` as the controls say: -2 (automatic), 0 (one per topic), -1 (about the data's
+        size) or N."""
         mode = self.count_mode.currentData()
         return self.count.value() if mode == AS_MANY else int(mode)
 

@@ -4,7 +4,9 @@ All of it is post-processing of released values and public settings, so it costs
 
 * **the total** N (:func:`document_total`): ``[dp_synrag] documents`` = 0 writes one document per topic;
   N > 0 writes N; ``documents = -1`` (``CORPUS_SIZE``) writes about as many as the corpus holds units: the
-  released DP size count n̂ (or the custodian's public ``size_bound``), never the true n;
+  released DP size count n̂ (or the custodian's public ``size_bound``), never the true n; ``-2``
+  (``AUTOMATIC_DOCUMENTS``, the default) the same, at least one per topic and at most
+  ``AUTOMATIC_MOST_DOCUMENTS`` (200, a public bound on the writer's calls) unless the topics are more;
 * **the allocation** (:func:`allocate`): N split across the topics in proportion to their released counts
   h'(w_r), by largest remainders, every topic at least one while N ≥ |W|;
 * **each document's co-keywords** (:func:`sample_co_keywords`): each released co-keyword of its topic
@@ -21,24 +23,31 @@ from typing import Sequence
 
 import numpy as np
 
-from core.specs.dp_synrag import CORPUS_SIZE, MAX_DOCUMENTS
+from core.specs.dp_synrag import AUTOMATIC_DOCUMENTS, AUTOMATIC_MOST_DOCUMENTS, CORPUS_SIZE, MAX_DOCUMENTS
 
 ONE_PER_TOPIC = 0  # ``documents = 0``: one document per topic (the default)
-__all__ = ["CORPUS_SIZE", "MAX_DOCUMENTS", "ONE_PER_TOPIC", "allocate", "document_total", "sample_co_keywords"]
+__all__ = ["AUTOMATIC_DOCUMENTS", "CORPUS_SIZE", "MAX_DOCUMENTS", "ONE_PER_TOPIC", "allocate", "automatic_total",
+           "document_total", "sample_co_keywords"]
+
+
+def automatic_total(size: float, topics: int) -> int:
+    """The automatic number of documents: about ``size`` (the released DP size count or a public bound), at most
+    AUTOMATIC_MOST_DOCUMENTS, and never fewer than one per topic."""
+    return max(min(round(max(float(size), 1.0)), AUTOMATIC_MOST_DOCUMENTS), int(topics))
 
 
 def document_total(setting: int, topics: int, size: float | None) -> int:
     """N, the documents to write: ``topics`` for 0, the setting itself for N > 0, round(size) for -1 (the
-    released DP size count or the public bound; at least one per topic is not promised then). At most
-    MAX_DOCUMENTS; 0 when there is no topic."""
+    released DP size count or the public bound; at least one per topic is not promised then), and for -2
+    :func:`automatic_total`. At most MAX_DOCUMENTS; 0 when there is no topic."""
     if topics <= 0:
         return 0
     if setting == ONE_PER_TOPIC:
         total = topics
-    elif setting == CORPUS_SIZE:
+    elif setting in (CORPUS_SIZE, AUTOMATIC_DOCUMENTS):
         if size is None:
-            raise ValueError("documents = -1 needs the released size count (or a public size_bound)")
-        total = round(max(float(size), 1.0))
+            raise ValueError(f"documents = {setting} needs the released size count (or a public size_bound)")
+        total = round(max(float(size), 1.0)) if setting == CORPUS_SIZE else automatic_total(size, topics)
     elif setting > 0:
         total = int(setting)
     else:

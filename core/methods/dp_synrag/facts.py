@@ -92,7 +92,8 @@ PARAMETER_MEANINGS = {  # DP-SynRAG (and DP-Synth, which shares R, T, tau and th
     "row_bound": "each topic writes with about k of its units, drawn at random (poisson) or with all (none); no budget",
     "force_length": "every document runs the full T tokens (speed checks only; no budget)",
     "documents": "synthetic documents asked for, shared among the topics by their noisy counts (0 = one per topic, "
-                 "-1 = about the corpus's noisy size); no budget",
+                 "-1 = about the corpus's noisy size, -2 = automatic: about the noisy size, at most 200 and at least one "
+                 "per topic); no budget",
     "merge_topics": "topics whose released words overlap strongly are merged into one; no budget",
     "length": "how long each document is: the form's public length (form), a noisy median of the corpus's (dp), "
               "or as written (none)",

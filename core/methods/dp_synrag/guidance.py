@@ -33,7 +33,8 @@ from core.methods.dp_synrag.clusters import CANDIDATES_PER_CLUSTER, co_keyword_l
 from core.privacy.forecast import TopicForecast, forecast_topics, significance_threshold
 from core.methods.dp_synrag.plan import DPSynRAGPlan, default_fractions, plan_dp_synrag
 from core.runspec import DPSynRAGSpec
-from core.specs.dp_synrag import MAX_DOCUMENTS
+from core.methods.dp_synrag.allocation import automatic_total
+from core.specs.dp_synrag import AUTOMATIC_DOCUMENTS, MAX_DOCUMENTS
 
 WEAK_CONSENSUS_NATS = 1.0
 GOOD_CONSENSUS_NATS = 2.0
@@ -112,10 +113,13 @@ def topic_forecast(
 
 
 def documents_asked(spec: DPSynRAGSpec, n_units: int) -> int:
-    """The documents ``[dp_synrag] documents`` asks for (0: one per topic found), with -1 read on screen from the
-    public bound or the custodian's own count (the run reads its DP size count; docs/method.md §6.2)."""
-    if spec.documents >= 0:
-        return min(spec.documents, MAX_DOCUMENTS)
+    """The documents ``[dp_synrag] documents`` asks for (0: one per topic found), with -1 and -2 (automatic) read
+    on screen from the public bound or the custodian's own count (the run reads its DP size count; docs/method.md
+    §6.2). Automatic without the public writer is one per topic; its "at least one per topic" is the run's."""
+    if spec.documents_setting >= 0:
+        return min(spec.documents_setting, MAX_DOCUMENTS)
+    if spec.documents_setting == AUTOMATIC_DOCUMENTS:
+        return automatic_total(spec.size_bound or n_units, 0)
     return min(max(int(spec.size_bound or n_units), 1), MAX_DOCUMENTS)
 
 

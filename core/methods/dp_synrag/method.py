@@ -26,6 +26,7 @@ from core.methods.dp_synrag.vocabulary import load_vocabulary, word_list_info
 from core.privacy.mechanisms import GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER
 from core.methods.dp_synrag.plan import DPSynRAGPlan, plan_dp_synrag
 from core.runspec import DPSynRAGSpec, RunSpec
+from core.specs.dp_synrag import AUTOMATIC_DOCUMENTS, AUTOMATIC_MOST_DOCUMENTS
 
 
 class DPSynRAGMethod:
@@ -237,13 +238,16 @@ def shape_notes(p) -> list[str]:
     """The corpus's shape and the near-duplicate filter in plain words (docs/method.md §6.2; public settings)."""
     notes = []
     if not p.token_stage:
-        how_many = {0: "one document per topic", -1: "about as many documents as the corpus holds people or "
-                    "documents, read from " + ("the public upper bound stated by the custodian" if p.size_bound
-                                               else "the released DP size count (never the true number)")}
-        total = how_many.get(p.documents, f"{p.documents} documents")
+        size = ("the public upper bound stated by the custodian" if p.size_bound
+                else "the released DP size count (never the true number)")
+        how_many = {0: "one document per topic",
+                    -1: "about as many documents as the corpus holds people or documents, read from " + size,
+                    AUTOMATIC_DOCUMENTS: "about as many documents as the corpus holds people or documents, read from "
+                    f"{size}, at most {AUTOMATIC_MOST_DOCUMENTS} and at least one per topic (the automatic default)"}
+        total = how_many.get(p.documents_setting, f"{p.documents} documents")
         notes.append(
             f"Corpus shape: {total}"
-            + ("" if p.documents == 0 else ", allocated across the topics in proportion to their released (noisy) "
+            + ("" if p.documents_setting == 0 else ", allocated across the topics in proportion to their released (noisy) "
                "counts; each document names a sample of its topic's released co-keywords, each drawn with its noisy "
                "count over the topic's (randomness from the operating system's entropy), so that combinations vary "
                "as the released counts say")

@@ -165,14 +165,14 @@ def shape_corpus(
     length statistic, of the topics' released label counts with labels by topic, and of public settings)."""
     topics = released_topics(W, counts, related)
     if spec.token_stage:
-        if spec.documents != ONE_PER_TOPIC:
+        if spec.documents_setting != ONE_PER_TOPIC:  # automatic: one per topic, as charged
             raise ValueError("documents applies to the public ways of writing only")
         return one_per_topic(topics)
     if spec.merge_topics:
         topics = merge_topics(topics)  # a topic with no co-keyword never merges: held_topics sees it alone
     topics = held_topics(topics, related)
     n = float(spec.size_bound) if spec.size_bound else size
-    total = document_total(spec.documents, len(topics), n)
+    total = document_total(spec.documents_setting, len(topics), n)
     words = target_words(spec, length) if spec.text == "realised" else 0
     labels = labelled if labelled is not None and labelled.labels else None
     key = json.loads(json.dumps(shape_key(topics, spec, total, words, labels)))
@@ -180,7 +180,7 @@ def shape_corpus(
         saved = ctx.checkpoints.load(CHECKPOINT_SHAPE)
         if isinstance(saved, dict) and saved.get("key") == key:
             return CorpusShape.from_dict(saved["shape"])
-    if spec.documents == ONE_PER_TOPIC:
+    if spec.documents_setting == ONE_PER_TOPIC:
         shape = one_per_topic(topics, spec.cluster_keywords)
         shape = shape if labels is None else labelled_one_per_topic(shape, labels, ctx)
     elif labels is not None:

@@ -7,7 +7,9 @@ Plan: [treatment] …" gives three typed slots. A topic's words whose role (``ro
 are written in that slot:
 
 * the slot the public lead ends on ("Consultation note. K. M., 47, reports") gets its words in the lead
-  ("… reports nausea and chest pain"), so the writer continues after them;
+  ("… reports nausea and chest pain"), so the writer continues after them; the words of no role join it
+  there too (a clinical note's untyped words are mostly what patients report: "cramps", "brittle"), so no
+  word of such a form is left to a closing "Key terms:" line;
 * every other typed slot becomes one pulled phrase, its label and its words ("Impression: tusfosemia"):
   the writer is pulled toward it like any released word, and once it writes the label's first token the
   phrase is finished token by token (``WordPull``); the bare word is banned elsewhere (the copy guard), so
@@ -15,7 +17,8 @@ are written in that slot:
 * a word still missing at the end goes to its slot's line ("Impression: tusfosemia.") before the
   ``Key terms`` line of the untyped ones.
 
-A word of no role, and every word of a form without typed slots (news, reviews), is written as before.
+A word of no role in a form whose lead ends on no slot, and every word of a form without typed slots (news,
+reviews), is written as before.
 Public text only: the form, the released words and public role sources; no privacy cost.
 """
 
@@ -101,12 +104,15 @@ def place(words: Sequence[str], roles: Mapping[str, str | None], slots: Sequence
     for w in words:
         role = roles.get(w)
         (by_role.setdefault(role, []) if role in slot_roles else untyped).append(w)
+    lead_slot = next((slot for slot in slots if lead.rstrip().endswith(slot.label)), None)
     lead_text, lead_words, phrases = "", (), []
     for slot in slots:
-        chosen = by_role.get(slot.role)
+        chosen = list(by_role.get(slot.role, ()))
+        if slot is lead_slot:  # the words of no role join the slot the lead ends on: "… reports cramps and brittle"
+            chosen, untyped = chosen + untyped, []
         if not chosen:
             continue
-        if not lead_words and lead.rstrip().endswith(slot.label):
+        if slot is lead_slot:
             lead_text, lead_words = join_words(chosen), tuple(chosen)
         else:
             phrases.append((f"{slot.label} {join_words(chosen)}", tuple(chosen)))

@@ -58,8 +58,11 @@ def test_the_public_rules_fill_the_form_and_l_and_keep_what_the_spec_states():
 
 def test_the_size_count_runs_only_when_a_setting_waits_for_it():
     assert DPSynRAGSpec().size_count and plan_dp_synrag(DPSynRAGSpec(), 10, 1e-6).counts_size
-    assert not DPSynRAGSpec(R=40).size_count  # realised: k plays no part
+    assert not DPSynRAGSpec(R=40, documents=0).size_count  # realised: k plays no part
+    assert DPSynRAGSpec(R=40).size_count  # the automatic number of documents waits for it
+    assert not DPSynRAGSpec(R=40, documents=120).size_count
     assert DPSynRAGSpec(R=40, text="private").size_count  # k of the token stage waits for it
+    assert not DPSynRAGSpec(R=40, k=20, text="private").size_count  # with a token stage, automatic is one per topic
     assert not DPSynRAGSpec(size_bound=1000).size_count  # a public bound costs nothing
     stated = plan_dp_synrag(DPSynRAGSpec(size_bound=1000), 10, 1e-6)
     assert STAGE_SIZE not in stated.per_stage() and sum(stated.per_stage().values()) == pytest.approx(stated.rho_total)

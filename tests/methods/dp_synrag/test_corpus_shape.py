@@ -75,6 +75,18 @@ def test_the_number_of_documents_reads_the_released_size_never_anything_else():
     assert document_total(10**9, 7, None) == MAX_DOCUMENTS
     with pytest.raises(ValueError):
         document_total(-1, 7, None)
+    # automatic (the default): about the released size, at most 200, never fewer than one per topic
+    assert document_total(-2, 7, 123.4) == 123 and document_total(-2, 7, 5000.0) == 200
+    assert document_total(-2, 7, 3.2) == 7 and document_total(-2, 260, 5000.0) == 260
+    with pytest.raises(ValueError):
+        document_total(-2, 7, None)
+
+
+def test_automatic_documents_are_one_per_topic_without_the_public_writer():
+    assert DPSynRAGSpec().documents == -2 and DPSynRAGSpec().documents_setting == -2
+    assert DPSynRAGSpec(text="private").documents_setting == 0
+    assert DPSynRAGSpec(text="topic_line").documents_setting == 0
+    assert DPSynRAGSpec(text="topic_line", documents=40).documents_setting == 40
 
 
 def test_the_co_keyword_sampler_follows_the_released_rates():
@@ -177,7 +189,8 @@ def test_a_resumed_run_reuses_the_shape_and_one_per_topic_keeps_todays_documents
     first = shape_corpus(["asthma"], [90.0], related, None, None, spec, _ctx(tmp_path, seed=1))
     again = shape_corpus(["asthma"], [90.0], related, None, None, spec, _ctx(tmp_path, seed=2))  # a resume: other draws
     assert again == first
-    single = shape_corpus(["asthma"], [90.0], related, None, None, DPSynRAGSpec(text="realised"), _ctx(tmp_path / "one"))
+    single = shape_corpus(["asthma"], [90.0], related, None, None, DPSynRAGSpec(text="realised", documents=0),
+                          _ctx(tmp_path / "one"))
     assert [d.words for d in single.documents] == [("asthma", "wheeze", "inhaler", "cough")]
 
 
@@ -209,7 +222,7 @@ def test_topics_with_no_co_keyword_and_no_support_are_not_written(tmp_path):
         [["wheeze"], [], [], *[["w"]] * FEWEST_TOPICS], [[30.0], [], [], *[[30.0]] * FEWEST_TOPICS],
         [True, False, True, *[True] * FEWEST_TOPICS]))]
     assert "diagnosis" not in words and len(words) == FEWEST_TOPICS + 2
-    spec = DPSynRAGSpec(text="realised", merge_topics=False, cluster_keywords=1)
+    spec = DPSynRAGSpec(text="realised", merge_topics=False, cluster_keywords=1, documents=0)
     all_words = [t.word for t in [*topics, *many]]
     shape = shape_corpus(all_words, [t.count for t in [*topics, *many]], CoKeywords(
         [["wheeze"], [], [], *[["w"]] * FEWEST_TOPICS], [[30.0], [], [], *[[30.0]] * FEWEST_TOPICS],
@@ -317,14 +330,30 @@ def test_documents_about_the_corpus_size_charge_the_size_count_and_nothing_else(
     assert any("Corpus shape" in n and "released DP size count" in n for n in result.record.scope_notes)
 
 
+def test_the_automatic_default_writes_documents_by_released_count_and_charges_the_plan(tmp_path, privet_home):
+    settings = {k: v for k, v in TINY_SIZES.items() if k != "documents"}
+    spec = tiny_spec(tmp_path, settings=settings, text="realised", topic_words="frequent", realisation_tokens=8)
+    assert spec.dp_synrag.documents == -2 and spec.dp_synrag.size_count  # the default waits for the size
+    result = run_pipeline(spec)
+    charges = [e for e in Ledger().entries(result.record.dataset_id) if e["kind"] == "charge"]
+    planned = plan(spec)
+    assert [c["stage"] for c in charges] == [s for s, _ in planned.stages] and charges[0]["stage"] == STAGE_SIZE
+    assert math.fsum(c["rho"] for c in charges) == pytest.approx(planned.rho_total, rel=1e-9)
+    assert any("at most 200 and at least one per topic" in n for n in result.record.scope_notes)
+    allocation = released_allocation(result.run_dir)
+    assert allocation and sum(n for _, _, n in allocation) > len(allocation)  # more documents than topics
+
+
 def test_documents_with_a_token_stage_are_refused_before_anything_runs():
     spec = RunSpec()
     spec.dp_synrag.text, spec.dp_synrag.documents = "private", 50
     assert any("documents = 50" in p for p in spec.problems())
     spec.dp_synrag.text = "realised"
     assert not spec.problems()
-    spec.dp_synrag.documents = -2
+    spec.dp_synrag.documents = -3
     assert spec.problems()
+    spec.dp_synrag.text, spec.dp_synrag.documents = "private", -2  # automatic: one per topic with a token stage
+    assert not spec.problems()
 
 
 def test_the_forecast_states_the_documents_asked_for_and_never_more():
@@ -351,7 +380,9 @@ def test_the_certificate_says_the_shape_is_post_processing():
     notes = " ".join(generation_notes(DPSynRAGSpec(documents=500)))
     assert "500 documents" in notes and "in proportion to their released" in notes and "no cost" in notes
     assert "Near-duplicates" in notes
-    assert "one document per topic" in " ".join(generation_notes(DPSynRAGSpec()))
+    assert "one document per topic" in " ".join(generation_notes(DPSynRAGSpec(documents=0)))
+    automatic = " ".join(generation_notes(DPSynRAGSpec()))  # the default
+    assert "at most 200 and at least one per topic" in automatic and "released DP size count" in automatic
 
 
 # -- the wizard: the Task page asks how many, the Review page shows the allocation ----------------------------
@@ -362,9 +393,11 @@ def test_the_task_page_sets_the_documents_and_says_how_they_are_shared(wizard, t
 
     controller = wizard.controller
     controller.load_data(str(wizard_notes(tmp_path)), "note", "id", "patient")
+    controller.spec.dp_synrag.documents = DPSynRAGSpec().documents  # the library's default (tiny sizes say 0)
     page = wizard.task_page
     page.initializePage()
-    assert page.count_mode.currentData() == 0 and not page.count.isEnabled()  # the default: one per topic
+    assert page.count_mode.currentData() == -2 and not page.count.isEnabled()  # the default: automatic
+    assert "at most 200 and at least one per topic" in page.count_note.text()
     page.count.setValue(30)  # a number typed: "This many"
     assert page.count.isEnabled() and page.count_mode.currentText() == "This many:"
     page.store()

@@ -109,11 +109,16 @@ def test_the_lead_places_each_typed_word_in_its_section():
     assert score.accuracy == 1.0
 
 
-def test_a_word_of_no_role_and_a_form_without_slots_are_untouched(public):
+def test_a_word_of_no_role_joins_the_leads_slot_and_a_form_without_slots_is_untouched(public):
     topic = rl.Topic("night sweats", ("tusfosemia", "weather"))
     (placement,) = rl.topic_placements([topic], NOTE, public)
-    assert placement.untyped == ("night sweats", "weather") and placement.placed == ("tusfosemia",)
-    assert rl.placed_lead(rl.realisation_lead(NOTE, topic), placement) == rl.realisation_lead(NOTE, topic)
+    # in a form whose lead ends on a slot, the words of no role join it: no "Key terms:" line is needed for them
+    assert placement.untyped == () and placement.lead_words == ("night sweats", "weather")
+    assert placement.placed == ("tusfosemia",)
+    lead = rl.placed_lead(rl.realisation_lead(NOTE, topic), placement)
+    assert lead == rl.realisation_lead(NOTE, topic) + " night sweats and weather"
+    text, added = rl.guarantee_words(lead + " for a week.", topic.words, placement)
+    assert added and "Key terms" not in text and text.endswith("Impression: tusfosemia.")
     review = rl.shipped_example("review")
     (plain,) = rl.topic_placements([topic], review, public)
     assert plain.untyped == topic.words and not plain.phrases and not plain.lead
