@@ -25,7 +25,7 @@ import numpy as np
 
 from core.specs.dp_synrag import AUTOMATIC_DOCUMENTS, AUTOMATIC_MOST_DOCUMENTS, CORPUS_SIZE, MAX_DOCUMENTS
 
-ONE_PER_TOPIC = 0  # ``documents = 0``: one document per topic (the default)
+ONE_PER_TOPIC = 0  # ``documents = 0``: one document per topic
 __all__ = ["AUTOMATIC_DOCUMENTS", "CORPUS_SIZE", "MAX_DOCUMENTS", "ONE_PER_TOPIC", "allocate", "automatic_total",
            "document_total", "sample_co_keywords"]
 
