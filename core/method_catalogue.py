@@ -47,16 +47,21 @@ def _copy(spec: Any) -> Any:
     return copy.deepcopy(spec)
 
 
+def _shared_section(spec: Any) -> Any:
+    return spec.dp_synrag
+
+
 @dataclass(frozen=True)
 class WizardOptions:
     """What the wizard's task page asks for a method (``desktop/wizard/task_page.py`` reads it)."""
 
     # How many documents: "topics" (one per topic or as asked: [dp_synrag] documents), "number" (the spin box
-    # sets [dp_synrag] R), "one_per_unit" (not asked: one per private document), "settings" (not asked: the
-    # method's own section decides; count_note says how).
+    # sets R in the section MethodFacts.wizard_section gives), "one_per_unit" (not asked: one per private
+    # document), "settings" (not asked: the method's own section decides; count_note says how).
     documents: str = "number"
     count_note: str = ""  # the note under the number of documents, unless it counts topics
-    # the Advanced box: tokens per document and the self-filter's choice, stored in [dp_synrag] T and self_filter
+    # the Advanced box: tokens per document and the self-filter's choice, stored as T and self_filter in the
+    # section MethodFacts.wizard_section gives
     writes_tokens: bool = True
     cluster_size: bool = False  # private documents per topic (k)
     self_filter: bool = False  # the self-filter check box is enabled
@@ -95,6 +100,9 @@ class MethodFacts:
     # the desktop's Review page: a finished run's topics (word, released count, documents); [] if none
     released_allocation: Callable[[Any], list] = _no_lines
     wizard: WizardOptions = WizardOptions()
+    # the wizard: the run-spec section its task page stores the number of documents (R), the tokens (T) and the
+    # self-filter in, given the spec (created in the spec if the method's section is optional and missing)
+    wizard_section: Callable[[Any], Any] = _shared_section
 
 
 @dataclass(frozen=True)
