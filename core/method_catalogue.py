@@ -51,6 +51,10 @@ def _shared_section(spec: Any) -> Any:
     return spec.dp_synrag
 
 
+def _as_written(spec: Any, _documents: int) -> Any:
+    return spec
+
+
 @dataclass(frozen=True)
 class WizardOptions:
     """What the wizard's task page asks for a method (``desktop/wizard/task_page.py`` reads it)."""
@@ -90,6 +94,12 @@ class MethodFacts:
     plan_header: Callable[[Any], list[str]] = _no_lines  # privet plan: lines after "Method:" (spec)
     plan_lines: Callable[[Any, Any, float], list[str]] = _no_lines  # privet plan: (spec, corpus, delta), on screen
     plan_notes: Callable[[Any], list[str]] = _no_lines  # privet plan: "Note (advanced)" lines (spec)
+    # privet plan, after the expected documents: the settings the adaptive default is expected to choose
+    # (spec, PlanSummary.expected_settings); [] when the spec states them all
+    expected_settings_lines: Callable[[Any, Any], list[str]] = _no_lines
+    # core.planning's estimate when N documents are asked for: the spec to price so that N are written (a copy,
+    # or the spec itself when nothing changes)
+    priced_documents: Callable[[Any, int], Any] = _as_written
     spec_problems: Callable[[Any], list[str]] = _no_lines  # core.runspec: the method's own checks of a spec
     # the pipeline, the plan and a resume: the spec with what the method's public rules decide filled in (a copy)
     public_defaults: Callable[[Any], Any] = _copy

@@ -7,7 +7,7 @@ from PySide6.QtWidgets import (
     QSpinBox, QWidget,
 )
 
-from core.methods.dp_synrag.forms import FORM_LABELS
+from core.methods.document_forms import FORM_LABELS
 from core.specs.dp_synrag import MAX_DOCUMENTS
 from desktop.controller import WizardController
 from desktop.widgets.collapsible import Collapsible
@@ -17,7 +17,7 @@ from desktop.wizard.topic_names import TopicNamesBox
 FORMATS = ("jsonl", "csv")
 FORMAT_NAMES = {"jsonl": "JSON Lines (one document per line)", "csv": "CSV (a spreadsheet)"}
 MIN_TASK_CHARS = 10
-FORM_CHOICES = tuple(FORM_LABELS.items())  # core.methods.dp_synrag.forms: the one list of forms and their words
+FORM_CHOICES = tuple(FORM_LABELS.items())  # core.methods.document_forms: the one list of forms and their words
 AS_MANY = 1  # the "This many:" choice; the number is the spin box's
 COUNT_MODES = (("One per topic found", 0), ("About as many as the data hold", -1), ("This many:", AS_MANY))
 
