@@ -127,6 +127,9 @@ class MethodEntry:
     neighbouring: str = DEFAULT_NEIGHBOURING
     end_to_end_dp: bool = True  # False: the run may not claim an end-to-end DP guarantee (RPSG)
     facts: str = ""  # "module:NAME" of its MethodFacts, in its package; imported on first use (facts())
+    # How it keeps a [data] label column (docs/method.md §6.3): "per_class" (run once per class), "topic_labels"
+    # (per class, or by topic: what label_mode "auto" chooses for it), "" (it cannot keep labels)
+    labels: str = ""
 
 
 METHODS: tuple[MethodEntry, ...] = (  # in the wizard's order
@@ -135,6 +138,7 @@ METHODS: tuple[MethodEntry, ...] = (  # in the wizard's order
         short_name="DP-SynRAG",
         adapter="core.methods.dp_synrag.method:DPSynRAGMethod",
         facts="core.methods.dp_synrag.facts:FACTS",
+        labels="topic_labels",
         certificate_name="DP-SynRAG: a differentially private synthetic corpus generated from topic clusters",
         title="DP-SynRAG — a private knowledge base for question answering",
         explanation=(
@@ -149,6 +153,7 @@ METHODS: tuple[MethodEntry, ...] = (  # in the wizard's order
         short_name="DP-Synth",
         adapter="core.methods.dp_synth.method:DPSynthMethod",
         facts="core.methods.dp_synth.facts:FACTS",
+        labels="per_class",
         certificate_name="DP-Synth: differentially private generation over random batches of units",
         title="DP-Synth — synthetic documents from random batches",
         explanation=(
@@ -162,6 +167,7 @@ METHODS: tuple[MethodEntry, ...] = (  # in the wizard's order
         short_name="RPSG",
         adapter="core.methods.rpsg.method:RPSGMethod",
         facts="core.methods.rpsg.facts:FACTS",
+        labels="per_class",
         certificate_name="RPSG: realistic one-to-one rewrites with a differentially private choice of abstraction",
         title="RPSG — realistic one-to-one rewrites",
         explanation=(
@@ -184,6 +190,7 @@ METHODS: tuple[MethodEntry, ...] = (  # in the wizard's order
         short_name="Aug-PE",
         adapter="core.methods.aug_pe.adapter:AugPEMethod",
         facts="core.methods.aug_pe.facts:FACTS",
+        labels="per_class",
         certificate_name=(
             "Aug-PE: a public model's texts selected and evolved by differentially private nearest-neighbour votes"
         ),
@@ -206,6 +213,16 @@ def names() -> tuple[str, ...]:
 def entry(key: str) -> MethodEntry | None:
     """The registered method of that key, or None."""
     return next((m for m in METHODS if m.key == key), None)
+
+
+def class_conditional_methods() -> tuple[str, ...]:
+    """The methods that keep a label column (``labels`` set), in the catalogue's order."""
+    return tuple(m.key for m in METHODS if m.labels)
+
+
+def topic_label_methods() -> tuple[str, ...]:
+    """The methods that can label documents by topic (``labels = "topic_labels"``)."""
+    return tuple(m.key for m in METHODS if m.labels == "topic_labels")
 
 
 def short_names() -> dict[str, str]:

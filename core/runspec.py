@@ -22,7 +22,6 @@ from core import method_catalogue
 from core.errors import PrivetError
 from core.specs.aug_pe import AugPESpec
 from core.specs.common import (
-    CLASS_CONDITIONAL_METHODS,
     MAX_EPSILON,
     MODEL_RULES,
     WEAK_EPSILON,
@@ -64,7 +63,7 @@ from core.wording import MODERATE_MAX, WEAK_MAX, factor_words
 
 # The public names of the run spec (callers import them from here; each section lives in core/specs/).
 __all__ = [
-    "CLASS_CONDITIONAL_METHODS", "DOCUMENT_FORMS", "MAX_CLUSTERS", "MAX_EPSILON", "MAX_KEYWORDS", "MAX_PROMPT_TOKENS", "MAX_TOKENS",
+    "DOCUMENT_FORMS", "MAX_CLUSTERS", "MAX_EPSILON", "MAX_KEYWORDS", "MAX_PROMPT_TOKENS", "MAX_TOKENS",
     "MAX_UNITS_PER_CLUSTER", "METHOD_NAMES", "MODEL_RULES", "TEXT_MODES", "WEAK_EPSILON", "AugPESpec", "ComputeSpec",
     "DPSynRAGSpec", "DPSynthSpec", "DataSpec", "ModelChoice", "OutputSpec", "PrivacySpec", "RPSGSpec", "Rule", "RunSpec",
     "check_value", "flag", "number", "rules_of", "section_problems", "text", "text_rule", "texts", "whole",

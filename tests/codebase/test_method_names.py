@@ -30,8 +30,6 @@ ALLOWED = {
     "core/evaluation/": "privet evaluate is an experiment over named methods (docs/method.md §5): its scales list "
                         "the methods it compares and its report picks DP-SynRAG's rows; it is not the product's "
                         "method plumbing",
-    "core/specs/common.py": "which methods accept a label column (CLASS_CONDITIONAL_METHODS, TOPIC_LABEL_METHODS): "
-                            "they are to become a MethodFacts field",
 }
 # Paths that still read or write a method's section as an attribute, and why. Each must still need it.
 SECTION_ALLOWED = {
