@@ -47,16 +47,25 @@ def _copy(spec: Any) -> Any:
     return copy.deepcopy(spec)
 
 
+def _shared_section(spec: Any) -> Any:
+    return spec.dp_synrag
+
+
+def _as_written(spec: Any, _documents: int) -> Any:
+    return spec
+
+
 @dataclass(frozen=True)
 class WizardOptions:
     """What the wizard's task page asks for a method (``desktop/wizard/task_page.py`` reads it)."""
 
     # How many documents: "topics" (one per topic or as asked: [dp_synrag] documents), "number" (the spin box
-    # sets [dp_synrag] R), "one_per_unit" (not asked: one per private document), "settings" (not asked: the
-    # method's own section decides; count_note says how).
+    # sets R in the section MethodFacts.wizard_section gives), "one_per_unit" (not asked: one per private
+    # document), "settings" (not asked: the method's own section decides; count_note says how).
     documents: str = "number"
     count_note: str = ""  # the note under the number of documents, unless it counts topics
-    # the Advanced box: tokens per document and the self-filter's choice, stored in [dp_synrag] T and self_filter
+    # the Advanced box: tokens per document and the self-filter's choice, stored as T and self_filter in the
+    # section MethodFacts.wizard_section gives
     writes_tokens: bool = True
     cluster_size: bool = False  # private documents per topic (k)
     self_filter: bool = False  # the self-filter check box is enabled
@@ -85,6 +94,12 @@ class MethodFacts:
     plan_header: Callable[[Any], list[str]] = _no_lines  # privet plan: lines after "Method:" (spec)
     plan_lines: Callable[[Any, Any, float], list[str]] = _no_lines  # privet plan: (spec, corpus, delta), on screen
     plan_notes: Callable[[Any], list[str]] = _no_lines  # privet plan: "Note (advanced)" lines (spec)
+    # privet plan, after the expected documents: the settings the adaptive default is expected to choose
+    # (spec, PlanSummary.expected_settings); [] when the spec states them all
+    expected_settings_lines: Callable[[Any, Any], list[str]] = _no_lines
+    # core.planning's estimate when N documents are asked for: the spec to price so that N are written (a copy,
+    # or the spec itself when nothing changes)
+    priced_documents: Callable[[Any, int], Any] = _as_written
     spec_problems: Callable[[Any], list[str]] = _no_lines  # core.runspec: the method's own checks of a spec
     # the pipeline, the plan and a resume: the spec with what the method's public rules decide filled in (a copy)
     public_defaults: Callable[[Any], Any] = _copy
@@ -95,6 +110,9 @@ class MethodFacts:
     # the desktop's Review page: a finished run's topics (word, released count, documents); [] if none
     released_allocation: Callable[[Any], list] = _no_lines
     wizard: WizardOptions = WizardOptions()
+    # the wizard: the run-spec section its task page stores the number of documents (R), the tokens (T) and the
+    # self-filter in, given the spec (created in the spec if the method's section is optional and missing)
+    wizard_section: Callable[[Any], Any] = _shared_section
 
 
 @dataclass(frozen=True)
@@ -109,6 +127,9 @@ class MethodEntry:
     neighbouring: str = DEFAULT_NEIGHBOURING
     end_to_end_dp: bool = True  # False: the run may not claim an end-to-end DP guarantee (RPSG)
     facts: str = ""  # "module:NAME" of its MethodFacts, in its package; imported on first use (facts())
+    # How it keeps a [data] label column (docs/method.md §6.3): "per_class" (run once per class), "topic_labels"
+    # (per class, or by topic: what label_mode "auto" chooses for it), "" (it cannot keep labels)
+    labels: str = ""
 
 
 METHODS: tuple[MethodEntry, ...] = (  # in the wizard's order
@@ -117,6 +138,7 @@ METHODS: tuple[MethodEntry, ...] = (  # in the wizard's order
         short_name="DP-SynRAG",
         adapter="core.methods.dp_synrag.method:DPSynRAGMethod",
         facts="core.methods.dp_synrag.facts:FACTS",
+        labels="topic_labels",
         certificate_name="DP-SynRAG: a differentially private synthetic corpus generated from topic clusters",
         title="DP-SynRAG — a private knowledge base for question answering",
         explanation=(
@@ -131,6 +153,7 @@ METHODS: tuple[MethodEntry, ...] = (  # in the wizard's order
         short_name="DP-Synth",
         adapter="core.methods.dp_synth.method:DPSynthMethod",
         facts="core.methods.dp_synth.facts:FACTS",
+        labels="per_class",
         certificate_name="DP-Synth: differentially private generation over random batches of units",
         title="DP-Synth — synthetic documents from random batches",
         explanation=(
@@ -144,6 +167,7 @@ METHODS: tuple[MethodEntry, ...] = (  # in the wizard's order
         short_name="RPSG",
         adapter="core.methods.rpsg.method:RPSGMethod",
         facts="core.methods.rpsg.facts:FACTS",
+        labels="per_class",
         certificate_name="RPSG: realistic one-to-one rewrites with a differentially private choice of abstraction",
         title="RPSG — realistic one-to-one rewrites",
         explanation=(
@@ -166,6 +190,7 @@ METHODS: tuple[MethodEntry, ...] = (  # in the wizard's order
         short_name="Aug-PE",
         adapter="core.methods.aug_pe.adapter:AugPEMethod",
         facts="core.methods.aug_pe.facts:FACTS",
+        labels="per_class",
         certificate_name=(
             "Aug-PE: a public model's texts selected and evolved by differentially private nearest-neighbour votes"
         ),
@@ -188,6 +213,16 @@ def names() -> tuple[str, ...]:
 def entry(key: str) -> MethodEntry | None:
     """The registered method of that key, or None."""
     return next((m for m in METHODS if m.key == key), None)
+
+
+def class_conditional_methods() -> tuple[str, ...]:
+    """The methods that keep a label column (``labels`` set), in the catalogue's order."""
+    return tuple(m.key for m in METHODS if m.labels)
+
+
+def topic_label_methods() -> tuple[str, ...]:
+    """The methods that can label documents by topic (``labels = "topic_labels"``)."""
+    return tuple(m.key for m in METHODS if m.labels == "topic_labels")
 
 
 def short_names() -> dict[str, str]:

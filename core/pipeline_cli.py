@@ -97,9 +97,7 @@ def forecast_lines(spec: RunSpec, summary) -> list[str]:
             f"the run: the range spans a corpus with few shared topics and a templated one. A topic needs about "
             f"{forecast.min_topic_support:.0f} units sharing its word; at most R = {forecast.R} topics are looked for.",
         ]
-        if not spec.dp_synrag.R or (not spec.dp_synrag.k and spec.dp_synrag.token_stage):
-            lines.append("Settings chosen by the adaptive default for about this many units (the run chooses them "
-                         "from its DP size count): " + settings_words(summary.expected_settings))
+        lines += method_catalogue.facts(spec.method).expected_settings_lines(spec, summary.expected_settings)
     if summary.estimate_seconds is not None:
         estimate = run_estimate(spec, summary)
         lines.append(f"Estimate: {duration_words(estimate.total_s)} in all (the most documents above), "
@@ -108,10 +106,6 @@ def forecast_lines(spec: RunSpec, summary) -> list[str]:
     return lines
 
 
-def settings_words(p) -> str:
-    """R, L (and k with a token stage) in a few words."""
-    words = f"at most R = {p.R} topics, each unit in at most L = {p.L} of them"
-    return words + (f", k = {p.k} private documents per topic" if p.token_stage else "") + "."
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -133,8 +133,7 @@ def run_estimate(spec: RunSpec, summary: PlanSummary) -> Estimate:
     documents = summary.documents_range
     forecast = summary.topic_forecast
     if forecast is not None and forecast.documents and documents is not None:  # N documents asked for: N writer calls
-        spec = copy.deepcopy(spec)
-        spec.dp_synrag.R = max(spec.dp_synrag.R, documents[1])  # the estimate prices min(documents, R) calls
+        spec = facts(spec.method).priced_documents(spec, documents[1])
     priced = None if documents is None or forecast is None else forecast.likely_documents
     return estimate(spec, summary.n_units, topics=priced, busy=summary.busy_factor)
 

@@ -22,7 +22,6 @@ from core import method_catalogue
 from core.errors import PrivetError
 from core.specs.aug_pe import AugPESpec
 from core.specs.common import (
-    CLASS_CONDITIONAL_METHODS,
     MAX_EPSILON,
     MODEL_RULES,
     WEAK_EPSILON,
@@ -33,6 +32,7 @@ from core.specs.common import (
     PrivacySpec,
     label_problems,
 )
+from core.specs.dp_synth import DPSynthSpec
 from core.specs.dp_synrag import (
     DOCUMENT_FORMS,
     MAX_CLUSTERS,
@@ -63,9 +63,9 @@ from core.wording import MODERATE_MAX, WEAK_MAX, factor_words
 
 # The public names of the run spec (callers import them from here; each section lives in core/specs/).
 __all__ = [
-    "CLASS_CONDITIONAL_METHODS", "DOCUMENT_FORMS", "MAX_CLUSTERS", "MAX_EPSILON", "MAX_KEYWORDS", "MAX_PROMPT_TOKENS", "MAX_TOKENS",
+    "DOCUMENT_FORMS", "MAX_CLUSTERS", "MAX_EPSILON", "MAX_KEYWORDS", "MAX_PROMPT_TOKENS", "MAX_TOKENS",
     "MAX_UNITS_PER_CLUSTER", "METHOD_NAMES", "MODEL_RULES", "TEXT_MODES", "WEAK_EPSILON", "AugPESpec", "ComputeSpec",
-    "DPSynRAGSpec", "DataSpec", "ModelChoice", "OutputSpec", "PrivacySpec", "RPSGSpec", "Rule", "RunSpec",
+    "DPSynRAGSpec", "DPSynthSpec", "DataSpec", "ModelChoice", "OutputSpec", "PrivacySpec", "RPSGSpec", "Rule", "RunSpec",
     "check_value", "flag", "number", "rules_of", "section_problems", "text", "text_rule", "texts", "whole",
 ]
 
@@ -79,6 +79,9 @@ class RunSpec:
     llm: ModelChoice = field(default_factory=ModelChoice)
     embedder: ModelChoice = field(default_factory=ModelChoice)
     dp_synrag: DPSynRAGSpec = field(default_factory=DPSynRAGSpec)
+    # None: a spec without [dp_synth] (written before it existed); DP-Synth then reads its settings from
+    # [dp_synrag] as it always did (core.specs.dp_synth.settings_of).
+    dp_synth: DPSynthSpec | None = None
     rpsg: RPSGSpec = field(default_factory=RPSGSpec)
     aug_pe: AugPESpec = field(default_factory=AugPESpec)
     output: OutputSpec = field(default_factory=OutputSpec)
@@ -90,6 +93,8 @@ class RunSpec:
         "task": text("the task description"),
         "test_mode_seed": Rule("whole", "the test-mode seed", low=0, optional=True),
     }
+    # Sections that may be missing (None): their type, to read them when present.
+    OPTIONAL_SECTIONS: ClassVar[dict[str, type]] = {"dp_synth": DPSynthSpec}
 
     # ----------------------------------------------------------------- validation
     def problems(self) -> list[str]:
@@ -134,8 +139,9 @@ class RunSpec:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        if d["test_mode_seed"] is None:
-            del d["test_mode_seed"]
+        for optional in ("test_mode_seed", *self.OPTIONAL_SECTIONS):
+            if d[optional] is None:
+                del d[optional]
         return d
 
     def to_toml(self) -> str:
@@ -256,10 +262,11 @@ def _build(cls: type, data: Any, where: str) -> Any:
     kwargs = {}
     defaults = cls()
     rules = rules_of(cls)
+    optional = getattr(cls, "OPTIONAL_SECTIONS", {})
     for name, value in data.items():
         current = getattr(defaults, name)
-        if is_dataclass(current):
-            kwargs[name] = _build(type(current), value, name)
+        if is_dataclass(current) or name in optional:
+            kwargs[name] = _build(optional.get(name) or type(current), value, name)
             continue
         rule = rules.get(name)
         if rule is not None:

@@ -204,6 +204,11 @@ class WizardController:
         """What the wizard asks for the chosen method (its package's facts, read through ``core.method_catalogue``)."""
         return method_catalogue.facts(self.spec.method).wizard
 
+    def wizard_section(self) -> Any:
+        """The run-spec section the task page stores the count, the tokens and the self-filter in (the method's
+        facts: ``[dp_synrag]``, DP-Synth's ``[dp_synth]``)."""
+        return method_catalogue.facts(self.spec.method).wizard_section(self.spec)
+
     def plan(self) -> Any:
         """``core.pipeline.plan``: the budget split, derived parameters and estimates, for the corpus already
         loaded (a slider move does not read the private file again)."""

@@ -60,8 +60,9 @@ from core.privacy.conversion import approx_eps_to_rho, approx_rho_to_eps
 from core.privacy.mechanisms import GAUSSIAN_OPENDP, SAMPLER_DESCRIPTIONS
 from core.privacy.release import Charge, accountant_of, run_release
 from core.progress import ProgressEvent
-from core.runspec import CLASS_CONDITIONAL_METHODS, RunSpec
-from core.specs.common import TOPIC_LABEL_METHODS, label_mode_of
+from core.method_catalogue import class_conditional_methods, topic_label_methods
+from core.runspec import RunSpec
+from core.specs.common import label_mode_of
 
 CHECKPOINT_COUNTS = "class_counts"  # {"labels": [...], "noisy": [...]}: released, so a resume never redraws it
 MIN_CLASS_COUNT = 2.0  # a class whose released count is below this is not synthesised (post-processing)
@@ -158,10 +159,10 @@ class ClassConditional:
     """A method run once per class of the label column, its stages charged once for all classes."""
 
     def __init__(self, method: Method) -> None:
-        if method.name not in CLASS_CONDITIONAL_METHODS:
+        if method.name not in class_conditional_methods():
             raise PrivetError(
                 f"The method {method.name!r} cannot keep a label column yet.",
-                f"Choose {' or '.join(CLASS_CONDITIONAL_METHODS)}, or leave the label column empty.")
+                f"Choose {' or '.join(class_conditional_methods())}, or leave the label column empty.")
         self.method = method
         self.name = method.name
         self.topic_share = 0.0  # the topic label counts' share of ρ (TopicLabelled: TOPIC_LABEL_SHARE)
@@ -365,7 +366,7 @@ class TopicLabelled(ClassConditional):
     of its shares scaled down by the same factor); all compose sequentially."""
 
     def __init__(self, method: Method) -> None:
-        if method.name not in TOPIC_LABEL_METHODS:
+        if method.name not in topic_label_methods():
             raise PrivetError(f"The method {method.name!r} cannot label documents by topic.",
                               'Set [data] label_mode = "per_class" (or "auto"), or choose DP-SynRAG.')
         super().__init__(method)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from core import method_catalogue
 from core.specs.rules import (
     MAX_LABELS, MAX_UNIT_CHARS, MAX_UNITS, MAX_WORKERS, Rule, flag, name, name_problem, number, path_text, text, texts,
     whole,
@@ -81,9 +82,9 @@ class DataSpec:
     }
 
 
-# The methods that synthesise per class (core/methods/class_conditional.py); the others refuse a label column.
-CLASS_CONDITIONAL_METHODS = ("dp_synrag", "dp_synth", "aug_pe", "rpsg")
-TOPIC_LABEL_METHODS = ("dp_synrag",)  # label_mode "topic_labels" (core/methods/class_conditional.TopicLabelled)
+# Which methods synthesise per class (core/methods/class_conditional.py) and which can label by topic
+# (label_mode "topic_labels", core/methods/class_conditional.TopicLabelled): each method's catalogue entry says
+# (core.method_catalogue.MethodEntry.labels); the others refuse a label column.
 
 
 def label_mode_of(data: DataSpec, method: str) -> str:
@@ -91,12 +92,13 @@ def label_mode_of(data: DataSpec, method: str) -> str:
     if not data.label_column:
         return ""
     if data.label_mode == "auto":
-        return "topic_labels" if method in TOPIC_LABEL_METHODS else "per_class"
+        return "topic_labels" if method in method_catalogue.topic_label_methods() else "per_class"
     return data.label_mode
 
 
-def label_problems(data: DataSpec, method: str, class_methods: tuple[str, ...] = CLASS_CONDITIONAL_METHODS) -> list[str]:
+def label_problems(data: DataSpec, method: str) -> list[str]:
     """What is wrong with ``[data] label_column`` and ``labels`` beyond their types ([] when nothing)."""
+    class_methods, topic_methods = method_catalogue.class_conditional_methods(), method_catalogue.topic_label_methods()
     found = []
     if data.labels and not data.label_column:
         found.append("[data] labels are typed but no label_column is chosen: choose the column that holds them, "
@@ -109,8 +111,8 @@ def label_problems(data: DataSpec, method: str, class_methods: tuple[str, ...] =
     if method not in class_methods:
         found.append(f"[data] label_column: method {method!r} cannot keep labels yet; class-conditional synthesis "
                      f"works with {', '.join(class_methods)} (choose one of them, or leave label_column empty)")
-    if data.label_mode == "topic_labels" and method not in TOPIC_LABEL_METHODS:
-        found.append(f"[data] label_mode = \"topic_labels\" works with {', '.join(TOPIC_LABEL_METHODS)} only; method "
+    if data.label_mode == "topic_labels" and method not in topic_methods:
+        found.append(f"[data] label_mode = \"topic_labels\" works with {', '.join(topic_methods)} only; method "
                      f"{method!r} keeps labels per class (set label_mode = \"per_class\" or \"auto\")")
     if data.label_column in (data.text_column, data.id_column, data.person_column):
         found.append(f"[data] label_column {data.label_column!r} is also the text, id or person column: choose the "

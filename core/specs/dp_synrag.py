@@ -209,6 +209,12 @@ class DPSynRAGSpec:
         """Whether the groups carry a public row at all."""
         return self.public_prompt != "none"
 
+    @property
+    def prediction_anchor(self) -> bool:
+        """Whether the private-prediction engine reads a public row: the groups' own, or the realised draft
+        (``text = "realised+private"``, where the draft is the public row)."""
+        return self.public_row != "none" or self.text == "realised+private"
+
 
 def _is_list_name(entry: str) -> bool:
     """A shipped word list named without a path or suffix (``"icd10-cm"``; see ``privet vocab``): not a file path."""

@@ -2,7 +2,7 @@
 the label column is chosen, and what a run of the chosen method will do with the labels.
 
 The words are the core's, so the desktop shows them without naming a method: which methods label by topic is
-``core.specs.common.TOPIC_LABEL_METHODS``; whether a method rewrites each private document (and so keeps each
+``core.method_catalogue.topic_label_methods()``; whether a method rewrites each private document (and so keeps each
 document's own label, released without differential privacy) is its catalogue entry's ``wizard.documents``.
 Public wording only: nothing here reads data.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core import method_catalogue
-from core.specs.common import LABEL_MODES, TOPIC_LABEL_METHODS, DataSpec, label_mode_of
+from core.specs.common import LABEL_MODES, DataSpec, label_mode_of
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class LabelModeChoice:
 
 def _topic_methods() -> str:
     names = method_catalogue.short_names()
-    return " and ".join(names.get(key, key) for key in TOPIC_LABEL_METHODS)
+    return " and ".join(names.get(key, key) for key in method_catalogue.topic_label_methods())
 
 
 BY_TOPIC = ("One run over all documents. For each topic, how many of its documents carry each label is released "
@@ -53,7 +53,7 @@ def label_mode_words(mode: str, method: str) -> str:
     """What a run of ``method`` does with a label column under ``mode``, in plain words ("" for a mode the method
     cannot use: the run spec's check says why, ``core.specs.common.label_problems``)."""
     resolved = label_mode_of(DataSpec(label_column="label", label_mode=mode), method)
-    if resolved == "topic_labels" and method not in TOPIC_LABEL_METHODS:
+    if resolved == "topic_labels" and method not in method_catalogue.topic_label_methods():
         return ""
     name = method_catalogue.short_names().get(method, method)
     if resolved == "topic_labels":

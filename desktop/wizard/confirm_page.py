@@ -141,9 +141,9 @@ class ConfirmPage(Page):
         """Core's forecast of how many documents the run writes, as a range (or "up to R" when R is stated)."""
         expected = self.controller.documents_range()
         if expected is None:
-            return f"up to {self.controller.spec.dp_synrag.R}" if self.controller.spec.dp_synrag.R else "not known yet"
-        spec = self.controller.spec
-        if self.controller.wizard_options().documents == "topics" and spec.dp_synrag.documents_setting:
+            stated = self.controller.wizard_section().R  # R of the section the task page stored it in
+            return f"up to {stated}" if stated else "not known yet"
+        if self.controller.wizard_options().documents == "topics" and self.controller.spec.dp_synrag.documents_setting:
             return f"up to {expected[1]} (shared among the topics found in proportion to how often each is mentioned)"
         return (f"about {expected[0]} to {expected[1]} (one per topic found; how many topics the data hold is not "
                 "looked at before the run, hence the range)")

@@ -7,7 +7,7 @@ from PySide6.QtWidgets import (
     QSpinBox, QWidget,
 )
 
-from core.methods.dp_synrag.forms import FORM_LABELS
+from core.methods.document_forms import FORM_LABELS
 from core.specs.dp_synrag import AUTOMATIC_DOCUMENTS, AUTOMATIC_MOST_DOCUMENTS, MAX_DOCUMENTS
 from desktop.controller import WizardController
 from desktop.widgets.collapsible import Collapsible
@@ -17,7 +17,7 @@ from desktop.wizard.topic_names import TopicNamesBox
 FORMATS = ("jsonl", "csv")
 FORMAT_NAMES = {"jsonl": "JSON Lines (one document per line)", "csv": "CSV (a spreadsheet)"}
 MIN_TASK_CHARS = 10
-FORM_CHOICES = tuple(FORM_LABELS.items())  # core.methods.dp_synrag.forms: the one list of forms and their words
+FORM_CHOICES = tuple(FORM_LABELS.items())  # core.methods.document_forms: the one list of forms and their words
 AS_MANY = 1  # the "This many:" choice; the number is the spin box's
 COUNT_MODES = ((f"Automatic: about as many as the data hold, up to {AUTOMATIC_MOST_DOCUMENTS}", AUTOMATIC_DOCUMENTS),
                ("One per topic found", 0),
@@ -142,20 +142,21 @@ class TaskPage(Page):
         self.task.setPlainText(spec.task)
         options = self.controller.wizard_options()  # what the method asks for (its package's facts)
         topics = options.documents == "topics"
+        own = self.controller.wizard_section()  # where the count, tokens and self-filter are stored
         documents = spec.dp_synrag.documents
         self.count_mode.blockSignals(True)
         self.count.blockSignals(True)
         self.count_mode.setCurrentIndex(max(self.count_mode.findData(min(documents, AS_MANY)), 0))
-        self.count.setValue(documents if topics and documents > 0 else spec.dp_synrag.R if not topics else 0)
+        self.count.setValue(documents if topics and documents > 0 else own.R if not topics else 0)
         self.count_mode.blockSignals(False)
         self.count.blockSignals(False)
         self.count_mode.setVisible(topics)
         self.count_mode.setEnabled(topics and not spec.dp_synrag.token_stage)  # a token stage: one per topic
         self.count.setEnabled(options.documents in ("number", "topics")
                               and (not topics or self.count_mode.currentData() == AS_MANY))
-        self.tokens.setValue(spec.dp_synrag.T)
+        self.tokens.setValue(own.T)
         self.cluster_size.setValue(spec.dp_synrag.k)
-        self.self_filter.setChecked(spec.dp_synrag.self_filter)
+        self.self_filter.setChecked(own.self_filter)
         self.topic_names.load(spec)
         self.advanced.setVisible(options.writes_tokens)
         self.cluster_size.setEnabled(options.cluster_size)
@@ -215,11 +216,12 @@ class TaskPage(Page):
         spec = self.controller.spec
         spec.task = self.task.toPlainText().strip()
         options = self.controller.wizard_options()
+        own = self.controller.wizard_section()  # [dp_synrag], or the method's own section (DP-Synth's [dp_synth])
         if options.documents == "number":  # the methods without topics write R documents
-            spec.dp_synrag.R = self.count.value()
+            own.R = self.count.value()
         if options.writes_tokens:
-            spec.dp_synrag.T = self.tokens.value()
-            spec.dp_synrag.self_filter = self.self_filter.isChecked()
+            own.T = self.tokens.value()
+            own.self_filter = self.self_filter.isChecked()
         if options.documents == "topics":
             spec.dp_synrag.documents = self._documents()
         if options.cluster_size:

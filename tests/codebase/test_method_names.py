@@ -30,31 +30,26 @@ ALLOWED = {
     "core/evaluation/": "privet evaluate is an experiment over named methods (docs/method.md §5): its scales list "
                         "the methods it compares and its report picks DP-SynRAG's rows; it is not the product's "
                         "method plumbing",
-    "core/specs/common.py": "which methods accept a label column (CLASS_CONDITIONAL_METHODS, TOPIC_LABEL_METHODS): "
-                            "they are to become a MethodFacts field",
 }
 # Paths that still read or write a method's section as an attribute, and why. Each must still need it.
 SECTION_ALLOWED = {
     "core/evaluation/": "privet evaluate sets each compared method's section for its scales (an experiment)",
     "core/compute/memory.py": "a private-prediction wave's memory from [dp_synrag] max_prompt_tokens, batch_rows "
-                              "and T: the shared engine settings DP-Synth reads too",
+                              "and T: the shared engine settings (T is [dp_synrag]'s even for a [dp_synth] spec: "
+                              "a rough figure)",
     "core/estimate.py": "the writer's prompt length for the speed figures, [dp_synrag] max_prompt_tokens (shared)",
     "core/pipeline.py": "MethodContext.max_prompt_tokens, [dp_synrag] max_prompt_tokens: the engine's prompt "
                         "limit every method's context carries",
-    "core/planning.py": "the estimate prices N asked documents by raising [dp_synrag] R on a copy: to become a "
-                        "work_groups argument",
-    "core/pipeline_cli.py": "privet plan says the adaptive default chose R or k: to become a plan_notes line",
-    "desktop/wizard/task_page.py": "the task page edits the shared [dp_synrag] section (R, T, k, documents, form) "
-                                   "as the method's WizardOptions ask",
-    "desktop/wizard/confirm_page.py": "the confirm page shows [dp_synrag] R or documents when WizardOptions count "
-                                      "topics or a number",
+    "desktop/wizard/task_page.py": "the task page edits DP-SynRAG's [dp_synrag] documents, k and form as the "
+                                   "method's WizardOptions ask (R, T and the self-filter go to MethodFacts."
+                                   "wizard_section)",
+    "desktop/wizard/confirm_page.py": "the confirm page shows [dp_synrag] documents when WizardOptions count topics",
     "desktop/wizard/topic_names.py": "the topic names box edits [dp_synrag] domain_lists and discover_phrases "
                                      "(WizardOptions.topic_names)",
 }
 # desktop/ imports of a method's package, and why: the shared [dp_synrag] section's public choices, built once
 # when the page is made (before a method is chosen) and shown only when the method's WizardOptions ask for them.
 DESKTOP_IMPORTS = {
-    ("desktop/wizard/task_page.py", "core.methods.dp_synrag.forms"): "the document forms' plain names",
     ("desktop/wizard/topic_names.py", "core.methods.dp_synrag.vocabulary"): "the shipped public word lists",
 }
 

@@ -16,7 +16,7 @@ from core.methods.dp_synth.plan import plan_dp_synth
 from core.methods.rpsg.plan import plan_rpsg
 from core.methods.dp_synrag.plan import WHOLE_STAGES
 from core.privacy.release import GAUSSIAN, Release, accountant_of, checkpointed, run_release
-from core.runspec import AugPESpec, DPSynRAGSpec
+from core.runspec import AugPESpec, DPSynRAGSpec, DPSynthSpec
 from tests.helpers import statistical
 
 
@@ -130,7 +130,7 @@ def test_every_other_plan_is_its_list_of_releases():
     aug = plan_aug_pe(AugPESpec(iterations=3), 2.0, 1e-6)
     assert [r.stage for r in aug.releases()] == [aug_pe_stage(t) for t in (1, 2, 3)]
     assert aug.accountant().total_rho() == pytest.approx(aug.rho_total, rel=1e-12)
-    synth = plan_dp_synth(DPSynRAGSpec(T=12), 2.0, 1e-6)
+    synth = plan_dp_synth(DPSynthSpec(T=12), 2.0, 1e-6)
     assert [(r.stage, r.parallel) for r in synth.releases()] == [(STAGE_TOKENS, 1)]
     assert synth.accountant().total_rho() == pytest.approx(synth.rho_total, rel=1e-12)
     rpsg = plan_rpsg(2.0, 1e-6, m=5)

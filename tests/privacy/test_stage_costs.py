@@ -8,7 +8,7 @@ from core.privacy.planner import STAGE_TOKENS
 from core.methods.dp_synrag.plan import plan_dp_synrag
 from core.methods.dp_synth.plan import plan_dp_synth
 from core.methods.private_prediction.plan import prediction_groups
-from core.runspec import DPSynRAGSpec
+from core.runspec import DPSynRAGSpec, DPSynthSpec
 
 
 @pytest.mark.parametrize("L", [1, 3])
@@ -25,8 +25,7 @@ def test_dp_synrag_prediction_charge_equals_the_planned_stage(L):
 
 
 def test_dp_synth_spends_its_whole_budget_on_one_disjoint_prediction():
-    spec = DPSynRAGSpec(text="private", T=12, tau=0.8, L=5)  # L is DP-SynRAG's: DP-Synth's batches are disjoint
-    plan = plan_dp_synth(spec, 2.0, 1e-6)
+    plan = plan_dp_synth(DPSynthSpec(T=12, tau=0.8), 2.0, 1e-6)  # DP-Synth's batches are disjoint
     (stage,) = plan.releases()
     assert stage.parallel == 1
     assert stage.event(prediction_groups(1, 40, resumed=False)).total_rho == pytest.approx(plan.rho_total, rel=1e-12)

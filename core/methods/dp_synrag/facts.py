@@ -5,6 +5,7 @@ it, and why a run of it writes few documents. Public settings only; nothing heav
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from core.method_catalogue import MethodFacts, WizardOptions
@@ -194,6 +195,26 @@ def plan_notes(spec: Any) -> list[str]:
     return text_stage_notes(spec.dp_synrag)
 
 
+def expected_settings_lines(spec: Any, expected: Any) -> list[str]:
+    """``privet plan``: R, L (and k with a token stage) as the adaptive default is expected to choose them for
+    about this many units, when the spec leaves R (or k with a token stage) to it."""
+    p = spec.dp_synrag
+    if expected is None or (p.R and (p.k or not p.token_stage)):
+        return []
+    words = f"at most R = {expected.R} topics, each unit in at most L = {expected.L} of them"
+    words += (f", k = {expected.k} private documents per topic" if expected.token_stage else "") + "."
+    return ["Settings chosen by the adaptive default for about this many units (the run chooses them from its DP "
+            "size count): " + words]
+
+
+def priced_documents(spec: Any, documents: int) -> Any:
+    """The spec the estimate prices when N documents are asked for ([dp_synrag] documents): R raised to N on a
+    copy, since the estimate prices min(documents, R) writer calls."""
+    priced = copy.deepcopy(spec)
+    priced.dp_synrag.R = max(priced.dp_synrag.R, documents)
+    return priced
+
+
 def phrase_lines(spec: Any, corpus: Any, delta: float) -> list[str]:
     """DP phrase discovery (step 0) in ``privet plan``: its ρ and δ_p, and how many phrases it is expected to
     release on these data (on screen only)."""
@@ -264,6 +285,8 @@ FACTS = MethodFacts(
     plan_header=form_lines,
     plan_lines=phrase_lines,
     plan_notes=plan_notes,
+    expected_settings_lines=expected_settings_lines,
+    priced_documents=priced_documents,
     spec_problems=spec_problems,
     public_defaults=public_defaults,
     check_corpus=check_corpus,

@@ -2,7 +2,8 @@
 
 The same engine as DP-SynRAG's step 4, without keywords, clustering or retrieval: every unit
 is assigned to one of R groups uniformly at random (OS entropy), and each group writes one
-text. Each unit is in exactly one group, so the whole run costs one group's budget:
+text. Its settings are the run spec's ``[dp_synth]`` (``core.specs.dp_synth.settings_of``). Each unit is in
+exactly one group, so the whole run costs one group's budget:
 rho = (T/2)(c/tau)^2, i.e. c/tau = sqrt(2 rho / T).
 """
 
@@ -20,16 +21,18 @@ from core.methods.base import (
     sampler_descriptions,
     stages_from_events,
 )
+from core.methods.document_forms import reference_form
+from core.methods.dp_synrag.realisation import form_reference
+from core.methods.dp_synth.plan import plan_dp_synth
 from core.methods.private_prediction.groups import build_groups
 from core.methods.private_prediction.prompts import public_message
-from core.methods.dp_synrag.realisation import form_reference
 from core.methods.private_prediction.self_filter import self_filter
 from core.methods.private_prediction.stage import private_prediction
 from core.privacy.mechanisms import TOKEN_SAMPLER
-from core.methods.dp_synth.plan import plan_dp_synth
 from core.privacy.release import checkpointed
 from core.privacy.release import per_stage as stage_totals
-from core.runspec import DPSynRAGSpec, RunSpec
+from core.runspec import RunSpec
+from core.specs.dp_synth import settings_of
 
 
 def random_batches(n_units: int, n_groups: int, rng: np.random.Generator) -> list[list[int]]:
@@ -40,54 +43,47 @@ def random_batches(n_units: int, n_groups: int, rng: np.random.Generator) -> lis
     return groups
 
 
-SEED_BATCHES = 500  # R when the shared [dp_synrag] section leaves it to DP-SynRAG's adaptive default (R = 0)
-
-
-def batch_count(p: DPSynRAGSpec) -> int:
-    """DP-Synth's number of random disjoint batches: R as the spec says, else the seed's 500 (public)."""
-    return int(p.R) if p.R else SEED_BATCHES
-
-
 class DPSynthMethod:
     name = "dp_synth"
 
     def plan_summary(self, spec: RunSpec, delta: float, n_units: int) -> PlanSummary:
-        plan = plan_dp_synth(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion)
+        p = settings_of(spec)
+        plan = plan_dp_synth(p, spec.privacy.epsilon, delta, spec.privacy.conversion)
         return PlanSummary(
             method=self.name,
             epsilon=spec.privacy.epsilon,
             delta=delta,
             rho_total=plan.rho_total,
             stages=list(stage_totals(plan.releases()).items()),
-            derived={"rho_total": plan.rho_total, "c_over_tau": plan.c_over_tau, "c": plan.c_over_tau * spec.dp_synrag.tau},
+            derived={"rho_total": plan.rho_total, "c_over_tau": plan.c_over_tau, "c": plan.c_over_tau * p.tau},
             warnings=[],
             n_units=n_units,
         )
 
     def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext) -> MethodOutput:
-        p = spec.dp_synrag
+        p = settings_of(spec)
         plan = plan_dp_synth(p, spec.privacy.epsilon, delta, spec.privacy.conversion)
-        batches = checkpointed(ctx, "batches", lambda: random_batches(len(corpus.units), batch_count(p), ctx.rng()))
+        batches = checkpointed(ctx, "batches", lambda: random_batches(len(corpus.units), p.R, ctx.rng()))
         # A random batch has no released keyword: its public row, if any, holds the empty document.
-        public = public_message("empty" if p.public_anchor else "none", ctx.task)
+        public = public_message(p.public_row, ctx.task)
         groups = build_groups(batches, corpus.units, ctx, None if public is None else [public] * len(batches))
         # Disjoint batches: the plan's cost has overlap 1 (each unit in one group).
         (stage,) = plan.releases()
         texts = private_prediction(groups, stage, p, ctx)
-        kept = self_filter(texts, ctx, p.self_filter, p.self_filter_mode, form_reference(p.document_form, p.public_example))
+        reference = form_reference(reference_form(p.document_form, p.public_example, spec.task), p.public_example)
+        kept = self_filter(texts, ctx, p.self_filter, p.self_filter_mode, reference)
         docs = [SyntheticDoc(id=f"syn-{gid:04d}", text=text, group=gid) for gid, text in sorted(kept.items())]
         diagnostics = {"groups": len(groups), "generated": len(texts), "kept_after_self_filter": len(docs)}
         notes = list(COMMON_NOTES) + ["Units were split into random disjoint batches; each unit is in exactly one."]
         return docs, diagnostics, notes
 
     def record_stages(self, spec: RunSpec, delta: float) -> list[dict]:
-        plan = plan_dp_synth(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion)
+        plan = plan_dp_synth(settings_of(spec), spec.privacy.epsilon, delta, spec.privacy.conversion)
         return stages_from_events(plan.accountant().events)
 
     def parameters(self, spec: RunSpec, summary: PlanSummary) -> dict:
-        p = spec.dp_synrag
-        public_row = "empty" if p.public_anchor else "none"
-        return {"R": batch_count(p), "T": p.T, "tau": p.tau, "clip": p.clip, "public_row": public_row, **summary.derived}
+        p = settings_of(spec)
+        return {"R": p.R, "T": p.T, "tau": p.tau, "clip": p.clip, "public_row": p.public_row, **summary.derived}
 
     def samplers(self) -> list[str]:
         return sampler_descriptions(TOKEN_SAMPLER)

@@ -9,7 +9,7 @@ from core.privacy.accountant import Accountant
 from core.privacy.conversion import eps_to_rho
 from core.privacy.plan_base import STAGE_TOKENS
 from core.privacy.release import BOUNDED_RANGE, Release, accountant_of
-from core.runspec import DPSynRAGSpec
+from core.specs.dp_synth import DPSynthSpec
 
 
 @dataclass(frozen=True)
@@ -38,8 +38,7 @@ class DPSynthPlan:
         return accountant_of(self.releases())
 
 
-
-def plan_dp_synth(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion: str = "tight") -> DPSynthPlan:
+def plan_dp_synth(spec: DPSynthSpec, epsilon: float, delta: float, conversion: str = "tight") -> DPSynthPlan:
     """Each unit is in one batch, so the run costs one group's budget: ρ = (T/2)(c/τ)², i.e. c/τ = √(2ρ/T)."""
     rho = eps_to_rho(epsilon, delta, conversion)
     return DPSynthPlan(rho_total=rho, c_over_tau=math.sqrt(2.0 * rho / spec.T), T=int(spec.T), tau=float(spec.tau))

@@ -6,7 +6,7 @@ the groups it draws again (``prediction_groups``). The engine (``engine.py``) do
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 from core.methods.private_prediction.engine import (
     EngineConfig,
@@ -18,15 +18,36 @@ from core.methods.private_prediction.prompts import rephrase_message, template_p
 from core.methods.private_prediction.plan import prediction_groups
 from core.privacy.release import Release
 from core.progress import ProgressEvent, StageProgress
-from core.runspec import DPSynRAGSpec
 
 if TYPE_CHECKING:  # an annotation only: the context (core.methods.base) holds the local engine
     from core.methods.base import MethodContext
 
 
-def engine_config(spec: DPSynRAGSpec, c: float, batch_rows: int, shared_prefix: int = 0) -> EngineConfig:
+class PredictionSettings(Protocol):
+    """The settings the private-prediction stage reads: a method's run-spec section (``[dp_synrag]``,
+    ``[dp_synth]``) has them all."""
+
+    @property
+    def T(self) -> int: ...  # noqa: N802 - the run spec's name; tokens per group
+    @property
+    def tau(self) -> float: ...  # sampling temperature
+    @property
+    def clip(self) -> str: ...  # "dclip" | "spec"
+    @property
+    def public_weight(self) -> float: ...  # lambda
+    @property
+    def top_k_plus(self) -> int: ...  # candidate tokens (0 = all)
+    @property
+    def k(self) -> int: ...  # the public rows per group the Top-k+ margin assumes
+    @property
+    def force_length(self) -> bool: ...
+    @property
+    def prediction_anchor(self) -> bool: ...  # whether each group's first row is a public row
+
+
+def engine_config(spec: PredictionSettings, c: float, batch_rows: int, shared_prefix: int = 0) -> EngineConfig:
     """The private-prediction engine's settings from the run spec (DClip, public row, Top-k+)."""
-    anchored = spec.public_row != "none" or spec.text == "realised+private"  # there the draft is the public row
+    anchored = spec.prediction_anchor
     margin = top_k_plus_margin(c, spec.public_weight, spec.tau, spec.k) if spec.top_k_plus else 0.0
     return EngineConfig(
         max_new_tokens=spec.T,
@@ -46,7 +67,7 @@ def engine_config(spec: DPSynRAGSpec, c: float, batch_rows: int, shared_prefix: 
 def private_prediction(
     groups: Sequence[PredictionGroup] | GroupSource,
     release: Release,
-    spec: DPSynRAGSpec,
+    spec: PredictionSettings,
     ctx: MethodContext,
     private_message: Callable[[str], str] = rephrase_message,
 ) -> dict[int, str]:

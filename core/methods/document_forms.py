@@ -1,0 +1,69 @@
+"""Which shipped document form a run follows when the custodian picks none: a public rule on the task's words.
+
+Shared by the methods that read a document form (DP-SynRAG's public writer, DP-Synth's self-filter). Round 3
+measured DP-SynRAG's writer with no example of the form ("a plain document") worst of all: on 200 clinic notes it
+kept 5 documents, three of them only "Key terms: …". So ``document_form = ""`` (the default) does not mean "no
+example": it means *choose a shipped form by this rule*, and ``"none"`` asks for the plain document explicitly.
+The rule reads only the task the custodian typed (public text): the first form, in the order of ``FORM_RULES``,
+one of whose stems appears in it; a task that names none gets the case file, the most general of the shipped
+forms (a dated record about one person or matter).
+"""
+
+from __future__ import annotations
+
+import re
+
+AUTOMATIC = ""  # document_form: choose by FORM_RULES from the task's words
+NO_FORM = "none"  # document_form: no example of the form (a plain document; measured worst)
+FALLBACK_FORM = "case_file"
+
+# (form, word stems). Order matters: films before reviews ("film reviews" are ratings of films).
+FORM_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("film_ratings", ("film", "movie", "cinema", "watched")),
+    ("review", ("review", "product", "customer", "purchase", "bought", "rating", "rated", "stars")),
+    ("news_article", ("news", "article", "headline", "journalis", "reporter", "press")),
+    ("clinical_note", ("patient", "clinic", "diagnos", "symptom", "medical", "doctor", "nurse", "hospital",
+                       "disease", "treatment", "health", "medication", "consultation")),
+    ("case_file", ("case", "client", "caseworker", "social work", "beneficiar", "legal", "household", "refugee")),
+)
+
+FORM_LABELS = {
+    AUTOMATIC: "Chosen from the task's words (automatic)",
+    "clinical_note": "Clinical note (shipped example)",
+    "case_file": "Case file (shipped example)",
+    "review": "Product review (shipped example)",
+    "news_article": "News article (shipped example)",
+    "film_ratings": "A person's film ratings (shipped example)",
+    NO_FORM: "No example (a plain document; measured worst)",
+}
+
+
+def form_for_task(task: str) -> tuple[str, str]:
+    """The shipped form the rule picks for ``task`` and why, in words (e.g. "the task mentions 'patient'")."""
+    words = task.casefold()
+    for form, stems in FORM_RULES:
+        for stem in stems:
+            if re.search(r"\b" + re.escape(stem), words):
+                return form, f"the task mentions '{stem}'"
+    return FALLBACK_FORM, "the task names no kind of document Privet knows, so the most general form is used"
+
+
+def reference_form(document_form: str, example: str, task: str) -> str:
+    """The form a run follows: ``document_form`` as stated, else (automatic, no example typed) the rule's choice
+    for ``task``. With an example typed the example is the form, whatever this returns."""
+    if document_form != AUTOMATIC or example.strip():
+        return document_form
+    return form_for_task(task)[0]
+
+
+def form_words(document_form: str, example: str, task: str, section: str) -> str:
+    """One line for ``privet plan`` and the Task page: the form followed and why (``section``: where it is set)."""
+    if example.strip():
+        return "Document form: the custodian's own invented example."
+    if document_form == NO_FORM:
+        return "Document form: none (a plain document), as the run spec asks; this measured worst."
+    if document_form != AUTOMATIC:
+        return f"Document form: {FORM_LABELS[document_form]}, as the run spec asks."
+    form, why = form_for_task(task)
+    return (f"Document form: {FORM_LABELS[form]}, chosen because {why} (set [{section}] document_form, or pick one "
+            "on the Task page, to choose another).")
