@@ -71,7 +71,7 @@ _META_SENTENCE = re.compile(
     r"\b(document|source)\s*:|\bthe (original |following |above |given |new )?(document|text)\b|\brephras|\bparaphras|"
     r"\bhere (is|are)\b|\bas an ai\b|\blanguage model\b|\binvented example\b|\bsquare brackets\b|\bexactly as written\b|"
     r"\bthis collection\b|\bplaceholder|\bthe (above|previous|original) (example|sentence|version|request)\b|"
-    r"\bthis is an? (sample|continuation|example)\b",
+    r"\bthis is an? (sample|continuation|example)\b|\bthis example\b|\bshowing how\b|\byou can find\b",
     re.IGNORECASE,
 )
 # a sentence ends at . ! ? but not after a title or an initial ("Dr. Lee", "K. M., 47")
@@ -268,11 +268,12 @@ _AGE_SLOTS = frozenset({"age"})
 _INITIALS = "ABCDEFGHJKLMNPRSTVW"
 
 
-def realisation_lead(example: str, topic: Topic) -> str:
+def realisation_lead(example: str, topic: Topic, document: int = 0) -> str:
     """The public start of one topic's draft: :func:`example_lead`, and when the form then asks for a person
     and an age, invented ones (initials, as de-identified notes write them, and an age from 19 to 88),
     with the form's words up to its next placeholder (e.g. "Consultation note. K. M., 47, reports").
-    Chosen from the topic's released words, so documents differ and a rerun writes the same; never a name.
+    Chosen from the topic's released words and the document's place in the shape (``document``), so the
+    documents of one topic differ too and a rerun or a resume writes the same; never a name.
     A form that opens with the person ("[name] rated these films highly: …") starts with the invented
     initials; one that opens with its title ("[Headline]") starts with the topic's word, so the writer
     begins a headline about it instead of echoing the prompt ("The topic of …")."""
@@ -285,7 +286,8 @@ def realisation_lead(example: str, topic: Topic) -> str:
         return ""
     parts = _PLACEHOLDER.split(example[example.index(lead) + len(lead):] if lead else example.strip())
     slots = [m.group(0)[1:-1].strip().lower() for m in _PLACEHOLDER.finditer(example)]
-    digest = int.from_bytes(hashlib.sha256("\x1f".join(topic.words).encode("utf-8")).digest()[:8], "big")
+    seed = "\x1f".join(topic.words) + (f"\x1e{document}" if document else "")
+    digest = int.from_bytes(hashlib.sha256(seed.encode("utf-8")).digest()[:8], "big")
     text = lead + parts[0]
     for i, slot in enumerate(slots):
         if slot in _PERSON_SLOTS:
@@ -546,7 +548,7 @@ def realise(
     work = DraftWork(len(todo), ATTEMPTS)
     lead = example_lead(example)
     placements = topic_placements(topics, example, roles)
-    leads_of = [placed_lead(realisation_lead(example, t), p) for t, p in zip(topics, placements)]
+    leads_of = [placed_lead(realisation_lead(example, t, i), p) for i, (t, p) in enumerate(zip(topics, placements))]
 
     def final(i: int) -> None:
         text, fallback = guarantee_words(drafts[i], topics[i].words, placements[i])

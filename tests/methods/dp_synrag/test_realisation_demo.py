@@ -89,10 +89,19 @@ def test_the_lead_invents_initials_and_an_age_never_a_name_and_differs_by_topic(
         assert 19 <= int(lead.split(", ")[1]) <= 88
     topic = rl.Topic("gout", ("redness",))
     assert rl.realisation_lead(example, topic) == rl.realisation_lead(example, topic)  # a rerun writes the same
+    # the documents of one topic (the same words, by released count) get people of their own
+    same_topic = {rl.realisation_lead(example, topic, i) for i in range(20)}
+    assert len(same_topic) > 10 and rl.realisation_lead(example, topic, 7) == rl.realisation_lead(example, topic, 7)
     assert rl.realisation_lead(rl.shipped_example("review"), topic) == "Review of"  # the form asks no person first
     assert rl.realisation_lead("", topic) == ""
     lead = rl.realisation_lead(example, topic)
     assert rl.clean_draft(lead + " redness for two days.") == lead + " redness for two days."  # commas kept
+
+
+def test_cleaning_drops_the_writers_talk_about_its_example():
+    lead = "Consultation note. M. B., 42, reports"
+    for talk in ("This example shows how a medical record can be used.", "You can find this information online at."):
+        assert rl.clean_draft(f"{lead} a rash for two days. {talk}") == f"{lead} a rash for two days."
 
 
 def test_cleaning_keeps_initials_inside_their_sentence():
