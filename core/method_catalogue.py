@@ -55,11 +55,27 @@ def _as_written(spec: Any, _documents: int) -> Any:
     return spec
 
 
+def _shared_values(spec: Any) -> WizardValues:
+    """The task page's shape settings as the shared ``[dp_synrag]`` section holds them."""
+    p = _shared_section(spec)
+    return WizardValues(documents=p.documents, documents_setting=p.documents_setting, token_stage=p.token_stage,
+                        k=p.k, document_form=p.document_form, public_example=p.public_example,
+                        domain_lists=tuple(p.domain_lists), discover_phrases=p.discover_phrases)
+
+
+def _store_shared_values(spec: Any, values: WizardValues) -> None:
+    """Store the task page's shape settings in the shared ``[dp_synrag]`` section."""
+    p = _shared_section(spec)
+    p.documents, p.k = values.documents, values.k
+    p.document_form, p.public_example = values.document_form, values.public_example
+    p.domain_lists, p.discover_phrases = list(values.domain_lists), values.discover_phrases
+
+
 @dataclass(frozen=True)
 class WizardOptions:
     """What the wizard's task page asks for a method (``desktop/wizard/task_page.py`` reads it)."""
 
-    # How many documents: "topics" (one per topic or as asked: [dp_synrag] documents), "number" (the spin box
+    # How many documents: "topics" (one per topic or as asked: WizardValues.documents), "number" (the spin box
     # sets R in the section MethodFacts.wizard_section gives), "one_per_unit" (not asked: one per private
     # document), "settings" (not asked: the method's own section decides; count_note says how).
     documents: str = "number"
@@ -71,6 +87,25 @@ class WizardOptions:
     self_filter: bool = False  # the self-filter check box is enabled
     document_form: bool = False  # the document form and its invented example (checked against the corpus)
     topic_names: bool = False  # public word lists and DP phrase discovery
+    # documents (with "topics"), k, the form and its example and the topic names are WizardValues, stored through
+    # MethodFacts.store_wizard_values
+
+
+@dataclass(frozen=True)
+class WizardValues:
+    """The settings of a corpus's shape the wizard shows and edits, as a method's facts read them from a spec
+    (``MethodFacts.wizard_values``) and store them back (``MethodFacts.store_wizard_values``). The task page
+    edits those its ``WizardOptions`` ask for and shows the others disabled; the confirm page reads
+    ``documents_setting``."""
+
+    documents: int = 0  # how many documents: -2 automatic, 0 one per topic, -1 about the data's size, or N
+    documents_setting: int = 0  # ``documents`` as it applies to the spec's way of writing (read only)
+    token_stage: bool = False  # whether a charged token stage writes (then one document per topic; read only)
+    k: int = 0  # private documents per topic (0: the adaptive default chooses)
+    document_form: str = ""  # the shipped form of the documents ("" chosen from the task's words)
+    public_example: str = ""  # the custodian's invented example of the form
+    domain_lists: tuple[str, ...] = ()  # public word lists for topic names (a shipped list's name, or a path)
+    discover_phrases: bool = False  # the corpus's own phrases found with DP
 
 
 @dataclass(frozen=True)
@@ -113,6 +148,11 @@ class MethodFacts:
     # the wizard: the run-spec section its task page stores the number of documents (R), the tokens (T) and the
     # self-filter in, given the spec (created in the spec if the method's section is optional and missing)
     wizard_section: Callable[[Any], Any] = _shared_section
+    # the wizard: the shape settings the task page shows (documents, k, the form and its example, topic names),
+    # read from the spec, and the page's values stored back (spec, values); the shared [dp_synrag] section's
+    # unless the method keeps them elsewhere
+    wizard_values: Callable[[Any], WizardValues] = _shared_values
+    store_wizard_values: Callable[[Any, WizardValues], None] = _store_shared_values
 
 
 @dataclass(frozen=True)

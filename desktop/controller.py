@@ -28,7 +28,7 @@ from core.paths import data_dir
 from core.wording import guarantee_words
 from core.privacy.budget import RECOMMENDED_EPSILON, epsilon_of, resolve_delta
 from core import method_catalogue
-from core.method_catalogue import MethodEntry, WizardOptions
+from core.method_catalogue import MethodEntry, WizardOptions, WizardValues
 from core.runspec import RunSpec
 from core.specs.label_modes import LabelModeChoice, label_mode_choices, label_mode_words
 from core.internal_check import InternalCheck, find_identifiers, private_identifiers
@@ -208,6 +208,15 @@ class WizardController:
         """The run-spec section the task page stores the count, the tokens and the self-filter in (the method's
         facts: ``[dp_synrag]``, DP-Synth's ``[dp_synth]``)."""
         return method_catalogue.facts(self.spec.method).wizard_section(self.spec)
+
+    def wizard_values(self) -> WizardValues:
+        """The shape settings the task page shows for the chosen method (how many documents, k, the document form
+        and its example, topic names), as its facts read them from the spec."""
+        return method_catalogue.facts(self.spec.method).wizard_values(self.spec)
+
+    def store_wizard_values(self, values: WizardValues) -> None:
+        """Store the task page's shape settings where the chosen method's facts keep them."""
+        method_catalogue.facts(self.spec.method).store_wizard_values(self.spec, values)
 
     def plan(self) -> Any:
         """``core.pipeline.plan``: the budget split, derived parameters and estimates, for the corpus already

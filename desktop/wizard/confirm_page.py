@@ -143,7 +143,7 @@ class ConfirmPage(Page):
         if expected is None:
             stated = self.controller.wizard_section().R  # R of the section the task page stored it in
             return f"up to {stated}" if stated else "not known yet"
-        if self.controller.wizard_options().documents == "topics" and self.controller.spec.dp_synrag.documents_setting:
+        if self.controller.wizard_options().documents == "topics" and self.controller.wizard_values().documents_setting:
             return f"up to {expected[1]} (shared among the topics found in proportion to how often each is mentioned)"
         return (f"about {expected[0]} to {expected[1]} (one per topic found; how many topics the data hold is not "
                 "looked at before the run, hence the range)")

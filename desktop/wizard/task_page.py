@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
     QSpinBox, QWidget,
@@ -143,7 +146,8 @@ class TaskPage(Page):
         options = self.controller.wizard_options()  # what the method asks for (its package's facts)
         topics = options.documents == "topics"
         own = self.controller.wizard_section()  # where the count, tokens and self-filter are stored
-        documents = spec.dp_synrag.documents
+        values = self.controller.wizard_values()  # how many documents, k, the form: as the method's facts read them
+        documents = values.documents
         self.count_mode.blockSignals(True)
         self.count.blockSignals(True)
         self.count_mode.setCurrentIndex(max(self.count_mode.findData(min(documents, AS_MANY)), 0))
@@ -151,20 +155,20 @@ class TaskPage(Page):
         self.count_mode.blockSignals(False)
         self.count.blockSignals(False)
         self.count_mode.setVisible(topics)
-        self.count_mode.setEnabled(topics and not spec.dp_synrag.token_stage)  # a token stage: one per topic
+        self.count_mode.setEnabled(topics and not values.token_stage)  # a token stage: one per topic
         self.count.setEnabled(options.documents in ("number", "topics")
                               and (not topics or self.count_mode.currentData() == AS_MANY))
         self.tokens.setValue(own.T)
-        self.cluster_size.setValue(spec.dp_synrag.k)
+        self.cluster_size.setValue(values.k)
         self.self_filter.setChecked(own.self_filter)
         self.topic_names.load(spec)
         self.advanced.setVisible(options.writes_tokens)
         self.cluster_size.setEnabled(options.cluster_size)
         self.self_filter.setEnabled(options.self_filter)
         self.count_note.setText(self.count_words())
-        index = self.form.findData(spec.dp_synrag.document_form)
+        index = self.form.findData(values.document_form)
         self.form.setCurrentIndex(max(index, 0))
-        self.example.setPlainText(spec.dp_synrag.public_example)
+        self.example.setPlainText(values.public_example)
         for widget in (self.form, self.example):
             widget.setEnabled(options.document_form)
         for name, box in self.formats.items():
@@ -180,14 +184,14 @@ class TaskPage(Page):
 
     def count_words(self) -> str:
         """The note under the number of documents, with core's one figure for how many units a topic needs."""
-        spec, options = self.controller.spec, self.controller.wizard_options()
+        options = self.controller.wizard_options()
         if options.documents != "topics":
             return options.count_note
         units = self.controller.topic_units()
         need = (f"at this ε a topic must be mentioned by about {units:.0f} or more people or documents to be found"
                 if units is not None else "a topic must be mentioned by many people or documents to be found")
         expected = self.controller.documents_range()
-        documents = spec.dp_synrag.documents
+        documents = self.controller.wizard_values().documents
         outlook = (f" Expected: {expected[0]} to {expected[1]} documents"
                    + (" (the range is wide because how often the documents share words is not looked at before "
                       "the run)." if not documents else ".") if expected else "")
@@ -222,13 +226,16 @@ class TaskPage(Page):
         if options.writes_tokens:
             own.T = self.tokens.value()
             own.self_filter = self.self_filter.isChecked()
+        changes: dict[str, Any] = {}  # the shape settings the method asks for, stored where its facts keep them
         if options.documents == "topics":
-            spec.dp_synrag.documents = self._documents()
+            changes["documents"] = self._documents()
         if options.cluster_size:
-            spec.dp_synrag.k = self.cluster_size.value()
+            changes["k"] = self.cluster_size.value()
         if options.document_form:
-            spec.dp_synrag.document_form = self.form.currentData() or ""
-            spec.dp_synrag.public_example = self.example.toPlainText().strip()
+            changes["document_form"] = self.form.currentData() or ""
+            changes["public_example"] = self.example.toPlainText().strip()
+        if changes:
+            self.controller.store_wizard_values(replace(self.controller.wizard_values(), **changes))
         self.topic_names.store(spec)
         spec.output.formats = [name for name, box in self.formats.items() if box.isChecked()]
         spec.output.folder = self.folder.text().strip()
@@ -237,8 +244,8 @@ class TaskPage(Page):
         spec.output.irb_protocol = self.irb.text().strip()
 
     def _documents(self) -> int:
-        """``[dp_synrag] documents`` as the controls say: -2 (automatic), 0 (one per topic), -1 (about the data's
-        size) or N."""
+        """How many documents (``WizardValues.documents``; DP-SynRAG's ``[dp_synrag] documents``) as the controls
+        say: -2 (automatic), 0 (one per topic), -1 (about the data's size) or N."""
         mode = self.count_mode.currentData()
         return self.count.value() if mode == AS_MANY else int(mode)
 
@@ -246,7 +253,7 @@ class TaskPage(Page):
         """The way of counting documents changed: the number is asked for only with "This many"."""
         self.count.setEnabled(self.count_mode.currentData() == AS_MANY)
         if self.controller.wizard_options().documents == "topics":
-            self.controller.spec.dp_synrag.documents = self._documents()
+            self.controller.store_wizard_values(replace(self.controller.wizard_values(), documents=self._documents()))
             self.count_note.setText(self.count_words())
 
     def _count_value_changed(self, value: int) -> None:

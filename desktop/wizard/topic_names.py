@@ -1,14 +1,18 @@
 """Where topic names come from (docs/method.md §2.0, §2.1): shipped public lists and/or DP phrase discovery.
 
-Shown on the Task page. It only relays choices into the run spec; the lists and their sizes come
-from ``core.methods.dp_synrag.vocabulary``.
+Shown on the Task page. It only relays choices into the run spec, through the chosen method's facts
+(``MethodFacts.wizard_values`` and ``store_wizard_values``); the lists and their sizes come from
+``core.methods.dp_synrag.vocabulary``.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
 
 from core import method_catalogue
+from core.method_catalogue import WizardValues
 from core.methods.dp_synrag.vocabulary import shipped_domain_lists
 from core.runspec import RunSpec
 
@@ -38,18 +42,24 @@ class TopicNamesBox(QWidget):
         self._other: list[str] = []
 
     def load(self, spec: RunSpec) -> None:
-        chosen = spec.dp_synrag.domain_lists
+        chosen = _values(spec)
         for name, box in self.lists.items():
-            box.setChecked(name in chosen)
-        self._other = [entry for entry in chosen if entry not in self.lists]  # lists given by path stay
-        self.discover.setChecked(spec.dp_synrag.discover_phrases)
+            box.setChecked(name in chosen.domain_lists)
+        self._other = [entry for entry in chosen.domain_lists if entry not in self.lists]  # lists given by path stay
+        self.discover.setChecked(chosen.discover_phrases)
         self.setEnabled(_asks(spec))
 
     def store(self, spec: RunSpec) -> None:
         if not _asks(spec):
             return
-        spec.dp_synrag.domain_lists = self._other + [name for name, box in self.lists.items() if box.isChecked()]
-        spec.dp_synrag.discover_phrases = self.discover.isChecked()
+        lists = tuple(self._other + [name for name, box in self.lists.items() if box.isChecked()])
+        method_catalogue.facts(spec.method).store_wizard_values(
+            spec, replace(_values(spec), domain_lists=lists, discover_phrases=self.discover.isChecked()))
+
+
+def _values(spec: RunSpec) -> WizardValues:
+    """The spec's topic names as the chosen method's facts read them (``core.method_catalogue``)."""
+    return method_catalogue.facts(spec.method).wizard_values(spec)
 
 
 def _asks(spec: RunSpec) -> bool:

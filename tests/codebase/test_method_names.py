@@ -40,12 +40,6 @@ SECTION_ALLOWED = {
     "core/estimate.py": "the writer's prompt length for the speed figures, [dp_synrag] max_prompt_tokens (shared)",
     "core/pipeline.py": "MethodContext.max_prompt_tokens, [dp_synrag] max_prompt_tokens: the engine's prompt "
                         "limit every method's context carries",
-    "desktop/wizard/task_page.py": "the task page edits DP-SynRAG's [dp_synrag] documents, k and form as the "
-                                   "method's WizardOptions ask (R, T and the self-filter go to MethodFacts."
-                                   "wizard_section)",
-    "desktop/wizard/confirm_page.py": "the confirm page shows [dp_synrag] documents when WizardOptions count topics",
-    "desktop/wizard/topic_names.py": "the topic names box edits [dp_synrag] domain_lists and discover_phrases "
-                                     "(WizardOptions.topic_names)",
 }
 # desktop/ imports of a method's package, and why: the shared [dp_synrag] section's public choices, built once
 # when the page is made (before a method is chosen) and shown only when the method's WizardOptions ask for them.

@@ -109,3 +109,23 @@ def test_the_wizard_writes_dp_synth_settings_into_its_own_section():
     section = facts("dp_synth").wizard_section(spec)
     assert section is spec.dp_synth and section == DPSynthSpec()
     assert facts("dp_synrag").wizard_section(spec) is spec.dp_synrag
+
+
+def test_the_wizard_reads_and_stores_the_shape_settings_through_the_facts():
+    from dataclasses import replace
+
+    from core.specs.dp_synrag import AUTOMATIC_DOCUMENTS
+
+    spec = RunSpec()
+    values = facts("dp_synrag").wizard_values(spec)
+    assert values.documents == spec.dp_synrag.documents == AUTOMATIC_DOCUMENTS  # the automatic default kept
+    assert values.documents_setting == spec.dp_synrag.documents_setting and not values.token_stage
+    changed = replace(values, documents=12, k=5, document_form="review", domain_lists=("icd10-cm",),
+                      discover_phrases=False)
+    facts("dp_synrag").store_wizard_values(spec, changed)
+    p = spec.dp_synrag
+    assert (p.documents, p.k, p.document_form, p.domain_lists, p.discover_phrases) == (12, 5, "review", ["icd10-cm"],
+                                                                                        False)
+    assert facts("dp_synrag").wizard_values(spec) == replace(changed, documents_setting=12)
+    spec.method = "dp_synth"  # a method that asks none of them is shown the shared section's (disabled)
+    assert facts("dp_synth").wizard_values(spec) == facts("dp_synrag").wizard_values(spec)
