@@ -71,7 +71,9 @@ _META_SENTENCE = re.compile(
     r"\b(document|source)\s*:|\bthe (original |following |above |given |new )?(document|text)\b|\brephras|\bparaphras|"
     r"\bhere (is|are)\b|\bas an ai\b|\blanguage model\b|\binvented example\b|\bsquare brackets\b|\bexactly as written\b|"
     r"\bthis collection\b|\bplaceholder|\bthe (above|previous|original) (example|sentence|version|request)\b|"
-    r"\bthis is an? (sample|continuation|example)\b|\bthis example\b|\bshowing how\b|\byou can find\b",
+    r"\bthis is an? (sample|continuation|example)\b|\bthis example\b|\bshowing how\b|\byou can find\b|"
+    r"\bweb ?(page|site)\b|\bwebsite\b|\bthis is an? (medical )?reference\b|\bquestion\s*:|"
+    r"\bmore (detailed )?(explanation|information)\b|\bcan be found (on|at)\b",
     re.IGNORECASE,
 )
 # a sentence ends at . ! ? but not after a title or an initial ("Dr. Lee", "K. M., 47")

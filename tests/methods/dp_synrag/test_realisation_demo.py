@@ -100,7 +100,9 @@ def test_the_lead_invents_initials_and_an_age_never_a_name_and_differs_by_topic(
 
 def test_cleaning_drops_the_writers_talk_about_its_example():
     lead = "Consultation note. M. B., 42, reports"
-    for talk in ("This example shows how a medical record can be used.", "You can find this information online at."):
+    for talk in ("This example shows how a medical record can be used.", "You can find this information online at.",
+                 "A more detailed explanation can be found on this webpage.", "Question: What is it?",
+                 "This is a medical reference that provides information about this disease."):
         assert rl.clean_draft(f"{lead} a rash for two days. {talk}") == f"{lead} a rash for two days."
 
 
