@@ -3,10 +3,11 @@
 ``estimate(spec, n_units)`` splits a run into its stages and prices each one in model rows × tokens
 (each method's stages and their work are in its package: ``core.method_catalogue.MethodFacts.work``,
 called with this module's ``_Speeds``).
-The speed is a built-in figure for the packaged SmolLM2 on 2 CPU cores (README, "Benchmarks",
-~110 row-tokens/s) scaled by model size, multiplied per stage by the factor measured on this computer
-for the same kind of device and model in earlier runs (``calibration.json`` in the data folder: one
-factor per stage, and one for the whole run for stages not measured yet). During a run, ``EtaTracker``
+The speed is a built-in figure for the packaged SmolLM2 on 2 idle CPU cores (the realised writer priced per
+batch, not per row), scaled by model size and by a speed test taken when the plan is made, multiplied per
+stage by the factor measured on this computer for the same kind of device and model in earlier runs
+(``calibration.json`` in the data folder: one factor per stage, and one for the whole run for stages not
+measured yet). During a run, ``EtaTracker``
 refines the time left from the stages already done (how much slower or faster than planned they ran)
 and from the current stage's own progress, counting down between events (per group and per token
 step); it records the measured factors for the next estimate. Estimates never look at document text;
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,15 +27,19 @@ from typing import Any
 from core import method_catalogue
 from core.paths import data_dir
 
-CPU_PREFILL_TOKENS_S = 700.0  # prompt tokens per second, packaged SmolLM2-135M, 2 CPU cores
-CPU_DECODE_ROW_TOKENS_S = 100.0  # generated row-tokens per second (bench/private_prediction.py: ~110)
-CPU_EMBED_UNITS_S = 40.0  # documents embedded per second by the packaged MiniLM
-# The realised writer's row-tokens per second in a real run, its shared prefill, second drafts and guards included:
-# 8.5, fitted on one run (bench/estimate.py --cases smol-200, 2026-12-03: 12 documents in 219.5 s with the speed
-# test at 1.08; docs/bench/estimate.md), about half of what bench/realisation.py measures for one bare batch
-# (15.7, one torch thread, beside the speed test at core.machine_speed.REFERENCE_ROUNDS_S). Every CPU figure here
-# is divided by the speed test's slowdown now.
-CPU_WRITER_ROW_TOKENS_S = 8.5
+# The built-in figures: the packaged SmolLM2-135M and MiniLM on the 2-core development machine, idle, torch's
+# default two threads, measured on 2026-12-04 beside the speed test's reference rate
+# (core.machine_speed.REFERENCE_ROUNDS_S); every CPU figure is divided by the speed test's slowdown at plan time.
+# The private-prediction engine: 171 row-tokens/s with prefill, 48 rows x 32 tokens after ~160-token prompts
+# (bench/private_prediction.py --skip llamacpp,naive,dp_rag_style), which these two figures reproduce.
+CPU_PREFILL_TOKENS_S = 2000.0  # prompt tokens per second
+CPU_DECODE_ROW_TOKENS_S = 290.0  # generated row-tokens per second
+CPU_EMBED_UNITS_S = 90.0  # documents embedded per second by the packaged MiniLM (200 documents of ~45 words: 96/s)
+# The realised writer prices batches, not rows: a decoding step of a batch of r rows takes WRITER_STEP_S +
+# r x WRITER_ROW_STEP_S, prefill included (the writer's batch of bench/realisation.py, 80 tokens: 1 row 2.4-3.3 s,
+# 16 rows 9.9 s, 24 rows 11.7 s). A full batch of 16 costs about a fifth per row of what a batch of one does.
+WRITER_STEP_S = 0.029
+WRITER_ROW_STEP_S = 0.0059
 GPU_SPEEDUP = 40.0
 REFERENCE_MODEL_BYTES = 270e6  # SmolLM2-135M in 16-bit
 MODEL_LOAD_S_PER_GB = 8.0
@@ -43,9 +48,9 @@ MIN_STAGE_S_FOR_CALIBRATION = 5.0  # stages shorter than this say little about s
 CALIBRATION_BOUNDS = (0.05, 50.0)
 TRUST_RATE_AFTER = 0.1  # share of a stage after which its own rate alone says how long it takes
 NOT_COMPUTE = frozenset({"models"})  # stages whose speed is not the model's (start-up, loading weights)
-# Start-up of the run process (imports, tokenizers, both packaged models) before the weights' size counts: the
-# same smol-200 run took 77 s to load the models with the speed test at 1.08 (earlier runs here: 49-88 s).
-MODEL_LOAD_BASE_S = 60.0
+# Start-up of the run process (imports, tokenizers, both packaged models) before the weights' size counts: 19 s
+# in a run of a 200-note file on the idle machine (bench/estimate.py --cases clinic-200, one torch thread).
+MODEL_LOAD_BASE_S = 15.0
 
 
 @dataclass(frozen=True)
@@ -160,11 +165,16 @@ class _Speeds:
     decode: float  # row tokens per second
     embed: float  # units embedded per second
     prompt: int  # tokens of a typical prompt
-    write: float = CPU_WRITER_ROW_TOKENS_S  # the realised writer's row tokens per second, prefill included
+    step: float = WRITER_STEP_S  # seconds of one decoding step of a writer's batch, whatever its rows
+    row_step: float = WRITER_ROW_STEP_S  # seconds each row adds to that step
     busy: float = 1.0  # how many times slower than the built-in figures' computer plain CPU work runs now
 
     def llm(self, prompt_tokens: float, row_tokens: float) -> float:
         return prompt_tokens / self.prefill + row_tokens / self.decode
+
+    def batches(self, rows: Sequence[float], tokens: int) -> float:
+        """Seconds for the writer to decode batches of these many rows, ``tokens`` steps each."""
+        return sum(tokens * (self.step + self.row_step * r) for r in rows if r > 0)
 
     def cpu(self, seconds: float) -> float:
         """Work with no model (counting, masking) that takes ``seconds`` on the built-in figures' computer."""
@@ -182,7 +192,8 @@ def estimate(spec: Any, n_units: int, model_bytes: float | None = None, calibrat
     speeds = _Speeds(
         CPU_PREFILL_TOKENS_S * speedup / slow, CPU_DECODE_ROW_TOKENS_S * speedup / slow,
         CPU_EMBED_UNITS_S * speedup / busy,
-        min(spec.dp_synrag.max_prompt_tokens, 200), CPU_WRITER_ROW_TOKENS_S * speedup / slow, busy,
+        min(spec.dp_synrag.max_prompt_tokens, 200), WRITER_STEP_S * slow / speedup, WRITER_ROW_STEP_S * slow / speedup,
+        busy,
     )
     factor, per_stage = 1.0, {}
     basis = "built-in speed figures for this kind of computer (no run with this model measured here yet)"

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import time
 
-REFERENCE_ROUNDS_S = 50.6  # rounds/s of the probe beside the writer's 15.7 tokens/s (bench/realisation.py, 1 thread)
+# rounds/s of the probe on the idle 2-core development machine, torch's default two threads (709-802 between the
+# writer's batches on 2026-12-04, docs/bench/estimate.md), where core.estimate's built-in figures were measured
+REFERENCE_ROUNDS_S = 740.0
 PROBE_SECONDS = 0.5  # 0.25 s readings spread ±30 % on the loaded 2-core machine, 1 s ones ±2 %
 BUSY_BOUNDS = (0.2, 20.0)  # a probe outside these says more about the probe than about the computer
 _ROWS, _WIDTH, _LAYERS = 16, 576, 4

@@ -25,8 +25,8 @@ from core.specs.rules import (
 
 # The size limits live in core.specs.rules (one table, each with why); these names stay importable here.
 __all__ = [
-    "DOCUMENT_FORMS", "MAX_CLUSTERS", "MAX_KEYWORDS", "MAX_PROMPT_TOKENS", "MAX_TOKENS", "MAX_UNITS_PER_CLUSTER",
-    "TEXT_MODES", "DPSynRAGSpec",
+    "DOCUMENT_COUNT_CHOICES", "DOCUMENT_FORMS", "MAX_CLUSTERS", "MAX_KEYWORDS", "MAX_PROMPT_TOKENS", "MAX_TOKENS",
+    "MAX_UNITS_PER_CLUSTER", "TEXT_MODES", "DPSynRAGSpec", "documents_words",
 ]
 
 TEXT_MODES = ("topic_line", "private", "realised", "realised+private")
@@ -36,6 +36,25 @@ CORPUS_SIZE = -1  # ``documents = -1``: about as many documents as the corpus's 
 # AUTOMATIC_MOST_DOCUMENTS (each document is one writer call: a public bound on the time of a run nobody tuned)
 AUTOMATIC_DOCUMENTS = -2
 AUTOMATIC_MOST_DOCUMENTS = 200
+# the choices of ``documents`` other than a number, in the words the Task page and ``privet plan`` use
+DOCUMENT_COUNT_CHOICES = (
+    (f"Automatic: about as many as the data hold, at most {AUTOMATIC_MOST_DOCUMENTS} and at least one per topic",
+     AUTOMATIC_DOCUMENTS),
+    ("One per topic found", 0),
+    ("About as many as the data hold", CORPUS_SIZE),
+)
+
+
+def documents_words(documents: int) -> str:
+    """How many documents ``documents`` asks for, in words (the Task page's note)."""
+    if documents > 0:
+        return f"{documents} documents"
+    if documents == 0:
+        return "one document per topic"
+    words = "about as many documents as the data hold people or documents (read from a noisy count)"
+    if documents == AUTOMATIC_DOCUMENTS:
+        words += f", at most {AUTOMATIC_MOST_DOCUMENTS} and at least one per topic"
+    return words
 LENGTHS = ("form", "dp", "none")
 DOCUMENT_FORMS = ("clinical_note", "case_file", "review", "news_article", "film_ratings")
 

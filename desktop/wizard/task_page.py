@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.methods.document_forms import FORM_LABELS
-from core.specs.dp_synrag import AUTOMATIC_DOCUMENTS, AUTOMATIC_MOST_DOCUMENTS, MAX_DOCUMENTS
+from core.specs.dp_synrag import DOCUMENT_COUNT_CHOICES, MAX_DOCUMENTS, documents_words
 from desktop.controller import WizardController
 from desktop.widgets.collapsible import Collapsible
 from desktop.wizard.common import Page, scrolling_layouts
@@ -22,9 +22,7 @@ FORMAT_NAMES = {"jsonl": "JSON Lines (one document per line)", "csv": "CSV (a sp
 MIN_TASK_CHARS = 10
 FORM_CHOICES = tuple(FORM_LABELS.items())  # core.methods.document_forms: the one list of forms and their words
 AS_MANY = 1  # the "This many:" choice; the number is the spin box's
-COUNT_MODES = ((f"Automatic: about as many as the data hold, up to {AUTOMATIC_MOST_DOCUMENTS}", AUTOMATIC_DOCUMENTS),
-               ("One per topic found", 0),
-               ("About as many as the data hold", -1), ("This many:", AS_MANY))
+COUNT_MODES = (*DOCUMENT_COUNT_CHOICES, ("This many:", AS_MANY))  # core's words for each choice
 
 
 class TaskPage(Page):
@@ -197,10 +195,8 @@ class TaskPage(Page):
                       "the run)." if not documents else ".") if expected else "")
         if documents == 0:
             return f"One document per topic, so fewer come out when few topics are well supported: {need}.{outlook}"
-        how_many = (f"{documents} documents" if documents > 0 else
-                    "About as many documents as the data hold people or documents (read from a noisy count)"
-                    + (f", at most {AUTOMATIC_MOST_DOCUMENTS} and at least one per topic"
-                       if documents == AUTOMATIC_DOCUMENTS else ""))
+        how_many = documents_words(documents)
+        how_many = how_many[0].upper() + how_many[1:]
         return (f"{how_many}, shared among the topics found in proportion to how often each is mentioned, so common "
                 f"topics get more; {need}.{outlook}")
 

@@ -17,6 +17,7 @@ from core.methods.dp_synrag.plan import (
     DEFAULT_SIZE_FRACTION,
     REALISED_FRACTIONS,
 )
+from core.specs.dp_synrag import AUTOMATIC_MOST_DOCUMENTS
 
 # The default shares as the plan takes them (read from its constants, never restated): without a token stage
 # (text = "realised", the default, or "topic_line") the topic stages share what the counts leave in proportion
@@ -93,8 +94,8 @@ PARAMETER_MEANINGS = {  # DP-SynRAG (and DP-Synth, which shares R, T, tau and th
     "row_bound": "each topic writes with about k of its units, drawn at random (poisson) or with all (none); no budget",
     "force_length": "every document runs the full T tokens (speed checks only; no budget)",
     "documents": "synthetic documents asked for, shared among the topics by their noisy counts (0 = one per topic, "
-                 "-1 = about the corpus's noisy size, -2 = automatic: about the noisy size, at most 200 and at least one "
-                 "per topic); no budget",
+                 "-1 = about the corpus's noisy size, -2 = automatic: about the noisy size, at most "
+                 f"{AUTOMATIC_MOST_DOCUMENTS} and at least one per topic); no budget",
     "merge_topics": "topics whose released words overlap strongly are merged into one; no budget",
     "length": "how long each document is: the form's public length (form), a noisy median of the corpus's (dp), "
               "or as written (none)",
@@ -157,14 +158,30 @@ def work(spec: Any, n: int, s: Any, topics: float | None = None) -> list[tuple[s
     stages += [("keywords", keywords)]
     if p.refine:
         stages += [("embedding", n / s.embed), ("retrieval", s.cpu(1.0 + groups * 0.02 + n * groups * 2e-6))]
-    if p.realisation:  # public writer: up to two drafts per topic (realisation.ATTEMPTS)
-        stages += [("realisation", 2 * groups * p.realisation_tokens / s.write)]
+    if p.realisation:  # public writer: batches of drafts, a second draft for some (realisation.ATTEMPTS)
+        stages += [("realisation", s.batches(writer_batches(spec, groups), p.realisation_tokens))]
     if p.token_stage:
         stages += [("private_prediction", s.llm(rows * prompt, rows * p.T))]
     length = p.realisation_tokens if p.text == "realised" else p.T
-    if p.self_filter:
+    if p.self_filter and p.self_filter_mode == "similarity":  # the embedder reads each document and the task
+        from core.methods.private_prediction.self_filter import offtopic_sentences
+
+        stages.append(("self_filter", (groups + len(offtopic_sentences())) / s.embed))
+    elif p.self_filter:
         stages.append(("self_filter", s.llm(groups * (prompt + length), groups * 4)))
     return stages
+
+
+def writer_batches(spec: Any, documents: float) -> list[float]:
+    """The rows of each batch the public writer is expected to decode for ``documents`` documents of the form
+    the run will follow (its demonstrations are written in separate batches)."""
+    from core.methods.dp_synrag.forms import with_chosen_form
+    from core.methods.dp_synrag.realisation import ATTEMPTS, demonstrations, public_example
+    from core.methods.dp_synrag.writing_progress import planned_batches
+
+    p = with_chosen_form(spec).dp_synrag
+    shown = len(demonstrations(public_example(p.document_form, p.public_example)))
+    return planned_batches(documents, max(shown, 1), ATTEMPTS)
 
 
 def work_groups(spec: Any, topics: float | None) -> float:

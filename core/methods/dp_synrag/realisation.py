@@ -47,7 +47,7 @@ from core.methods.dp_synrag.public_decoding import (
 from core.methods.dp_synrag.roles import RoleSources, assign_roles
 from core.methods.dp_synrag.slots import Placement, form_slots, place
 from core.methods.dp_synrag.vocabulary import split_words
-from core.methods.dp_synrag.writing_progress import DraftWork, stepping
+from core.methods.dp_synrag.writing_progress import WRITER_BATCH, DraftWork, stepping
 from core.models.base import LanguageModel
 from core.paths import resources_dir
 from core.progress import ProgressEvent, Reporter, StageProgress
@@ -513,7 +513,7 @@ def realise(
     llm: LanguageModel,
     reporter: Reporter,
     max_new_tokens: int = 80,
-    batch: int = 16,
+    batch: int = WRITER_BATCH,
     max_prompt_tokens: int | None = None,
     finished: Mapping[int, Realisation] | None = None,
     on_final: Callable[[int, Realisation], None] | None = None,

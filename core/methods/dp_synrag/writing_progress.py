@@ -15,7 +15,28 @@ from typing import Any, Callable, Sequence, cast
 
 from core.models.base import LanguageModel, LogitsSession
 
-PRIOR_RETRY_SHARE = 0.5  # share of first drafts expected to need a second one, before any batch has shown it
+# share of first drafts expected to need a second one, before any batch has shown it (a run of a 200-note file
+# on 2026-12-04: 41 of 200, docs/bench/estimate.md)
+PRIOR_RETRY_SHARE = 0.25
+WRITER_BATCH = 16  # drafts the writer decodes together (of one demonstration: one decoding guard per batch)
+
+
+def planned_batches(documents: float, demonstrations: int, attempts: int = 2, batch: int = WRITER_BATCH,
+                    retry_share: float = PRIOR_RETRY_SHARE) -> list[float]:
+    """The rows of each batch the writer is expected to decode for ``documents`` documents: the documents are
+    shown the form's ``demonstrations`` in turn and batched per demonstration (``realisation.realise``), and
+    ``retry_share`` of them are drafted again, up to ``attempts`` drafts. For the time estimate: a full batch
+    costs far less per row than a small one."""
+    rows: list[float] = []
+    per_attempt = [max(documents, 0.0)] + [max(documents, 0.0) * retry_share] * max(attempts - 1, 0)
+    for drafts in per_attempt:
+        groups = max(min(demonstrations, int(drafts) if drafts >= 1 else 1), 1)
+        for _ in range(groups):
+            left = drafts / groups
+            while left > 0:
+                rows.append(min(left, batch))
+                left -= batch
+    return rows
 
 
 @dataclass

@@ -14,7 +14,7 @@ import pytest
 import core.methods.dp_synrag.realisation as rl
 import core.progress as progress_module
 from core.estimate import LONGER_THAN_PLANNED, Estimate, EtaTracker, duration_words
-from core.methods.dp_synrag.writing_progress import DraftWork
+from core.methods.dp_synrag.writing_progress import PRIOR_RETRY_SHARE, WRITER_BATCH, DraftWork, planned_batches
 from core.progress import CallbackReporter, ProgressEvent, StageProgress
 
 WRITING = rl.REALISATION_STAGE
@@ -85,10 +85,10 @@ def test_durations_agree_with_their_number():
 
 
 def test_the_share_of_drafting_done_counts_the_second_drafts_the_first_ones_show_are_needed():
+    assert DraftWork(topics=8).planned() == 8 * (1 + PRIOR_RETRY_SHARE)  # before any batch: the prior share
     work = DraftWork(topics=8)
-    assert work.fraction() == 0.0 and work.planned() == 12.0  # before any batch: half the topics expected twice
     work.step(rows=4, step=3, max_steps=6)
-    assert work.fraction() == pytest.approx(2 / 12)
+    assert work.fraction() == pytest.approx(2 / work.planned())
     work.batch_done(rows=4, unfinished=2, first=True)
     assert work.fraction() == pytest.approx(4 / 12)  # 2 of 4 lacked a word: 12 drafts in all
     work.batch_done(rows=4, unfinished=0, first=True)
@@ -136,3 +136,16 @@ def test_a_stage_that_resumes_with_finished_items_starts_its_bar_there():
     events: list[ProgressEvent] = []
     StageProgress(CallbackReporter(events.append), WRITING, 10, done=4).start()
     assert (events[0].kind, events[0].done, events[0].total) == ("stage_start", 4, 10)
+
+
+def test_the_writer_is_priced_per_batch_so_many_documents_cost_less_each_than_a_few():
+    rows = planned_batches(200, demonstrations=4)
+    assert sum(rows) == pytest.approx(200 * (1 + PRIOR_RETRY_SHARE))  # every draft, second ones included
+    assert max(rows) <= WRITER_BATCH and len(rows) == 20  # 4 x (16, 16, 16, 2) first, 4 x 12.5 again
+    assert planned_batches(3, demonstrations=4)[:3] == [1.0, 1.0, 1.0]  # fewer documents than demonstrations
+    from core.estimate import _Speeds
+
+    speeds = _Speeds(prefill=1.0, decode=1.0, embed=1.0, prompt=1)
+    each_of_200 = speeds.batches(rows, 80) / 200
+    each_of_12 = speeds.batches(planned_batches(12, demonstrations=4), 80) / 12
+    assert each_of_200 < each_of_12 / 2  # per-row pricing made them equal: 198 documents took 3 minutes, not 13
