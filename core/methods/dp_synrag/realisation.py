@@ -73,7 +73,8 @@ _META_SENTENCE = re.compile(
     r"\bthis collection\b|\bplaceholder|\bthe (above|previous|original) (examples?|sentences?|versions?|requests?)\b|"
     r"\bthis is an? (sample|continuation|example)\b|\bthis example\b|\bshowing how\b|\byou can find\b|"
     r"\bweb ?(page|site)\b|\bwebsite\b|\bthis is an? (medical )?reference\b|\bquestion\s*:|"
-    r"\bmore (detailed )?(explanation|information)\b|\bcan be found (on|at)\b",
+    r"\bmore (detailed )?(explanation|information)\b|\bcan be found (on|at)\b|"
+    r"\b(title|keywords|tags|references?)\s*:|\b(medlineplus|pubmed|wikipedia)\b",
     re.IGNORECASE,
 )
 # a sentence ends at . ! ? but not after a title or an initial ("Dr. Lee", "K. M., 47")

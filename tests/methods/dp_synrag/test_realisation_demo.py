@@ -103,7 +103,8 @@ def test_cleaning_drops_the_writers_talk_about_its_example():
     for talk in ("This example shows how a medical record can be used.", "You can find this information online at.",
                  "A more detailed explanation can be found on this webpage.", "Question: What is it?",
                  "This is a medical reference that provides information about this disease.",
-                 "The above examples are from medical documents that support the idea."):
+                 "The above examples are from medical documents that support the idea.",
+                 "Title: Bedside examinations of patients with chronic conditions.", "MedlinePlus: Hand hygiene."):
         assert rl.clean_draft(f"{lead} a rash for two days. {talk}") == f"{lead} a rash for two days."
 
 
