@@ -419,7 +419,7 @@ def topic_placements(topics: Sequence[Topic], example: str, roles: RoleSources |
     or for a form without typed slots."""
     slots = form_slots(example) if roles is not None else ()
     return [place(t.words, assign_roles(t.words, roles) if slots and roles is not None else {}, slots,
-                  realisation_lead(example, t)) for t in topics]
+                  realisation_lead(example, t), turn=i) for i, t in enumerate(topics)]
 
 
 def placed_lead(lead: str, placement: Placement) -> str:

@@ -93,9 +93,12 @@ def join_words(words: Sequence[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
-def place(words: Sequence[str], roles: Mapping[str, str | None], slots: Sequence[Slot], lead: str) -> Placement:
+def place(words: Sequence[str], roles: Mapping[str, str | None], slots: Sequence[Slot], lead: str,
+          turn: int = 0) -> Placement:
     """Where each of a topic's ``words`` goes, given their ``roles`` and the form's ``slots``; ``lead`` is the
-    topic's public lead, whose last slot label (if it ends on one) takes that slot's words."""
+    topic's public lead, whose last slot label (if it ends on one) takes that slot's words. ``turn`` (the
+    document's index) rotates the lead's words, so that the many documents of one topic do not all open with
+    the same list ("reports cough, fever and rash", "reports fever, rash and cough", …)."""
     if not slots:
         return Placement(untyped=tuple(words))
     by_role: dict[str, list[str]] = {}
@@ -113,6 +116,7 @@ def place(words: Sequence[str], roles: Mapping[str, str | None], slots: Sequence
         if not chosen:
             continue
         if slot is lead_slot:
+            chosen = chosen[turn % len(chosen):] + chosen[: turn % len(chosen)]
             lead_text, lead_words = join_words(chosen), tuple(chosen)
         else:
             phrases.append((f"{slot.label} {join_words(chosen)}", tuple(chosen)))

@@ -126,6 +126,14 @@ def test_a_word_of_no_role_joins_the_leads_slot_and_a_form_without_slots_is_unto
     assert place(topic.words, {}, form_slots(NOTE), "").untyped == topic.words
 
 
+def test_the_documents_of_one_topic_open_with_its_words_in_turn(public):
+    topic = rl.Topic("tightness", ("cough", "weather"))
+    placements = rl.topic_placements([topic] * 4, NOTE, public)
+    leads = [p.lead for p in placements]
+    assert leads[:3] == ["tightness, cough and weather", "cough, weather and tightness", "weather, tightness and cough"]
+    assert leads[3] == leads[0] and all(set(p.lead_words) == set(topic.words) for p in placements)
+
+
 def test_realise_on_the_tiny_model_writes_typed_words_in_their_slots(public):
     from core.models.registry import load_language_model
     from core.progress import NULL_REPORTER
