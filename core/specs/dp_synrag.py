@@ -36,7 +36,7 @@ CORPUS_SIZE = -1  # ``documents = -1``: about as many documents as the corpus's 
 # AUTOMATIC_MOST_DOCUMENTS (each document is one writer call: a public bound on the time of a run nobody tuned)
 AUTOMATIC_DOCUMENTS = -2
 AUTOMATIC_MOST_DOCUMENTS = 200
-# the choices of ``documents`` other than a number, in the words the Task page and ``privet plan`` use
+# the choices of ``documents`` other than a number, in the words the Task page shows
 DOCUMENT_COUNT_CHOICES = (
     (f"Automatic: about as many as the data hold, at most {AUTOMATIC_MOST_DOCUMENTS} and at least one per topic",
      AUTOMATIC_DOCUMENTS),
