@@ -87,12 +87,8 @@ def forecast_lines(spec: RunSpec, summary) -> list[str]:
     lines = []
     forecast = summary.topic_forecast
     if forecast is not None:
-        low, high = forecast.documents_range
         lines += [
-            f"Expected documents: {low} to {high} ("
-            + ("allocated across the topics found by their noisy counts" if forecast.documents
-               else "one per topic found")
-            + "; the self-filter may drop a few). How many "
+            f"Expected documents: {forecast.documents_words()}. How many "
             "topics a corpus holds depends on how often its documents share words, which is not looked at before "
             f"the run: the range spans a corpus with few shared topics and a templated one. A topic needs about "
             f"{forecast.min_topic_support:.0f} units sharing its word; at most R = {forecast.R} topics are looked for.",

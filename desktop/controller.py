@@ -249,6 +249,15 @@ class WizardController:
         except PrivetError:
             return None
 
+    def documents_words(self) -> str | None:
+        """Core's forecast of the documents in words (the same as ``privet plan``'s), or None when unknown."""
+        if self.summary is None:
+            return None
+        try:
+            return self.plan().documents_words
+        except PrivetError:
+            return None
+
     def estimate(self) -> Any:
         """``core.planning.run_estimate`` for this spec and corpus: the time of the path that will really run
         (``None`` before data is loaded)."""

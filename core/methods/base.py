@@ -103,6 +103,11 @@ class PlanSummary:
         return None if self.topic_forecast is None else self.topic_forecast.documents_range
 
     @property
+    def documents_words(self) -> str | None:
+        """The same forecast in words (``TopicForecast.documents_words``), or None when unknown."""
+        return None if self.topic_forecast is None else self.topic_forecast.documents_words()
+
+    @property
     def spends_for_nothing(self) -> bool:
         """About 0 topics are expected: the run would spend its budget and release nothing a public
         model could not write (it then needs an explicit "spend anyway")."""

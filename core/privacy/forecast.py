@@ -85,6 +85,14 @@ class TopicForecast:
         low = held - math.ceil(FILTER_DROP_SHARE * held)
         return low, max(held, min(math.ceil(self.most_topics), self.R))
 
+    def documents_words(self) -> str:
+        """The documents range in words, as ``privet plan`` and the wizard's Confirm page both say it."""
+        low, high = self.documents_range
+        span = str(high) if low == high else f"{low} to {high}"
+        how = ("shared among the topics found in proportion to how often each is mentioned" if self.documents
+               else "one per topic found")
+        return f"{span} ({how}; the self-filter may drop a few)"
+
     @property
     def likely_documents(self) -> int:
         """The documents the time estimate prices: N when N are asked for; else the shape's floor of held topics or

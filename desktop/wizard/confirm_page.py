@@ -138,15 +138,13 @@ class ConfirmPage(Page):
         self.completeChanged.emit()
 
     def _documents_words(self) -> str:
-        """Core's forecast of how many documents the run writes, as a range (or "up to R" when R is stated)."""
-        expected = self.controller.documents_range()
-        if expected is None:
+        """Core's forecast of how many documents the run writes, as a range, in ``privet plan``'s words (or "up to
+        R" when R is stated and there is no forecast)."""
+        words = self.controller.documents_words()
+        if words is None:
             stated = self.controller.wizard_section().R  # R of the section the task page stored it in
             return f"up to {stated}" if stated else "not known yet"
-        if self.controller.wizard_options().documents == "topics" and self.controller.wizard_values().documents_setting:
-            return f"up to {expected[1]} (shared among the topics found in proportion to how often each is mentioned)"
-        return (f"about {expected[0]} to {expected[1]} (one per topic found; how many topics the data hold is not "
-                "looked at before the run, hence the range)")
+        return words
 
     def set_permitted_use(self, use: str) -> None:
         """Choose what the release may be used for (one of ``core.wording.PERMITTED_USES``)."""

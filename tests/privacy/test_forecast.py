@@ -69,6 +69,10 @@ def test_200_demo_patients_at_epsilon_4_with_the_wizard_split_expect_about_0_top
     shipped = RunSpec.load(str(resources_dir() / "demo" / "demo_run.toml"))
     good = plan(shipped)
     assert good.topic_forecast is not None and good.topic_forecast.expected_topics > 3 and not good.spends_for_nothing
+    # one sentence for `privet plan` and the Confirm page: the range, and how the documents are shared
+    low, high = good.topic_forecast.documents_range
+    span = str(high) if low == high else f"{low} to {high}"
+    assert good.documents_words is not None and good.documents_words.startswith(f"{span} (shared among the topics")
 
 
 def test_plan_shows_the_forecast_and_what_would_help(tmp_path, privet_home, capsys):
