@@ -77,7 +77,8 @@ def test_back_keeps_every_field_and_confirm_shows_them(wizard, tmp_path):
     wizard.next()
     assert wizard.currentId() == CONFIRM
     text = wizard.confirm_page.summary.text()
-    for expected in ("24 (shared among the topics found", "Dr. Ada Quill", "North Clinic", "IRB-2026-17", str(tmp_path / "release"), "about"):
+    for expected in ("24 (shared among the topics found", "Dr. Ada Quill", "North Clinic", "IRB-2026-17",
+                     str(tmp_path / "release"), "about"):
         assert expected in text, expected
     assert "ε = 3" in wizard.confirm_page.recorded.text() and "ρ" not in wizard.confirm_page.recorded.text()
 
