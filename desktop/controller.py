@@ -239,24 +239,24 @@ class WizardController:
         """The run's δ (``core.privacy.budget.resolve_delta``): the spec's, else the public default."""
         return resolve_delta(self.spec)
 
-    def documents_range(self) -> tuple[int, int] | None:
-        """How many documents the run is expected to write (core's forecast), or None before data is loaded or
-        when the spec cannot be planned."""
+    def _plan_or_none(self) -> Any:
+        """The plan, or None before data is loaded or when the spec cannot be planned."""
         if self.summary is None:
             return None
         try:
-            return self.plan().documents_range
+            return self.plan()
         except PrivetError:
             return None
 
+    def documents_range(self) -> tuple[int, int] | None:
+        """How many documents the run is expected to write (core's forecast), or None when unknown."""
+        plan = self._plan_or_none()
+        return None if plan is None else plan.documents_range
+
     def documents_words(self) -> str | None:
         """Core's forecast of the documents in words (the same as ``privet plan``'s), or None when unknown."""
-        if self.summary is None:
-            return None
-        try:
-            return self.plan().documents_words
-        except PrivetError:
-            return None
+        plan = self._plan_or_none()
+        return None if plan is None else plan.documents_words
 
     def estimate(self) -> Any:
         """``core.planning.run_estimate`` for this spec and corpus: the time of the path that will really run

@@ -26,7 +26,7 @@ from core.specs.rules import (
 # The size limits live in core.specs.rules (one table, each with why); these names stay importable here.
 __all__ = [
     "DOCUMENT_COUNT_CHOICES", "DOCUMENT_FORMS", "MAX_CLUSTERS", "MAX_KEYWORDS", "MAX_PROMPT_TOKENS", "MAX_TOKENS",
-    "MAX_UNITS_PER_CLUSTER", "TEXT_MODES", "DPSynRAGSpec", "documents_words",
+    "MAX_UNITS_PER_CLUSTER", "TEXT_MODES", "DPSynRAGSpec", "documents_setting_words",
 ]
 
 TEXT_MODES = ("topic_line", "private", "realised", "realised+private")
@@ -45,7 +45,7 @@ DOCUMENT_COUNT_CHOICES = (
 )
 
 
-def documents_words(documents: int) -> str:
+def documents_setting_words(documents: int) -> str:
     """How many documents ``documents`` asks for, in words (the Task page's note)."""
     if documents > 0:
         return f"{documents} documents"

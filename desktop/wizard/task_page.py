@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.methods.document_forms import FORM_LABELS
-from core.specs.dp_synrag import DOCUMENT_COUNT_CHOICES, MAX_DOCUMENTS, documents_words
+from core.specs.dp_synrag import DOCUMENT_COUNT_CHOICES, MAX_DOCUMENTS, documents_setting_words
 from desktop.controller import WizardController
 from desktop.widgets.collapsible import Collapsible
 from desktop.wizard.common import Page, scrolling_layouts
@@ -195,7 +195,7 @@ class TaskPage(Page):
                       "the run)." if not documents else ".") if expected else "")
         if documents == 0:
             return f"One document per topic, so fewer come out when few topics are well supported: {need}.{outlook}"
-        how_many = documents_words(documents)
+        how_many = documents_setting_words(documents)
         how_many = how_many[0].upper() + how_many[1:]
         return (f"{how_many}, shared among the topics found in proportion to how often each is mentioned, so common "
                 f"topics get more; {need}.{outlook}")

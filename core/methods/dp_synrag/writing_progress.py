@@ -30,7 +30,7 @@ def planned_batches(documents: float, demonstrations: int, attempts: int = 2, ba
     rows: list[float] = []
     per_attempt = [max(documents, 0.0)] + [max(documents, 0.0) * retry_share] * max(attempts - 1, 0)
     for drafts in per_attempt:
-        groups = max(min(demonstrations, int(drafts) if drafts >= 1 else 1), 1)
+        groups = max(1, min(demonstrations, int(drafts)))  # never more groups than drafts
         for _ in range(groups):
             left = drafts / groups
             while left > 0:
