@@ -78,7 +78,7 @@ class DPSynRAGSpec:
     cluster_keywords_fraction: float = 0.0  # their share of the budget; 0 = the plan's default (privet plan shows it)
     min_cluster_size: int = 10  # below: reported as low-signal
     refine: bool = False  # step 3 (noisy centre + threshold); False: S_r = C_r, its budget goes to the tokens
-    keywords: str = "vocabulary"  # per-unit keywords: "vocabulary" (rarest entries of V in the text) | "llm"
+    keywords: str = "vocabulary"  # per-unit keywords: "vocabulary" (entries of V by TF-IDF, public IDF) | "llm"
     topic_words: str = "specific"  # W from the noisy histogram: "specific" (significant, rare in English) | "frequent"
     clip: str = "dclip"  # "dclip" (clamped differences to a public row) | "spec" (SPEC §2.4 clip)
     public_prompt: str = "keyword"  # public row: "keyword" (released w_r + task) | "empty" | "none"

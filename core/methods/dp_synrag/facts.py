@@ -61,7 +61,8 @@ PARAMETER_MEANINGS = {  # DP-SynRAG (and DP-Synth, which shares R, T, tau and th
                                  f"{DEFAULT_CLUSTER_KEYWORDS_FRACTION:g}; privet plan shows the share used)",
     "min_cluster_size": "topics supported by fewer units are reported as weak",
     "refine": "whether topic centres and a threshold re-choose the documents of each topic (costs budget)",
-    "keywords": "how each unit's keywords are found: 'vocabulary' = rarest words of a public list in the text",
+    "keywords": "how each unit's keywords are found: 'vocabulary' = the words of a public list the text uses most, "
+                "weighed by their rarity in English",
     "topic_words": "how topic words are chosen from the noisy counts: 'specific' = significant and rare in English",
     "clip": "how each document's say on the next word is limited: 'dclip' = clamped difference to a public row",
     "public_prompt": "what the public row of each topic holds: 'keyword' = the released topic words and the task",

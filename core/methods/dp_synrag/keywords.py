@@ -21,9 +21,9 @@ def extract_keywords(
 
     ``"llm"`` (the paper): the LLM lists K keywords (greedy decoding, so a resumed run recomputes
     the same sets), post-processed against V. ``"vocabulary"``: the K entries of V in the unit's
-    text that are rarest in general English (:func:`core.methods.dp_synrag.vocabulary.specific_entries`); no model
-    call, and robust with small models, which tend to echo the document instead of listing
-    keywords.
+    text with the highest TF-IDF, IDF from public English frequencies
+    (:func:`core.methods.dp_synrag.vocabulary.specific_entries`); no model call, and robust with small models,
+    which tend to echo the document instead of listing keywords.
     """
     if extractor not in ("vocabulary", "llm"):
         raise ValueError(f"unknown keyword extractor {extractor!r}")

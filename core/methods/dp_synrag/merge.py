@@ -3,7 +3,7 @@
 Two released topics a and b describe the same thing (:func:`same_thing`) when their released co-keyword sets
 A and B overlap strongly:
 
-* Jaccard |A ∩ B| / |A ∪ B| ≥ ``MERGE_JACCARD`` (0.6), or
+* Jaccard |A ∩ B| / |A ∪ B| ≥ ``MERGE_JACCARD`` (0.6) with at least ``MERGE_SHARED`` (2) words shared, or
 * one topic's word is among the other's co-keywords and, without those two words, the sets share at least
   ``MERGE_OVERLAP`` (half) of the smaller one (which must hold at least one word).
 
@@ -23,13 +23,14 @@ from core.methods.dp_synrag.released_topics import ReleasedTopic
 
 MERGE_JACCARD = 0.6
 MERGE_OVERLAP = 0.5
+MERGE_SHARED = 2  # one shared co-keyword is no evidence: in news most topics released only "trump" (round 4, s8)
 
 
 def same_thing(a: ReleasedTopic, b: ReleasedTopic, jaccard: float = MERGE_JACCARD,
                overlap: float = MERGE_OVERLAP) -> bool:
     """Whether two topics' released descriptions say they are one (the rule above; public words only)."""
     A, B = set(a.co_keywords), set(b.co_keywords)
-    if A and B and len(A & B) / len(A | B) >= jaccard:
+    if len(A & B) >= MERGE_SHARED and len(A & B) / len(A | B) >= jaccard:
         return True
     if a.word in B or b.word in A:
         A2, B2 = A - {b.word}, B - {a.word}

@@ -38,6 +38,7 @@ import numpy as np
 
 from core.corpus import Unit
 from core.methods.base import MethodContext, SyntheticDoc
+from core.methods.dp_synrag.clusters import SUPPORT_SIGMAS
 from core.methods.dp_synrag.released_topics import ReleasedTopic
 from core.privacy.release import run_release
 
@@ -58,6 +59,13 @@ class ClusterLabels:
     noisy: np.ndarray
     shares: tuple[float, ...]
     sigma: float = 0.0  # σ_t of every entry (public)
+
+    def holds(self, r: int, sigmas: float = SUPPORT_SIGMAS) -> bool:
+        """Whether cluster r's released label counts show that it holds units (post-processing): their noisy total
+        clears ``sigmas`` standard deviations of the total's noise, σ_t·√|labels|. Each unit of the cluster adds 1
+        to the total, so a cluster of a few dozen units shows here even where its co-keyword votes, spread over
+        4|W| noisy candidates, do not (docs/method.md §6.3)."""
+        return bool(self.noisy[r].sum() >= sigmas * self.sigma * math.sqrt(len(self.labels)))
 
 
 def cluster_label_counts(units: Sequence[Unit], clusters: Sequence[Sequence[int]], labels: Sequence[str]) -> np.ndarray:

@@ -9,6 +9,7 @@ in it. Words outside V can therefore never become keywords, which is the intende
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -275,9 +276,17 @@ def write_zipf_table(entries: Iterable[str], path: Path) -> int:
     return len(rows)
 
 
+ZIPF_CEILING = 9.0  # a word met once in a billion words has Zipf 0; public IDF of an entry: ZIPF_CEILING − Zipf
+
+
 def specific_entries(text: str, vocab: Vocabulary, K: int) -> list[str]:
-    """A unit's keywords without a language model: the K entries of V that occur in ``text``
-    and are rarest in general English (public word frequencies), ties in order of appearance.
+    """A unit's keywords without a language model: the K entries of V in ``text`` with the highest TF-IDF,
+    term frequency taken sublinearly, 1 + ln(times in the text), and IDF from public English frequencies,
+    ZIPF_CEILING − Zipf (a log-scale inverse frequency); ties in order of appearance.
+
+    In a short note every entry occurs once and this is the rarest entries in general English. In a long article
+    the words it keeps coming back to (its subject: "brexit", "china", "court") outrank a name met once in passing,
+    so units on one subject share keywords and their topic clears the noise (docs/method.md §2.1).
 
     Like the LLM's answer after :func:`postprocess_keywords`, the result is at most K distinct
     entries of the fixed public V computed from this unit alone, so the histogram's sensitivity
@@ -285,9 +294,13 @@ def specific_entries(text: str, vocab: Vocabulary, K: int) -> list[str]:
     """
     if K < 1:
         raise ValueError(f"K must be at least 1, got {K}")
-    found: list[str] = []
+    times: dict[str, int] = {}
     for entry in _longest_matches(split_words(text), vocab):
-        if entry not in found:
-            found.append(entry)
-    ranked = sorted(range(len(found)), key=lambda i: (english_zipf(found[i]), i))
+        times[entry] = times.get(entry, 0) + 1  # dicts keep the order of first appearance
+    found = list(times)
+
+    def weight(entry: str) -> float:
+        return (1.0 + math.log(times[entry])) * max(0.0, ZIPF_CEILING - english_zipf(entry))
+
+    ranked = sorted(range(len(found)), key=lambda i: (-weight(found[i]), i))
     return [found[i] for i in ranked[:K]]

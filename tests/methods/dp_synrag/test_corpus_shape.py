@@ -38,6 +38,7 @@ from core.methods.dp_synrag.method import generation_notes
 from core.methods.dp_synrag.released_topics import ReleasedTopic
 from core.methods.dp_synrag.row_bound import cluster_counts
 from core.methods.dp_synrag.shape import CHECKPOINT_SHAPE, FEWEST_TOPICS, held_topics, released_allocation, shape_corpus
+from core.methods.dp_synrag.topic_labels import ClusterLabels
 from core.methods.dp_synrag.vocabulary import Vocabulary
 from core.pipeline import plan, run_pipeline
 from core.planning import run_estimate
@@ -207,6 +208,24 @@ def test_a_cluster_is_supported_when_its_released_votes_clear_their_noise():
     assert supported_clusters(np.zeros((3, 0)), sigma_c) == [False, False, False]
 
 
+def test_a_topic_whose_released_label_counts_show_units_is_written():
+    """Labels by topic: a cluster of a few dozen units shows in its released label counts (each unit adds 1 to
+    the row's total) even where its co-keyword votes do not; an empty cluster's row is noise and stays out."""
+    sigma_t, labels = 4.0, ("a", "b", "c", "d")  # the row total's noise: sd 4·√4 = 8, so the bar is 16
+    rng = np.random.default_rng(11)
+    empty = rng.normal(0.0, sigma_t, (2000, len(labels)))
+    held = empty + np.array([18.0, 4.0, 2.0, 0.0])  # 24 units, mostly "a": 3 sd
+    empty_rows = ClusterLabels(labels, empty, (0.25,) * 4, sigma_t)
+    held_rows = ClusterLabels(labels, held, (0.25,) * 4, sigma_t)
+    assert np.mean([empty_rows.holds(r) for r in range(2000)]) < 0.05  # about Φ̄(2) = 2.3 % pass
+    assert np.mean([held_rows.holds(r) for r in range(2000)]) > 0.75  # Φ(1) = 84 %
+    topics = [ReleasedTopic("diagnosis", 90.0, (), (), (0,)), ReleasedTopic("beijing", 25.0, (), (), (1,))]
+    nothing = CoKeywords([[], []], [[], []], [False, False])
+    rows = ClusterLabels(labels, np.array([[1.0, -2.0, 0.5, 1.0], [20.0, 3.0, 1.0, -1.0]]), (0.25,) * 4, sigma_t)
+    assert [t.word for t in held_topics(topics, nothing, fewest=1, labelled=rows)] == ["beijing"]
+    assert [t.word for t in held_topics(topics, nothing, fewest=1)] == ["diagnosis"]  # without labels: the commonest
+
+
 def test_topics_with_no_co_keyword_and_no_support_are_not_written(tmp_path):
     topics = [ReleasedTopic("tusfosemia", 40.0, ("wheeze",), (30.0,), (0,)),
               ReleasedTopic("diagnosis", 90.0, (), (), (1,)),  # its units were all taken by more specific topics
@@ -255,6 +274,8 @@ def test_topics_whose_released_words_overlap_are_the_same_thing():
     assert same_thing(a, c)  # eczema is among c's co-keywords, and half of the rest ("itchy") is shared
     assert not same_thing(a, d) and not same_thing(b, d)
     assert not same_thing(ReleasedTopic("x", 1.0), ReleasedTopic("y", 1.0))  # nothing released: never merged
+    russia, president = ReleasedTopic("russia", 140.0, ("trump",)), ReleasedTopic("president", 77.0, ("trump",))
+    assert not same_thing(russia, president)  # Jaccard 1, but one shared word is no evidence (news, round 4)
     one = merged(a, [b])
     assert one.word == "eczema" and one.count == 90.0 and one.clusters == (0, 1)
     assert dict(zip(one.co_keywords, one.co_counts)) == {"itchy": 60.0, "rash": 45.0, "elbows": 30.0, "cream": 5.0}

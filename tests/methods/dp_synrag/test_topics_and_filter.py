@@ -37,6 +37,15 @@ def test_vocabulary_extractor_keeps_the_rarest_entries_of_the_unit(vocab):
         specific_entries(text, vocab, 0)
 
 
+def test_vocabulary_extractor_weighs_how_often_the_unit_uses_an_entry(vocab):
+    """TF-IDF: an article that keeps coming back to its subject keeps it over a rarer word met once."""
+    once = "Insomnia for weeks; zorblax."
+    assert specific_entries(once, vocab, 1) == ["zorblax"]  # each once: the rarest
+    often = "Insomnia at night, insomnia by day, insomnia for weeks; zorblax."
+    assert specific_entries(often, vocab, 1) == ["insomnia"]
+    assert english_zipf("insomnia") > english_zipf("zorblax")
+
+
 def test_specific_topic_words_need_a_significant_noisy_count(vocab):
     sigma_h = 1.0
     threshold = significance_threshold(sigma_h, len(vocab))
