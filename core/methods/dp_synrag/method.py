@@ -17,7 +17,7 @@ from core.methods.dp_synrag.adaptive import with_size
 from core.methods.dp_synrag.algorithm import run_dp_synrag
 from core.methods.dp_synrag.dedup import NEAR_DUPLICATE_JACCARD
 from core.methods.dp_synrag.guidance import guide
-from core.methods.dp_synrag.merge import MERGE_JACCARD
+from core.methods.dp_synrag.merge import MERGE_JACCARD, MERGE_SHARED
 from core.methods.dp_synrag.realisation import check_spec_example, demonstrations, public_example
 from core.methods.dp_synrag.length import MAX_WORDS, MIN_WORDS, form_length
 from core.methods.dp_synrag.slots import form_slots
@@ -252,8 +252,9 @@ def shape_notes(p) -> list[str]:
                "count over the topic's (randomness from the operating system's entropy), so that combinations vary "
                "as the released counts say")
             + (". Topics whose released co-keywords overlap strongly (Jaccard at least "
-               f"{MERGE_JACCARD:g}, or one topic's word among the other's co-keywords and half of the rest shared) "
-               "were merged into one, their released counts summed" if p.merge_topics else "")
+               f"{MERGE_JACCARD:g} with at least {MERGE_SHARED} words shared, or one topic's word among the other's "
+               "co-keywords and half of the rest shared) "
+               "were merged into one, keeping the largest of their released counts" if p.merge_topics else "")
             + ". This reads only released values: post-processing, no cost."
         )
     if p.text == "realised" and p.length == "dp":
