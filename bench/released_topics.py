@@ -73,7 +73,9 @@ def main() -> int:
         print(f"{topic['count']:7.1f}  x{n}  {topic['word']}  {topic.get('merged_words') or ''}  | {co}")
     print(f"{len(shape['topics'])} topics, {len(run.documents)} documents")
     if args.retrieval and args.dataset == "clinic":
-        print(f"retrieval proxy on the word lists: {_retrieval(config, [d.text for d in run.documents], args.questions):.3f}")
+        texts = [d.text for d in run.documents]
+        print(f"retrieval proxy on the word lists: {_retrieval(config, texts, args.questions):.3f}")
+        print(f"topic TV of the word lists: {_topic_tv(config, texts, args.members):.3f}")
     return 0
 
 
@@ -88,6 +90,18 @@ def _retrieval(config, texts: list[str], n_questions: int) -> float:
     index = VectorIndex.build(texts, embedder)
     retrieved = index.retrieve(embedder.embed([q["question"] for q in questions]), config.scale.top_k)
     return hit_rate(retrieval_hits(retrieved, [q["answer"] for q in questions]))
+
+
+def _topic_tv(config, texts: list[str], members: Path) -> float:
+    """The evaluation's topic TV (core.evaluation.roles) of the word lists against the members' texts."""
+    import csv
+
+    from core.evaluation.roles import clinic_truth, topic_share_tv
+
+    with members.open(newline="", encoding="utf-8") as handle:
+        real = [row["text"] for row in csv.DictReader(handle)]
+    tv = topic_share_tv(texts, real, clinic_truth(config.dataset.folder / config.dataset.roles_file))
+    return float("nan") if tv is None else tv
 
 
 if __name__ == "__main__":

@@ -9,9 +9,8 @@ A and B overlap strongly:
 
 Topics are visited most frequent first; each joins the first earlier kept topic it describes the same thing
 as (compared with that topic's own released words, so merges do not chain), else it is kept. A merged topic
-keeps the first topic's word and the largest of the released counts (its units hold both words: a condition and
-its drug, "tass" and "russia"; the sum counted them twice), takes the union of the co-keywords (a word released
-in both keeps its larger noisy count), and names the other topics' words in every one of its documents (they
+keeps the first topic's word, sums the released counts, takes the union of the co-keywords (a word released
+in both has its noisy counts summed), and names the other topics' words in every one of its documents (they
 are the same thing's names, not co-keywords to sample). Only released words and counts are read, so it
 costs nothing.
 """
@@ -41,17 +40,17 @@ def same_thing(a: ReleasedTopic, b: ReleasedTopic, jaccard: float = MERGE_JACCAR
 
 
 def merged(head: ReleasedTopic, others: Sequence[ReleasedTopic]) -> ReleasedTopic:
-    """``head`` with ``others`` merged in: its word, the largest count, the union of the co-keywords (most
+    """``head`` with ``others`` merged in: its word, the summed count, the union of the co-keywords (most
     frequent first, without the merged topics' words, which every document names), every cluster it stands
     for."""
     names = tuple(dict.fromkeys(w for t in (head, *others) for w in (t.word, *t.merged_words)))
     counts: dict[str, float] = dict(zip(head.co_keywords, head.co_counts))
     for other in others:
         for word, count in zip(other.co_keywords, other.co_counts):
-            counts[word] = max(counts.get(word, count), count)
+            counts[word] = counts.get(word, 0.0) + count
     order = sorted((w for w in counts if w not in names), key=lambda w: -counts[w])
     return ReleasedTopic(
-        head.word, max(t.count for t in (head, *others)), tuple(order), tuple(counts[w] for w in order),
+        head.word, head.count + sum(o.count for o in others), tuple(order), tuple(counts[w] for w in order),
         tuple(c for t in (head, *others) for c in t.clusters), names[1:],
     )
 

@@ -254,7 +254,7 @@ def shape_notes(p) -> list[str]:
             + (". Topics whose released co-keywords overlap strongly (Jaccard at least "
                f"{MERGE_JACCARD:g} with at least {MERGE_SHARED} words shared, or one topic's word among the other's "
                "co-keywords and half of the rest shared) "
-               "were merged into one, keeping the largest of their released counts" if p.merge_topics else "")
+               "were merged into one, their released counts summed" if p.merge_topics else "")
             + ". This reads only released values: post-processing, no cost."
         )
     if p.text == "realised" and p.length == "dp":

@@ -148,14 +148,14 @@ def test_the_allocation_follows_the_released_counts_not_the_true_ones(tmp_path):
     assert sum(shape["allocation"]) == 40 and len(first.documents) >= 3
     noisy = np.asarray(store.load("histogram"))
     W = topic_words(noisy, vocab, SHAPE_SPEC.R, p.sigma_h, SHAPE_SPEC.topic_words)
-    released = [max(cluster_counts(noisy, vocab.index, [W[r] for r in t["clusters"]])) for t in shape["topics"]]
-    assert [t["count"] for t in shape["topics"]] == pytest.approx(released)  # h'(w_r), the largest when merged
+    released = [sum(cluster_counts(noisy, vocab.index, [W[r] for r in t["clusters"]])) for t in shape["topics"]]
+    assert [t["count"] for t in shape["topics"]] == pytest.approx(released)  # h'(w_r), summed when merged
     assert shape["allocation"] == allocate(released, 40)
 
     changed = _units({"asthma": 20, "eczema": 5, "gout": 400}, seed=3)  # the true counts change after release
     keywords = extract_keywords(changed, None, vocab, 4, _ctx(tmp_path / "x"), "vocabulary")  # type: ignore[arg-type]
     truth = keyword_histogram(keywords, vocab)
-    true_counts = [max(cluster_counts(truth, vocab.index, [W[r] for r in t["clusters"]])) for t in shape["topics"]]
+    true_counts = [sum(cluster_counts(truth, vocab.index, [W[r] for r in t["clusters"]])) for t in shape["topics"]]
     assert allocate(true_counts, 40) != shape["allocation"]  # had the truth been read, the allocation would differ
     store.path(CHECKPOINT_SHAPE).unlink()  # made again, from the checkpointed releases
     run_dp_synrag(changed, vocab, SHAPE_SPEC, p, _ctx(folder))
@@ -277,8 +277,8 @@ def test_topics_whose_released_words_overlap_are_the_same_thing():
     russia, president = ReleasedTopic("russia", 140.0, ("trump",)), ReleasedTopic("president", 77.0, ("trump",))
     assert not same_thing(russia, president)  # Jaccard 1, but one shared word is no evidence (news, round 4)
     one = merged(a, [b])
-    assert one.word == "eczema" and one.count == 60.0 and one.clusters == (0, 1)  # its units hold both: the larger
-    assert dict(zip(one.co_keywords, one.co_counts)) == {"itchy": 40.0, "rash": 30.0, "elbows": 20.0, "cream": 5.0}
+    assert one.word == "eczema" and one.count == 90.0 and one.clusters == (0, 1)
+    assert dict(zip(one.co_keywords, one.co_counts)) == {"itchy": 60.0, "rash": 45.0, "elbows": 30.0, "cream": 5.0}
     assert one.merged_words == ("dermatitis",)  # the same thing's other name: every document names it
     both = merged(a, [c])
     assert both.merged_words == ("atopic",) and "eczema" not in both.co_keywords
@@ -301,7 +301,7 @@ def test_merging_visits_the_commonest_first_and_does_not_chain():
     far = ReleasedTopic("cold", 40.0, ("cold", "night", "cough", "fever"), (1.0,) * 4, (2,))  # like near, not head
     out = merge_topics([far, near, head])
     assert [t.word for t in out] == ["asthma", "cold"]
-    assert out[0].count == 80.0 and out[1].count == 40.0
+    assert out[0].count == 130.0 and out[1].count == 40.0
 
 
 # -- the near-duplicate filter: synthetic text only --------------------------------------------------------
