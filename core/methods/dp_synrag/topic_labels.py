@@ -64,7 +64,7 @@ class ClusterLabels:
         """Whether cluster r's released label counts show that it holds units (post-processing): their noisy total
         clears ``sigmas`` standard deviations of the total's noise, σ_t·√|labels|. Each unit of the cluster adds 1
         to the total, so a cluster of a few dozen units shows here even where its co-keyword votes, spread over
-        4|W| noisy candidates, do not (docs/method.md §6.3)."""
+        4|W| noisy candidates, do not (docs/method.md §6.2)."""
         return bool(self.noisy[r].sum() >= sigmas * self.sigma * math.sqrt(len(self.labels)))
 
 

@@ -284,7 +284,7 @@ def specific_entries(text: str, vocab: Vocabulary, K: int) -> list[str]:
     term frequency taken sublinearly, 1 + ln(times in the text), and IDF from public English frequencies,
     ZIPF_CEILING − Zipf (a log-scale inverse frequency); ties in order of appearance.
 
-    In a short note every entry occurs once and this is the rarest entries in general English. In a long article
+    In a short note every entry occurs once, so these are its rarest entries in general English. In a long article
     the words it keeps coming back to (its subject: "brexit", "china", "court") outrank a name met once in passing,
     so units on one subject share keywords and their topic clears the noise (docs/method.md §2.1).
 
