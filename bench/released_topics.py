@@ -6,7 +6,8 @@ ledger in ``--work``, noise from OS entropy as in any run), but the writer, the 
 self-filter are replaced by writing each document as its bare words (the topic's word, the words merged into
 it, its co-keywords). It prints every (merged) topic with its released count and co-keywords, and with
 ``--retrieval`` (clinic only) the evaluation's retrieval proxy on those word lists: the share of the first
-``--questions`` held-out questions whose top-k retrieved word lists name the gold condition. It isolates what
+``--questions`` held-out questions whose top-k retrieved word lists name the gold condition, and their topic TV
+(the evaluation's ``core.evaluation.roles.topic_share_tv`` against the members' texts). It isolates what
 the released topics allow from how the writer writes them; run it several times, every run is a new noise draw.
 
     python bench/released_topics.py --dataset clinic --members M.csv --epsilon 10 --work W [--retrieval]
