@@ -135,8 +135,8 @@ def labelled_one_per_topic(shape: CorpusShape, released: ClusterLabels, ctx: Met
 def held_topics(topics: Sequence[ReleasedTopic], related: CoKeywords, fewest: int = FEWEST_TOPICS,
                 labelled: ClusterLabels | None = None) -> list[ReleasedTopic]:
     """The topics whose cluster is described or shown to hold units (``CoKeywords.held``, or with labels by topic
-    ``ClusterLabels.holds``: the cluster's released label counts), in their order; when fewer than ``fewest``
-    are, the others join them, the largest released count first, up to ``fewest``.
+    ``ClusterLabels.holds``: the cluster's released label counts; ``labelled`` holds at least one label), in their
+    order; when fewer than ``fewest`` are, the others join them, the largest released count first, up to ``fewest``.
 
     A topic that released no co-keyword and whose cluster's released votes show no units was a word of units that
     more specific topics already describe (a templated corpus's wording, a symptom every condition note also
@@ -144,7 +144,7 @@ def held_topics(topics: Sequence[ReleasedTopic], related: CoKeywords, fewest: in
     every question that shares the word. A diverse corpus (news) clears few topics and describes fewer still:
     there its bare topic words are most of what was released, so a corpus too thin to share keeps them."""
     def holds(r: int) -> bool:
-        return related.held(r) or (labelled is not None and bool(labelled.labels) and labelled.holds(r))
+        return related.held(r) or (labelled is not None and labelled.holds(r))
 
     held = {i for i, t in enumerate(topics) if any(holds(r) for r in t.clusters)}
     others = sorted((i for i in range(len(topics)) if i not in held), key=lambda i: -topics[i].count)
@@ -175,11 +175,11 @@ def shape_corpus(
         return one_per_topic(topics)
     if spec.merge_topics:
         topics = merge_topics(topics)  # a topic with no co-keyword never merges: held_topics sees it alone
-    topics = held_topics(topics, related, labelled=labelled)
+    labels = labelled if labelled is not None and labelled.labels else None
+    topics = held_topics(topics, related, labelled=labels)
     n = float(spec.size_bound) if spec.size_bound else size
     total = document_total(spec.documents_setting, len(topics), n)
     words = target_words(spec, length) if spec.text == "realised" else 0
-    labels = labelled if labelled is not None and labelled.labels else None
     key = json.loads(json.dumps(shape_key(topics, spec, total, words, labels)))
     if ctx.checkpoints.has(CHECKPOINT_SHAPE):
         saved = ctx.checkpoints.load(CHECKPOINT_SHAPE)

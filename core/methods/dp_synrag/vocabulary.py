@@ -297,10 +297,8 @@ def specific_entries(text: str, vocab: Vocabulary, K: int) -> list[str]:
     times: dict[str, int] = {}
     for entry in _longest_matches(split_words(text), vocab):
         times[entry] = times.get(entry, 0) + 1  # dicts keep the order of first appearance
-    found = list(times)
 
     def weight(entry: str) -> float:
         return (1.0 + math.log(times[entry])) * max(0.0, ZIPF_CEILING - english_zipf(entry))
 
-    ranked = sorted(range(len(found)), key=lambda i: (-weight(found[i]), i))
-    return [found[i] for i in ranked[:K]]
+    return sorted(times, key=weight, reverse=True)[:K]  # stable: ties keep the order of first appearance
