@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -61,7 +61,6 @@ from core.privacy.mechanisms import GAUSSIAN_OPENDP, SAMPLER_DESCRIPTIONS
 from core.privacy.release import Charge, accountant_of, checkpointed, run_release
 from core.progress import ProgressEvent
 from core.method_catalogue import class_conditional_methods, topic_label_methods
-from core.specs.dp_synrag import AUTOMATIC_MOST_DOCUMENTS, CORPUS_SIZE
 from core.runspec import RunSpec
 from core.specs.common import label_mode_of
 
@@ -241,10 +240,9 @@ class ClassConditional:
         split = self.split(spec, delta, len(corpus.units))
         return self._per_class(corpus, split, self._class_counts(corpus, split.counts, ctx), ctx)
 
-    def _per_class(self, corpus: Corpus, split: BudgetSplit, released: ClassCounts, ctx: MethodContext,
-                   specs: Mapping[str, RunSpec] | None = None) -> MethodOutput:
-        """The method once per released class on that class's units, each stage charged once for all classes;
-        ``specs``: a class's own spec where it differs from the split's in post-processing only (its documents)."""
+    def _per_class(self, corpus: Corpus, split: BudgetSplit, released: ClassCounts, ctx: MethodContext
+                   ) -> MethodOutput:
+        """The method once per released class on that class's units, each stage charged once for all classes."""
         shares = released.shares()
         charge = ParallelCharge(ctx.charge)
         by_class: dict[str, list[SyntheticDoc]] = {}
@@ -260,7 +258,7 @@ class ClassConditional:
             class_ctx = replace(ctx, charge=charge,
                                 checkpoints=Checkpoints(ctx.checkpoints.folder / class_folder(index)),
                                 task=class_task(ctx.task, label) if self.name in CLASS_PROMPT_METHODS else ctx.task)
-            docs, diag, class_notes = self.method.run(_class_corpus(corpus, units), (specs or {}).get(label, split.inner_spec),
+            docs, diag, class_notes = self.method.run(_class_corpus(corpus, units), split.inner_spec,
                                                       split.inner_delta, class_ctx)
             by_class[label] = [replace(d, id=f"c{index:02d}-{d.id}", label=label) for d in docs]
             for key, value in diag.items():
@@ -479,28 +477,6 @@ class AutoLabelled(TopicLabelled):
                       units_per_class_needed=units_per_class_needed(self.split(spec, summary.delta, summary.n_units)))
         return params
 
-    def _class_specs(self, split: BudgetSplit, released: ClassCounts) -> dict[str, RunSpec]:
-        """Per class, the documents the run asks for are the run's in all, not each class's: a class asks its
-        share of them by the released class counts (at least one), so the plan's forecast of documents and time
-        holds whichever way runs. N asked: N in all; automatic or about the corpus size: read from the released
-        class counts' sum (automatic: at most ``AUTOMATIC_MOST_DOCUMENTS``); one per topic: unchanged.
-        Post-processing: a class whose stages would then differ from the plan keeps the split's spec."""
-        p = split.inner_spec.dp_synrag
-        setting, size = p.documents_setting, math.fsum(max(0.0, n) for n in released.noisy)
-        if setting == 0 or not released.labels:
-            return {}
-        total = setting if setting > 0 else round(size) if setting == CORPUS_SIZE else min(round(size),
-                                                                                             AUTOMATIC_MOST_DOCUMENTS)
-        shares = released.shares()
-        quotas = proportional_quotas(max(int(total), 1), [shares[label] for label in released.labels])
-        planned = self.method.record_stages(split.inner_spec, split.inner_delta)
-        specs = {}
-        for label, quota in zip(released.labels, quotas):
-            spec = replace(split.inner_spec, dp_synrag=replace(p, documents=max(quota, 1)))
-            if self.method.record_stages(spec, split.inner_delta) == planned:
-                specs[label] = spec
-        return specs
-
     def finished_stages(self, checkpoints: Checkpoints) -> set[str]:
         """As labels by topic, or, once per class was chosen, as per class with the reserved topic stage."""
         choice = checkpoints.load(CHECKPOINT_CHOICE) if checkpoints.has(CHECKPOINT_CHOICE) else {}
@@ -521,8 +497,7 @@ class AutoLabelled(TopicLabelled):
         else:  # the topic stage is charged as planned (its budget is part of the plan) but nothing is drawn
             run_release(self.topic_plan(split).release(), ctx, compute=lambda: None, noise=lambda _: {"drawn": False},
                         detail=UNUSED_TOPIC_STAGE)
-            docs, diagnostics, notes = self._per_class(corpus, split, released, ctx,
-                                                       self._class_specs(split, released))
+            docs, diagnostics, notes = self._per_class(corpus, split, released, ctx)
         return docs, diagnostics, [*notes, auto_choice_note(mode, need, released, split)]
 
 

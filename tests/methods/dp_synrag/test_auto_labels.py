@@ -115,25 +115,3 @@ def test_a_resume_after_per_class_was_chosen_keeps_the_choice_and_redraws_nothin
     assert json.loads((folder / f"{CHECKPOINT_CHOICE}.json").read_text())["mode"] == "per_class"
     assert math.fsum(e["rho"] for e in _charges(result.run_id)) == pytest.approx(result.record.rho_total, rel=1e-9)
     assert result.n_synthetic > 0
-
-
-@pytest.mark.parametrize(("documents", "expected"), [(20, [15, 5, 1]), (-2, [154, 46, 1]), (0, None)])
-def test_per_class_the_documents_asked_are_the_runs_in_all_shared_by_the_released_counts(tmp_path, documents,
-                                                                                          expected):
-    spec = _spec(tmp_path, mode="auto")
-    spec.dp_synrag.text, spec.dp_synrag.documents, spec.dp_synrag.R = "realised", documents, 0  # R: the default
-    method = method_for(spec)
-    assert isinstance(method, AutoLabelled)
-    split = method.split(spec, 1e-6, 500)
-    released = ClassCounts(tuple(DEPARTMENTS), (300.0, 90.0, -4.0))  # as released: a negative count weighs 0
-    specs = method._class_specs(split, released)
-    if expected is None:  # one per topic: each class writes one per topic of its own, as per class always did
-        assert specs == {}
-        return
-    assert [specs[label].dp_synrag.documents for label in DEPARTMENTS] == expected  # at least one each
-    for label in DEPARTMENTS:  # post-processing only: every class's stages are the plan's
-        assert method.method.record_stages(specs[label], split.inner_delta) == method.method.record_stages(
-            split.inner_spec, split.inner_delta)
-    if documents < 0:  # with R fixed, automatic documents alone call for the size count: a class keeps the split's
-        spec.dp_synrag.R = 8
-        assert method._class_specs(method.split(spec, 1e-6, 500), released) == {}
