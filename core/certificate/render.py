@@ -71,12 +71,7 @@ SHARED_PARAMETER_MEANINGS = {
     "tau_labels": "noisy count a label needed to be released (labels not typed)",
     "delta_labels": "δ spent on releasing the labels (the chance a label of one unit alone is released)",
     "label_mode": "how labels were kept: topic_labels (one run on all units, each document labelled from its "
-                  "topic's noisy label counts), per_class (one run per label) or auto (one of the two, chosen from "
-                  "the noisy label counts: the notes say which)",
-    "per_class_support": "automatic label mode: how many times the units a topic needs every label must hold "
-                         "for the labels to be written per class",
-    "units_per_class_needed": "automatic label mode: the noisy count every label needed for the labels to be "
-                              "written per class",
+                  "topic's noisy label counts) or per_class (one run per label)",
     "topic_label_share": "share of the budget spent on counting each topic's units per label",
     "sigma_topic_labels": "noise added to each topic's count of units per label (standard deviation)",
 }

@@ -46,8 +46,7 @@ def register(subparsers) -> None:
                    help="train classifiers (TF-IDF and MiniLM + logistic regression) on labelled synthetic corpora "
                         "and test them on held-out real documents (writes downstream.json and downstream.md)")
     p.add_argument("--label-mode", default="auto", choices=("auto", "topic_labels", "per_class"),
-                   help="--downstream: how labels are kept ([data] label_mode; auto: for DP-SynRAG per class or by topic, "
-                        "chosen from the released class counts)")
+                   help="--downstream: how labels are kept ([data] label_mode; auto: by topic for DP-SynRAG)")
     p.add_argument("--documents", type=int, default=None,
                    help="--downstream: DP-SynRAG's [dp_synrag] documents (0: one per topic; -1: about the corpus size)")
     p.add_argument("--seeds", type=int, default=0,

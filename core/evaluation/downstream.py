@@ -263,8 +263,8 @@ def training_row(training: TrainingSet, test: list[LabelledRow], test_emb: np.nd
 
 @dataclass(frozen=True)
 class LabelledSettings:
-    """How the evaluation's labelled runs keep the labels: ``[data] label_mode`` ("auto": for DP-SynRAG per class
-    or by topic as the released class counts say, per class for the others) and, when not None, DP-SynRAG's ``[dp_synrag] documents``.
+    """How the evaluation's labelled runs keep the labels: ``[data] label_mode`` ("auto": labels by topic for
+    DP-SynRAG, per class for the others) and, when not None, DP-SynRAG's ``[dp_synrag] documents``.
 
     ``seeds_per_class`` (0: all): a method that writes one document per private document (RPSG, whose cost grows
     with every seed) gets at most this many members of each class, evenly spaced within the class (a subset of

@@ -58,7 +58,7 @@ from core.privacy.class_counts import (
 )
 from core.privacy.conversion import approx_eps_to_rho, approx_rho_to_eps
 from core.privacy.mechanisms import GAUSSIAN_OPENDP, SAMPLER_DESCRIPTIONS
-from core.privacy.release import Charge, accountant_of, checkpointed, run_release
+from core.privacy.release import Charge, accountant_of, run_release
 from core.progress import ProgressEvent
 from core.method_catalogue import class_conditional_methods, topic_label_methods
 from core.runspec import RunSpec
@@ -83,8 +83,6 @@ def method_for(spec: RunSpec) -> Method:
     """The method a run spec names: with a label column, per class or labelled by topic (``[data] label_mode``)."""
     method = registry.get(spec.method)
     mode = label_mode_of(spec.data, spec.method)
-    if mode == "auto":
-        return AutoLabelled(method)
     if mode == "topic_labels":
         return TopicLabelled(method)
     return ClassConditional(method) if mode == "per_class" else method
@@ -238,11 +236,7 @@ class ClassConditional:
     # -- the run ------------------------------------------------------------------------------------------
     def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext) -> MethodOutput:
         split = self.split(spec, delta, len(corpus.units))
-        return self._per_class(corpus, split, self._class_counts(corpus, split.counts, ctx), ctx)
-
-    def _per_class(self, corpus: Corpus, split: BudgetSplit, released: ClassCounts, ctx: MethodContext
-                   ) -> MethodOutput:
-        """The method once per released class on that class's units, each stage charged once for all classes."""
+        released = self._class_counts(corpus, split.counts, ctx)
         shares = released.shares()
         charge = ParallelCharge(ctx.charge)
         by_class: dict[str, list[SyntheticDoc]] = {}
@@ -421,97 +415,12 @@ class TopicLabelled(ClassConditional):
     def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext) -> MethodOutput:
         split = self.split(spec, delta, len(corpus.units))
         released = self._class_counts(corpus, split.counts, ctx)  # first: it makes the label set public
-        return self._by_topic(corpus, split, released, ctx)
-
-    def _by_topic(self, corpus: Corpus, split: BudgetSplit, released: ClassCounts, ctx: MethodContext
-                  ) -> MethodOutput:
-        """The method once on all units, every document labelled from its topic's released label counts."""
         stage = TopicLabelStage(self.topic_plan(split), released)
         docs, diagnostics, notes = self.method.run(corpus, split.inner_spec, split.inner_delta,
                                                    replace(ctx, label_stage=stage))
         kept = keep_class_shares(docs, released, ctx.rng())
         diagnostics = {**diagnostics, "classes": len(released.labels), "kept_after_class_shares": len(kept)}
         return kept, diagnostics, [*notes, *topic_label_notes(split, stage, kept)]
-
-
-PER_CLASS_SUPPORT = 3.0  # "auto": per class when every class holds this many times the units a topic word needs
-CHECKPOINT_CHOICE = "label_choice"  # {"mode": ..., "units_needed": ...}: the automatic choice, for a resume
-UNUSED_TOPIC_STAGE = "reserved for labels by topic and not drawn: the class counts chose per-class synthesis"
-
-
-def units_per_class_needed(split: BudgetSplit) -> float:
-    """The units every class must hold for ``"auto"`` to choose per class: ``PER_CLASS_SUPPORT`` times the units
-    that must share a word for it to become a topic (the method's ``min_topic_units``, from its public noise and
-    vocabulary; docs/method.md §6.3). Public: it reads the plan only."""
-    return PER_CLASS_SUPPORT * float(split.inner.derived.get("min_topic_units", math.inf))
-
-
-def chooses_per_class(released: ClassCounts, units_needed: float) -> bool:
-    """Whether ``"auto"`` keeps the labels per class: every released label's noisy count is at least
-    ``units_needed`` (post-processing of the released class counts)."""
-    return bool(released.labels) and all(n >= units_needed for n in released.noisy)
-
-
-class AutoLabelled(TopicLabelled):
-    """``[data] label_mode = "auto"`` with a method that can label by topic (docs/method.md §6.3): planned and
-    charged as labels by topic; once the class counts are released, per class when every class is large enough
-    to find topics of its own (:func:`chooses_per_class`), by topic otherwise. A choice read from released values
-    only, between two runs of the same total ρ: per class runs the method at the same lowered ε in every class
-    (parallel composition), and the topic label counts, planned and charged, are then not drawn."""
-
-    def plan_summary(self, spec: RunSpec, delta: float, n_units: int) -> PlanSummary:
-        summary = super().plan_summary(spec, delta, n_units)
-        need = units_per_class_needed(self.split(spec, delta, n_units))
-        words = (f"Labels (automatic): once the number of units per label is released, each label is written from its "
-                 f"own units when every label has at least about {need:.0f} of them; otherwise the method runs once on "
-                 "all units and each document takes its label from its topic's noisy label counts.")
-        return replace(summary, warnings=[*summary.warnings[:-1], words],
-                       derived={**summary.derived, "units_per_class_needed": need})
-
-    def topic_plan(self, split: BudgetSplit) -> TopicLabelsPlan:
-        return replace(super().topic_plan(split), automatic=True)
-
-    def parameters(self, spec: RunSpec, summary: PlanSummary) -> dict:
-        params = super().parameters(spec, summary)
-        params.update(label_mode="auto", per_class_support=PER_CLASS_SUPPORT,
-                      units_per_class_needed=units_per_class_needed(self.split(spec, summary.delta, summary.n_units)))
-        return params
-
-    def finished_stages(self, checkpoints: Checkpoints) -> set[str]:
-        """As labels by topic, or, once per class was chosen, as per class with the reserved topic stage."""
-        choice = checkpoints.load(CHECKPOINT_CHOICE) if checkpoints.has(CHECKPOINT_CHOICE) else {}
-        if choice.get("mode") != "per_class":
-            return super().finished_stages(checkpoints)
-        reserved = {STAGE_TOPIC_LABELS} if checkpoints.has(STAGE_TOPIC_LABELS) else set()
-        return ClassConditional.finished_stages(self, checkpoints) | reserved
-
-    def run(self, corpus: Corpus, spec: RunSpec, delta: float, ctx: MethodContext) -> MethodOutput:
-        split = self.split(spec, delta, len(corpus.units))
-        released = self._class_counts(corpus, split.counts, ctx)
-        choice = checkpointed(ctx, CHECKPOINT_CHOICE, lambda: {  # a resume keeps the choice made
-            "mode": "per_class" if chooses_per_class(released, units_per_class_needed(split)) else "topic_labels",
-            "units_needed": units_per_class_needed(split)})
-        mode, need = str(choice["mode"]), float(choice["units_needed"])
-        if mode == "topic_labels":
-            docs, diagnostics, notes = self._by_topic(corpus, split, released, ctx)
-        else:  # the topic stage is charged as planned (its budget is part of the plan) but nothing is drawn
-            run_release(self.topic_plan(split).release(), ctx, compute=lambda: None, noise=lambda _: {"drawn": False},
-                        detail=UNUSED_TOPIC_STAGE)
-            docs, diagnostics, notes = self._per_class(corpus, split, released, ctx)
-        return docs, diagnostics, [*notes, auto_choice_note(mode, need, released, split)]
-
-
-def auto_choice_note(mode: str, need: float, released: ClassCounts, split: BudgetSplit) -> str:
-    """The certificate's words on the automatic choice (public settings and released counts only)."""
-    smallest = min(released.noisy, default=0.0)
-    if mode == "per_class":
-        return (f"Labels kept automatically: every label's released count was at least {need:.0f} units (the smallest "
-                f"{smallest:.1f}), enough for each label to find topics of its own, so each label was written from its "
-                f"own units only (per class). The {TOPIC_LABEL_SHARE:.0%} of the budget planned for the topic label "
-                "counts was charged as planned but not used; the guarantee above counts it.")
-    return (f"Labels kept automatically: the smallest label's released count ({smallest:.1f}) was below the "
-            f"{need:.0f} units a label needs to find topics of its own, so the method ran once on all units and each "
-            "document took its label from its topic (by topic).")
 
 
 def keep_class_shares(docs: Sequence[SyntheticDoc], released: ClassCounts, rng: np.random.Generator

@@ -132,16 +132,13 @@ class TopicLabelsPlan:
     rho: float
     sigma: float
     L: int  # clusters per unit at most (public)
-    automatic: bool = False  # label_mode "auto": drawn only when the class counts choose labels by topic
 
     def release(self) -> Release:
-        when = ("Charged as planned; drawn only if the released class counts choose labels by topic (label mode "
-                "automatic, see the notes): " if self.automatic else "")
         return Release(
             STAGE_TOPIC_LABELS, GAUSSIAN,
-            f"{when}How many units of each topic's cluster carry each label, with Gaussian noise on every count of "
-            f"every cluster at once (each unit is in at most {self.L} clusters and has one label, so one unit changes "
-            f"at most {self.L} counts by 1: sensitivity sqrt({self.L})); each synthetic document takes its label from "
+            f"How many units of each topic's cluster carry each label, with Gaussian noise on every count of every "
+            f"cluster at once (each unit is in at most {self.L} clusters and has one label, so one unit changes at "
+            f"most {self.L} counts by 1: sensitivity sqrt({self.L})); each synthetic document takes its label from "
             "its topic's released counts.",
             f"label counts of every cluster, sigma={self.sigma:.4g} (sensitivity sqrt({self.L}))",
             sensitivity=math.sqrt(self.L), sigma=self.sigma,

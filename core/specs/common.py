@@ -66,8 +66,7 @@ class DataSpec:
     labels: list[str] = field(default_factory=list)
     # How a label column is kept (docs/method.md §6.3): "topic_labels" (DP-SynRAG only) runs the method once on
     # all units and labels each document from its topic's released label counts; "per_class" runs the method
-    # once per class; "auto" (the default) lets a DP-SynRAG run choose between the two from its released class
-    # counts, and means "per_class" for the other methods.
+    # once per class; "auto" = "topic_labels" for DP-SynRAG, "per_class" for the other methods.
     label_mode: str = "auto"
 
     RULES: ClassVar[dict[str, Rule]] = {
@@ -89,13 +88,11 @@ class DataSpec:
 
 
 def label_mode_of(data: DataSpec, method: str) -> str:
-    """The label mode a run uses: "per_class", "topic_labels", or "auto" for a method that can label by topic
-    (chosen by the run from the released class counts, docs/method.md §6.3; "auto" means "per_class" for the
-    other methods); "" without labels."""
+    """The label mode a run uses: "per_class" or "topic_labels" ("auto" resolved by the method); "" without labels."""
     if not data.label_column:
         return ""
     if data.label_mode == "auto":
-        return "auto" if method in method_catalogue.topic_label_methods() else "per_class"
+        return "topic_labels" if method in method_catalogue.topic_label_methods() else "per_class"
     return data.label_mode
 
 

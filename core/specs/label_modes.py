@@ -37,19 +37,12 @@ PER_CATEGORY = ("Each category is written from its own documents only, for the s
                 "none.")
 
 
-AUTOMATIC = ("How many documents carry each label is released with noise first; then, if every category has enough "
-             "documents to find topics of its own, each category is written from its own documents (per category), "
-             "and otherwise by topic. The budget is the same either way.")
-
-
 def label_mode_choices() -> list[LabelModeChoice]:
     """The choices in the order the wizard lists them (the first is the default)."""
     topic = _topic_methods()
     choices = {
         "auto": LabelModeChoice("auto", "Automatic (recommended)",
-                                f"With {topic}: per category when every category turns out large enough to find "
-                                "topics of its own, by topic otherwise (decided from the noisy number of documents "
-                                "per category). Per category with the other methods."),
+                                f"By topic with {topic}, per category with the other methods."),
         "topic_labels": LabelModeChoice("topic_labels", f"By topic ({topic} only)", BY_TOPIC),
         "per_class": LabelModeChoice("per_class", "Per category", PER_CATEGORY),
     }
@@ -63,9 +56,6 @@ def label_mode_words(mode: str, method: str) -> str:
     if resolved == "topic_labels" and method not in method_catalogue.topic_label_methods():
         return ""
     name = method_catalogue.short_names().get(method, method)
-    if resolved == "auto":
-        return (f"With {name}, labels are kept automatically. {AUTOMATIC} Per category: {PER_CATEGORY} By topic: "
-                f"{BY_TOPIC}")
     if resolved == "topic_labels":
         return f"With {name}, labels are kept by topic. {BY_TOPIC}"
     words = f"With {name}, labels are kept per category. {PER_CATEGORY}"

@@ -18,7 +18,7 @@ from core.checkpoints import Checkpoints
 from core.errors import Cancelled
 from core.ledger import Ledger
 from core.methods.base import SyntheticDoc
-from core.methods.class_conditional import AutoLabelled, ClassConditional, TopicLabelled, method_for
+from core.methods.class_conditional import ClassConditional, TopicLabelled, method_for
 from core.methods.dp_synrag.clusters import soft_clusters
 from core.methods.dp_synrag.released_topics import ReleasedTopic
 from core.methods.dp_synrag.shape import CorpusShape
@@ -42,7 +42,7 @@ from core.progress import CallbackReporter
 from core.corpus import Unit
 
 
-def _spec(tmp_path, labels=DEPARTMENTS, mode="topic_labels", n=60):
+def _spec(tmp_path, labels=DEPARTMENTS, mode="auto", n=60):
     spec = tiny_spec(tmp_path, write_labelled(tmp_path, n), release=None)
     spec.data.label_column = "department"
     spec.data.labels = list(labels or [])
@@ -53,11 +53,9 @@ def _spec(tmp_path, labels=DEPARTMENTS, mode="topic_labels", n=60):
 # --- the option ----------------------------------------------------------------------------------------------
 
 
-def test_label_mode_defaults_to_auto_for_dp_synrag_and_is_validated(tmp_path):
-    spec = _spec(tmp_path, mode="auto")
-    assert isinstance(method_for(spec), AutoLabelled)  # planned as labels by topic (tests/.../test_auto_labels.py)
-    spec.data.label_mode = "topic_labels"
-    assert isinstance(method_for(spec), TopicLabelled) and not isinstance(method_for(spec), AutoLabelled)
+def test_label_mode_defaults_to_topic_labels_for_dp_synrag_and_is_validated(tmp_path):
+    spec = _spec(tmp_path)
+    assert isinstance(method_for(spec), TopicLabelled)
     spec.data.label_mode = "per_class"
     method = method_for(spec)
     assert isinstance(method, ClassConditional) and not isinstance(method, TopicLabelled)
