@@ -16,7 +16,8 @@
    document's co-keywords sampled from its topic's released counts (post-processing).
 3. **Retrieval refinement** (``refinement``): noisy centre μ_r and threshold θ_r; S_r ⊆ C_r.
 4. **Text** (``text``): private prediction over S_r (``core.methods.private_prediction``), or a public
-   realisation of the released topics; near-duplicates dropped (``dedup``, public text only).
+   realisation of the released topics; near-duplicates dropped (``dedup``, public text only), and a realised
+   document a reader would discard (``core.junk``: meta-text, an echoed instruction, a bare "Key terms" line).
 5. **Self-filter** (``core.methods.private_prediction.self_filter``): post-processing.
 
 Every DP stage is a release of the plan (``core.privacy.release``): checkpointed, or charged before it
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from core.corpus import Unit
+from core.junk import without_junk
 from core.methods.base import MethodContext, SyntheticDoc
 from core.methods.dp_synrag.adaptive import chosen_settings_words, with_size
 from core.methods.dp_synrag.clusters import co_keywords, soft_clusters
@@ -79,13 +81,14 @@ def run_dp_synrag(
     topic_counts = cluster_counts(noisy_hist, vocab.index, W)  # h'(w_r), released: the row bound's rates
     shape = shape_corpus(W, topic_counts, related, size, length, spec, ctx, labelled)  # documents per topic (and label)
     texts = drop_near_duplicates(write_texts(units, shape, selected, topic_counts, spec, plan, ctx))  # step 4
+    readable = without_junk(texts, [ctx.task]) if spec.realisation else texts  # what a reader would discard
     reference = form_reference(spec.document_form, spec.public_example)
-    kept = self_filter(texts, ctx, spec.self_filter, spec.self_filter_mode, reference)  # step 5
+    kept = self_filter(readable, ctx, spec.self_filter, spec.self_filter_mode, reference)  # step 5
     documents = [SyntheticDoc(id=f"syn-{i:04d}", text=text, group=shape.groups[i], label=shape.documents[i].label)
                  for i, text in sorted(kept.items())]
     documents = label_documents(documents, shape, labelled, ctx)  # each its topic's label: post-processing
-    return DPSynRAGResult(documents, diagnostics(clusters, selected, texts, documents, spec.min_cluster_size),
-                          spec, note)
+    found = diagnostics(clusters, selected, texts, documents, spec.min_cluster_size)
+    return DPSynRAGResult(documents, {**found, "dropped_as_junk": len(texts) - len(readable)}, spec, note)
 
 
 def diagnostics(

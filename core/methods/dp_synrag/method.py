@@ -201,6 +201,12 @@ def generation_notes(p) -> list[str]:
                if demos else "")
             + ". Every released word of a topic appears in its document. This reads no private data: no cost."
         )
+        notes.append(
+            "Junk rule: a written document that a reader would discard was dropped by a fixed public rule on its "
+            "text alone (it talks about the document instead of being one, such as 'I'm ready to help'; it repeats "
+            "the instructions or the task; it loops; or it holds next to no prose, such as a bare 'Key terms' line): "
+            "post-processing, no cost."
+        )
         if form_slots(example):
             notes.append(
                 "Roles: a released word that a public source names as a condition, a drug or a symptom (a typed "
