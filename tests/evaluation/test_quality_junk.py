@@ -59,6 +59,9 @@ ASSISTANT_JUNK = [
     "Your prompt highlights the unique and creative storytelling approach to document information, often "
     "involving real people whose stories could be included in a collection.",
     "I'm ready to help. What kind of document are you looking for?",
+    # DP-SynRAG's writer on healthtweets (round 4, session 9), repeating its instruction instead of writing
+    'The new version must contain the words "nyti", "rt," "goodlife". It should also include a link.',
+    "The sentence must contain the words ms nyti rt ebw sz to avoid any potential issues in terms of formatting.",
 ]
 
 
