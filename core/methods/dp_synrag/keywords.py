@@ -8,7 +8,7 @@ from typing import Sequence
 from core.corpus import Unit
 from core.methods.base import MethodContext
 from core.methods.compute_backend import UnitWork
-from core.methods.dp_synrag.vocabulary import Vocabulary, postprocess_keywords, specific_entries
+from core.methods.dp_synrag.vocabulary import Vocabulary, postprocess_keywords, specific_entries, without_links
 from core.models.base import LanguageModel
 from core.progress import StageProgress
 from core.prompts import render
@@ -34,7 +34,7 @@ def extract_keywords(
             keywords.append(specific_entries(unit.text, vocab, K))
             progress.advance(1)
     else:
-        prompts = [render("keywords", K=K, document=_truncate(u.text)) for u in units]
+        prompts = [render("keywords", K=K, document=_truncate(without_links(u.text))) for u in units]
         answers = generate_greedy(prompts, llm, ctx.compute.unit_work, 6 * K + 4, progress)
         keywords = [postprocess_keywords(a, vocab, K) for a in answers]
     progress.finish()

@@ -36,6 +36,7 @@ from core.methods.dp_synrag.vocabulary import (
     load_person_names,
     load_stop_words,
     not_words,
+    without_links,
 )
 from core.privacy.mechanisms import gaussian_sparse_histogram
 from core.privacy.planner import STAGE_PHRASES
@@ -129,7 +130,7 @@ def candidate_phrases(text: str, lists: PublicLists, max_words: int = MAX_PHRASE
     """The admissible 1–``max_words``-word n-grams of one text, distinct, in order of appearance, each
     with whether the text writes it as a name somewhere (:func:`_written_as_name`)."""
     seen: dict[str, bool] = {}
-    for tokens in _segments(text):
+    for tokens in _segments(without_links(text)):
         for i in range(len(tokens)):
             for n in range(1, max_words + 1):
                 window = tokens[i : i + n]

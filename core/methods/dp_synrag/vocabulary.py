@@ -79,6 +79,16 @@ class Vocabulary:
         return hashlib.sha256("\n".join(self.words).encode("utf-8")).hexdigest()
 
 
+# A link or a handle is an address, not what a document is about: "http://nyti.ms/1x", "www.x.org", "bit.ly/abc",
+# "@nytimes". Its letters would otherwise become keywords ("ms", "ly") that no writer can write about.
+_LINK_RE = re.compile(r"\b(?:https?://|www\.)\S+|\b[\w-]+(?:\.[\w-]+)+/\S*|(?<![\w.])@\w+", re.IGNORECASE)
+
+
+def without_links(text: str) -> str:
+    """``text`` with its links and @handles replaced by a space (a function of the text alone)."""
+    return _LINK_RE.sub(" ", text)
+
+
 def split_words(text: str) -> list[str]:
     """Lower-case ``text`` and split it into words (runs of letters), in order."""
     return _WORD_RE.findall(text.lower())
@@ -295,7 +305,7 @@ def specific_entries(text: str, vocab: Vocabulary, K: int) -> list[str]:
     if K < 1:
         raise ValueError(f"K must be at least 1, got {K}")
     times: dict[str, int] = {}
-    for entry in _longest_matches(split_words(text), vocab):
+    for entry in _longest_matches(split_words(without_links(text)), vocab):
         times[entry] = times.get(entry, 0) + 1  # dicts keep the order of first appearance
 
     def weight(entry: str) -> float:

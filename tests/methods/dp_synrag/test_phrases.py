@@ -53,6 +53,11 @@ def demo_units() -> list[Unit]:
 # -- proposals: from one unit and public lists only --------------------------------------------------
 
 
+def test_a_unit_proposes_no_phrase_from_a_link_or_a_handle(lists):
+    found = propose_phrases("Outbreak news from Monrovia http://reut.rs/1xYz via @ReutersHealth", lists, 20)
+    assert found and not any(w in phrase for phrase in found for w in ("reut", "rs", "reutershealth", "http"))
+
+
 def test_a_unit_proposes_its_own_multi_word_names_but_no_numbers_names_or_fragments(lists):
     text = (
         "Seen today: Austin Weaver, 47. Diagnosed with Cinder Asthma; the Cinder Asthma flares at night. "

@@ -12,7 +12,8 @@ from core.methods.dp_synrag.histogram import topic_words
 from core.privacy.forecast import significance_threshold
 from core.methods.dp_synrag.guidance import guide
 from core.methods.private_prediction.self_filter import offtopic_sentences, public_threshold, run_self_filter
-from core.methods.dp_synrag.vocabulary import Vocabulary, english_zipf, specific_entries
+from core.methods.dp_synrag.vocabulary import (Vocabulary, english_zipf, load_vocabulary, specific_entries,
+                                                split_words, without_links)
 from core.progress import NULL_REPORTER
 from core.runspec import DPSynRAGSpec
 
@@ -44,6 +45,17 @@ def test_vocabulary_extractor_weighs_how_often_the_unit_uses_an_entry(vocab):
     often = "Insomnia at night, insomnia by day, insomnia for weeks; zorblax."
     assert specific_entries(often, vocab, 1) == ["insomnia"]
     assert english_zipf("insomnia") > english_zipf("zorblax")
+
+
+def test_links_and_handles_give_no_keywords():
+    """A tweet's shortened link ("nyti.ms", "reut.rs") is an address: its letters are not what it is about."""
+    english = load_vocabulary()
+    tweet = "Ebola spreads in Liberia http://nyti.ms/1abcD via @nytimeshealth, more at bit.ly/xyZ and www.cdc.gov/ebola"
+    assert split_words(without_links(tweet)) == ["ebola", "spreads", "in", "liberia", "via", "more", "at", "and"]
+    words = specific_entries(tweet, english, 10)
+    assert {"ebola", "liberia"} <= set(words) and not {"ms", "ly", "nyti", "cdc", "gov", "http"} & set(words)
+    assert without_links("Dr. Smith said 3.5 percent of U.S. adults, e.g. in N.Y.") == (
+        "Dr. Smith said 3.5 percent of U.S. adults, e.g. in N.Y.")  # abbreviations and numbers are not links
 
 
 def test_specific_topic_words_need_a_significant_noisy_count(vocab):
