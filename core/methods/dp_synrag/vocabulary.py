@@ -80,12 +80,14 @@ class Vocabulary:
 
 
 # A link or a handle is an address, not what a document is about: "http://nyti.ms/1x", "www.x.org", "bit.ly/abc",
-# "@nytimes". Its letters would otherwise become keywords ("ms", "ly") that no writer can write about.
-_LINK_RE = re.compile(r"\b(?:https?://|www\.)\S+|\b[\w-]+(?:\.[\w-]+)+/\S*|(?<![\w.])@\w+", re.IGNORECASE)
+# "@nytimes", and a retweet's "RT @nytimes:". Its letters would otherwise become keywords ("ms", "ly", "rt") that
+# no writer can write about.
+_LINK_RE = re.compile(r"\bRT\s*@\w+:?|\b(?:https?://|www\.)\S+|\b[\w-]+(?:\.[\w-]+)+/\S*|(?<![\w.])@\w+",
+                      re.IGNORECASE)
 
 
 def without_links(text: str) -> str:
-    """``text`` with its links and @handles replaced by a space (a function of the text alone)."""
+    """``text`` with its links, @handles and retweet marks replaced by a space (a function of the text alone)."""
     return _LINK_RE.sub(" ", text)
 
 

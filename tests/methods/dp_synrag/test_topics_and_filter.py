@@ -54,6 +54,7 @@ def test_links_and_handles_give_no_keywords():
     assert split_words(without_links(tweet)) == ["ebola", "spreads", "in", "liberia", "via", "more", "at", "and"]
     words = specific_entries(tweet, english, 10)
     assert {"ebola", "liberia"} <= set(words) and not {"ms", "ly", "nyti", "cdc", "gov", "http"} & set(words)
+    assert split_words(without_links("RT @nprhealth: Flu season starts early")) == ["flu", "season", "starts", "early"]
     assert without_links("Dr. Smith said 3.5 percent of U.S. adults, e.g. in N.Y.") == (
         "Dr. Smith said 3.5 percent of U.S. adults, e.g. in N.Y.")  # abbreviations and numbers are not links
 
