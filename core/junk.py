@@ -34,7 +34,9 @@ _META = re.compile(
     r"|\b(?:your|this|the)\s+(?:prompt|request)\b|\b(?:kind|type)\s+of\s+(?:document|text)\b"
     r"|\bi(?:'m|\s+am)\s+(?:ready|happy|glad)\s+to\s+(?:help|assist)\b|\bi(?:'d|\s+would)\s+be\s+(?:happy|glad)\s+to\b"
     r"|\bas\s+an\s+ai\b|\blanguage\s+model\b|\bi\s+hope\s+this\s+helps\b|\blet\s+me\s+know\s+if\b"
-    r"|\b(?:must|should)\s+(?:contain|include|use)\s+(?:the\s+|these\s+|all\s+)?(?:following\s+)?words\b",
+    r"|\b(?:must|should)\s+(?:contain|include|use)\s+(?:the\s+|these\s+|all\s+)?(?:following\s+)?words\b"
+    r"|\b(?:contains?|includes?|uses?)\s+(?:only\s+)?(?:the|these)\s+(?:following\s+)?words\b"
+    r"|\bi(?:'m|\s+am)\s+here\s+to\s+(?:help|assist)\b",
     re.IGNORECASE | re.MULTILINE,
 )
 _URL = re.compile(r"\bhttps?://|\bwww\.|\bhref\b|\b[\w-]+\.(?:com|org|net|html?|php)/", re.IGNORECASE)

@@ -62,6 +62,8 @@ ASSISTANT_JUNK = [
     # DP-SynRAG's writer on healthtweets (round 4, session 9), repeating its instruction instead of writing
     'The new version must contain the words "nyti", "rt," "goodlife". It should also include a link.',
     "The sentence must contain the words ms nyti rt ebw sz to avoid any potential issues in terms of formatting.",
+    'This new version contains only the words "health" and "tips", which are not available in any other format.',
+    "I'm here to help you with your health and wellness. I can provide you with the latest news.",
 ]
 
 
