@@ -91,7 +91,7 @@ class TopicForecast:
         span = str(high) if low == high else f"{low} to {high}"
         how = ("shared among the topics found in proportion to how often each is mentioned" if self.documents
                else "one per topic found")
-        return f"{span} ({how}; the self-filter may drop a few)"
+        return f"{span} ({how}; the junk rule and the self-filter may drop some)"
 
     @property
     def likely_documents(self) -> int:
