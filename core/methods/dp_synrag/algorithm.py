@@ -87,13 +87,13 @@ def run_dp_synrag(
     documents = [SyntheticDoc(id=f"syn-{i:04d}", text=text, group=shape.groups[i], label=shape.documents[i].label)
                  for i, text in sorted(kept.items())]
     documents = label_documents(documents, shape, labelled, ctx)  # each its topic's label: post-processing
-    found = diagnostics(clusters, selected, texts, documents, spec.min_cluster_size)
-    return DPSynRAGResult(documents, {**found, "dropped_as_junk": len(texts) - len(readable)}, spec, note)
+    return DPSynRAGResult(documents, diagnostics(clusters, selected, texts, readable, documents, spec.min_cluster_size),
+                          spec, note)
 
 
 def diagnostics(
     clusters: Sequence[Sequence[int]], selected: Sequence[Sequence[int]], texts: dict[int, str],
-    documents: Sequence[SyntheticDoc], min_cluster_size: int,
+    readable: dict[int, str], documents: Sequence[SyntheticDoc], min_cluster_size: int,
 ) -> dict[str, int]:
     """Counts for the custodian's screen (computed on private data: never exported)."""
     return {
@@ -101,5 +101,6 @@ def diagnostics(
         "low_signal_clusters": sum(1 for s in selected if len(s) < min_cluster_size),
         "empty_clusters": sum(1 for s in selected if not s),
         "generated": len(texts),
+        "dropped_as_junk": len(texts) - len(readable),
         "kept_after_self_filter": len(documents),
     }
