@@ -2,16 +2,17 @@
 well they would retrieve (docs/method.md §2.2, §2.2b, §6.2).
 
 Runs the real method adapter through ``core.evaluation.runs.run_method`` (every stage charged to a throw-away
-ledger in ``--work``, noise from OS entropy as in any run), but the writer, the near-duplicate filter and the
-self-filter are replaced by writing each document as its bare words (the topic's word, the words merged into
+ledger in ``--work``, noise from OS entropy as in any run), but the writer, the near-duplicate filter, the
+junk rule and the self-filter are replaced by writing each document as its bare words (the topic's word, the words merged into
 it, its co-keywords). It prints every (merged) topic with its released count and co-keywords, and with
 ``--retrieval`` (clinic only) the evaluation's retrieval proxy on those word lists: the share of the first
 ``--questions`` held-out questions whose top-k retrieved word lists name the gold condition, and their topic TV
-(the evaluation's ``core.evaluation.roles.topic_share_tv`` against the members' texts). It isolates what
+(the evaluation's ``core.evaluation.roles.topic_share_tv`` against the members' texts); with ``--held-out``
+(any dataset) the share of held-out texts' common content words the word lists hold (``core.evaluation.coverage``). It isolates what
 the released topics allow from how the writer writes them; run it several times, every run is a new noise draw.
 
     python bench/released_topics.py --dataset clinic --members M.csv --epsilon 10 --work W [--retrieval]
-        [--set K=5 --set documents=40]
+        [--held-out H.csv] [--set K=5 --set documents=40]
 
 ``M.csv`` is an evaluation's ``members.csv`` (``privet evaluate`` writes it in its work folder).
 """
@@ -54,12 +55,15 @@ def main() -> int:
     ap.add_argument("--work", required=True, type=Path)
     ap.add_argument("--retrieval", action="store_true")
     ap.add_argument("--questions", type=int, default=40)
+    ap.add_argument("--held-out", type=Path, default=None,
+                    help="a CSV of held-out texts (column text): print the word lists' content-word coverage of it")
     ap.add_argument("--set", action="append", default=[], help="a [dp_synrag] setting, e.g. K=5")
     args = ap.parse_args()
 
     algorithm.write_texts = _word_lists  # type: ignore[assignment]
     algorithm.drop_near_duplicates = lambda texts: texts  # type: ignore[assignment]
     algorithm.self_filter = lambda texts, *a, **k: texts  # type: ignore[assignment]
+    algorithm.without_junk = lambda texts, *a, **k: texts  # type: ignore[assignment]  # a bare word list is "junk"
     work = args.work / time.strftime("%Y%m%dT%H%M%S")
     work.mkdir(parents=True)
     config = make_config(args.dataset, work, "demo", (args.epsilon,), ("dp_synrag",), domain_list=False)
@@ -77,6 +81,8 @@ def main() -> int:
         texts = [d.text for d in run.documents]
         print(f"retrieval proxy on the word lists: {_retrieval(config, texts, args.questions):.3f}")
         print(f"topic TV of the word lists: {_topic_tv(config, texts, args.members):.3f}")
+    if args.held_out is not None:
+        print(f"content-word coverage of the word lists: {_coverage([d.text for d in run.documents], args.held_out):.3f}")
     return 0
 
 
@@ -103,6 +109,17 @@ def _topic_tv(config, texts: list[str], members: Path) -> float:
         real = [row["text"] for row in csv.DictReader(handle)]
     tv = topic_share_tv(texts, real, clinic_truth(config.dataset.folder / config.dataset.roles_file))
     return float("nan") if tv is None else tv
+
+
+def _coverage(texts: list[str], held_out: Path) -> float:
+    """The evaluation's content-word coverage (core.evaluation.coverage) of the word lists on held-out texts."""
+    import csv
+
+    from core.evaluation.coverage import common_content_words, content_word_share
+
+    with held_out.open(newline="", encoding="utf-8") as handle:
+        held = [row["text"] for row in csv.DictReader(handle)]
+    return content_word_share(texts, common_content_words(held))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from collections import Counter
 from functools import cache
 from typing import Mapping, Sequence
 
+from core.links import has_link
 from core.paths import resources_dir
 
 
@@ -39,8 +40,7 @@ _META = re.compile(
     r"|\bi(?:'m|\s+am)\s+here\s+to\s+(?:help|assist)\b",
     re.IGNORECASE | re.MULTILINE,
 )
-_URL = re.compile(r"\bhttps?://|\bwww\.|\bhref\b|\b[\w-]+\.(?:com|org|net|html?|php)/", re.IGNORECASE)
-_MARKUP = re.compile(r"</?[a-z][a-z0-9]*(?:\s[^<>]*)?/?>|&(?:amp|lt|gt|quot|nbsp|#\d+);|\[[^\]\n]*\]\(|```",
+_MARKUP = re.compile(r"\bhref\b|</?[a-z][a-z0-9]*(?:\s[^<>]*)?/?>|&(?:amp|lt|gt|quot|nbsp|#\d+);|\[[^\]\n]*\]\(|```",
                      re.IGNORECASE)
 _PLACEHOLDER_SLOT = re.compile(r"\[[a-z][a-z _-]{1,30}\]", re.IGNORECASE)  # "[name]", "[Headline]": a form left unfilled
 MAX_PLACEHOLDERS = 1  # a real text may hold one bracketed remark ("[ZHU LIXIN/CHINA DAILY]"); a form holds several
@@ -87,7 +87,7 @@ def _meta_reasons(text: str) -> list[str]:
 
 def _markup_reasons(text: str) -> list[str]:
     reasons = []
-    if _URL.search(text):
+    if has_link(text):
         reasons.append("URL")
     if _MARKUP.search(text):
         reasons.append("markup")

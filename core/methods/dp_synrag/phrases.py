@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from core.corpus import Unit
+from core.links import without_links
 from core.methods.base import MethodContext
 from core.methods.dp_synrag.vocabulary import (
     Vocabulary,
@@ -36,7 +37,6 @@ from core.methods.dp_synrag.vocabulary import (
     load_person_names,
     load_stop_words,
     not_words,
-    without_links,
 )
 from core.privacy.mechanisms import gaussian_sparse_histogram
 from core.privacy.planner import STAGE_PHRASES

@@ -33,6 +33,7 @@ import torch
 
 from core.corpus import Corpus
 from core.errors import PrivetError
+from core.links import LINK
 from core.methods.dp_synrag.example_check import check_public_example
 from core.methods.dp_synrag.example_check import example_problem as example_problem  # re-exported
 from core.methods.dp_synrag.demonstration_guard import DemonstrationGuard, PublicLists
@@ -61,7 +62,6 @@ LONGEST_SENTENCE = 40  # words: a longer sentence of the writer is a run-on, cut
 DEMO_PROMPT_TOKENS = 512  # the writer's prompt with a demonstration is public: it may be longer than a private one
 
 _PLACEHOLDER = re.compile(r"\[[^\]]*\]")
-_URL = re.compile(r"(https?://\S+|www\.\S+|\S+\.(com|org|net|html?)\S*)", re.IGNORECASE)
 _META_LINE = re.compile(
     r"^\s*(here is|here's|sure|certainly|of course|document\s*:|note\s*:|rewritten|rephrased|the document|"
     r"this document|i have|i've|i hope|let me know|please note|example\s*:|invented example|output\s*:)",
@@ -336,7 +336,7 @@ def _before_meta(sentence: str, min_words: int = 4) -> str:
     """A sentence without meta-text or URLs: whole when it has none; its words before the first one when
     they are at least ``min_words`` ("K. M. rated these films highly: Fargo, Heat This is a sample of …"
     keeps the list); else nothing."""
-    hits = [m.start() for m in (_META_SENTENCE.search(sentence), _URL.search(sentence)) if m]
+    hits = [m.start() for m in (_META_SENTENCE.search(sentence), LINK.search(sentence)) if m]
     if not hits:
         return sentence.strip()
     before = sentence[: min(hits)].rstrip(" ,;:-(")

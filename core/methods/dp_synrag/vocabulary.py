@@ -17,6 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from core.errors import PrivetError
+from core.links import without_links
 from core.paths import resources_dir
 
 ENGLISH_LIST = "english.txt"
@@ -77,18 +78,6 @@ class Vocabulary:
     def sha256(self) -> str:
         """Hex digest of the word list (one word per line), for the privacy record."""
         return hashlib.sha256("\n".join(self.words).encode("utf-8")).hexdigest()
-
-
-# A link or a handle is an address, not what a document is about: "http://nyti.ms/1x", "www.x.org", "bit.ly/abc",
-# "@nytimes", and a retweet's "RT @nytimes:". Its letters would otherwise become keywords ("ms", "ly", "rt") that
-# no writer can write about.
-_LINK_RE = re.compile(r"\bRT\s*@\w+:?|\b(?:https?://|www\.)\S+|\b[\w-]+(?:\.[\w-]+)+/\S*|(?<![\w.])@\w+",
-                      re.IGNORECASE)
-
-
-def without_links(text: str) -> str:
-    """``text`` with its links, @handles and retweet marks replaced by a space (a function of the text alone)."""
-    return _LINK_RE.sub(" ", text)
 
 
 def split_words(text: str) -> list[str]:

@@ -36,6 +36,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from core.errors import PrivetError
+from core.links import SCHEMED_LINK
 
 KINDS = ("NAME", "EMAIL", "PHONE", "ID", "DATE", "URL", "PLACE")
 _KIND_RE = re.compile(r"^[A-Z][A-Z_]{1,19}$")
@@ -86,7 +87,6 @@ _MONTHS = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?
 _ORD = r"\d{1,2}(?:st|nd|rd|th)?"
 
 _EMAIL = re.compile(r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}\b")
-_URL = re.compile(r"\b(?:https?://|ftp://|www\.)[^\s<>\"']+[^\s<>\"'.,;:!?)\]]")
 _DATE = re.compile(
     r"\b(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}"  # 2024-03-05
     r"|\d{1,2}[-/.]\d{1,2}[-/.](?:\d{4}|\d{2})"  # 05/03/2024, 3.5.24
@@ -294,7 +294,7 @@ def default_recognizers(options: PIIOptions | None = None) -> list[Recognizer]:
     options = options or PIIOptions()
     recognizers: list[Recognizer] = [
         PatternRecognizer("EMAIL", _EMAIL),
-        PatternRecognizer("URL", _URL),
+        PatternRecognizer("URL", SCHEMED_LINK),
         PatternRecognizer("DATE", _DATE),
         PatternRecognizer("PHONE", _PHONE),
         PatternRecognizer("ID", _SSN),

@@ -12,8 +12,8 @@ from core.methods.dp_synrag.histogram import topic_words
 from core.privacy.forecast import significance_threshold
 from core.methods.dp_synrag.guidance import guide
 from core.methods.private_prediction.self_filter import offtopic_sentences, public_threshold, run_self_filter
-from core.methods.dp_synrag.vocabulary import (Vocabulary, english_zipf, load_vocabulary, specific_entries,
-                                                split_words, without_links)
+from core.links import without_links
+from core.methods.dp_synrag.vocabulary import Vocabulary, english_zipf, load_vocabulary, specific_entries, split_words
 from core.progress import NULL_REPORTER
 from core.runspec import DPSynRAGSpec
 
