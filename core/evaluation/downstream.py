@@ -13,7 +13,8 @@ Training sets, each scored by accuracy and macro-F1 over the held-out classes:
 
 * every synthetic corpus (method, ε), its documents labelled by the class they were synthesised for;
 * a same-size random sample of real members with their true labels (the ceiling a synthetic corpus of that
-  size aims at);
+  size aims at), and, when its texts hold links or handles, the same sample with them removed, as DP-SynRAG's
+  keywords see the texts (the ceiling of a corpus written from the texts' content alone);
 * the public-only writer's texts, labelled by prompt: the packaged model writes each class's share of
   documents from the public task and the label's name alone (no private data, ε = 0);
 * the majority class of the members (no text at all).
@@ -49,6 +50,7 @@ from core.evaluation.config import DATASET_CONFIGS, DatasetConfig, EvaluationCon
 from core.evaluation.news import lead, news_zip_path
 from core.evaluation.public_only import PUBLIC_ONLY_LABEL, public_only_documents
 from core.evaluation.retrieval import VectorIndex
+from core.links import without_links
 from core.models.registry import load_embedder, load_language_model
 from core.paths import resources_dir
 from core.progress import NULL_REPORTER, ProgressEvent, Reporter
@@ -63,6 +65,7 @@ REAL_SAMPLE_SEED = 0  # which real members form the same-size sample (evaluation
 SAMPLES_PER_CORPUS = 3
 MAJORITY = "majority class (of the members)"
 REAL_SAMPLE = "same-size real sample (members)"
+LINKS_REMOVED = "links and handles removed"
 
 HEALTHTWEETS = DatasetConfig(
     name="healthtweets", corpus_file="healthtweets.zip", text_column="text", id_column="source_id",
@@ -230,7 +233,7 @@ class TrainingSet:
     """One training set of the comparison: its texts and labels."""
 
     name: str
-    kind: str  # "synthetic" | "real_sample" | "public_only" | "majority"
+    kind: str  # "synthetic" | "real_sample" | "real_sample_content" (links removed) | "public_only" | "majority"
     texts: list[str]
     labels: list[str]
     epsilon: float | None = None
@@ -369,6 +372,16 @@ def real_sample(members: list[LabelledRow], size: int) -> TrainingSet:
                        [members[i].label for i in pick])
 
 
+def without_links_sample(sample: TrainingSet) -> TrainingSet | None:
+    """The same real sample with its links and handles removed (``core.links.without_links``), as DP-SynRAG's
+    keywords and phrases see the texts (docs/method.md §2.1): the ceiling of what a corpus written from the texts'
+    content alone can reach. None when no text of the sample holds a link or a handle (the row would repeat)."""
+    texts = [without_links(t) for t in sample.texts]
+    if texts == sample.texts:
+        return None
+    return TrainingSet(f"{sample.name}, {LINKS_REMOVED}", "real_sample_content", texts, sample.labels)
+
+
 # --- the evaluation -----------------------------------------------------------------------------------------
 
 
@@ -410,7 +423,10 @@ def run_downstream(config: EvaluationConfig, work_dir: Path, reporter: Reporter 
     _say(reporter, "Writing the public-only baseline, labelled by prompt")
     public = public_only_training_set(config, llm, sizes, config.scale.dp_synrag.realisation_tokens)
     other_sizes = sorted({len(s.texts) for s in synthetic if s.epsilon == config.max_epsilon and s.texts} - {size})
-    sets = [*synthetic, real_sample(members, size), *(real_sample(members, n) for n in other_sizes), public,
+    same_size = real_sample(members, size)
+    content_only = without_links_sample(same_size)
+    sets = [*synthetic, same_size, *([content_only] if content_only else []),
+            *(real_sample(members, n) for n in other_sizes), public,
             TrainingSet(MAJORITY, "majority", [], [r.label for r in members])]
     mia: list[dict] = []
     if settings.membership:

@@ -27,6 +27,7 @@ from core.evaluation.downstream import (
     run_downstream,
     split_labelled,
     training_row,
+    without_links_sample,
     write_downstream,
 )
 
@@ -91,6 +92,19 @@ def test_classifiers_learn_a_separable_task_and_baselines_are_constant():
     assert single["tfidf"]["accuracy"] == 0.5  # one class: nothing to learn, that class predicted
     empty = training_row(TrainingSet("none", "synthetic", [], []), test, test_emb, _Embedder())
     assert empty["tfidf"]["accuracy"] == 0.0
+
+
+def test_the_content_only_real_sample_removes_links_and_is_left_out_without_any():
+    """Healthtweets' outlets are told apart by their links; DP-SynRAG's keywords never see a link (method.md §2.1),
+    so the evaluation also trains on the same real sample without them: the ceiling of content alone."""
+    sample = TrainingSet("same-size real sample (members), n = 2", "real_sample",
+                         ["Flu shots now http://nyti.ms/1x", "RT @cnnhealth: Ebola in Liberia bit.ly/abc"], ["nyt", "cnn"])
+    content = without_links_sample(sample)
+    assert content is not None and content.kind == "real_sample_content" and content.labels == sample.labels
+    assert [t.split() for t in content.texts] == [["Flu", "shots", "now"], ["Ebola", "in", "Liberia"]]
+    assert "links and handles removed" in content.name
+    plain = TrainingSet("same-size real sample (members), n = 1", "real_sample", ["Flu shots now."], ["nyt"])
+    assert without_links_sample(plain) is None  # the row would repeat the same-size sample
 
 
 def test_healthtweets_is_a_downstream_dataset_only(capsys):
