@@ -177,8 +177,8 @@ class DPSynRAGSpec:
 
     @property
     def clusters_per_unit(self) -> int:
-        """L: as the spec says, else 3 without a token stage and the seed's 5 with one (docs/method.md §2.7)."""
-        return int(self.L) if self.L else (5 if self.token_stage else 3)
+        """L: as the spec says, else 1 without a token stage and the seed's 5 with one (docs/method.md §2.7)."""
+        return int(self.L) if self.L else (5 if self.token_stage else 1)
 
     @property
     def documents_setting(self) -> int:

@@ -4,7 +4,7 @@ One default for the library, the CLI, the wizard and the demo. A setting the spe
 one left at 0 (or unset) is chosen here:
 
 * **Public rules** (before anything is charged; :func:`with_public_defaults`): the document form from the
-  task's words (``forms``); L = 3 without a token stage, the seed's 5 with one
+  task's words (``forms``); L = 1 without a token stage, the seed's 5 with one
   (``DPSynRAGSpec.clusters_per_unit``); DP phrase discovery on, a public domain list or not (a list rarely
   names a corpus's own terms); no token stage (``text = "realised"``); the similarity self-filter.
 * **Size rules** (:func:`with_size`), from the corpus's size n̂: the DP size count the run releases first

@@ -49,7 +49,7 @@ def test_the_public_rules_fill_the_form_and_l_and_keep_what_the_spec_states():
     spec = RunSpec()
     spec.task = "Answer patients' questions"
     chosen = with_public_defaults(spec)
-    assert chosen.dp_synrag.L == 3 and chosen.dp_synrag.document_form == "clinical_note"
+    assert chosen.dp_synrag.L == 1 and chosen.dp_synrag.document_form == "clinical_note"
     assert spec.dp_synrag.L == 0 and spec.dp_synrag.document_form == ""  # the caller's spec is not changed
     spec.dp_synrag.L = 4
     assert with_public_defaults(spec).dp_synrag.L == 4
@@ -81,9 +81,9 @@ def test_r_is_the_most_topics_of_full_support_the_size_allows():
 
 def test_with_size_keeps_stated_settings_and_refuses_to_guess_without_a_size():
     p = with_size(DPSynRAGSpec(), 240.0, 2.9, 30_000)
-    assert topic_cap(240, 2.9, 30_000, 3) == p.R and p.k == 0  # realised: k plays no part
+    assert topic_cap(240, 2.9, 30_000, 1) == p.R and p.k == 0  # realised: k plays no part
     assert with_size(DPSynRAGSpec(R=12), None, 2.9, 30_000).R == 12
-    assert topic_cap(5000, 2.9, 30_000, 3) == with_size(DPSynRAGSpec(size_bound=5000), 10.0, 2.9, 30_000).R
+    assert topic_cap(5000, 2.9, 30_000, 1) == with_size(DPSynRAGSpec(size_bound=5000), 10.0, 2.9, 30_000).R
     with pytest.raises(ValueError):
         with_size(DPSynRAGSpec(), None, 2.9, 30_000)
 
