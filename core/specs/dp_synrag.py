@@ -116,6 +116,7 @@ class DPSynRAGSpec:
     # (the released DP size count, or size_bound), never the true one.
     documents: int = AUTOMATIC_DOCUMENTS
     merge_topics: bool = True  # topics whose released co-keywords overlap strongly become one (docs/method.md §6.2)
+    name_topics: bool = True  # a released corpus name is a topic at a lower bar (docs/method.md §2.2)
     # How long each realised document is (docs/method.md §6.2): "form" (the shipped demonstrations' median length,
     # public), "dp" (a noisy median of the units' words per document: a charged stage, length_fraction of ρ) or
     # "none" (as the writer wrote it).
@@ -170,6 +171,7 @@ class DPSynRAGSpec:
                            f"{AUTOMATIC_MOST_DOCUMENTS}; -1: about the size of the corpus; 0: one per topic)",
                            low=AUTOMATIC_DOCUMENTS, high=MAX_DOCUMENTS),
         "merge_topics": flag("whether topics that describe the same thing are merged"),
+        "name_topics": flag("whether the corpus's own released names become topics at the lower bar of a name"),
         "length": text_rule("how long each document is", choices=LENGTHS),
         "length_fraction": number("the length statistic's share of the budget", low=0, high=1, open_low=True,
                                   open_high=True, zero_default=True),

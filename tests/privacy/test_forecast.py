@@ -13,6 +13,7 @@ from core.demo.generate import make_clinic_corpus, write_clinic
 from core.errors import PrivetError
 from core.ledger import Ledger
 from core.pipeline import plan, run_pipeline
+from core.methods.dp_synrag.adaptive import MIN_TOPICS
 from core.privacy.forecast import ABOUT_ZERO_TOPICS, TOP_TOPIC_SHARE, forecast_topics, significance_threshold
 from core.runspec import RunSpec
 
@@ -80,7 +81,7 @@ def test_plan_shows_the_forecast_and_what_would_help(tmp_path, privet_home, caps
     demo_spec(tmp_path).save(spec_path)
     assert privet(["plan", str(spec_path)]) == 0
     out = capsys.readouterr().out
-    assert "Expected documents: 0 to" in out and "at most R = 8 topics" in out
+    assert "Expected documents: 0 to" in out and f"at most R = {MIN_TOPICS} topics" in out
     assert "What would help:" in out and "--spend-anyway" in out
 
 

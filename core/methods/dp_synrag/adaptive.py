@@ -13,7 +13,7 @@ one left at 0 (or unset) is chosen here:
 
   - R, the most topics a run looks for: a topic needs about s units sharing its word to clear the noise
     (s = ``significance_threshold(σ_h, |V|)``, public) and a unit counts in at most L topics, so a corpus
-    of n̂ units can hold at most L·n̂/s topics of that support: R = clamp(⌈L·n̂/s⌉, 8, 500). The realised
+    of n̂ units can hold at most L·n̂/s topics of that support: R = clamp(⌈L·n̂/s⌉, 10, 500). The realised
     path writes one document per topic found, so R also bounds the writer's calls (the time).
   - k, the private documents per topic of a token stage: clamp(round(n̂/10), 10, 80).
 
@@ -28,10 +28,10 @@ import math
 from dataclasses import replace
 
 from core.methods.dp_synrag.forms import with_chosen_form
-from core.privacy.forecast import significance_threshold
+from core.privacy.forecast import FEWEST_TOPICS, significance_threshold
 from core.runspec import DPSynRAGSpec, RunSpec
 
-MIN_TOPICS = 8  # R never below: a small corpus still gets its few topics' chance
+MIN_TOPICS = FEWEST_TOPICS  # R never below the shape's floor of written topics (docs/method.md §6.2)
 MAX_TOPICS = 500  # the seed's R
 MIN_UNITS_PER_TOPIC = 10  # k's range: the seed's k = 80 at most
 MAX_UNITS_PER_TOPIC = 80
@@ -46,7 +46,7 @@ def with_public_defaults(spec: RunSpec) -> RunSpec:
 
 
 def topic_cap(n_units: float, sigma_h: float, vocab_size: int, L: int) -> int:
-    """R = clamp(⌈L·n/s⌉, 8, 500), s the noisy count a topic word must reach (public)."""
+    """R = clamp(⌈L·n/s⌉, 10, 500), s the noisy count a topic word must reach (public)."""
     support = significance_threshold(sigma_h, vocab_size)
     wanted = math.ceil(max(float(n_units), 0.0) * L / support) if support > 0 else MAX_TOPICS
     return int(min(MAX_TOPICS, max(MIN_TOPICS, wanted)))

@@ -67,13 +67,15 @@ def run_dp_synrag(
 ) -> DPSynRAGResult:
     size = release_size(units, plan, ctx)  # step 0: n̂ (when a setting waits for it)
     length = release_length(units, plan, ctx)  # and the DP length statistic (when asked for)
-    vocab = discover_phrases(units, vocab, plan, ctx)
+    public_vocab, vocab = vocab, discover_phrases(units, vocab, plan, ctx)
+    names = frozenset(vocab.words) - frozenset(public_vocab.words)  # the corpus's own released names (§2.0)
     chosen = with_size(spec, size, plan.sigma_h, len(vocab))
     spec, note = chosen, chosen_settings_words(spec, chosen, size)
     keywords = extract_keywords(units, ctx.llm, vocab, spec.K, ctx, spec.keywords)  # step 1
     noisy_hist = release_histogram(keywords, vocab, plan, ctx)
     W = topic_words(noisy_hist, vocab, spec.R, plan.sigma_h, spec.topic_words,
-                    form_words(spec.document_form, spec.public_example), spec.size_bound or size)
+                    form_words(spec.document_form, spec.public_example), spec.size_bound or size,
+                    names if spec.name_topics else frozenset())
     clusters = soft_clusters(keywords, W, spec.L)  # step 2
     related = co_keywords(keywords, clusters, W, noisy_hist, vocab, spec.R, plan, ctx)  # step 2b
     labelled = release_cluster_labels(units, clusters, ctx)  # step 2c: label counts (label_mode "topic_labels")

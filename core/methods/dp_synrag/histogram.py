@@ -43,11 +43,18 @@ def top_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int) -> list[str]:
     return [vocab.words[i] for i in order]
 
 
+def name_threshold(sigma_h: float, n_names: int) -> float:
+    """The bar of a released corpus name (:func:`topic_words`): σ_h·√(2 ln n), the typical largest of n pure-noise
+    draws (n ≥ 2). Public: σ_h and the number of released names only."""
+    return sigma_h * float(np.sqrt(2.0 * np.log(max(n_names, 2))))
+
+
 MOST_UNITS_SHARE = 0.5  # a word the released counts put in more than half of the units is the corpus's form, no topic
 
 
 def topic_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int, sigma_h: float, mode: str = "specific",
-                not_topics: frozenset[str] = frozenset(), size: float | None = None) -> list[str]:
+                not_topics: frozenset[str] = frozenset(), size: float | None = None,
+                corpus_names: frozenset[str] = frozenset()) -> list[str]:
     """W, the cluster words, chosen from the released histogram by post-processing only.
 
     ``"frequent"`` (SPEC §2.2 as written): the R largest noisy counts. ``"specific"``: among the
@@ -63,12 +70,20 @@ def topic_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int, sigma_h: floa
     ``not_topics`` (the document form's own words) is never one, nor, with a released size n' (``size``), a
     word whose noisy count exceeds half of n' (what most units say is how they are written, not what they are
     about). Both read released or public values only.
+
+    ``corpus_names``: the entries phrase discovery released that no public list holds (§2.0; public, DP outputs).
+    Each already has about τ_p units behind it, so it needs no guard against the |V| pure-noise draws of the rest
+    of V: it is significant when its noisy count reaches :func:`name_threshold` (the typical largest of that many
+    pure-noise draws), not the whole vocabulary's threshold.
     """
     if mode == "frequent":
         return top_words(noisy_hist, vocab, R)
     if mode != "specific":
         raise ValueError(f"unknown topic word mode {mode!r}")
-    significant = np.flatnonzero(noisy_hist >= significance_threshold(sigma_h, len(vocab))).tolist()
+    bar = np.full(len(vocab.words), significance_threshold(sigma_h, len(vocab)))
+    names = [vocab.index[w] for w in corpus_names if w in vocab.index]
+    bar[names] = name_threshold(sigma_h, len(names))
+    significant = np.flatnonzero(noisy_hist >= bar).tolist()
     most = MOST_UNITS_SHARE * size if size is not None else np.inf
     significant = [i for i in significant if vocab.words[i] not in not_topics and noisy_hist[i] <= most]
     significant.sort(key=lambda i: (english_zipf(vocab.words[i]), -noisy_hist[i]))

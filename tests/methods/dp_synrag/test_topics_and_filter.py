@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from core.methods.dp_synrag.clusters import soft_clusters
-from core.methods.dp_synrag.histogram import topic_words
+from core.methods.dp_synrag.histogram import name_threshold, topic_words
 from core.privacy.forecast import significance_threshold
 from core.methods.dp_synrag.guidance import guide
 from core.methods.private_prediction.self_filter import offtopic_sentences, public_threshold, run_self_filter
@@ -71,6 +71,22 @@ def test_specific_topic_words_need_a_significant_noisy_count(vocab):
     assert "zorblax" not in topic_words(noisy, vocab, 10, sigma_h, "specific")  # below the threshold
     assert topic_words(noisy, vocab, 2, sigma_h, "frequent") == ["weeks", "patient"]
     assert topic_words(np.zeros(len(vocab)), vocab, 5, sigma_h, "specific") == []
+
+
+def test_a_released_corpus_name_is_a_topic_at_the_lower_bar_of_a_name(vocab):
+    """Phrase discovery's released names (no public list holds them) already have about τ_p units behind them:
+    they clear σ_h·√(2 ln n) for n names, not the whole vocabulary's bar; every other word keeps that bar."""
+    sigma_h = 2.0
+    names = frozenset({"zorblax", "quintessa"})
+    name_bar = name_threshold(sigma_h, len(names))
+    assert name_bar == pytest.approx(sigma_h * math.sqrt(2 * math.log(2))) and name_bar < significance_threshold(
+        sigma_h, len(vocab))
+    extended = Vocabulary.from_words([*vocab.words, *sorted(names)])
+    counts = {"zorblax": name_bar + 0.01, "quintessa": name_bar - 0.01, "insomnia": name_bar + 0.01}
+    noisy = np.array([counts.get(w, 0.0) for w in extended.words])
+    assert topic_words(noisy, extended, 10, sigma_h, "specific", corpus_names=names) == ["zorblax"]
+    assert topic_words(noisy, extended, 10, sigma_h, "specific") == []  # without the names: the vocabulary's bar
+    assert name_threshold(sigma_h, 40) > name_threshold(sigma_h, 4)  # more names, more noise draws to rise above
 
 
 def test_fewer_topic_words_still_cluster_rarest_first():
