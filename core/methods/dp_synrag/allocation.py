@@ -6,7 +6,9 @@ All of it is post-processing of released values and public settings, so it costs
   N > 0 writes N; ``documents = -1`` (``CORPUS_SIZE``) writes about as many as the corpus holds units: the
   released DP size count n̂ (or the custodian's public ``size_bound``), never the true n; ``-2``
   (``AUTOMATIC_DOCUMENTS``, the default) the same, at least one per topic and at most
-  ``AUTOMATIC_MOST_DOCUMENTS`` (200, a public bound on the writer's calls) unless the topics are more;
+  ``AUTOMATIC_MOST_DOCUMENTS`` (200, a public bound on the writer's calls) unless the topics are more, and never
+  more than the topics' released counts add up to (a corpus whose only released topic is held by about 35 units
+  gets about 35 documents about it, not 200);
 * **the allocation** (:func:`allocate`): N split across the topics in proportion to their released counts
   h'(w_r), by largest remainders, every topic at least one while N ≥ |W|;
 * **each document's co-keywords** (:func:`sample_co_keywords`): each released co-keyword of its topic
@@ -30,16 +32,19 @@ __all__ = ["AUTOMATIC_DOCUMENTS", "CORPUS_SIZE", "MAX_DOCUMENTS", "ONE_PER_TOPIC
            "document_total", "sample_co_keywords"]
 
 
-def automatic_total(size: float, topics: int) -> int:
+def automatic_total(size: float, topics: int, supported: float | None = None) -> int:
     """The automatic number of documents: about ``size`` (the released DP size count or a public bound), at most
-    AUTOMATIC_MOST_DOCUMENTS, and never fewer than one per topic."""
-    return max(min(round(max(float(size), 1.0)), AUTOMATIC_MOST_DOCUMENTS), int(topics))
+    AUTOMATIC_MOST_DOCUMENTS and at most ``supported`` (the topics' released counts added up: the units the
+    released topics stand for), and never fewer than one per topic."""
+    most = AUTOMATIC_MOST_DOCUMENTS if supported is None else min(AUTOMATIC_MOST_DOCUMENTS, round(supported))
+    return max(min(round(max(float(size), 1.0)), most), int(topics))
 
 
-def document_total(setting: int, topics: int, size: float | None) -> int:
+def document_total(setting: int, topics: int, size: float | None, supported: float | None = None) -> int:
     """N, the documents to write: ``topics`` for 0, the setting itself for N > 0, round(size) for -1 (the
     released DP size count or the public bound; at least one per topic is not promised then), and for -2
-    :func:`automatic_total`. At most MAX_DOCUMENTS; 0 when there is no topic."""
+    :func:`automatic_total` (``supported``: the topics' released counts added up). At most MAX_DOCUMENTS; 0 when
+    there is no topic."""
     if topics <= 0:
         return 0
     if setting == ONE_PER_TOPIC:
@@ -47,7 +52,7 @@ def document_total(setting: int, topics: int, size: float | None) -> int:
     elif setting in (CORPUS_SIZE, AUTOMATIC_DOCUMENTS):
         if size is None:
             raise ValueError(f"documents = {setting} needs the released size count (or a public size_bound)")
-        total = round(max(float(size), 1.0)) if setting == CORPUS_SIZE else automatic_total(size, topics)
+        total = round(max(float(size), 1.0)) if setting == CORPUS_SIZE else automatic_total(size, topics, supported)
     elif setting > 0:
         total = int(setting)
     else:

@@ -178,7 +178,7 @@ def shape_corpus(
     labels = labelled if labelled is not None and labelled.labels else None
     topics = held_topics(topics, related, labelled=labels)
     n = float(spec.size_bound) if spec.size_bound else size
-    total = document_total(spec.documents_setting, len(topics), n)
+    total = document_total(spec.documents_setting, len(topics), n, sum(max(t.count, 1.0) for t in topics))
     words = target_words(spec, length) if spec.text == "realised" else 0
     key = json.loads(json.dumps(shape_key(topics, spec, total, words, labels)))
     if ctx.checkpoints.has(CHECKPOINT_SHAPE):

@@ -81,6 +81,10 @@ def test_the_number_of_documents_reads_the_released_size_never_anything_else():
     assert document_total(-2, 7, 3.2) == 7 and document_total(-2, 260, 5000.0) == 260
     with pytest.raises(ValueError):
         document_total(-2, 7, None)
+    # ... and never more than the released topics stand for: one topic held by about 35 of 240 units
+    assert document_total(-2, 1, 240.0, supported=35.3) == 35 and document_total(-2, 7, 240.0, supported=3.0) == 7
+    assert document_total(-2, 7, 123.4, supported=900.0) == 123
+    assert document_total(-1, 1, 240.0, supported=35.3) == 240  # "about the size of the corpus" was asked for
 
 
 def test_automatic_documents_are_one_per_topic_without_the_public_writer():
