@@ -96,8 +96,10 @@ PARAMETER_MEANINGS = {  # DP-SynRAG (and DP-Synth, which shares R, T, tau and th
     "force_length": "every document runs the full T tokens (speed checks only; no budget)",
     "documents": "synthetic documents asked for, shared among the topics by their noisy counts (0 = one per topic, "
                  "-1 = about the corpus's noisy size, -2 = automatic: about the noisy size, at most "
-                 f"{AUTOMATIC_MOST_DOCUMENTS} and at least one per topic); no budget",
+                 f"{AUTOMATIC_MOST_DOCUMENTS}, at most the topics' noisy counts added up, at least one per topic); "
+                 "no budget",
     "merge_topics": "topics whose released words overlap strongly are merged into one; no budget",
+    "name_topics": "a name released by phrase discovery becomes a topic at the lower bar of a name; no budget",
     "length": "how long each document is: the form's public length (form), a noisy median of the corpus's (dp), "
               "or as written (none)",
     "length_fraction": f"share of the budget spent on the noisy median length (0 = default {DEFAULT_LENGTH_FRACTION:g}; "

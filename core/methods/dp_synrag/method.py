@@ -220,6 +220,10 @@ def generation_notes(p) -> list[str]:
             "Topics: the cluster words were chosen from the released noisy keyword counts only, keeping words "
             "whose noisy count is well above what noise alone reaches and preferring words that are rare in "
             "general English (public word frequencies); this is post-processing of a released value."
+            + (" A name released by DP phrase discovery that no public list holds was kept when its noisy count "
+               "clears what noise alone reaches among the released names (a lower bar than among all words, since "
+               "phrase discovery released it only because many documents use it); also post-processing."
+               if p.name_topics and p.discover_phrases else "")
         )
     if p.cluster_keywords:
         notes.append(
@@ -249,7 +253,8 @@ def shape_notes(p) -> list[str]:
         how_many = {0: "one document per topic",
                     -1: "about as many documents as the corpus holds people or documents, read from " + size,
                     AUTOMATIC_DOCUMENTS: "about as many documents as the corpus holds people or documents, read from "
-                    f"{size}, at most {AUTOMATIC_MOST_DOCUMENTS} and at least one per topic (the automatic default)"}
+                    f"{size}, at most {AUTOMATIC_MOST_DOCUMENTS}, at most as many as the topics' released counts add up to, "
+                    "and at least one per topic (the automatic default)"}
         total = how_many.get(p.documents_setting, f"{p.documents} documents")
         notes.append(
             f"Corpus shape: {total}"
