@@ -191,7 +191,9 @@ class ClassConditional:
         words = ("the typed labels" if counts.typed else
                  f"the labels released by a DP set union (a label needs about {counts.tau:.0f} units to be kept)")
         warnings = [*inner.warnings, f"Labels: each class of {words} is synthesised from its own units only, so a "
-                    "topic needs that many units within one class; a class with few units yields few documents."]
+                    "topic needs that many units within one class; a class with few units yields few documents. "
+                    "The expected documents above are one run's: each class writes its own, so the corpus may hold "
+                    "up to that many per class, kept in proportion to the released class counts."]
         return replace(
             inner, epsilon=spec.privacy.epsilon, delta=delta, rho_total=inner.rho_total + counts.rho,
             stages=[(STAGE_CLASS_COUNTS, counts.release().rho), *inner.stages], derived=derived, warnings=warnings,

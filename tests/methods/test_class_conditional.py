@@ -249,7 +249,9 @@ def test_every_parameter_of_a_labelled_run_has_a_meaning_on_the_certificate(tmp_
 
     spec = _labelled_spec(tmp_path, DEPARTMENTS if typed else None)
     method = method_for(spec)
-    params = method.parameters(spec, method.plan_summary(spec, 1e-6, 500))
+    summary = method.plan_summary(spec, 1e-6, 500)
+    assert any("up to that many per class" in w for w in summary.warnings)  # each class writes its own documents
+    params = method.parameters(spec, summary)
     own = {"class_conditional", "label_column", "labels", "label_share", "sigma_labels", "method_epsilon"}
     assert own <= set(params) and params["class_conditional"] is True
     assert all(PARAMETER_MEANINGS.get(k) for k in params if k in own or k.endswith("_labels")
