@@ -54,6 +54,7 @@ def main() -> int:
     ap.add_argument("--epsilon", type=float, default=10.0)
     ap.add_argument("--work", required=True, type=Path)
     ap.add_argument("--retrieval", action="store_true")
+    ap.add_argument("--domain-list", action="store_true", help="with the dataset's public list, as privet evaluate runs by default")
     ap.add_argument("--questions", type=int, default=40)
     ap.add_argument("--held-out", type=Path, default=None,
                     help="a CSV of held-out texts (column text): print the word lists' content-word coverage of it")
@@ -66,7 +67,7 @@ def main() -> int:
     algorithm.without_junk = lambda texts, *a, **k: texts  # type: ignore[assignment]  # a bare word list is "junk"
     work = args.work / time.strftime("%Y%m%dT%H%M%S")
     work.mkdir(parents=True)
-    config = make_config(args.dataset, work, "demo", (args.epsilon,), ("dp_synrag",), domain_list=False)
+    config = make_config(args.dataset, work, "demo", (args.epsilon,), ("dp_synrag",), domain_list=args.domain_list)
     settings = dict(_setting(s) for s in args.set)
     config = replace(config, scale=replace(config.scale, dp_synrag=replace(config.scale.dp_synrag, **settings)))
     spec = runs.run_spec(config, args.members, "dp_synrag", args.epsilon)

@@ -71,10 +71,11 @@ def run_dp_synrag(
     names = frozenset(vocab.words) - frozenset(public_vocab.words)  # the corpus's own released names (§2.0)
     chosen = with_size(spec, size, plan.sigma_h, len(vocab))
     spec, note = chosen, chosen_settings_words(spec, chosen, size)
-    keywords = extract_keywords(units, ctx.llm, vocab, spec.K, ctx, spec.keywords)  # step 1
+    form = form_words(spec.document_form, spec.public_example)  # public: how a document is written
+    keywords = extract_keywords(units, ctx.llm, vocab, spec.K, ctx, spec.keywords, form)  # step 1
     noisy_hist = release_histogram(keywords, vocab, plan, ctx)
     W = topic_words(noisy_hist, vocab, spec.R, plan.sigma_h, spec.topic_words,
-                    form_words(spec.document_form, spec.public_example), spec.size_bound or size,
+                    form, spec.size_bound or size,
                     names if spec.name_topics else frozenset())
     clusters = soft_clusters(keywords, W, spec.L)  # step 2
     related = co_keywords(keywords, clusters, W, noisy_hist, vocab, spec.R, plan, ctx)  # step 2b

@@ -9,7 +9,7 @@ from typing import Sequence
 import numpy as np
 
 from core.methods.base import MethodContext
-from core.methods.dp_synrag.vocabulary import Vocabulary, english_zipf
+from core.methods.dp_synrag.vocabulary import Vocabulary, english_zipf, in_form
 from core.privacy.forecast import significance_threshold  # the public topic threshold (one home: forecast)
 from core.privacy.planner import STAGE_HISTOGRAM
 from core.methods.dp_synrag.plan import DPSynRAGPlan
@@ -85,7 +85,7 @@ def topic_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int, sigma_h: floa
     bar[names] = name_threshold(sigma_h, len(names))
     significant = np.flatnonzero(noisy_hist >= bar).tolist()
     most = MOST_UNITS_SHARE * size if size is not None else np.inf
-    significant = [i for i in significant if vocab.words[i] not in not_topics and noisy_hist[i] <= most]
+    significant = [i for i in significant if not in_form(vocab.words[i], not_topics) and noisy_hist[i] <= most]
     significant.sort(key=lambda i: (english_zipf(vocab.words[i]), -noisy_hist[i]))
     chosen = sorted(significant[:R], key=lambda i: (-english_zipf(vocab.words[i]), -noisy_hist[i]))
     return [vocab.words[i] for i in chosen]

@@ -16,7 +16,8 @@ from core.prompts import render
 
 
 def extract_keywords(
-    units: Sequence[Unit], llm: LanguageModel, vocab: Vocabulary, K: int, ctx: MethodContext, extractor: str = "llm"
+    units: Sequence[Unit], llm: LanguageModel, vocab: Vocabulary, K: int, ctx: MethodContext, extractor: str = "llm",
+    form: frozenset[str] = frozenset(),
 ) -> list[list[str]]:
     """Per-unit keyword sets: at most K entries of the public V, each from its own unit only.
 
@@ -24,7 +25,8 @@ def extract_keywords(
     the same sets), post-processed against V. ``"vocabulary"``: the K entries of V in the unit's
     text with the highest TF-IDF, IDF from public English frequencies
     (:func:`core.methods.dp_synrag.vocabulary.specific_entries`); no model call, and robust with small models,
-    which tend to echo the document instead of listing keywords.
+    which tend to echo the document instead of listing keywords. Either way the document form's public words
+    (``form``) are never keywords.
     """
     if extractor not in ("vocabulary", "llm"):
         raise ValueError(f"unknown keyword extractor {extractor!r}")
@@ -32,12 +34,12 @@ def extract_keywords(
     keywords: list[list[str]] = []
     if extractor == "vocabulary":
         for unit in units:
-            keywords.append(specific_entries(unit.text, vocab, K))
+            keywords.append(specific_entries(unit.text, vocab, K, form))
             progress.advance(1)
     else:
         prompts = [render("keywords", K=K, document=_truncate(without_links(u.text))) for u in units]
         answers = generate_greedy(prompts, llm, ctx.compute.unit_work, 6 * K + 4, progress)
-        keywords = [postprocess_keywords(a, vocab, K) for a in answers]
+        keywords = [postprocess_keywords(a, vocab, K, form) for a in answers]
     progress.finish()
     return keywords
 

@@ -188,14 +188,21 @@ def load_vocabulary(extra_lists: Sequence[str | Path] = (), vocab_dir: Path | No
     return Vocabulary.from_words(words, sources=[p.name for p in paths])
 
 
-def postprocess_keywords(raw_text: str, vocab: Vocabulary, K: int) -> list[str]:
+def in_form(entry: str, form: frozenset[str]) -> bool:
+    """Whether a vocabulary entry is the document form's: itself a form word, or a phrase of form words only
+    ("sci fi", a genre split by the tokenizer)."""
+    return entry in form or (bool(form) and all(word in form for word in entry.split()))
+
+
+def postprocess_keywords(raw_text: str, vocab: Vocabulary, K: int, form: frozenset[str] = frozenset()) -> list[str]:
     """docs/method.md §2.1 post-processing of the LLM's keyword answer for one unit.
 
     Lower-case, split into words, keep only entries of V (the longest phrase of V that starts
     at a word wins, else the word itself), de-duplicate preserving first occurrence, keep at
     most ``K``. Each item of the answer (separated by commas, semicolons or new lines) is
     matched on its own, so a phrase never spans two items. The result has L2 norm ≤ √K as a
-    one-hot vector, which is what the histogram's sensitivity assumes.
+    one-hot vector, which is what the histogram's sensitivity assumes. Words of ``form`` (the document form's
+    public words) are dropped, as by :func:`specific_entries`.
     """
     if K < 1:
         raise ValueError(f"K must be at least 1, got {K}")
@@ -203,7 +210,7 @@ def postprocess_keywords(raw_text: str, vocab: Vocabulary, K: int) -> list[str]:
     seen: set[str] = set()
     for item in _ITEM_SEPARATORS.split(raw_text):
         for entry in _longest_matches(split_words(item), vocab):
-            if entry not in seen:
+            if entry not in seen and not in_form(entry, form):
                 seen.add(entry)
                 kept.append(entry)
                 if len(kept) == K:
@@ -280,7 +287,7 @@ def write_zipf_table(entries: Iterable[str], path: Path) -> int:
 ZIPF_CEILING = 9.0  # a word met once in a billion words has Zipf 0; public IDF of an entry: ZIPF_CEILING − Zipf
 
 
-def specific_entries(text: str, vocab: Vocabulary, K: int) -> list[str]:
+def specific_entries(text: str, vocab: Vocabulary, K: int, form: frozenset[str] = frozenset()) -> list[str]:
     """A unit's keywords without a language model: the K entries of V in ``text`` with the highest TF-IDF,
     term frequency taken sublinearly, 1 + ln(times in the text), and IDF from public English frequencies,
     ZIPF_CEILING − Zipf (a log-scale inverse frequency); ties in order of appearance.
@@ -289,15 +296,21 @@ def specific_entries(text: str, vocab: Vocabulary, K: int) -> list[str]:
     the words it keeps coming back to (its subject: "brexit", "china", "court") outrank a name met once in passing,
     so units on one subject share keywords and their topic clears the noise (docs/method.md §2.1).
 
+    ``form``: the public words of the document form (``realisation.form_words``: a film profile's genres, a
+    clinical note's "diagnosis") are never keywords. They say how a unit is written, not what it is about, and a
+    form word repeated in every unit ("Drama" twelve times in a film profile) would otherwise take the K slots
+    from the unit's own names.
+
     Like the LLM's answer after :func:`postprocess_keywords`, the result is at most K distinct
-    entries of the fixed public V computed from this unit alone, so the histogram's sensitivity
+    entries of the fixed public V computed from this unit alone and public lists, so the histogram's sensitivity
     (√K) and the clustering argument are unchanged.
     """
     if K < 1:
         raise ValueError(f"K must be at least 1, got {K}")
     times: dict[str, int] = {}
     for entry in _longest_matches(split_words(without_links(text)), vocab):
-        times[entry] = times.get(entry, 0) + 1  # dicts keep the order of first appearance
+        if not in_form(entry, form):
+            times[entry] = times.get(entry, 0) + 1  # dicts keep the order of first appearance
 
     def weight(entry: str) -> float:
         return (1.0 + math.log(times[entry])) * max(0.0, ZIPF_CEILING - english_zipf(entry))

@@ -364,7 +364,8 @@ def test_the_automatic_default_writes_documents_by_released_count_and_charges_th
     planned = plan(spec)
     assert [c["stage"] for c in charges] == [s for s, _ in planned.stages] and charges[0]["stage"] == STAGE_SIZE
     assert math.fsum(c["rho"] for c in charges) == pytest.approx(planned.rho_total, rel=1e-9)
-    assert any("at most 200 and at least one per topic" in n for n in result.record.scope_notes)
+    assert any("at most 200, at most as many as the topics' released counts add up to, and at least one per topic" in n
+               for n in result.record.scope_notes)
     allocation = released_allocation(result.run_dir)
     assert allocation and sum(n for _, _, n in allocation) > len(allocation)  # more documents than topics
 
@@ -407,7 +408,8 @@ def test_the_certificate_says_the_shape_is_post_processing():
     assert "Near-duplicates" in notes
     assert "one document per topic" in " ".join(generation_notes(DPSynRAGSpec(documents=0)))
     automatic = " ".join(generation_notes(DPSynRAGSpec()))  # the default
-    assert "at most 200 and at least one per topic" in automatic and "released DP size count" in automatic
+    assert "at most as many as the topics' released counts add up to, and at least one per topic" in automatic
+    assert "released DP size count" in automatic
 
 
 # -- the wizard: the Task page asks how many, the Review page shows the allocation ----------------------------

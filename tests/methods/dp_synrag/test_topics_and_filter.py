@@ -13,7 +13,9 @@ from core.privacy.forecast import significance_threshold
 from core.methods.dp_synrag.guidance import guide
 from core.methods.private_prediction.self_filter import offtopic_sentences, public_threshold, run_self_filter
 from core.links import without_links
-from core.methods.dp_synrag.vocabulary import Vocabulary, english_zipf, load_vocabulary, specific_entries, split_words
+from core.methods.dp_synrag.realisation import form_words
+from core.methods.dp_synrag.vocabulary import (Vocabulary, english_zipf, in_form, load_vocabulary, postprocess_keywords,
+                                                specific_entries, split_words)
 from core.progress import NULL_REPORTER
 from core.runspec import DPSynRAGSpec
 
@@ -71,6 +73,25 @@ def test_specific_topic_words_need_a_significant_noisy_count(vocab):
     assert "zorblax" not in topic_words(noisy, vocab, 10, sigma_h, "specific")  # below the threshold
     assert topic_words(noisy, vocab, 2, sigma_h, "frequent") == ["weeks", "patient"]
     assert topic_words(np.zeros(len(vocab)), vocab, 5, sigma_h, "specific") == []
+
+
+def test_the_forms_words_are_never_keywords():
+    """A film profile repeats its genres ("Drama" in most films): by TF-IDF they took every keyword slot and no
+    title was left to become a topic. The form's public words (its example's and demonstrations' form words) are
+    never keywords, by either extractor; a phrase of form words only ("sci fi") neither."""
+    english = load_vocabulary()
+    sci_fi = Vocabulary.from_words([*english.words, "sci fi", "forrest gump", "shawshank redemption"])
+    profile = ("K. M. rated these films highly: Forrest Gump (Comedy, Drama, Romance), The Shawshank Redemption "
+               "(Crime, Drama), Alien (Horror, Sci-Fi), Heat (Action, Crime, Drama) and Fargo (Comedy, Crime, Drama).")
+    form = form_words("film_ratings", "")
+    assert {"drama", "comedy", "crime", "sci", "fi"} <= form
+    plain = specific_entries(profile, sci_fi, 4)
+    assert "drama" in plain  # without the form: repeated genres crowd the keywords
+    keywords = specific_entries(profile, sci_fi, 4, form)
+    assert {"forrest gump", "shawshank redemption"} <= set(keywords)
+    assert not {"drama", "comedy", "crime", "sci fi", "rated", "films"} & set(keywords)
+    assert postprocess_keywords("drama, forrest gump, sci fi, fargo", sci_fi, 4, form) == ["forrest gump", "fargo"]
+    assert in_form("sci fi", form) and not in_form("forrest gump", form) and not in_form("drama", frozenset())
 
 
 def test_a_released_corpus_name_is_a_topic_at_the_lower_bar_of_a_name(vocab):
