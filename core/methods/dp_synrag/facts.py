@@ -44,7 +44,7 @@ PARAMETER_MEANINGS = {  # DP-SynRAG (and DP-Synth, which shares R, T, tau and th
     "K": "keywords taken from each private unit",
     "R": "topics (clusters) at most; one synthetic document each unless 'documents' asks for more (0: chosen "
          "by the adaptive default from the released size; the chosen value is in the notes)",
-    "L": "topics a unit can belong to at most (0: 3 without a token stage, 5 with one)",
+    "L": "topics a unit can belong to at most (0: 1 without a token stage, 5 with one)",
     "k": "private units used to write each synthetic document (0: chosen from the released size)",
     "size_bound": "a public upper bound on the number of units stated by the custodian (0: none; a DP count was "
                   "released instead)",
