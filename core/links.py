@@ -4,7 +4,7 @@ A link is an address, not what a text is about. Four places meet them, each for 
 read the patterns here:
 
 * the keyword extractors and phrase discovery remove links and handles from a unit's text before choosing its
-  words (``core.methods.dp_synrag.vocabulary.without_links``): their letters ("ms", "ly", "rt") would otherwise
+  words (:func:`without_links`, in ``keywords``, ``vocabulary`` and ``phrases``): their letters ("ms", "ly", "rt") would otherwise
   become topics no writer can write about;
 * the junk rule (``core.junk``) counts a written document holding a link as junk: the public writer invents them;
 * public realisation (``core.methods.dp_synrag.realisation``) drops a written sentence holding one;

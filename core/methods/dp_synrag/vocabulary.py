@@ -191,7 +191,7 @@ def load_vocabulary(extra_lists: Sequence[str | Path] = (), vocab_dir: Path | No
 def in_form(entry: str, form: frozenset[str]) -> bool:
     """Whether a vocabulary entry is the document form's: itself a form word, or a phrase of form words only
     ("sci fi", a genre split by the tokenizer)."""
-    return entry in form or (bool(form) and all(word in form for word in entry.split()))
+    return entry in form or all(word in form for word in entry.split())
 
 
 def postprocess_keywords(raw_text: str, vocab: Vocabulary, K: int, form: frozenset[str] = frozenset()) -> list[str]:
