@@ -6,7 +6,7 @@ Between the released topics (steps 1–2b) and the writer (step 4), for the publ
 1. topics whose released descriptions say they are the same thing are merged (``merge.py``;
    ``[dp_synrag] merge_topics``), and topics with nothing behind them left out (``held_topics``);
 2. the documents, N of them (``[dp_synrag] documents``), are allocated across the topics in proportion to
-   their released counts, and each document's co-keywords are sampled from its topic's released co-keyword
+   the units their released counts say each cluster holds (``released_topics.unclaimed_units``), and each document's co-keywords are sampled from its topic's released co-keyword
    counts (``allocation.py``); with ``documents = 0`` each topic has one document naming all its co-keywords.
    With labels by topic every document gets its label here, before it is written (``topic_labels``: with N
    documents, labels first — N split by the released class counts, each label's among the topics by its
@@ -67,7 +67,7 @@ class CorpusShape:
     def from_dict(cls, saved: dict[str, Any]) -> CorpusShape:
         topics = tuple(ReleasedTopic(t["word"], float(t["count"]), tuple(t["co_keywords"]),
                                      tuple(float(c) for c in t["co_counts"]), tuple(int(c) for c in t["clusters"]),
-                                     tuple(t.get("merged_words", ())))
+                                     tuple(t.get("merged_words", ())), t.get("units"))
                        for t in saved["topics"])
         labels = list(saved.get("labels") or [""] * len(saved["documents"]))
         return cls(topics, tuple(int(a) for a in saved["allocation"]),
@@ -87,7 +87,7 @@ def one_per_topic(topics: Sequence[ReleasedTopic], M: int | None = None) -> Corp
 def sampled_shape(topics: Sequence[ReleasedTopic], total: int, ctx: MethodContext) -> CorpusShape:
     """``total`` documents allocated by released count, each with co-keywords sampled from its topic's
     released co-keyword counts (randomness: OS entropy, or the test mode's generator)."""
-    allocation = allocate([t.count for t in topics], total)
+    allocation = allocate([t.size for t in topics], total)
     rng = ctx.rng()
     documents: list[Topic] = []
     groups: list[int] = []
@@ -168,7 +168,7 @@ def shape_corpus(
 ) -> CorpusShape:
     """The shape of the corpus to write (post-processing of the released W, h'(w_r), co-keywords, size and
     length statistic, of the topics' released label counts with labels by topic, and of public settings)."""
-    topics = released_topics(W, counts, related)
+    topics = released_topics(W, counts, related, spec.clusters_per_unit)
     if spec.token_stage:
         if spec.documents_setting != ONE_PER_TOPIC:  # automatic: one per topic, as charged
             raise ValueError("documents applies to the public ways of writing only")
@@ -178,7 +178,7 @@ def shape_corpus(
     labels = labelled if labelled is not None and labelled.labels else None
     topics = held_topics(topics, related, labelled=labels)
     n = float(spec.size_bound) if spec.size_bound else size
-    total = document_total(spec.documents_setting, len(topics), n, sum(max(t.count, 1.0) for t in topics))
+    total = document_total(spec.documents_setting, len(topics), n, sum(max(t.size, 1.0) for t in topics))
     words = target_words(spec, length) if spec.text == "realised" else 0
     key = json.loads(json.dumps(shape_key(topics, spec, total, words, labels)))
     if ctx.checkpoints.has(CHECKPOINT_SHAPE):

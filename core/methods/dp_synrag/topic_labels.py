@@ -150,12 +150,12 @@ def topic_label_estimates(topics: Sequence[ReleasedTopic], released: ClusterLabe
                           sigmas: float = NOISE_SIGMAS) -> np.ndarray:
     """Per topic and label, how many of the topic's units carry the label, estimated from released values only:
     the label's count where it clears the noise (:func:`weights_of`), plus the topic's units no such count
-    explains (its released count h' less those counts, at least 0) shared by the released class shares
+    explains (its estimated units, ``ReleasedTopic.size``, less those counts, at least 0) shared by the released class shares
     (a label whose count in a topic is lost in the noise is assumed spread like the corpus's labels)."""
     v = weights_of(topics, released, sigmas)
     shares = np.asarray(released.shares, dtype=np.float64).clip(0.0, None)
     shares = shares / shares.sum() if shares.sum() > 0 else np.full(len(shares), 1.0 / max(len(shares), 1))
-    counts = np.asarray([max(float(t.count), 0.0) for t in topics], dtype=np.float64)
+    counts = np.asarray([max(float(t.size), 0.0) for t in topics], dtype=np.float64)
     residual = np.clip(counts - v.sum(axis=1), 0.0, None) if len(topics) else counts
     return v + np.outer(residual, shares)
 

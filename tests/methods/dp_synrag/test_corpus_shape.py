@@ -35,7 +35,7 @@ from core.methods.dp_synrag.length import (
 )
 from core.methods.dp_synrag.merge import merge_topics, merged, same_thing
 from core.methods.dp_synrag.method import generation_notes
-from core.methods.dp_synrag.released_topics import ReleasedTopic
+from core.methods.dp_synrag.released_topics import ReleasedTopic, unclaimed_units
 from core.methods.dp_synrag.row_bound import cluster_counts
 from core.methods.dp_synrag.shape import CHECKPOINT_SHAPE, FEWEST_TOPICS, held_topics, released_allocation, shape_corpus
 from core.methods.dp_synrag.topic_labels import ClusterLabels
@@ -264,6 +264,26 @@ def test_specific_topics_are_visited_first_so_a_condition_keeps_its_notes():
     clusters = soft_clusters(notes, W, 1)
     assert len(clusters[2]) == 20 and not clusters[0] and not clusters[1]
     assert topic_words(np.array([50.0, 20.0, 30.0]), vocab, 3, 1.0, "frequent") == ["diagnosis", "tusfosemia", "wheeze"]
+
+
+def test_a_topic_whose_units_an_earlier_visited_cluster_took_gets_few_documents(tmp_path):
+    """With L = 1 the drug's notes joined its condition's cluster (visited first, from the end of W), whose
+    released co-keyword counts say so: the drug's cluster holds about h' less those votes, and its documents
+    follow that estimate, not h'. Released values only; with L > 1 a unit may be in both, so h' stands."""
+    W = ["remkatstatin", "fever", "drimkitopathy"]
+    counts = [38.0, 60.0, 37.0]
+    related = CoKeywords([[], ["rash"], ["remkatstatin", "fever"]], [[], [12.0], [36.0, 20.0]])
+    assert unclaimed_units(W, counts, related, 1) == pytest.approx([2.0, 40.0, 37.0])
+    assert unclaimed_units(W, counts, related, 3) == counts
+    related = CoKeywords([["sore"], ["rash"], ["remkatstatin", "fever"]], [[5.0], [12.0], [40.0, 20.0]])
+    assert unclaimed_units(W, counts, related, 1)[0] == 5.0  # at least its own largest vote: each is a member's
+    spec = DPSynRAGSpec(text="realised", documents=40, merge_topics=False, cluster_keywords=2)
+    shape = shape_corpus(W, counts, related, None, None, spec, _ctx(tmp_path))
+    units = [5.0, 40.0, 40.0]  # the condition's 40 votes for its drug: its cluster holds at least 40
+    assert shape.allocation == tuple(allocate(units, 40)) != tuple(allocate(counts, 40))
+    assert [t.size for t in shape.topics] == units and [t.count for t in shape.topics] == counts
+    rates = shape.topics[1].mention_rates()  # a co-keyword's share of the cluster's units, not of h'
+    assert rates.tolist() == pytest.approx([12.0 / 40.0])
 
 
 # -- merging topics: released words only ----------------------------------------------------------------
