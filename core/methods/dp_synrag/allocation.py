@@ -7,10 +7,11 @@ All of it is post-processing of released values and public settings, so it costs
   released DP size count n̂ (or the custodian's public ``size_bound``), never the true n; ``-2``
   (``AUTOMATIC_DOCUMENTS``, the default) the same, at least one per topic and at most
   ``AUTOMATIC_MOST_DOCUMENTS`` (200, a public bound on the writer's calls) unless the topics are more, and never
-  more than the units the topics' clusters hold add up to (``ReleasedTopic.size``, from released counts; a corpus whose only released topic is held by about 35 units
-  gets about 35 documents about it, not 200);
+  more than the units the topics' clusters hold add up to (``ReleasedTopic.size``, from released counts; a
+  corpus whose only released topic is held by about 35 units gets about 35 documents about it, not 200);
 * **the allocation** (:func:`allocate`): N split across the topics in proportion to the units their released
-  counts say each cluster holds (``released_topics.unclaimed_units``), by largest remainders, every topic at least one while N ≥ |W|;
+  counts say each cluster holds (``released_topics.unclaimed_units``), by largest remainders, every topic at
+  least one while N ≥ |W|;
 * **each document's co-keywords** (:func:`sample_co_keywords`): each released co-keyword of its topic
   independently with probability clip(c'/u, 0, 1), its noisy vote count over the cluster's estimated units, at
   least one, in random order, so the combinations vary as the released counts say they do in the corpus.
