@@ -10,7 +10,8 @@ Between the released topics (steps 1–2b) and the writer (step 4), for the publ
    document's co-keywords are sampled from its topic's released co-keyword counts (``allocation.py``); with
    ``documents = 0`` each topic has one document naming all its co-keywords. With labels by topic every
    document gets its label here, before it is written (``topic_labels``: with N documents, labels first — N split by
-   the released class counts, each label's among the topics by its released label counts; with one per topic, one draw per topic from its counts);
+   the released class counts, each label's among the topics by its released label counts;
+   with one per topic, one draw per topic from its counts);
 3. the realised documents' length: the form's public one, or the released DP length statistic (``length.py``).
 
 Everything here reads released values and public settings only: post-processing, no privacy cost. The shape
