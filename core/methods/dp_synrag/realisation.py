@@ -278,19 +278,21 @@ def realisation_lead(example: str, topic: Topic, document: int = 0) -> str:
     Chosen from the topic's released words and the document's place in the shape (``document``), so the
     documents of one topic differ too and a rerun or a resume writes the same; never a name.
     A form that opens with the person ("[name] rated these films highly: …") starts with the invented
-    initials; one that opens with its title ("[Headline]") starts with the topic's word, so the writer
-    begins a headline about it instead of echoing the prompt ("The topic of …")."""
+    initials; one that opens with its title ("[Headline]") starts with one of the document's released words
+    (the topic's or a co-keyword, chosen as the initials are), so the writer begins a headline about it instead
+    of echoing the prompt ("The topic of …"), and a topic's headlines do not all open alike."""
     lead = example_lead(example)
     opening = _PLACEHOLDER.match(example.strip())
     opening_slot = opening.group(0)[1:-1].strip().lower() if opening else ""
+    seed = "\x1f".join(topic.words) + (f"\x1e{document}" if document else "")
+    digest = int.from_bytes(hashlib.sha256(seed.encode("utf-8")).digest()[:8], "big")
     if not lead and opening_slot in _TITLE_SLOTS:
-        return topic.keyword[:1].upper() + topic.keyword[1:]
+        word = topic.words[digest % len(topic.words)]
+        return word[:1].upper() + word[1:]
     if not lead and opening_slot not in _PERSON_SLOTS:
         return ""
     parts = _PLACEHOLDER.split(example[example.index(lead) + len(lead):] if lead else example.strip())
     slots = [m.group(0)[1:-1].strip().lower() for m in _PLACEHOLDER.finditer(example)]
-    seed = "\x1f".join(topic.words) + (f"\x1e{document}" if document else "")
-    digest = int.from_bytes(hashlib.sha256(seed.encode("utf-8")).digest()[:8], "big")
     text = lead + parts[0]
     for i, slot in enumerate(slots):
         if slot in _PERSON_SLOTS:

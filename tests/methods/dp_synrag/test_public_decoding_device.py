@@ -175,7 +175,7 @@ def test_greedy_matches_when_the_lead_already_holds_a_released_word(llm):
     example = rl.shipped_example("news_article")  # its lead is the topic's word, written without a space
     topics = [rl.Topic("flood", ("river",)), rl.Topic("election results", ("turnout",))]
     prompts, leads, guard, pulls = writer_batch(llm, example, topics)
-    assert leads[0] == "Flood"
+    assert leads[0] in ("Flood", "River")  # one of the released words, capitalised
     expected = reference_greedy(llm, prompts, leads, 20, 512, guard, pulls)
     got = pd.public_decode(llm, prompts, leads, 20, max_prompt_tokens=512, guard=guard,
                            pulls=[pd.WordPull.of(llm.chat.tokenizer, t.words) for t in topics], decoding=pd.GREEDY)
