@@ -5,7 +5,7 @@ Runs the real method adapter through ``core.evaluation.runs.run_method`` (every 
 ledger in ``--work``, noise from OS entropy as in any run), but the writer, the near-duplicate filter, the
 junk rule and the self-filter are replaced by writing each document as its bare words (the topic's word, the words merged into
 it, its co-keywords). It prints every (merged) topic with its released count and co-keywords, and with
-``--retrieval`` (clinic only) the evaluation's retrieval proxy on those word lists: the share of the first
+``--retrieval`` (clinic and MovieLens) the evaluation's retrieval proxy on those word lists: the share of the first
 ``--questions`` held-out questions whose top-k retrieved word lists name the gold condition, and their topic TV
 (the evaluation's ``core.evaluation.roles.topic_share_tv`` against the members' texts); with ``--held-out``
 (any dataset) the share of held-out texts' common content words the word lists hold (``core.evaluation.coverage``). It isolates what
@@ -78,10 +78,11 @@ def main() -> int:
         co = ", ".join(f"{w}:{c:.0f}" for w, c in zip(topic["co_keywords"][:8], topic["co_counts"][:8]))
         print(f"{topic['count']:7.1f}  x{n}  {topic['word']}  {topic.get('merged_words') or ''}  | {co}")
     print(f"{len(shape['topics'])} topics, {len(run.documents)} documents")
-    if args.retrieval and args.dataset == "clinic":
+    if args.retrieval and args.dataset in ("clinic", "movielens"):
         texts = [d.text for d in run.documents]
         print(f"retrieval proxy on the word lists: {_retrieval(config, texts, args.questions):.3f}")
-        print(f"topic TV of the word lists: {_topic_tv(config, texts, args.members):.3f}")
+        if args.dataset == "clinic":
+            print(f"topic TV of the word lists: {_topic_tv(config, texts, args.members):.3f}")
     if args.held_out is not None:
         print(f"content-word coverage of the word lists: {_coverage([d.text for d in run.documents], args.held_out):.3f}")
     return 0
@@ -92,8 +93,9 @@ def _retrieval(config, texts: list[str], n_questions: int) -> float:
     from core.evaluation.utility import hit_rate, retrieval_hits
     from core.models.registry import load_embedder
 
-    path = resources_dir() / "demo" / "clinic" / "questions.jsonl"
-    questions = [q for q in map(json.loads, path.read_text().splitlines()) if q["kind"] == "diagnosis"][:n_questions]
+    path = resources_dir() / "demo" / config.dataset.name / "questions.jsonl"
+    kind = config.dataset.benign_kind
+    questions = [q for q in map(json.loads, path.read_text().splitlines()) if q["kind"] == kind][:n_questions]
     embedder = load_embedder(config.scale.embedder)
     index = VectorIndex.build(texts, embedder)
     retrieved = index.retrieve(embedder.embed([q["question"] for q in questions]), config.scale.top_k)
