@@ -9,8 +9,10 @@ phrases with DP set union (the Gaussian sparse histogram, ``core.privacy.mechani
    crosses punctuation, holds a number or a one-letter piece (the "t" of "doesn't"), starts or ends
    with a stop word, holds a contraction fragment or markup piece (``vocabulary.not_words``) or a
    word of a public list of given names and surnames written as a name. Among the rest: first the
-   names the text writes as names (several capitalised words, not only because a sentence starts:
-   "Cinder Asthma", "Kindle Paperwhite"), then the rarest in general English (public wordfreq
+   names the text writes as names (several capitalised words, not only because a sentence starts and
+   not in a headline's title case: "Cinder Asthma", "Kindle Paperwhite"; or written whole with an
+   article or small inner words, up to 5 words: "The Shawshank Redemption", "Bank of England"), then
+   the rarest in general English (public wordfreq
    frequencies; an n-gram is as common as its most common word, plus a small penalty per extra word,
    ties broken by the n-gram's own frequency); the first K_p.
 2. **Release.** Count each phrase over units, add N(0, σ_p²) to every non-zero count, release the
@@ -46,6 +48,10 @@ from core.privacy.set_union import expected_releases, item_counts
 from core.progress import ProgressEvent, StageProgress
 
 MAX_PHRASE_WORDS = 3
+MAX_NAME_WORDS = 5  # a name written whole may be longer: "the silence of the lambs", "bank of england"
+NAME_ARTICLE = "the"
+NAME_INNER = frozenset({"of", "the", "on", "in", "with", "for", "de", "du", "la", "le", "von", "van", "der", "del"})
+TITLE_CASE_WORDS = 4  # content words, all capitalised: a headline, not a name
 MIN_WORD_LETTERS = 2
 
 PHRASE_WORD_PENALTY = 0.25  # Zipf units per extra word: "cinder asthma" before "cinder asthma worsened"
@@ -126,11 +132,51 @@ def _rarity(phrase: str, stop_words: frozenset[str]) -> tuple[float, float]:
     return common + PHRASE_WORD_PENALTY * (len(words) - 1), english_zipf(phrase)
 
 
+def _title_case(tokens: Sequence[_Token], lists: PublicLists) -> bool:
+    """A stretch written in title case (a headline: "Tornadoes Reported in Southeast Louisiana"): at least
+    ``TITLE_CASE_WORDS`` words that are no stop words, all capitalised. Its capitals say nothing of names."""
+    content = [t for t in tokens if t.word not in lists.stop_words and not t.is_number and len(t.word) >= MIN_WORD_LETTERS]
+    return len(content) >= TITLE_CASE_WORDS and all(t.capitalised for t in content)
+
+
+def whole_names(tokens: Sequence[_Token], lists: PublicLists) -> list[list[_Token]]:
+    """The names a segment writes whole with their article or small inner words ("The Shawshank Redemption",
+    "Gone with the Wind", "Bank of England"): each longest run of capitalised words joined by ``NAME_INNER``
+    words, less small words at its end, starting with a capitalised "The" when that is not a sentence's first
+    word (there its capital says nothing), of 2 to ``MAX_NAME_WORDS`` words with a small word among them
+    (the other names are :func:`_written_as_name`'s), none excluded, and at least one capital that is not a
+    sentence's first word. None in a stretch written in title case (:func:`_title_case`)."""
+    if _title_case(tokens, lists):
+        return []
+    runs: list[list[_Token]] = [[]]
+    for token in tokens:
+        joins = token.word in NAME_INNER if token.word in lists.stop_words else token.capitalised
+        if joins and not _excluded(token, lists):
+            runs[-1].append(token)
+        elif runs[-1]:
+            runs.append([])
+    names = []
+    for run in runs:
+        while run and run[-1].word in lists.stop_words:
+            run = run[:-1]
+        while run and run[0].word in lists.stop_words and not (
+                run[0].word == NAME_ARTICLE and run[0].capitalised and not run[0].sentence_start):
+            run = run[1:]
+        small = [t for t in run if t.word in lists.stop_words]
+        if 2 <= len(run) <= MAX_NAME_WORDS and small and any(t.capitalised and not t.sentence_start for t in run):
+            names.append(run)
+    return names
+
+
 def candidate_phrases(text: str, lists: PublicLists, max_words: int = MAX_PHRASE_WORDS) -> dict[str, bool]:
     """The admissible 1–``max_words``-word n-grams of one text, distinct, in order of appearance, each
-    with whether the text writes it as a name somewhere (:func:`_written_as_name`)."""
+    with whether the text writes it as a name somewhere (:func:`_written_as_name`; never in a stretch written
+    in title case, :func:`_title_case`, whose capitals say nothing), and the names it writes
+    whole with their article or small inner words (:func:`whole_names`). A name the text writes after a
+    capitalised "The" is proposed with it only ("the shawshank redemption", not also "shawshank redemption")."""
     seen: dict[str, bool] = {}
     for tokens in _segments(without_links(text)):
+        titled = _title_case(tokens, lists)
         for i in range(len(tokens)):
             for n in range(1, max_words + 1):
                 window = tokens[i : i + n]
@@ -138,8 +184,11 @@ def candidate_phrases(text: str, lists: PublicLists, max_words: int = MAX_PHRASE
                     break
                 if _admissible(window, lists):
                     phrase = " ".join(t.word for t in window)
-                    seen[phrase] = seen.get(phrase, False) or _written_as_name(window)
-    return seen
+                    seen[phrase] = seen.get(phrase, False) or (not titled and _written_as_name(window))
+        for name in whole_names(tokens, lists):
+            seen[" ".join(t.word for t in name)] = True
+    article = NAME_ARTICLE + " "
+    return {p: name for p, name in seen.items() if not (name and seen.get(article + p))}
 
 
 def propose_phrases(text: str, lists: PublicLists, K_p: int) -> list[str]:

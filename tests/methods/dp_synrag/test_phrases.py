@@ -100,6 +100,26 @@ def test_names_the_text_writes_as_names_come_first(lists):
     assert "presenting symptoms" not in propose_phrases(text, lists, 3)
 
 
+def test_a_name_written_whole_keeps_its_article_and_small_inner_words(lists):
+    text = ("Films that J. K. loved: Casablanca (Drama), The Shawshank Redemption (Crime, Drama), "
+            "Gone with the Wind (Drama), The Silence of the Lambs (Thriller). The Kremlin said Russia and China agree.")
+    found = candidate_phrases(text, lists)
+    for name in ("the shawshank redemption", "gone with the wind", "the silence of the lambs"):
+        assert found.get(name) is True, name
+    assert "shawshank redemption" not in found  # written after its "The": proposed with it only
+    assert "the kremlin" not in found  # a "The" that starts a sentence says nothing
+    assert found.get("russia and china") is False  # "and" joins names, it is not inside one
+    assert set(propose_phrases(text, lists, 3)) <= {p for p, name in found.items() if name}  # names first
+
+
+def test_a_headline_in_title_case_is_no_evidence_of_names(lists):
+    text = "Senate Confirms Education Secretary After Historic Vote\nThe vote ended the Department of Education fight."
+    found = candidate_phrases(text, lists)
+    assert found.get("senate confirms") is False and found.get("historic vote") is False
+    assert found.get("department of education") is True  # written as a name in a sentence
+    assert propose_phrases(text, lists, 1) == ["department of education"]
+
+
 # -- sensitivity: removing a unit moves the count vector by at most sqrt(K_p) -----------------------------
 
 
