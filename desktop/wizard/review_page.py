@@ -29,8 +29,9 @@ def allocation_words(allocation: list[tuple[str, float, int]]) -> str:
     shown = sorted(allocation, key=lambda t: -t[2])
     listed = ", ".join(f"{word} {n}" for word, _count, n in shown[:ALLOCATION_TOPICS])
     more = f", and {len(shown) - ALLOCATION_TOPICS} more topics" if len(shown) > ALLOCATION_TOPICS else ""
-    return (f"Documents planned per topic, in proportion to how often each topic is mentioned (a noisy count released "
-            f"by the run): {listed}{more}. A few may have been dropped as near-duplicates or by the usefulness check.")
+    return (f"Documents planned per topic, in proportion to how many documents each topic stands for (estimated from "
+            f"noisy counts released by the run; a document a more specific topic describes counts there): "
+            f"{listed}{more}. A few may have been dropped as near-duplicates or by the usefulness check.")
 
 
 class ReviewPage(Page):
