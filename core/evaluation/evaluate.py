@@ -235,10 +235,11 @@ def role_rows(data: EvaluationData, corpora: list, config: EvaluationConfig) -> 
     truth = roles.clinic_truth(config.dataset.folder / config.dataset.roles_file)
     real = [r.text for r in data.members]
     rows = [{"corpus": c.label, "method": c.method, "epsilon": c.epsilon, **roles.role_accuracy(c.texts, truth).to_dict(),
-             "topic_tv": roles.topic_share_tv(c.texts, real, truth)}
+             "topic_tv": roles.topic_share_tv(c.texts, real, truth),
+             "topic_tv_floor": roles.topic_tv_floor(c.texts, real, truth)}
             for c in corpora]
     rows.append({"corpus": PRIVATE, "method": "private", "epsilon": None,
-                 **roles.role_accuracy(real, truth).to_dict(), "topic_tv": 0.0})
+                 **roles.role_accuracy(real, truth).to_dict(), "topic_tv": 0.0, "topic_tv_floor": 0.0})
     return rows
 
 

@@ -224,11 +224,12 @@ def roles_markdown(rows: list[dict]) -> str:
     return ("### Role accuracy and topic shares\n\nRole accuracy: share of (document, word of the generator's catalogue) "
             "pairs whose word stands in the section of its true role and in no other role's section. Topic TV: total "
             "variation between the shares of documents naming each condition first (or none) and the members' "
-            "(core/evaluation/roles.py; lower = closer).\n\n"
-            + _table(["corpus", "ε", "pairs", "role accuracy", "symptoms", "conditions", "drugs", "topic TV"],
+            "(core/evaluation/roles.py; lower = closer). TV floor: the least TV possible with the conditions the corpus "
+            "names, the members' share of those it never names first (a condition no released topic holds is in it).\n\n"
+            + _table(["corpus", "ε", "pairs", "role accuracy", "symptoms", "conditions", "drugs", "topic TV", "TV floor"],
                      [[r["corpus"], "–" if r["epsilon"] is None else f"{r['epsilon']:g}", str(r["pairs"]),
                        r["role_accuracy"], share(r, "symptom"), share(r, "condition"), share(r, "drug"),
-                       r.get("topic_tv")]
+                       r.get("topic_tv"), r.get("topic_tv_floor")]
                       for r in rows]))
 
 

@@ -172,7 +172,8 @@ def _evaluation_lines(result: dict, folder: Path, page_dir: Path) -> list[str]:
         row += [c.get("distinct_2", q.get("distinct_2"))]
         if has_r:
             row += [f"{_fmt(r['role_accuracy'])} ({r['pairs']} pairs)" if r.get("pairs") else "–",
-                    _fmt(r.get("topic_tv"))]
+                    _fmt(r.get("topic_tv")) + ("" if r.get("topic_tv_floor") is None or r.get("topic_tv") == 0.0
+                                               else f" (floor {_fmt(r['topic_tv_floor'])})")]
         rows.append(row)
     lines += _table(header, rows)
     lines += _privacy_lines(result)

@@ -19,7 +19,9 @@ a word left to the "Key terms:" line is not placed either. The demo's own notes 
 are the shares of its documents whose first named condition is each one ("none" for a document that names no
 condition); :func:`topic_share_tv` is the total variation ½·Σ|p − q| between a corpus's shares and the real
 members' (0: the same mix of conditions; 1: disjoint). A corpus that writes one document per topic, whatever
-the topic's size, or documents about symptoms alone, is far from the real mix.
+the topic's size, or documents about symptoms alone, is far from the real mix. :func:`topic_tv_floor` is the least
+TV a corpus could reach with the conditions it names (the real share of those it never names first): the part
+of the distance the DP thresholds decide, whatever the allocation.
 
 Evaluation only: it reads the generator's public catalogue and the documents' text, and writes counts.
 """
@@ -144,6 +146,18 @@ def topic_share_tv(documents: Sequence[str], real: Sequence[str], truth: Mapping
     conditions = [w for w, role in truth.items() if role == CONDITION]
     p, q = topic_shares(documents, conditions), topic_shares(real, conditions)
     return 0.5 * sum(abs(p.get(k, 0.0) - q.get(k, 0.0)) for k in set(p) | set(q))
+
+
+def topic_tv_floor(documents: Sequence[str], real: Sequence[str], truth: Mapping[str, str]) -> float | None:
+    """The least topic TV ``documents`` could have with the conditions they name: the real share of the conditions
+    (and of "none") that no document names first. TV = Σ over k with p_k < q_k of (q_k − p_k) ≥ Σ over k with
+    p_k = 0 of q_k. A condition no released topic holds (fewer units than the threshold needs) is in it whatever
+    the allocation does; None when either corpus is empty."""
+    if not documents or not real:
+        return None
+    conditions = [w for w, role in truth.items() if role == CONDITION]
+    p, q = topic_shares(documents, conditions), topic_shares(real, conditions)
+    return sum(share for k, share in q.items() if p.get(k, 0.0) == 0.0)
 
 
 def clinic_truth(path: Path) -> dict[str, str]:
