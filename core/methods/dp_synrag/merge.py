@@ -9,10 +9,10 @@ A and B overlap strongly:
 
 Topics are visited most frequent first; each joins the first earlier kept topic it describes the same thing
 as (compared with that topic's own released words, so merges do not chain), else it is kept. A merged topic
-keeps the first topic's word, sums the released counts (and the estimated units), takes the union of the co-keywords (a word released
-in both has its noisy counts summed), and names the other topics' words in every one of its documents (they
-are the same thing's names, not co-keywords to sample). Only released words and counts are read, so it
-costs nothing.
+keeps the first topic's word, sums the released counts (and the estimated units), takes the union of the
+co-keywords (a word released in both has its noisy counts summed), and names the other topics' words in every
+one of its documents (they are the same thing's names, not co-keywords to sample). Only released words and
+counts are read, so it costs nothing.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def merged(head: ReleasedTopic, others: Sequence[ReleasedTopic]) -> ReleasedTopi
     return ReleasedTopic(
         head.word, head.count + sum(o.count for o in others), tuple(order), tuple(counts[w] for w in order),
         tuple(c for t in (head, *others) for c in t.clusters), names[1:],
-        None if head.units is None and all(o.units is None for o in others) else sum(t.size for t in (head, *others)),
+        sum(t.size for t in (head, *others)),
     )
 
 
