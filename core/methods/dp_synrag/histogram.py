@@ -50,6 +50,17 @@ def name_threshold(sigma_h: float, n_names: int) -> float:
 
 
 MOST_UNITS_SHARE = 0.5  # a word the released counts put in more than half of the units is the corpus's form, no topic
+GENERIC_ZIPF = 5.5  # a word at least this common in English ("new", "help", "try", "people", "time") says no topic
+FEWEST_SPECIFIC = 3  # generic words are left out only while at least this many others clear
+
+
+def without_generic(words: Sequence[str]) -> list[str]:
+    """``words`` less the generic ones (public English Zipf frequency ≥ GENERIC_ZIPF), unless fewer than
+    FEWEST_SPECIFIC would remain. A tweet corpus of 600 released "new", "help" and "try" beside "ebola" and
+    "weight" (round 4, session 11), and the writer turned "New." into a town's renaming: a topic a custodian
+    can read names what units are about, which words that common do not."""
+    specific = [w for w in words if english_zipf(w) < GENERIC_ZIPF]
+    return specific if len(specific) >= FEWEST_SPECIFIC else list(words)
 
 
 def topic_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int, sigma_h: float, mode: str = "specific",
@@ -69,7 +80,8 @@ def topic_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int, sigma_h: floa
     In "specific" mode two public rules keep the form out of the topics (docs/method.md §2.7): a word of
     ``not_topics`` (the document form's own words) is never one, nor, with a released size n' (``size``), a
     word whose noisy count exceeds half of n' (what most units say is how they are written, not what they are
-    about). Both read released or public values only.
+    about). Nor is a generic English word while enough others clear (:func:`without_generic`). All read
+    released or public values only.
 
     ``corpus_names``: the entries phrase discovery released that no public list holds (§2.0; public, DP outputs).
     Each already has about τ_p units behind it, so it needs no guard against the |V| pure-noise draws of the rest
@@ -86,6 +98,8 @@ def topic_words(noisy_hist: np.ndarray, vocab: Vocabulary, R: int, sigma_h: floa
     significant = np.flatnonzero(noisy_hist >= bar).tolist()
     most = MOST_UNITS_SHARE * size if size is not None else np.inf
     significant = [i for i in significant if not in_form(vocab.words[i], not_topics) and noisy_hist[i] <= most]
+    kept = set(without_generic([vocab.words[i] for i in significant]))
+    significant = [i for i in significant if vocab.words[i] in kept]
     significant.sort(key=lambda i: (english_zipf(vocab.words[i]), -noisy_hist[i]))
     chosen = sorted(significant[:R], key=lambda i: (-english_zipf(vocab.words[i]), -noisy_hist[i]))
     return [vocab.words[i] for i in chosen]

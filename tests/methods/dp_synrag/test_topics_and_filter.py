@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from core.methods.dp_synrag.clusters import soft_clusters
-from core.methods.dp_synrag.histogram import name_threshold, topic_words
+from core.methods.dp_synrag.histogram import GENERIC_ZIPF, name_threshold, topic_words
 from core.privacy.forecast import significance_threshold
 from core.methods.dp_synrag.guidance import guide
 from core.methods.private_prediction.self_filter import offtopic_sentences, public_threshold, run_self_filter
@@ -73,6 +73,16 @@ def test_specific_topic_words_need_a_significant_noisy_count(vocab):
     assert "zorblax" not in topic_words(noisy, vocab, 10, sigma_h, "specific")  # below the threshold
     assert topic_words(noisy, vocab, 2, sigma_h, "frequent") == ["weeks", "patient"]
     assert topic_words(np.zeros(len(vocab)), vocab, 5, sigma_h, "specific") == []
+
+
+def test_a_generic_english_word_is_no_topic_while_enough_others_clear():
+    words = ["new", "help", "try", "ebola", "weight", "insomnia", "tusfosemia"]
+    vocab = Vocabulary.from_words(words)
+    assert all(english_zipf(w) >= GENERIC_ZIPF for w in words[:3]) and all(english_zipf(w) < GENERIC_ZIPF for w in words[3:])
+    noisy = np.full(len(words), 50.0)
+    assert set(topic_words(noisy, vocab, 10, 1.0, "specific")) == set(words[3:])  # public frequency only
+    few = np.array([50.0 if w in words[:5] else 0.0 for w in vocab.words])  # two specific words clear: generic ones stay
+    assert set(topic_words(few, vocab, 10, 1.0, "specific")) == set(words[:5])
 
 
 def test_the_forms_words_are_never_keywords():
