@@ -74,7 +74,9 @@ _META_SENTENCE = re.compile(
     r"\bthis is an? (sample|continuation|example)\b|\bthis example\b|\bshowing how\b|\byou can find\b|"
     r"\bweb ?(page|site)\b|\bwebsite\b|\bthis is an? (medical )?reference\b|\bquestion\s*:|"
     r"\bmore (detailed )?(explanation|information)\b|\bcan be found (on|at)\b|"
-    r"\b(title|keywords|tags|references?)\s*:|\b(medlineplus|pubmed|wikipedia)\b",
+    r"\b(title|keywords|tags|references?)\s*:|\b(medlineplus|pubmed|wikipedia)\b|"
+    r"\brelated words\b|\blist of (related )?(words|terms|keywords)\b|\bthe (sentence|word|phrase) is about\b|"
+    r"\ba short summary of\b",
     re.IGNORECASE,
 )
 # a sentence ends at . ! ? but not after a title or an initial ("Dr. Lee", "K. M., 47")

@@ -82,6 +82,10 @@ def test_clean_draft_removes_meta_text_urls_echoes_and_repeated_lines():
     from core.evaluation.quality import junk_reasons
 
     assert junk_reasons(raw) and not junk_reasons(clean)
+    # what the small writer says about its own task (round 4, session 11: tweets, films), not the topic
+    talk = ("Help. A list of related words: Help, support, community. Volunteers ran the clinic on Sunday. The sentence "
+            "is about a medical condition. A: This is a short summary of the movie.")
+    assert rl.clean_draft(talk, prompt) == "Help. Volunteers ran the clinic on Sunday."
 
 
 def test_every_released_word_is_guaranteed_by_the_final_line():
