@@ -76,7 +76,8 @@ _META_SENTENCE = re.compile(
     r"\bmore (detailed )?(explanation|information)\b|\bcan be found (on|at)\b|"
     r"\b(title|keywords|tags|references?)\s*:|\b(medlineplus|pubmed|wikipedia)\b|"
     r"\brelated words\b|\blist of (related )?(words|terms|keywords)\b|\bthe (sentence|word|phrase) is about\b|"
-    r"\ba short summary of\b",
+    r"\ba short summary of\b|\bthe (article|story|post|tweet) (discusses|is about|talks about)\b|\bthe first sentence of\b|"
+    r"^\s*translate\s*:",
     re.IGNORECASE,
 )
 # a sentence ends at . ! ? but not after a title or an initial ("Dr. Lee", "K. M., 47")
