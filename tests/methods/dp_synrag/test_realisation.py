@@ -85,7 +85,7 @@ def test_clean_draft_removes_meta_text_urls_echoes_and_repeated_lines():
     # what the small writer says about its own task (round 4, session 11: tweets, films), not the topic
     talk = ("Help. A list of related words: Help, support, community. Volunteers ran the clinic on Sunday. The sentence "
             "is about a medical condition. A: This is a short summary of the movie. The article discusses the health "
-            "of the world.")
+            "of the world. This is a story about the president.")
     assert rl.clean_draft(talk, prompt) == "Help. Volunteers ran the clinic on Sunday."
 
 
