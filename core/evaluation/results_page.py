@@ -85,6 +85,13 @@ def regenerate(page: str | None, out_dir: Path) -> int:
     return 0
 
 
+def _tv_cell(tv: float | None, floor: float | None) -> str:
+    """The topic TV and its floor (never above it: both rounded alike first, as their sums differ in the last bits)."""
+    if tv is None or floor is None or tv == 0.0:
+        return _fmt(tv)
+    return f"{_fmt(round(tv, 9))} (floor {_fmt(round(min(floor, tv), 9))})"
+
+
 def _fmt(value, digits: int = 2) -> str:
     if value is None or value == "":
         return "–"
@@ -172,8 +179,7 @@ def _evaluation_lines(result: dict, folder: Path, page_dir: Path) -> list[str]:
         row += [c.get("distinct_2", q.get("distinct_2"))]
         if has_r:
             row += [f"{_fmt(r['role_accuracy'])} ({r['pairs']} pairs)" if r.get("pairs") else "–",
-                    _fmt(r.get("topic_tv")) + ("" if r.get("topic_tv_floor") is None or r.get("topic_tv") == 0.0
-                                               else f" (floor {_fmt(r['topic_tv_floor'])})")]
+                    _tv_cell(r.get("topic_tv"), r.get("topic_tv_floor"))]
         rows.append(row)
     lines += _table(header, rows)
     lines += _privacy_lines(result)

@@ -120,6 +120,7 @@ def role_accuracy(documents: Sequence[str], truth: Mapping[str, str]) -> RoleSco
 
 
 NO_CONDITION = "none"
+SHARE_DIGITS = 12  # TV and its floor, rounded alike: sums of 1/n shares differ in the last bits (0.325 vs 0.325)
 
 
 def first_condition(document: str, conditions: Sequence[str]) -> str:
@@ -145,7 +146,7 @@ def topic_share_tv(documents: Sequence[str], real: Sequence[str], truth: Mapping
         return None
     conditions = [w for w, role in truth.items() if role == CONDITION]
     p, q = topic_shares(documents, conditions), topic_shares(real, conditions)
-    return 0.5 * sum(abs(p.get(k, 0.0) - q.get(k, 0.0)) for k in set(p) | set(q))
+    return round(0.5 * sum(abs(p.get(k, 0.0) - q.get(k, 0.0)) for k in set(p) | set(q)), SHARE_DIGITS)
 
 
 def topic_tv_floor(documents: Sequence[str], real: Sequence[str], truth: Mapping[str, str]) -> float | None:
@@ -157,7 +158,7 @@ def topic_tv_floor(documents: Sequence[str], real: Sequence[str], truth: Mapping
         return None
     conditions = [w for w, role in truth.items() if role == CONDITION]
     p, q = topic_shares(documents, conditions), topic_shares(real, conditions)
-    return sum(share for k, share in q.items() if p.get(k, 0.0) == 0.0)
+    return round(sum(share for k, share in q.items() if p.get(k, 0.0) == 0.0), SHARE_DIGITS)
 
 
 def clinic_truth(path: Path) -> dict[str, str]:
