@@ -12,9 +12,9 @@ phrases with DP set union (the Gaussian sparse histogram, ``core.privacy.mechani
    names the text writes as names (several capitalised words, not only because a sentence starts and
    not in a headline's title case: "Cinder Asthma", "Kindle Paperwhite"; or written whole with an
    article or small inner words, up to 5 words: "The Shawshank Redemption", "Bank of England"), then
-   the rarest in general English (public wordfreq
-   frequencies; an n-gram is as common as its most common word, plus a small penalty per extra word,
-   ties broken by the n-gram's own frequency); the first K_p.
+   the rarest in general English (public wordfreq frequencies; an n-gram is as common as its most
+   common word, plus a small penalty per extra word, ties broken by the n-gram's own frequency); the
+   first K_p.
 2. **Release.** Count each phrase over units, add N(0, σ_p²) to every non-zero count, release the
    phrases whose noisy count exceeds τ_p; charged (ρ_p = K_p/(2σ_p²) and δ_p) before anything is
    drawn, checkpointed so a resume never draws again.
@@ -171,9 +171,9 @@ def whole_names(tokens: Sequence[_Token], lists: PublicLists) -> list[list[_Toke
 def candidate_phrases(text: str, lists: PublicLists, max_words: int = MAX_PHRASE_WORDS) -> dict[str, bool]:
     """The admissible 1–``max_words``-word n-grams of one text, distinct, in order of appearance, each
     with whether the text writes it as a name somewhere (:func:`_written_as_name`; never in a stretch written
-    in title case, :func:`_title_case`, whose capitals say nothing), and the names it writes
-    whole with their article or small inner words (:func:`whole_names`). A name the text writes after a
-    capitalised "The" is proposed with it only ("the shawshank redemption", not also "shawshank redemption")."""
+    in title case, :func:`_title_case`, whose capitals say nothing), and the names it writes whole with their
+    article or small inner words (:func:`whole_names`). A name the text writes after a capitalised "The" is
+    proposed with it only ("the shawshank redemption", not also "shawshank redemption")."""
     seen: dict[str, bool] = {}
     for tokens in _segments(without_links(text)):
         titled = _title_case(tokens, lists)
