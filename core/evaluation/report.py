@@ -229,13 +229,8 @@ def roles_markdown(rows: list[dict]) -> str:
             + _table(["corpus", "ε", "pairs", "role accuracy", "symptoms", "conditions", "drugs", "topic TV", "TV floor"],
                      [[r["corpus"], "–" if r["epsilon"] is None else f"{r['epsilon']:g}", str(r["pairs"]),
                        r["role_accuracy"], share(r, "symptom"), share(r, "condition"), share(r, "drug"),
-                       _rounded(r.get("topic_tv")), _rounded(r.get("topic_tv_floor"))]
+                       r.get("topic_tv"), r.get("topic_tv_floor")]
                       for r in rows]))
-
-
-def _rounded(value: float | None) -> float | None:
-    """A share rounded to 9 places (the TV and its floor, whose sums differ in the last bits)."""
-    return None if value is None else round(value, 9)
 
 
 def _cell(text: str) -> str:

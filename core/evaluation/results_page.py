@@ -86,10 +86,11 @@ def regenerate(page: str | None, out_dir: Path) -> int:
 
 
 def _tv_cell(tv: float | None, floor: float | None) -> str:
-    """The topic TV and its floor (never above it: both rounded alike first, as their sums differ in the last bits)."""
+    """The topic TV and its floor, never shown above it (runs before ``roles.SHARE_DIGITS`` kept sums that differ in
+    their last bits)."""
     if tv is None or floor is None or tv == 0.0:
         return _fmt(tv)
-    return f"{_fmt(round(tv, 9))} (floor {_fmt(round(min(floor, tv), 9))})"
+    return f"{_fmt(tv)} (floor {_fmt(min(floor, tv))})"
 
 
 def _fmt(value, digits: int = 2) -> str:

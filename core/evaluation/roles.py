@@ -144,8 +144,7 @@ def topic_share_tv(documents: Sequence[str], real: Sequence[str], truth: Mapping
     either is empty)."""
     if not documents or not real:
         return None
-    conditions = [w for w, role in truth.items() if role == CONDITION]
-    p, q = topic_shares(documents, conditions), topic_shares(real, conditions)
+    p, q = _condition_shares(documents, real, truth)
     return round(0.5 * sum(abs(p.get(k, 0.0) - q.get(k, 0.0)) for k in set(p) | set(q)), SHARE_DIGITS)
 
 
@@ -156,9 +155,15 @@ def topic_tv_floor(documents: Sequence[str], real: Sequence[str], truth: Mapping
     the allocation does; None when either corpus is empty."""
     if not documents or not real:
         return None
-    conditions = [w for w, role in truth.items() if role == CONDITION]
-    p, q = topic_shares(documents, conditions), topic_shares(real, conditions)
+    p, q = _condition_shares(documents, real, truth)
     return round(sum(share for k, share in q.items() if p.get(k, 0.0) == 0.0), SHARE_DIGITS)
+
+
+def _condition_shares(documents: Sequence[str], real: Sequence[str], truth: Mapping[str, str]
+                      ) -> tuple[dict[str, float], dict[str, float]]:
+    """The topic shares of ``documents`` and of ``real`` over the catalogue's conditions."""
+    conditions = [w for w, role in truth.items() if role == CONDITION]
+    return topic_shares(documents, conditions), topic_shares(real, conditions)
 
 
 def clinic_truth(path: Path) -> dict[str, str]:

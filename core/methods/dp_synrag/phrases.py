@@ -145,9 +145,7 @@ def whole_names(tokens: Sequence[_Token], lists: PublicLists) -> list[list[_Toke
     words, less small words at its end, starting with a capitalised "The" when that is not a sentence's first
     word (there its capital says nothing), of 2 to ``MAX_NAME_WORDS`` words with a small word among them
     (the other names are :func:`_written_as_name`'s), none excluded, and at least one capital that is not a
-    sentence's first word. None in a stretch written in title case (:func:`_title_case`)."""
-    if _title_case(tokens, lists):
-        return []
+    sentence's first word. (A stretch written in title case is not read for them: :func:`candidate_phrases`.)"""
     runs: list[list[_Token]] = [[]]
     for token in tokens:
         joins = token.word in NAME_INNER if token.word in lists.stop_words else token.capitalised
@@ -185,7 +183,7 @@ def candidate_phrases(text: str, lists: PublicLists, max_words: int = MAX_PHRASE
                 if _admissible(window, lists):
                     phrase = " ".join(t.word for t in window)
                     seen[phrase] = seen.get(phrase, False) or (not titled and _written_as_name(window))
-        for name in whole_names(tokens, lists):
+        for name in [] if titled else whole_names(tokens, lists):
             seen[" ".join(t.word for t in name)] = True
     article = NAME_ARTICLE + " "
     return {p: name for p, name in seen.items() if not (name and seen.get(article + p))}
