@@ -59,6 +59,7 @@ FORMS = DOCUMENT_FORMS  # resources/examples/<form>.txt and <form>.demo.toml
 REALISATION_STAGE = "realisation"
 ATTEMPTS = 2  # drafts per topic before the structured line
 LONGEST_SENTENCE = 40  # words: a longer sentence of the writer is a run-on, cut at a comma (if no released word is lost)
+HEADLINE_STUB_WORDS = 2  # a first line this short above the text is a headline left at the lead's word
 DEMO_PROMPT_TOKENS = 512  # the writer's prompt with a demonstration is public: it may be longer than a private one
 
 _PLACEHOLDER = re.compile(r"\[[^\]]*\]")
@@ -77,7 +78,13 @@ _META_SENTENCE = re.compile(
     r"\b(title|keywords|tags|references?)\s*:|\b(medlineplus|pubmed|wikipedia)\b|"
     r"\brelated words\b|\blist of (related )?(words|terms|keywords)\b|\bthe (sentence|word|phrase) is about\b|"
     r"\ba short summary of\b|\bthe (article|story|post|tweet) (discusses|is about|talks about)\b|\bthe first sentence of\b|"
-    r"^\s*translate\s*:",
+    r"^\s*translate\s*:|"
+    # the writer talking about the piece it writes ("This news article talks about …", "In this context, …"); not
+    # "the triggering of Article 50" or "the post office"
+    r"\b(this|the|an?)(?: (?!of\b|to\b|in\b|on\b)[\w-]+){0,2} (article|tweet|blog|essay)s?\b(?!\s*(\d|of\b))|"
+    r"\bthis (post|piece)\b|\bin this (context|text|tweet|post)\b|\bthe (mentioned|given) (subject|topic|words?)\b|"
+    r"\bthe author (highlights|discusses|explains|argues|notes|writes|suggests|describes)\b|"
+    r"\blist of (topics|subjects|categories)\b|\b(summary|headline|topic|subject)\s*:",
     re.IGNORECASE,
 )
 # a sentence ends at . ! ? but not after a title or an initial ("Dr. Lee", "K. M., 47")
@@ -332,9 +339,26 @@ def clean_draft(text: str, prompt: str = "") -> str:
             continue
         seen.add(key)
         kept.append(line)
-    sentences = _SENTENCE_END.split(_drop_placeholders(" ".join(kept)))
+    sentences = _SENTENCE_END.split(_drop_placeholders(" ".join(_headline_ended(kept))))
     body = " ".join(filter(None, (_before_meta(x) for x in sentences)))
     return _whole_sentences(body.strip())
+
+
+def _headline_ended(lines: list[str]) -> list[str]:
+    """Lines joined into running text keep their ends: a line with no closing punctuation (a headline, "Bridge to
+    close for repairs") is ended with a full stop, so it does not run into the next one. A first line of at most
+    ``HEADLINE_STUB_WORDS`` words (the headline a writer left at the lead's word: "Ebola.") is dropped when the
+    text after it names its words again, else it heads the text ("Ebola: The outbreak …")."""
+    if len(lines) < 2:
+        return lines
+    first, rest = lines[0], " ".join(lines[1:])
+    words = re.findall(r"[^\W_]+", first.lower())
+    if len(words) <= HEADLINE_STUB_WORDS:
+        named = set(re.findall(r"[^\W_]+", rest.lower()))
+        if all(w in named for w in words):
+            return lines[1:]
+        return [first.rstrip(" .:;,-") + ": " + rest]
+    return [line if line[-1:] in ".!?:;,\"')" else line + "." for line in lines[:-1]] + [lines[-1]]
 
 
 def _before_meta(sentence: str, min_words: int = 4) -> str:

@@ -87,6 +87,20 @@ def test_clean_draft_removes_meta_text_urls_echoes_and_repeated_lines():
             "is about a medical condition. A: This is a short summary of the movie. The article discusses the health "
             "of the world. This is a story about the president.")
     assert rl.clean_draft(talk, prompt) == "Help. Volunteers ran the clinic on Sunday."
+    # round 4, session 12: the writer on 600 health tweets, talking about the article it writes; a speech's
+    # "Article 50" and "the post office" are no such talk
+    talk = ("This news article talks about how ebola spreads. In this context, the drug is a product. The author highlights "
+            "that people forget. Summary: no mention of ebola today. The article delves into the details. The House "
+            "voted to trigger Article 50 before the post office closed.")
+    assert rl.clean_draft(talk, prompt) == "The House voted to trigger Article 50 before the post office closed."
+
+
+def test_a_headline_ends_before_the_text_and_a_headline_left_at_the_lead_word_goes():
+    assert rl.clean_draft("Old bridge to close for repairs\nRiverton, Tuesday. The council said so.") == (
+        "Old bridge to close for repairs. Riverton, Tuesday. The council said so.")
+    assert rl.clean_draft("Ebola.\nThe outbreak of ebola has spread to two towns.") == "The outbreak of ebola has spread to two towns."
+    assert rl.clean_draft("Ebola\nThe outbreak has spread to two towns.") == "Ebola: The outbreak has spread to two towns."
+    assert rl.clean_draft("Consultation note. K. M., 47, reports pain.") == "Consultation note. K. M., 47, reports pain."
 
 
 def test_every_released_word_is_guaranteed_by_the_final_line():
