@@ -3,9 +3,9 @@
 A link is an address, not what a text is about. Four places meet them, each for its own reason, and all of them
 read the patterns here:
 
-* the keyword extractors and phrase discovery remove links and handles from a unit's text before choosing its
-  words (:func:`without_links`, in ``keywords``, ``vocabulary`` and ``phrases``): their letters ("ms", "ly", "rt") would otherwise
-  become topics no writer can write about;
+* the keyword extractors and phrase discovery remove links, handles and HTML markup from a unit's text before
+  choosing its words (:func:`without_links`, in ``keywords``, ``vocabulary`` and ``phrases``): their letters ("ms", "ly",
+  "rt", the "br" of "<br />") would otherwise become topics no writer can write about;
 * the junk rule (``core.junk``) counts a written document holding a link as junk: the public writer invents them;
 * public realisation (``core.methods.dp_synrag.realisation``) drops a written sentence holding one;
 * RPSG's personal-information masking (``core.methods.rpsg.pii``) replaces each address with a scheme or ``www.``
@@ -34,6 +34,7 @@ LINK = re.compile(
     re.IGNORECASE,
 )
 HANDLE = re.compile(r"\bRT\s*@\w+:?|(?<![\w.])@\w+", re.IGNORECASE)
+MARKUP = re.compile(r"</?[a-z][a-z0-9]*\b[^<>]*>|&(?:[a-z]+|#\d+|#x[0-9a-f]+);", re.IGNORECASE)  # "<br />", "&amp;"
 
 
 def has_link(text: str) -> bool:
@@ -42,5 +43,6 @@ def has_link(text: str) -> bool:
 
 
 def without_links(text: str) -> str:
-    """``text`` with its links, @handles and retweet marks replaced by a space (a function of the text alone)."""
-    return LINK.sub(" ", HANDLE.sub(" ", text))
+    """``text`` with its links, @handles, retweet marks and HTML markup ("<br />", "&amp;": web reviews keep it)
+    replaced by a space (a function of the text alone)."""
+    return LINK.sub(" ", HANDLE.sub(" ", MARKUP.sub(" ", text)))

@@ -41,3 +41,10 @@ def test_every_user_of_links_reads_the_one_definition():
     assert "bit.ly" not in clean_draft("The council met today. Minutes at bit.ly/abc for all. The vote was close.")
     masked, counts = mask_pii("Results are on https://portal.example.org/results today.")
     assert "portal.example.org" not in masked and counts["URL"] == 1
+
+
+def test_html_markup_a_web_review_keeps_is_no_word_of_it():
+    """Round 4, session 12: 800 food reviews released "br" (of "<br />") as a topic ("Review of br.")."""
+    text = "Good for health( we think)<br /><br />It may be pricey &amp; sweet. <p class=\"x\">Yes</p> 3 < 5."
+    words = without_links(text).split()
+    assert words == ["Good", "for", "health(", "we", "think)", "It", "may", "be", "pricey", "sweet.", "Yes", "3", "<", "5."]
