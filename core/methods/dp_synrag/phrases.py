@@ -11,8 +11,7 @@ phrases with DP set union (the Gaussian sparse histogram, ``core.privacy.mechani
    word of a public list of given names and surnames written as a name. Among the rest: first the
    names the text writes as names (several capitalised words, not only because a sentence starts and
    not in a headline's title case: "Cinder Asthma", "Kindle Paperwhite"; or written whole with an
-   article or small inner words, up to 5 words: "The Shawshank Redemption", "Bank of England"), the
-   best known in public English first (what other units more likely write too), then the others,
+   article or small inner words, up to 5 words: "The Shawshank Redemption", "Bank of England"), then
    the rarest in general English (public wordfreq frequencies; an n-gram is as common as its most
    common word, plus a small penalty per extra word, ties broken by the n-gram's own frequency); the
    first K_p.
@@ -199,17 +198,10 @@ def propose_phrases(text: str, lists: PublicLists, K_p: int) -> list[str]:
         raise ValueError(f"K_p must be at least 1, got {K_p}")
     found = candidate_phrases(text, lists)
     phrases = list(found)
-    order = sorted(range(len(phrases)), key=lambda i: _proposal_rank(phrases[i], found[phrases[i]], lists, i))
+    order = sorted(
+        range(len(phrases)), key=lambda i: (not found[phrases[i]], *_rarity(phrases[i], lists.stop_words), i)
+    )
     return [phrases[i] for i in order[:K_p]]
-
-
-def _proposal_rank(phrase: str, name: bool, lists: PublicLists, position: int) -> tuple[float, ...]:
-    """A unit's proposals in order: its names first, the best known in public English first (a unit that writes a
-    dozen film titles proposes "Pulp Fiction" before "Seabiscuit": other units more likely write it too, and the
-    set union releases only what many propose); then its other n-grams, rarest first (public frequencies)."""
-    if name:
-        return (0.0, -english_zipf(phrase), float(position))
-    return (1.0, *_rarity(phrase, lists.stop_words), float(position))
 
 
 def release_phrases(units: Sequence[Unit], lists: PublicLists, plan: DPSynRAGPlan, ctx: MethodContext) -> list[str]:

@@ -100,14 +100,6 @@ def test_names_the_text_writes_as_names_come_first(lists):
     assert "presenting symptoms" not in propose_phrases(text, lists, 3)
 
 
-def test_among_its_names_a_unit_proposes_the_best_known_in_public_english_first(lists):
-    # the set union releases what many units propose: a dozen film titles, K_p = 2, proposes the famous ones
-    text = ("Films that J. K. loved: Seabiscuit (Drama), Pulp Fiction (Crime), Donnie Darko (Drama), Star Wars "
-            "(Adventure), Ferris Bueller (Comedy) and Remember the Titans (Drama).")
-    assert propose_phrases(text, lists, 2) == ["star wars", "remember the titans"]
-    assert "pulp fiction" in propose_phrases(text, lists, 3)
-
-
 def test_a_name_written_whole_keeps_its_article_and_small_inner_words(lists):
     text = ("Films that J. K. loved: Casablanca (Drama), The Shawshank Redemption (Crime, Drama), "
             "Gone with the Wind (Drama), The Silence of the Lambs (Thriller). The Kremlin said Russia and China agree.")
