@@ -63,6 +63,12 @@ HEADLINE_STUB_WORDS = 2  # a first line this short above the text is a headline 
 DEMO_PROMPT_TOKENS = 512  # the writer's prompt with a demonstration is public: it may be longer than a private one
 
 _PLACEHOLDER = re.compile(r"\[[^\]]*\]")
+# an unfilled slot after its article, before its verb, stands for a thing: "The [feature] is good" reads "It is good"
+_SLOT_AFTER_ARTICLE = re.compile(
+    r"\b(the|a|an|my|his|her|their|this|its)\s+\[[^\]]*\](?=\s+(?:is|was|are|were|has|had|looks|seems|tastes|feels|works)\b)",
+    re.IGNORECASE,
+)
+_LEFT_BEFORE_SLOT = re.compile(r"(?:\s+of)?\s+(?:the|a|an|my|their)\s*(?=[,.;:!?])", re.IGNORECASE)
 _META_LINE = re.compile(
     r"^\s*(here is|here's|sure|certainly|of course|document\s*:|note\s*:|rewritten|rephrased|the document|"
     r"this document|i have|i've|i hope|let me know|please note|example\s*:|invented example|output\s*:)",
@@ -83,7 +89,8 @@ _META_SENTENCE = re.compile(
     # "the triggering of Article 50" or "the post office"
     r"\b(this|the|an?)(?: (?!of\b|to\b|in\b|on\b)[\w-]+){0,2} (article|tweet|blog|essay)s?\b(?!\s*(\d|of\b))|"
     r"\bthis (post|piece)\b|\bin this (context|text|tweet|post)\b|\bthe (mentioned|given) (subject|topic|words?)\b|"
-    r"\bthe author (highlights|discusses|explains|argues|notes|writes|suggests|describes)\b|"
+    r"\bthe (author|writer|user) (is|has|thinks|wants|provided|asked|requested|highlights|discusses|explains|argues|notes|"
+    r"writes|suggests|describes)\b|\bthe example (given|above|provided|shown)\b|"
     r"\blist of (topics|subjects|categories)\b|\b(summary|headline|topic|subject)\s*:",
     re.IGNORECASE,
 )
@@ -95,6 +102,9 @@ _LABEL = re.compile(r"^\s*(document|text|note|output|answer|new document)\s*:\s*
 
 
 CATEGORY_SENTENCE = "The document belongs to this category: {label}."
+# a topic's co-keywords in the demonstration prompt; a topic with none gets no such line (round 4, session 12: "Related
+# words: none." made the writer talk about "none": "The word "none" refers to a particular person …")
+RELATED_WORDS = " Related words: {words}."
 
 
 @dataclass(frozen=True)
@@ -256,7 +266,7 @@ def realisation_prompt(
     if demo is not None:
         prompt = render("realise_demo", task=task, example=example, demo_topic=demo.topic.keyword,
                         demo_words=", ".join(demo.topic.related), demo_document=demo.document,
-                        topic=topic.keyword, words=", ".join(topic.related) or "none")
+                        topic=topic.keyword, related=RELATED_WORDS.format(words=", ".join(topic.related)) if topic.related else "")
     elif example:
         prompt = render("realise", task=task, example=example, words=words)
     else:
@@ -376,7 +386,9 @@ def _drop_placeholders(text: str) -> str:
     """Remove placeholders the writer left unfilled ("[name]") and the punctuation they leave behind."""
     if not _PLACEHOLDER.search(text):
         return re.sub(r"\s+", " ", text).strip()
+    text = _SLOT_AFTER_ARTICLE.sub(lambda m: "It" if m.group(1)[0].isupper() else "it", text)  # "The [feature] is good"
     text = _PLACEHOLDER.sub("", text)
+    text = _LEFT_BEFORE_SLOT.sub("", text)  # "but the [complaint]." -> "but."
     text = re.sub(r"\(\s*\)", "", text)
     text = re.sub(r"\s+([,.;:!?])", r"\1", text)
     text = re.sub(r"([,;:])(?:\s*[,;:])+", r"\1", text)

@@ -55,8 +55,11 @@ def test_the_prompt_holds_released_words_task_example_and_demonstration_only():
     assert "Topic: drimkitopathy. Related words: sore throat, low fever." in prompt
     assert CANARY not in prompt
     template = (resources_dir() / "prompts" / "realise_demo.txt").read_text(encoding="utf-8")
-    public = " ".join([template, TASK, example, demo.document, *demo.topic.words, *topic.words])
+    public = " ".join([template, rl.RELATED_WORDS, TASK, example, demo.document, *demo.topic.words, *topic.words])
     assert set(re.findall(r"\w+", prompt)) <= set(re.findall(r"\w+", public))
+    # a topic with no released co-keyword is asked for alone: no "Related words: none." to write about
+    alone = rl.realisation_prompt(rl.Topic("drimkitopathy"), TASK, example, demo=demo)
+    assert alone.rstrip().endswith("Topic: drimkitopathy.\nDocument:") and "none" not in alone.lower()
 
 
 def test_the_copy_guard_bans_runs_of_the_demonstration_but_not_the_form():
