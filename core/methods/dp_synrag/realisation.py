@@ -90,7 +90,8 @@ _META_SENTENCE = re.compile(
     r"\b(this|the|an?)(?: (?!of\b|to\b|in\b|on\b)[\w-]+){0,2} (article|tweet|blog|essay)s?\b(?!\s*(\d|of\b))|"
     r"\bthis (post|piece)\b|\bin this (context|text|tweet|post)\b|\bthe (mentioned|given) (subject|topic|words?)\b|"
     r"\bthe (author|writer|user) (is|has|thinks|wants|provided|asked|requested|highlights|discusses|explains|argues|notes|"
-    r"writes|suggests|describes)\b|\bthe example (given|above|provided|shown)\b|"
+    r"writes|suggests|describes)\b|\bthe example (given|above|provided|shown)\b|\byour form\b|"
+    r"\b(this|the) review (is about|contains|describes|discusses|talks about|mentions)\b|\bthe customer (mentioned|described)\b|"
     r"\blist of (topics|subjects|categories)\b|\b(summary|headline|topic|subject)\s*:",
     re.IGNORECASE,
 )
