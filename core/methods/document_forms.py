@@ -17,13 +17,10 @@ AUTOMATIC = ""  # document_form: choose by FORM_RULES from the task's words
 NO_FORM = "none"  # document_form: no example of the form (a plain document; measured worst)
 FALLBACK_FORM = "case_file"
 
-# (form, word stems). Order matters: films before reviews ("film reviews" are ratings of films), posts before news
-# ("tweets of news accounts" are posts) and before clinical notes ("patients' feedback" is in their own words).
+# (form, word stems). Order matters: films before reviews ("film reviews" are ratings of films).
 FORM_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("film_ratings", ("film", "movie", "cinema", "watched")),
     ("review", ("review", "product", "customer", "purchase", "bought", "rating", "rated", "stars")),
-    ("post", ("tweet", "posts", "posted", "blog", "comment", "forum", "social media", "feedback", "survey", "opinion",
-              "speech", "debate", "parliament", "statement")),
     ("news_article", ("news", "article", "headline", "journalis", "reporter", "press")),
     ("clinical_note", ("patient", "clinic", "diagnos", "symptom", "medical", "doctor", "nurse", "hospital",
                        "disease", "treatment", "health", "medication", "consultation")),
@@ -35,7 +32,6 @@ FORM_LABELS = {
     "clinical_note": "Clinical note (shipped example)",
     "case_file": "Case file (shipped example)",
     "review": "Product review (shipped example)",
-    "post": "A post, comment or statement in a person's own words (shipped example)",
     "news_article": "News article (shipped example)",
     "film_ratings": "A person's film ratings (shipped example)",
     NO_FORM: "No example (a plain document; measured worst)",

@@ -56,7 +56,7 @@ def documents_setting_words(documents: int) -> str:
         words += f", at most {AUTOMATIC_MOST_DOCUMENTS} and at least one per topic"
     return words
 LENGTHS = ("form", "dp", "none")
-DOCUMENT_FORMS = ("clinical_note", "case_file", "review", "post", "news_article", "film_ratings")
+DOCUMENT_FORMS = ("clinical_note", "case_file", "review", "news_article", "film_ratings")
 
 
 @dataclass

@@ -29,10 +29,6 @@ def test_library_cli_and_wizard_start_from_one_default():
     ("Recommend films to people like these viewers", "film_ratings"),
     ("Search local news articles about the council", "news_article"),
     ("Help caseworkers find similar client situations", "case_file"),
-    ("Share what members of parliament said in debates", "post"),  # round 4, session 12: speeches were case files
-    ("Share tweets of health news accounts", "post"),
-    ("Study patients' feedback from our survey", "post"),
-    ("Summarise postoperative notes of patients", "clinical_note"),  # "post" alone is no stem
     ("Something else entirely", FALLBACK_FORM),
     ("", FALLBACK_FORM),
 ])
