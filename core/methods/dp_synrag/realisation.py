@@ -76,7 +76,8 @@ _META_LINE = re.compile(
 )
 _META_SENTENCE = re.compile(
     r"\b(document|source)\s*:|\bthe (original |following |above |given |new )?(document|text)\b|\brephras|\bparaphras|"
-    r"\bhere (is|are)\b|\bas an ai\b|\blanguage model\b|\binvented example\b|\bsquare brackets\b|\bexactly as written\b|"
+    r"\bhere (is|are)\b|\bas an ai\b|\b(an? )?(helpful |friendly )?ai assistant\b|\bhugging ?face\b|\bsmollm|"
+    r"\blanguage model\b|\binvented example\b|\bsquare brackets\b|\bexactly as written\b|"
     r"\bthis collection\b|\bplaceholder|\bthe (above|previous|original) (examples?|sentences?|versions?|requests?)\b|"
     r"\bthis is an? (sample|continuation|example|story about)\b|\bthis example\b|\bshowing how\b|\byou can find\b|"
     r"\bweb ?(page|site)\b|\bwebsite\b|\bthis is an? (medical )?reference\b|\bquestion\s*:|"

@@ -100,7 +100,8 @@ def test_an_unfilled_slot_leaves_no_dangling_article():
     draft = "Review of a [product], 2 stars. The [feature] is great for her, but the [other feature] [complaint]. Yes."
     assert rl.clean_draft(draft) == "Review, 2 stars. It is great for her, but. Yes."
     assert rl.clean_draft("The user provided two sentences about tea. The example given above shows it. Tea is good. "
-                          "This review contains several ideas. The customer mentioned salt.") == "Tea is good."
+                          "This review contains several ideas. The customer mentioned salt. I am a helpful AI assistant named SmolLM, "
+                          "trained by Hugging Face.") == "Tea is good."
 
 
 def test_a_headline_ends_before_the_text_and_a_headline_left_at_the_lead_word_goes():
