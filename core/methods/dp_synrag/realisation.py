@@ -79,7 +79,7 @@ _META_SENTENCE = re.compile(
     r"\bhere (is|are)\b|\bas an ai\b|\b(an? )?(helpful |friendly )?ai assistant\b|\bhugging ?face\b|\bsmollm|"
     r"\blanguage model\b|\binvented example\b|\bsquare brackets\b|\bexactly as written\b|"
     r"\bthis collection\b|\bplaceholder|\bthe (above|previous|original) (examples?|sentences?|versions?|requests?)\b|"
-    r"\bthis is an? (sample|continuation|example|story about)\b|\bthis example\b|\bshowing how\b|\byou can find\b|"
+    r"\bthis is (an?|another) (sample|continuation|example|story about)\b|\bthis example\b|\bshowing how\b|\byou can find\b|"
     r"\bweb ?(page|site)\b|\bwebsite\b|\bthis is an? (medical )?reference\b|\bquestion\s*:|"
     r"\bmore (detailed )?(explanation|information)\b|\bcan be found (on|at)\b|"
     r"\b(title|keywords|tags|references?)\s*:|\b(medlineplus|pubmed|wikipedia)\b|"
