@@ -69,6 +69,8 @@ _SLOT_AFTER_ARTICLE = re.compile(
     re.IGNORECASE,
 )
 _LEFT_BEFORE_SLOT = re.compile(r"(?:\s+of)?\s+(?:the|a|an|my|their)\s*(?=[,.;:!?])", re.IGNORECASE)
+_OPEN_END = re.compile(r"(?:[\s,;:-]+(?:the|a|an|of|and|or|to|in|on|for|with|by|from|that|which|about|as|at))+\s*$",
+                       re.IGNORECASE)  # words that cannot end a sentence, left where meta-text was cut off
 _META_LINE = re.compile(
     r"^\s*(here is|here's|sure|certainly|of course|document\s*:|note\s*:|rewritten|rephrased|the document|"
     r"this document|i have|i've|i hope|let me know|please note|example\s*:|invented example|output\s*:)",
@@ -85,7 +87,8 @@ _META_SENTENCE = re.compile(
     r"\b(title|keywords|tags|references?)\s*:|\b(medlineplus|pubmed|wikipedia)\b|"
     r"\brelated words\b|\blist of (related )?(words|terms|keywords)\b|\bthe (sentence|word|phrase) is about\b|"
     r"\ba short summary of\b|\bthe (article|story|post|tweet) (discusses|is about|talks about)\b|\bthe first sentence of\b|"
-    r"^\s*translate\s*:|"
+    r"^\s*translate\s*:|\btranslate (this|it|the)\b|\btranslated (from|into|as)\b|\btranslates (into|to|as)\b|"
+    r"\b(above|aforementioned|above-mentioned) (documents?|examples?|texts?)\b|"
     # the writer talking about the piece it writes ("This news article talks about …", "In this context, …"); not
     # "the triggering of Article 50" or "the post office"
     r"\b(this|the|an?)(?: (?!of\b|to\b|in\b|on\b)[\w-]+){0,2} (article|tweet|blog|essay)s?\b(?!\s*(\d|of\b))|"
@@ -380,7 +383,7 @@ def _before_meta(sentence: str, min_words: int = 4) -> str:
     hits = [m.start() for m in (_META_SENTENCE.search(sentence), LINK.search(sentence)) if m]
     if not hits:
         return sentence.strip()
-    before = sentence[: min(hits)].rstrip(" ,;:-(")
+    before = _OPEN_END.sub("", sentence[: min(hits)].rstrip(" ,;:-("))  # "The health section of the" ends "section"
     return before + "." if len(before.split()) >= min_words else ""
 
 
