@@ -43,6 +43,10 @@ FEWEST_TOPICS = 10  # the shape writes at least this many topics when as many cl
 # the range's low end leaves room for it (in seven runs of docs/bench/estimate.md they dropped 0 or 1 of 10-21).
 FILTER_DROP_SHARE = 0.1
 ABOUT_ZERO_TOPICS = 0.5  # fewer expected topics than this: "about 0", the run needs consent
+# The automatic number of documents is capped by the units the topics found stand for (docs/method.md §6.2), which
+# no plan sees: measured, the runs of docs/results.md and history.md (round 4, sessions 10-12: clinic, news,
+# MovieLens, 600 health tweets) kept 148 to 200 of the 200 planned, so the range's low end is three quarters of it.
+AUTOMATIC_LOW_SHARE = 0.75
 
 
 def significance_threshold(sigma_h: float, vocab_size: int, margin_sigmas: float = 1.5) -> float:
@@ -71,15 +75,18 @@ class TopicForecast:
     fewest_topics: float = 0.0  # expected topics under FEW_TOPICS_PRIOR (the range's low end)
     most_topics: float = 0.0  # expected topics under MANY_TOPICS_PRIOR (the range's high end)
     documents: int = 0  # the documents asked for ([dp_synrag] documents, resolved; 0: one per topic found)
+    capped: bool = False  # the automatic number: at most ``documents``, fewer when the topics stand for fewer units
 
     @property
     def documents_range(self) -> tuple[int, int]:
         """How many documents the run is expected to write, as a range: one per topic found, between the two
         public priors' expected topics (never above R); or, when N documents are asked for, N wherever a prior
-        expects a topic at all (never more than asked). The low end of one per topic leaves room for the few the
-        near-duplicate filter and the self-filter drop (``FILTER_DROP_SHARE``)."""
+        expects a topic at all (never more than asked). The low end leaves room for the few the near-duplicate filter
+        and the self-filter drop (``FILTER_DROP_SHARE``), and for the automatic number's cap by the units the topics
+        stand for (``AUTOMATIC_LOW_SHARE``, measured)."""
         if self.documents > 0:
-            low = self.documents if math.floor(self.fewest_topics) >= 1 else 0
+            share = AUTOMATIC_LOW_SHARE if self.capped else 1.0 - FILTER_DROP_SHARE
+            low = math.floor(share * self.documents) if math.floor(self.fewest_topics) >= 1 else 0
             return low, self.documents if math.ceil(self.most_topics) >= 1 else low
         held = min(math.floor(self.fewest_topics), FEWEST_TOPICS, self.R)  # held topics only, down to the floor
         low = held - math.ceil(FILTER_DROP_SHARE * held)
@@ -91,7 +98,8 @@ class TopicForecast:
         span = str(high) if low == high else f"{low} to {high}"
         how = ("shared among the topics found in proportion to how often each is mentioned" if self.documents
                else "one per topic found")
-        return f"{span} ({how}; the junk rule and the self-filter may drop some)"
+        cap = "; fewer when the topics found stand for fewer units" if self.capped else ""
+        return f"{span} ({how}{cap}; the junk rule and the self-filter may drop some)"
 
     @property
     def likely_documents(self) -> int:
@@ -133,9 +141,9 @@ def expected_topics(n_units: int, R: int, sigma_h: float, min_topic_support: flo
 
 
 def forecast_topics(n_units: int, R: int, sigma_h: float, min_topic_support: float, sigma_c: float = math.inf,
-                    min_co_keyword_support: float = 0.0, documents: int = 0) -> TopicForecast:
+                    min_co_keyword_support: float = 0.0, documents: int = 0, capped: bool = False) -> TopicForecast:
     """Expected topics (and described topics) of a plan, from public quantities and the size order n;
-    ``documents``: the documents asked for (0: one per topic found)."""
+    ``documents``: the documents asked for (0: one per topic found); ``capped``: the automatic number (at most that)."""
     n = max(int(n_units), 0)
     expected = described = 0.0
     for j in range(1, max(int(R), 0) + 1):
@@ -157,4 +165,5 @@ def forecast_topics(n_units: int, R: int, sigma_h: float, min_topic_support: flo
         fewest_topics=expected_topics(n, R, sigma_h, min_topic_support, FEW_TOPICS_PRIOR),
         most_topics=expected_topics(n, R, sigma_h, min_topic_support, MANY_TOPICS_PRIOR),
         documents=max(int(documents), 0),
+        capped=capped and documents > 0,
     )

@@ -109,7 +109,8 @@ def topic_forecast(
     """Expected topics of this plan (``core.privacy.forecast``) from its public noise and the size order."""
     plan = plan_dp_synrag(spec, epsilon, delta, conversion)
     return forecast_topics(n_units, spec.R, plan.sigma_h, significance_threshold(plan.sigma_h, vocab_size),
-                           plan.sigma_c, co_keyword_support(spec, plan), documents_asked(spec, n_units))
+                           plan.sigma_c, co_keyword_support(spec, plan), documents_asked(spec, n_units),
+                           capped=spec.documents_setting == AUTOMATIC_DOCUMENTS)
 
 
 def documents_asked(spec: DPSynRAGSpec, n_units: int) -> int:
