@@ -85,7 +85,7 @@ _META_SENTENCE = re.compile(
     r"\bweb ?(page|site)\b|\bwebsite\b|\bthis is an? (medical )?reference\b|\bquestion\s*:|"
     r"\bmore (detailed )?(explanation|information)\b|\bcan be found (on|at)\b|"
     r"\b(title|keywords|tags|references?)\s*:|\b(medlineplus|pubmed|wikipedia)\b|"
-    r"\brelated words\b|\blist of (related )?(words|terms|keywords)\b|\bthe (sentence|word|phrase) is about\b|"
+    r"\brelated words?\b|\blist of (related )?(words|terms|keywords)\b|\bthe (sentence|word|phrase) is about\b|"
     r"\ba short summary of\b|\bthe (article|story|post|tweet) (discusses|is about|talks about)\b|\bthe first sentence of\b|"
     r"^\s*translate\s*:|\btranslate (this|it|the)\b|\btranslated (from|into|as)\b|\btranslates (into|to|as)\b|"
     r"\b(above|aforementioned|above-mentioned) (documents?|examples?|texts?)\b|"
@@ -96,7 +96,7 @@ _META_SENTENCE = re.compile(
     r"\bthe (author|writer|user) (is|has|thinks|wants|provided|asked|requested|highlights|discusses|explains|argues|notes|"
     r"writes|suggests|describes)\b|\bthe example (given|above|provided|shown)\b|\byour form\b|"
     r"\b(this|the) review (is about|contains|describes|discusses|talks about|mentions)\b|\bthe customer (mentioned|described)\b|"
-    r"\blist of (topics|subjects|categories)\b|\b(summary|headline|topic|subject)\s*:",
+    r"\blist of (topics|subjects|categories)\b|\b(summary|headline|subtitle|topic|subject)\s*:",
     re.IGNORECASE,
 )
 # a sentence ends at . ! ? but not after a title or an initial ("Dr. Lee", "K. M., 47")
@@ -339,9 +339,10 @@ def form_rewrite_message(example: str) -> Callable[[str], str]:
     return lambda document: render("form_rewrite", example=example, document=document)
 
 
-def clean_draft(text: str, prompt: str = "") -> str:
+def clean_draft(text: str, prompt: str = "", headline: str = "") -> str:
     """Strip meta-text a small writer adds: labels ("Document:"), "Here is…" lines, URLs, lines that echo
-    the prompt, repeated lines; keep whole sentences."""
+    the prompt, repeated lines; keep whole sentences. ``headline``: the released word a form that opens with its
+    headline started the draft with (:func:`realisation_lead`), left alone as the first sentence or not."""
     prompt_lines = {line.strip().lower() for line in prompt.splitlines() if len(line.strip()) > 20}
     kept: list[str] = []
     seen: set[str] = set()
@@ -354,9 +355,18 @@ def clean_draft(text: str, prompt: str = "") -> str:
             continue
         seen.add(key)
         kept.append(line)
-    sentences = _SENTENCE_END.split(_drop_placeholders(" ".join(_headline_ended(kept))))
+    sentences = _SENTENCE_END.split(_drop_placeholders(" ".join(_headline_ended(_headline_apart(kept, headline)))))
     body = " ".join(filter(None, (_before_meta(x) for x in sentences)))
     return _whole_sentences(body.strip())
+
+
+def _headline_apart(lines: list[str], headline: str) -> list[str]:
+    """The first line with the lead's bare ``headline`` word as its own sentence ("China. The city of …") split in
+    two, so that :func:`_headline_ended` treats that word as the headline line it is."""
+    if not headline or not lines:
+        return lines
+    bare = re.match(re.escape(headline) + r"\s*[.:]\s+(\S.*)$", lines[0], re.IGNORECASE)
+    return [headline, bare.group(1), *lines[1:]] if bare else lines
 
 
 def _headline_ended(lines: list[str]) -> list[str]:
@@ -636,7 +646,7 @@ def realise(
                                         max_prompt_tokens=max_prompt_tokens, guard=guard, pulls=pulls,
                                         generator=generator)
                 for i, prompt, answer in zip(chunk, prompts, answers):
-                    draft = clean_draft(answer, prompt)
+                    draft = clean_draft(answer, prompt, headline=leads_of[i] if not lead else "")
                     if d >= 0:
                         draft, words = drop_shown_and_others(draft, guards, d, topics[i].words)
                         refused[i] = tuple(dict.fromkeys((*refused[i], *words)))

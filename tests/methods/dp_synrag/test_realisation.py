@@ -112,6 +112,11 @@ def test_a_headline_ends_before_the_text_and_a_headline_left_at_the_lead_word_go
     assert rl.clean_draft("Ebola.\nThe outbreak of ebola has spread to two towns.") == "The outbreak of ebola has spread to two towns."
     assert rl.clean_draft("Ebola\nThe outbreak has spread to two towns.") == "Ebola: The outbreak has spread to two towns."
     assert rl.clean_draft("Consultation note. K. M., 47, reports pain.") == "Consultation note. K. M., 47, reports pain."
+    # the lead's word left as a sentence of its own on the text's line
+    assert rl.clean_draft("Trump. President Trump said so on Monday.", headline="Trump") == "President Trump said so on Monday."
+    assert rl.clean_draft("China. The city of Shanghai will build a road.", headline="China") == (
+        "China: The city of Shanghai will build a road.")
+    assert rl.clean_draft("This is a related word: Tass, a Russian agency. Subtitle: news.") == ""
 
 
 def test_every_released_word_is_guaranteed_by_the_final_line():
