@@ -103,7 +103,7 @@ def test_an_unfilled_slot_leaves_no_dangling_article():
                           "This review contains several ideas. The customer mentioned salt. I am a helpful AI assistant named SmolLM, "
                           "trained by Hugging Face. This is another example of the same disease. Translate this to English: tea. "
                           "A sample of the above-mentioned documents is a list. The health section of the https://x.org/a is "
-                          "open.") == "Tea is good."
+                          "open. This is a medical case report about patient A.") == "Tea is good."
 
 
 def test_a_headline_ends_before_the_text_and_a_headline_left_at_the_lead_word_goes():
