@@ -87,7 +87,7 @@ _META_SENTENCE = re.compile(
     r"\bmore (detailed )?(explanation|information)\b|\bcan be found (on|at)\b|"
     r"\b(title|keywords|tags|references?)\s*:|\b(medlineplus|pubmed|wikipedia)\b|"
     r"\brelated words?\b|\blist of (related )?(words|terms|keywords)\b|\bthe (sentence|word|phrase) is about\b|"
-    r"\ba short summary of\b|\bthe (article|story|post|tweet) (discusses|is about|talks about)\b|\bthe first sentence of\b|"
+    r"\ba short summary of\b|\bthe (story|post) (discusses|is about|talks about)\b|\bthe first sentence of\b|"
     r"^\s*translate\s*:|\btranslate (this|it|the)\b|\btranslated (from|into|as)\b|\btranslates (into|to|as)\b|"
     r"\b(above|aforementioned|above-mentioned) (documents?|examples?|texts?)\b|"
     # the writer talking about the piece it writes ("This news article talks about …", "In this context, …"); not
@@ -356,34 +356,26 @@ def clean_draft(text: str, prompt: str = "", headline: str = "") -> str:
             continue
         seen.add(key)
         kept.append(line)
-    sentences = _SENTENCE_END.split(_drop_placeholders(" ".join(_headline_ended(_headline_apart(kept, headline)))))
+    sentences = _SENTENCE_END.split(_drop_placeholders(" ".join(_headline_ended(kept, headline))))
     body = " ".join(filter(None, (_before_meta(x) for x in sentences)))
     return _whole_sentences(body.strip())
 
 
-def _headline_apart(lines: list[str], headline: str) -> list[str]:
-    """The first line with the lead's bare ``headline`` word as its own sentence ("China. The city of …") split in
-    two, so that :func:`_headline_ended` treats that word as the headline line it is."""
-    if not headline or not lines:
-        return lines
-    bare = re.match(re.escape(headline) + r"\s*[.:]\s+(\S.*)$", lines[0], re.IGNORECASE)
-    return [headline, bare.group(1), *lines[1:]] if bare else lines
-
-
-def _headline_ended(lines: list[str]) -> list[str]:
+def _headline_ended(lines: list[str], headline: str = "") -> list[str]:
     """Lines joined into running text keep their ends: a line with no closing punctuation (a headline, "Bridge to
     close for repairs") is ended with a full stop, so it does not run into the next one. A first line of at most
-    ``HEADLINE_STUB_WORDS`` words (the headline a writer left at the lead's word: "Ebola.") is dropped when the
-    text after it names its words again, else it heads the text ("Ebola: The outbreak …")."""
+    ``HEADLINE_STUB_WORDS`` words, or the lead's bare ``headline`` word as the first line's own sentence ("China. The
+    city of …"), is a headline the writer left at that word: dropped when the text after it names its words again
+    (:func:`missing_words`), else it heads the text ("China: The city of …")."""
+    bare = re.match(re.escape(headline) + r"\s*[.:]\s+(\S.*)$", lines[0], re.IGNORECASE) if headline and lines else None
+    if bare:
+        lines = [headline, bare.group(1), *lines[1:]]
     if len(lines) < 2:
         return lines
     first, rest = lines[0], " ".join(lines[1:])
-    words = re.findall(r"[^\W_]+", first.lower())
+    words = split_words(first)
     if len(words) <= HEADLINE_STUB_WORDS:
-        named = set(re.findall(r"[^\W_]+", rest.lower()))
-        if all(w in named for w in words):
-            return lines[1:]
-        return [first.rstrip(" .:;,-") + ": " + rest]
+        return lines[1:] if not missing_words(rest, words) else [first.rstrip(" .:;,-") + ": " + rest]
     return [line if line[-1:] in ".!?:;,\"')" else line + "." for line in lines[:-1]] + [lines[-1]]
 
 
