@@ -34,18 +34,18 @@ import core.methods.dp_synrag.algorithm as algorithm
 import core.methods.dp_synrag.realisation as realisation
 from core.evaluation import runs
 from core.evaluation.config import make_config
-from core.evaluation.coverage import content_words
+from core.evaluation.coverage import common_content_words, content_word_share, content_words
 from core.evaluation.data import prepare_data
 from core.evaluation.quality import distinct_n, junk_rate, mmd_rbf
 from core.evaluation.retrieval import VectorIndex
 from core.evaluation.utility import hit_rate, retrieval_hits
 from core.methods.dp_synrag.dedup import drop_near_duplicates
 from core.methods.dp_synrag.length import fit_length
-from core.methods.dp_synrag.public_decoding import Decoding, public_decode, writer_generator
+from core.methods.dp_synrag.public_decoding import ECHO_PENALTY, Decoding, public_decode, writer_generator
 from core.methods.dp_synrag.realisation import form_reference, form_words, public_example, realise
 from core.methods.dp_synrag.roles import RoleSources
 from core.methods.dp_synrag.shape import sampled_shape
-from core.evaluation.roles import CONDITION, clinic_truth
+from core.evaluation.roles import CONDITION, clinic_truth, role_accuracy
 from core.methods.private_prediction.self_filter import self_filter
 from core.models.registry import load_embedder, load_language_model
 
@@ -58,11 +58,14 @@ class Arm:
     repetition_penalty: float
     tokens: int  # 0: the spec's realisation_tokens
     per_unit: bool = False  # documents about the corpus's size (``documents = -1``), allocated by released count
+    echo: float = 0.0  # the echo rule's penalty (0: off)
 
 
 ARMS = {
     "current": Arm("current", 0.8, 0.95, 1.3, 0),
-    "calm": Arm("calm", 0.5, 0.9, 1.15, 0),
+    "calm": Arm("calm", 0.5, 0.9, 1.15, 0),  # the constants of 2026-12-04, without the echo
+    "echo": Arm("echo", 0.5, 0.9, 1.15, 0, echo=ECHO_PENALTY),
+    "echo_half": Arm("echo_half", 0.5, 0.9, 1.15, 0, echo=ECHO_PENALTY / 2),
     "calm_short": Arm("calm_short", 0.5, 0.9, 1.15, 56),
     "calm_size": Arm("calm_size", 0.5, 0.9, 1.15, 0, per_unit=True),
     "current_size": Arm("current_size", 0.8, 0.95, 1.3, 0, per_unit=True),
@@ -86,7 +89,8 @@ def _writer_arms(arms: list[Arm], found: dict[str, list[str]]):
             try:
                 drafts = realise(topics, ctx.task, example, ctx.llm, ctx.reporter, arm.tokens or spec.realisation_tokens,
                                  max_prompt_tokens=ctx.max_prompt_tokens,
-                                 generator=writer_generator(ctx.llm.device, None), roles=RoleSources.of(spec.domain_lists))
+                                 generator=writer_generator(ctx.llm.device, None), roles=RoleSources.of(spec.domain_lists),
+                                 echo_penalty=arm.echo)
             finally:
                 realisation.public_greedy = original  # type: ignore[assignment]
             texts = {r: fit_length(d.text, topics[r].words, shape.words_per_document)
@@ -149,8 +153,9 @@ def main() -> int:
     questions = embedder.embed([q.question for q in data.benign]) if data.benign else None
     golds = [q.answers for q in data.benign]
     truth_file = config.dataset.folder / "diseases.json" if hasattr(config.dataset, "folder") else None
-    conditions = ([w.lower() for w, r in clinic_truth(truth_file).items() if r == CONDITION]
-                  if truth_file is not None and truth_file.exists() else [])
+    truth = clinic_truth(truth_file) if truth_file is not None and truth_file.exists() else {}
+    conditions = [w.lower() for w, r in truth.items() if r == CONDITION]
+    common = common_content_words([r.text for r in data.non_members])
 
     def scores(texts: list[str], allowed: set[str]) -> dict[str, float | int | None]:
         emb = embedder.embed(texts) if texts else None
@@ -162,6 +167,8 @@ def main() -> int:
                 "junk": round(junk_rate(texts), 3) if texts else None,
                 "words": round(sum(len(t.split()) for t in texts) / max(len(texts), 1), 1),
                 "distinct2": round(distinct_n(texts, 2), 3) if texts else None,
+                "content_words": round(content_word_share(texts, common), 3),
+                "role_accuracy": role_accuracy(texts, truth).accuracy if truth else None,
                 "key_terms": round(sum("Key terms:" in t for t in texts) / max(len(texts), 1), 3),
                 "topic_tv": round(topic_share_tv(texts, [r.text for r in data.non_members], conditions), 3)
                 if texts and conditions else None}
@@ -182,8 +189,8 @@ def main() -> int:
         rows.append(row)
         print(json.dumps({"draw": draw, "seconds": row["seconds"], "arms": row["arms"]}), flush=True)
     for arm in arms:
-        for key in ("retrieval", "unsupported", "mmd2", "junk", "words", "distinct2", "topic_tv", "key_terms", "documents",
-                    "write_seconds"):
+        for key in ("retrieval", "unsupported", "mmd2", "junk", "words", "distinct2", "content_words", "role_accuracy",
+                    "topic_tv", "key_terms", "documents", "write_seconds"):
             values = [r["arms"][arm.name][key] for r in rows if r["arms"][arm.name][key] is not None]
             if values:
                 print(f"{arm.name:12s} {key:12s} mean {sum(values) / len(values):.3f} {values}")

@@ -5,6 +5,9 @@ per-row Python loop per decoding step:
 
 * **repetition penalty** — the tokens each row has written, read and rewritten in place;
 * **no repeated n-grams** — each row's last n-1 tokens compared with every window of what it wrote;
+* **echo** — the same comparison against every window the stage's other documents wrote (earlier batches
+  and the other rows): a token that would repeat an n-gram written c times elsewhere loses
+  ``penalty · ln(1 + c)`` of its logit, so that documents do not all say the same thing the same way;
 * **copy guard** — the guard's keys, grouped by length, compared with each row's last tokens;
 * **word pulls** — each row's released words as token sequences: the first tokens of the missing ones
   gain the pull's bias, a word once begun is forced to its end, and the row may not end while one is
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, fields
-from typing import Mapping, Sequence
+from typing import Collection, Mapping, Sequence
 
 import torch
 
@@ -82,6 +85,53 @@ class GuardTable:
             pair_key.append(torch.tensor([g for g, _ in pairs], dtype=torch.long, device=device))
             pair_token.append(torch.tensor([t for _, t in pairs], dtype=torch.long, device=device))
         return cls(tuple(keys), tuple(pair_key), tuple(pair_token))
+
+
+class Echo:
+    """The n-grams of the documents this stage has already written (public drafts), for the echo rule.
+    ``free``: the tokens never discouraged (the form's own tokens: its labels and small words stay the
+    writer's); ``penalty`` 0 turns the rule off."""
+
+    def __init__(self, penalty: float, n: int, free: Collection[int] = ()) -> None:
+        self.penalty, self.n = penalty, n
+        self.free = torch.tensor(sorted(set(free)), dtype=torch.long)
+        self._grams = torch.empty((0, n), dtype=torch.long)
+
+    def add(self, documents: Sequence[Sequence[int]]) -> None:
+        """Remember what these documents wrote (their tokens, answer starts included)."""
+        grams = [list(d[i : i + self.n]) for d in documents for i in range(len(d) - self.n + 1)]
+        if grams:
+            self._grams = torch.cat([self._grams, torch.tensor(grams, dtype=torch.long, device=self._grams.device)])
+
+    def grams(self, device: str | torch.device) -> torch.Tensor:
+        """``[G, n]`` every n-gram remembered, on ``device``."""
+        if self._grams.device != torch.device(device):
+            self._grams = self._grams.to(device)
+        return self._grams
+
+    def free_on(self, device: str | torch.device) -> torch.Tensor:
+        if self.free.device != torch.device(device):
+            self.free = self.free.to(device)
+        return self.free
+
+
+def echo_counts(remembered: torch.Tensor, written: torch.Tensor, length: torch.Tensor, vocab: int) -> torch.Tensor:
+    """``[rows, vocab + 1]``: how many times each token follows the row's last n-1 tokens in the n-grams
+    ``remembered`` and in those the batch's rows have written so far (the last column counts nothing)."""
+    n = remembered.shape[1]
+    k = n - 1
+    table = remembered
+    if written.shape[1] >= n:
+        windows = written.unfold(1, n, 1)
+        place = torch.arange(windows.shape[1], device=written.device)
+        table = torch.cat([remembered, windows[place[None, :] + n <= length[:, None]]])
+    counts = torch.zeros((written.shape[0], vocab + 1), dtype=torch.float32, device=written.device)
+    if not table.shape[0] or k < 1:
+        return counts
+    suffix = last_tokens(written, length, k)
+    hit = (table[None, :, :k] == suffix[:, None, :]).all(-1) & (length >= k)[:, None]
+    after = torch.where(hit, table[None, :, k].clamp(max=vocab), vocab)
+    return counts.scatter_add_(1, after, hit.float())
 
 
 def last_tokens(written: torch.Tensor, length: torch.Tensor, k: int, fill: int = _PAD) -> torch.Tensor:
@@ -288,6 +338,7 @@ class Shaping:
     pull_start: float
     pull_end: float
     max_new_tokens: int
+    echo: Echo | None = None
 
 
 @dataclass(frozen=True)
@@ -305,7 +356,8 @@ def shape(logits: torch.Tensor, rows: Rows, rules: Shaping, step: int, longest: 
     """The shaped logits of every row (a new tensor). ``longest``: the most tokens any row has written.
 
     Only one pass over the ``[rows, vocab]`` logits (their copy with a spare column, where what marks
-    nothing points); every rule reads and writes a few places per row (gather / scatter)."""
+    nothing points); every rule reads and writes a few places per row (gather / scatter), but the echo,
+    when on, which subtracts its counts' penalty from the whole row."""
     n_rows, vocab = logits.shape
     work = torch.empty((n_rows, vocab + 1), dtype=torch.float32, device=logits.device)
     work[:, :vocab] = logits
@@ -316,6 +368,12 @@ def shape(logits: torch.Tensor, rows: Rows, rules: Shaping, step: int, longest: 
     missing = rows.missing
     pull_missing = missing.gather(1, rows.pull_word) & (rows.pull_len > 0)
     wanted = torch.where(pull_missing, rows.pull_ids[:, :, 0], vocab)  # the missing words' first tokens
+    if rules.echo is not None and rules.echo.penalty > 0:
+        counts = echo_counts(rules.echo.grams(work.device), written, rows.length, vocab)
+        free = rules.echo.free_on(work.device)
+        counts[:, free[free < vocab]] = 0
+        counts.scatter_(1, wanted, 0.0)  # a released word is never discouraged
+        work.sub_(rules.echo.penalty * torch.log1p(counts))
     bias = rules.pull_start + (rules.pull_end - rules.pull_start) * step / max(1, rules.max_new_tokens - 1)
     unique = _first_of_each(wanted, vocab)
     work.scatter_(1, unique, work.gather(1, unique) + bias)

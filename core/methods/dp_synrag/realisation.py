@@ -38,6 +38,8 @@ from core.methods.dp_synrag.example_check import check_public_example
 from core.methods.dp_synrag.example_check import example_problem as example_problem  # re-exported
 from core.methods.dp_synrag.demonstration_guard import DemonstrationGuard, PublicLists
 from core.methods.dp_synrag.public_decoding import (
+    ECHO_PENALTY,
+    stage_echo,
     CopyGuard,
     WordPull,
     copy_guard,
@@ -569,6 +571,7 @@ def realise(
     on_final: Callable[[int, Realisation], None] | None = None,
     generator: torch.Generator | None = None,
     roles: RoleSources | None = None,
+    echo_penalty: float = ECHO_PENALTY,
 ) -> list[Realisation]:
     """One document per topic from public inputs only; every released word appears in it. Topic i is shown
     demonstration i mod n of the form (:func:`shown_index`); its drafts keep nothing of that
@@ -578,7 +581,9 @@ def realise(
     A document is final when its draft holds every released word after a pass, or after the last attempt;
     it is then previewed, passed to ``on_final`` (the run checkpoints it) and counted on the stage's bar.
     ``finished``: documents already written by an interrupted run (topic index → document), reused as
-    they are; only the others are written. The list is in topic order either way."""
+    they are; only the others are written. The list is in topic order either way. ``echo_penalty``: how
+    strongly a document is kept from repeating, word for word, what the stage's other documents wrote
+    (the echo rule, ``logit_shaping.py``; 0: off)."""
     demos = demonstrations(example)
     shown = [shown_index(len(demos), i) for i in range(len(topics))]
     out: dict[int, Realisation] = {i: d for i, d in (finished or {}).items() if 0 <= i < len(topics) and d.shown == shown[i]}
@@ -601,6 +606,8 @@ def realise(
     lead = example_lead(example)
     placements = topic_placements(topics, example, roles)
     leads_of = [placed_lead(realisation_lead(example, t, i), p) for i, (t, p) in enumerate(zip(topics, placements))]
+    echo = stage_echo(tokenizer, example, echo_penalty)  # what the documents already written said, not said again
+    echo.add([tokenizer.encode(d.text, add_special_tokens=False) for d in out.values()])
 
     def final(i: int) -> None:
         text, fallback = guarantee_words(drafts[i], topics[i].words, placements[i])
@@ -637,7 +644,7 @@ def realise(
 
                 answers = public_greedy(stepping(llm, on_step), prompts, leads, max_new_tokens,
                                         max_prompt_tokens=max_prompt_tokens, guard=guard, pulls=pulls,
-                                        generator=generator)
+                                        generator=generator, echo=echo)
                 for i, prompt, answer in zip(chunk, prompts, answers):
                     draft = clean_draft(answer, prompt, headline=leads_of[i] if not lead else "")
                     if d >= 0:
