@@ -3,15 +3,18 @@
 Each draw runs the real DP-SynRAG adapter once on a demo corpus's members with the adaptive default (every
 stage charged to a throw-away ledger in ``--work``, noise from OS entropy), then writes the *same* released
 shape with the public writer under each arm's public decoding constants (temperature, top-p, repetition
-penalty, tokens per draft), through the same length fit, near-duplicate filter and self-filter. Each arm is
-scored on:
+penalty, tokens per draft, the echo), through the same length fit, near-duplicate filter and self-filter.
+Each arm is scored on:
 
 * ``retrieval``: the evaluation's retrieval proxy on the held-out questions (clinic and MovieLens only);
 * ``unsupported``: the share of the documents' content words that no real document of the corpus (members
   and held-out non-members) holds, and that are not released words or words of the form: what the writer
   invented ("HIV", "heroin", "court order" in a clinic of invented conditions);
 * ``mmd2``: MMD² in MiniLM space to the held-out non-members; ``junk``; ``words`` (mean per document);
-  ``distinct2``.
+  ``distinct2``; ``content_words``: the share of the held-out documents' 200 commonest content words the
+  corpus holds (the evaluation's); ``role_accuracy`` (the demo clinic, whose generator knows each word's role).
+
+An arm's ``echo`` is the echo rule's penalty (``public_decoding.ECHO_PENALTY`` is the default; 0: off).
 
 The difference within a draw is the decoding's alone; the spread across draws is the noise's.
 
