@@ -49,7 +49,7 @@ from core.methods.dp_synrag.public_decoding import (
 )
 from core.methods.dp_synrag.roles import RoleSources, assign_roles
 from core.methods.dp_synrag.slots import Placement, form_slots, place
-from core.methods.dp_synrag.vocabulary import split_words
+from core.methods.dp_synrag.vocabulary import load_stop_words, split_words
 from core.methods.dp_synrag.writing_progress import WRITER_BATCH, DraftWork, stepping
 from core.models.base import LanguageModel
 from core.paths import resources_dir
@@ -107,6 +107,9 @@ _SENTENCE_END = re.compile(
     r"(?<=[.!?])(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bMrs\.)(?<!\bSt\.)(?<!\bNo\.)(?<!\b[A-Z]\.)\s+"
 )
 _LABEL = re.compile(r"^\s*(document|text|note|output|answer|new document)\s*:\s*", re.IGNORECASE)
+# a label the writer puts before a sentence: one to three words, the first capitalised, then a colon ("Fact:",
+# "Important note:", "Russia:"); kept only when a content word of it is in the prompt (round 4, session 13)
+_SENTENCE_LABEL = re.compile(r"^([A-Z][\w’'-]*(?:[ \t]+[\w’'-]+){0,2})[ \t]*:[ \t]+(?=\S)")
 
 
 CATEGORY_SENTENCE = "The document belongs to this category: {label}."
@@ -359,8 +362,30 @@ def clean_draft(text: str, prompt: str = "", headline: str = "") -> str:
         seen.add(key)
         kept.append(line)
     sentences = _SENTENCE_END.split(_drop_placeholders(" ".join(_headline_ended(kept, headline))))
-    body = " ".join(filter(None, (_before_meta(x) for x in sentences)))
+    sentences = [_before_meta(x) for x in sentences]
+    if prompt:
+        known, stop = set(split_words(prompt)), load_stop_words()
+        sentences = [_without_made_up_labels(x, known, stop) for x in sentences]
+    body = " ".join(filter(None, sentences))
     return _whole_sentences(body.strip())
+
+
+def _without_made_up_labels(sentence: str, known: set[str], stop: frozenset[str]) -> str:
+    """``sentence`` without the labels at its start that the writer made up: a label ("Fact:", "Important note:",
+    "Press releases:") whose content words are none of the prompt's words (``known``: its released words, the
+    form, the task) goes, the sentence after it stays; a label of the prompt's ("Russia:" for the topic
+    "russia", the form's "Impression:") is kept. Public text only."""
+    kept, rest, dropped = "", sentence, False
+    while match := _SENTENCE_LABEL.match(rest):
+        words = [w for w in split_words(match.group(1)) if w not in stop]
+        if not words or any(w in known for w in words):
+            kept += match.group(0)
+        else:
+            dropped = True
+        rest = rest[match.end():]
+    if dropped and not kept:
+        rest = rest[:1].upper() + rest[1:]
+    return kept + rest
 
 
 def _headline_ended(lines: list[str], headline: str = "") -> list[str]:

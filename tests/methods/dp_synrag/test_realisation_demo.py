@@ -189,3 +189,16 @@ def test_a_run_on_sentence_is_cut_at_a_comma_unless_a_released_word_would_go():
     long = head + ", then " + " ".join(["talk"] * 20) + " and review in a week."
     assert rl.trim_to_form(long, ["rest"], 4) == head + "."
     assert rl.trim_to_form(long, ["rest", "review"], 4) == long  # "review" lies beyond the cut
+
+
+def test_cleaning_drops_a_label_the_writer_made_up_and_keeps_the_prompts_own():
+    prompt = "Write a news article.\nTopic: russia\nRelated words: kremlin."
+    assert rl.clean_draft("Fact: the Kremlin met the press.", prompt) == "The Kremlin met the press."
+    assert rl.clean_draft("Russia: Important note: the Kremlin met the press.", prompt) == "Russia: the Kremlin met the press."
+    assert rl.clean_draft("The talks went on. Press releases: the Kremlin said no.", prompt) == (
+        "The talks went on. The Kremlin said no.")
+    assert rl.clean_draft("Fact: the Kremlin met the press.") == "Fact: the Kremlin met the press."  # no prompt, no rule
+    note = "Consultation note. M. B., 42, reports a rash. Examination: dry skin. Impression: eczema. Plan: cream."
+    form = rl.shipped_example("clinical_note")
+    assert rl.clean_draft(note, f"{form}\nTopic: eczema") == note  # the form's labels stay
+    assert rl.clean_draft("At 12:05 the Kremlin met the press.", prompt) == "At 12:05 the Kremlin met the press."
