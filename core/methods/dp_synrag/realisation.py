@@ -109,6 +109,7 @@ _SENTENCE_END = re.compile(
 _LABEL = re.compile(r"^\s*(document|text|note|output|answer|new document)\s*:\s*", re.IGNORECASE)
 # a label the writer puts before a sentence: one to three words, the first capitalised, then a colon ("Fact:",
 # "Important note:", "Russia:"); kept only when a content word of it is in the prompt (round 4, session 13)
+_STRAY_STOP = re.compile(r"\s*[,;:]+\s*\.(?!\.)|(?<!\.)\.\.(?!\.)")
 _SENTENCE_LABEL = re.compile(r"^([A-Z][\w’'-]*(?:[ \t]+[\w’'-]+){0,2})[ \t]*:[ \t]+(?=\S)")
 
 
@@ -367,6 +368,7 @@ def clean_draft(text: str, prompt: str = "", headline: str = "") -> str:
         known, stop = set(split_words(prompt)), load_stop_words()
         sentences = [_without_made_up_labels(x, known, stop) for x in sentences]
     body = " ".join(filter(None, sentences))
+    body = _STRAY_STOP.sub(".", body)  # "tips:." and "Trump.." read "tips." and "Trump."; an ellipsis stays
     return _whole_sentences(body.strip())
 
 

@@ -202,3 +202,9 @@ def test_cleaning_drops_a_label_the_writer_made_up_and_keeps_the_prompts_own():
     form = rl.shipped_example("clinical_note")
     assert rl.clean_draft(note, f"{form}\nTopic: eczema") == note  # the form's labels stay
     assert rl.clean_draft("At 12:05 the Kremlin met the press.", prompt) == "At 12:05 the Kremlin met the press."
+
+
+def test_cleaning_closes_a_sentence_once():
+    assert rl.clean_draft("News and tips:. This week, a story.") == "News and tips. This week, a story."
+    assert rl.clean_draft("He met Donald Trump.. The talks went on.") == "He met Donald Trump. The talks went on."
+    assert rl.clean_draft("He waited... The talks went on.") == "He waited... The talks went on."
