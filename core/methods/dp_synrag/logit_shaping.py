@@ -110,6 +110,7 @@ class Echo:
         return self._grams
 
     def free_on(self, device: str | torch.device) -> torch.Tensor:
+        """The tokens never discouraged, on ``device``."""
         if self.free.device != torch.device(device):
             self.free = self.free.to(device)
         return self.free

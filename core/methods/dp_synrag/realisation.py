@@ -39,12 +39,12 @@ from core.methods.dp_synrag.example_check import example_problem as example_prob
 from core.methods.dp_synrag.demonstration_guard import DemonstrationGuard, PublicLists
 from core.methods.dp_synrag.public_decoding import (
     ECHO_PENALTY,
-    stage_echo,
     CopyGuard,
     WordPull,
     copy_guard,
     missing_words,
     public_greedy,
+    stage_echo,
     with_scaffold,
 )
 from core.methods.dp_synrag.roles import RoleSources, assign_roles
@@ -107,9 +107,9 @@ _SENTENCE_END = re.compile(
     r"(?<=[.!?])(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bMrs\.)(?<!\bSt\.)(?<!\bNo\.)(?<!\b[A-Z]\.)\s+"
 )
 _LABEL = re.compile(r"^\s*(document|text|note|output|answer|new document)\s*:\s*", re.IGNORECASE)
+_STRAY_STOP = re.compile(r"\s*[,;:]+\s*\.(?!\.)|(?<!\.)\.\.(?!\.)")  # "tips:." and "Trump..", not an ellipsis
 # a label the writer puts before a sentence: one to three words, the first capitalised, then a colon ("Fact:",
 # "Important note:", "Russia:"); kept only when a content word of it is in the prompt (round 4, session 13)
-_STRAY_STOP = re.compile(r"\s*[,;:]+\s*\.(?!\.)|(?<!\.)\.\.(?!\.)")
 _SENTENCE_LABEL = re.compile(r"^([A-Z][\w’'-]*(?:[ \t]+[\w’'-]+){0,2})[ \t]*:[ \t]+(?=\S)")
 
 
