@@ -58,8 +58,9 @@ def test_a_second_document_does_not_repeat_the_first_word_for_word(llm):
     echo.add([first])
     second = pd.public_decode_tokens(llm, prompt, [""], 16, decoding=pd.GREEDY, echo=echo)[0]
     grams = {tuple(first[i : i + 3]) for i in range(len(first) - 2)}
+    joints = set(echo.free.tolist())
     assert second != first
-    assert not any(tuple(second[i : i + 3]) in grams for i in range(len(second) - 2))
+    assert not any(tuple(second[i : i + 3]) in grams and second[i + 2] not in joints for i in range(len(second) - 2))
     assert echo.grams("cpu").shape[0] == len(first) - 2 + len(second) - 2  # the decode added its own
 
 
@@ -114,3 +115,12 @@ def test_realise_remembers_across_batches_and_a_resumed_run_s_documents(llm, mon
     rl.realise(topics, "Write notes.", rl.shipped_example("clinical_note"), llm, NULL_REPORTER, 8, batch=1,
                finished={0: done[0]})
     assert seen[0] > 0  # the finished document is remembered before the first new one is written
+
+
+def test_the_joints_of_a_list_are_spared(llm):
+    tokenizer = llm.chat.tokenizer
+    joints = set(pd.joint_tokens(tokenizer))
+    for text in (",", " and", ".", " the"):
+        assert all(t in joints for t in tokenizer.encode(text, add_special_tokens=False)), text
+    assert not set(tokenizer.encode(" Gump", add_special_tokens=False)) <= joints
+    assert joints <= set(pd.stage_echo(tokenizer, "").free.tolist())
