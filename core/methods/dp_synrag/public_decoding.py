@@ -55,6 +55,8 @@ ECHO_NGRAM = 3
 def stage_echo(tokenizer, form: str, penalty: float = ECHO_PENALTY) -> Echo:
     """The echo of one writing stage: nothing remembered yet; the form's own tokens and the joints of any text
     (:func:`joint_tokens`) are never discouraged."""
+    if penalty <= 0:  # off: nothing is discouraged, so nothing needs sparing (no pass over the vocabulary)
+        return Echo(penalty, ECHO_NGRAM)
     own = tokenizer.encode(form, add_special_tokens=False) if form else []
     return Echo(penalty, ECHO_NGRAM, [*own, *joint_tokens(tokenizer)])
 
