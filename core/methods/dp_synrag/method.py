@@ -211,7 +211,8 @@ def generation_notes(p) -> list[str]:
             notes.append(
                 "Roles: a released word that a public source names as a condition, a drug or a symptom (a typed "
                 "public list the run names, such as ICD-10-CM; a dosage form such as 'ointment'; a WHO INN drug stem "
-                "such as '-cillin' or a condition suffix such as '-itis' on a word that is no common English word) was "
+                "such as '-cillin' or a condition suffix such as '-itis' on a word that is no common English word; else "
+                "the public model's clear answer to a fixed few-shot prompt naming the word) was "
                 "written in the form's slot of that role (" + ", ".join(f"'{s.label}'" for s in form_slots(example))
                 + "); other words as before. Post-processing of released words: no cost."
             )

@@ -492,10 +492,14 @@ def guarantee_words(text: str, words: Sequence[str], placement: Placement | None
     return (f"{text}\n{line}" if text else line), True
 
 
-def topic_placements(topics: Sequence[Topic], example: str, roles: RoleSources | None) -> list[Placement]:
+def topic_placements(topics: Sequence[Topic], example: str, roles: RoleSources | None,
+                     llm: LanguageModel | None = None) -> list[Placement]:
     """Where each topic's typed words go in the form (``slots.py``); every word untyped without ``roles``
-    or for a form without typed slots."""
+    or for a form without typed slots. With ``llm``, the public model is asked the role of each word no
+    other public source types (``roles.asked_roles``)."""
     slots = form_slots(example) if roles is not None else ()
+    if slots and roles is not None and llm is not None:
+        roles = roles.asking(llm, [w for t in topics for w in t.words])
     return [place(t.words, assign_roles(t.words, roles) if slots and roles is not None else {}, slots,
                   realisation_lead(example, t), turn=i) for i, t in enumerate(topics)]
 
@@ -631,7 +635,7 @@ def realise(
     todo = [i for i in range(len(topics)) if i not in out]
     work = DraftWork(len(todo), ATTEMPTS)
     lead = example_lead(example)
-    placements = topic_placements(topics, example, roles)
+    placements = topic_placements(topics, example, roles, llm)
     leads_of = [placed_lead(realisation_lead(example, t, i), p) for i, (t, p) in enumerate(zip(topics, placements))]
     echo = stage_echo(tokenizer, example, echo_penalty)  # what the documents already written said, not said again
     echo.add([tokenizer.encode(d.text, add_special_tokens=False) for d in out.values()])

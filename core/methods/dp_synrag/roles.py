@@ -15,18 +15,27 @@ when a public source says so, and has no role otherwise. The sources, first that
    WHO INN stems of drugs (``DRUG_STEMS``: -cillin, -pril, -olol, -statin, -zole, -mab, -vir, -tinib, …)
    and the condition suffixes of medical Greek and Latin (``CONDITION_SUFFIXES``: -itis, -osis, -emia,
    -algia, -opathy, -oma, -iasis, …).
+4. **The public model, asked** (:func:`asked_roles`), for a word none of the above knows ("ibuprofen",
+   "shingles", "leisomafen"): a fixed few-shot prompt ("lisinopril: drug / appendicitis: disease /
+   headache: symptom / husband: other / …", ``ASK_EXAMPLES``) ends with the word, and the model's
+   next-token log-probabilities of the four answers are compared. The word takes the answer's role only
+   when that answer beats every other one by ``ASK_MARGIN`` nats; "other" or a close call leaves it untyped.
 
-Nothing here reads a private document: the released words, public lists and fixed suffix tables only.
+Nothing here reads a private document: the released words, public lists, fixed suffix tables and the public
+model with a fixed prompt only.
 A word with no role is written as before (no slot is forced on it).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
+import torch
+
+from core.models.base import LanguageModel
 from core.paths import resources_dir
 
 CONDITION, DRUG, SYMPTOM = "condition", "drug", "symptom"
@@ -52,6 +61,17 @@ DOSAGE_FORMS = frozenset({
     "drops", "inhaler", "inhalers", "injection", "injections", "syrup", "gel", "lotion", "patch", "patches",
     "spray", "suppository", "suppositories", "pessary", "pessaries", "lozenge", "lozenges", "infusion",
 })
+# The public model's few-shot examples (real words, none of them a demo word) and its answers; a word takes
+# the role of an answer that beats every other answer by ASK_MARGIN nats (bench/roles.py measures the rule).
+ASK_EXAMPLES: tuple[tuple[str, str | None], ...] = (
+    ("lisinopril", DRUG), ("appendicitis", CONDITION), ("headache", SYMPTOM), ("husband", None),
+    ("vaccine", DRUG), ("cholera", CONDITION), ("wheezing", SYMPTOM), ("twice", None),
+    ("salbutamol inhaler", DRUG), ("rickets", CONDITION), ("swollen feet", SYMPTOM), ("right elbow", None),
+)
+ASK_ANSWERS: Mapping[str | None, str] = {DRUG: "drug", CONDITION: "disease", SYMPTOM: "symptom", None: "other"}
+ASK_HEADER = "Words from clinical notes and their type (drug, disease, symptom or other).\n"
+ASK_MARGIN = 1.0
+ASK_BATCH = 32
 ROLE_LINE = re.compile(r"^#\s*role\s*:\s*(\w+)\s*$", re.IGNORECASE)
 SHIPPED_TYPED = {"icd10-cm": (("icd10-cm.txt", CONDITION), ("icd10-cm.symptoms.txt", SYMPTOM))}
 
@@ -62,6 +82,7 @@ class RoleSources:
 
     typed: Mapping[str, str]
     english: frozenset[str]
+    asked: Mapping[str, str] = field(default_factory=dict)  # the public model's clear answers (asked_roles)
 
     @classmethod
     def of(cls, domain_lists: Sequence[str] = ()) -> "RoleSources":
@@ -70,6 +91,11 @@ class RoleSources:
         for name in domain_lists:
             typed.update(typed_entries(name))
         return cls(typed, frozenset(_lines(resources_dir() / "vocab" / "english.txt")))
+
+    def asking(self, llm: LanguageModel, words: Sequence[str]) -> "RoleSources":
+        """These sources plus the public model's answer for each of ``words`` that no other source types."""
+        unknown = [w for w in dict.fromkeys(words) if role_of(w, self) is None]
+        return replace(self, asked={**self.asked, **asked_roles(llm, unknown)}) if unknown else self
 
 
 def _lines(path: Path) -> list[str]:
@@ -118,8 +144,35 @@ def morphology_role(word: str, english: frozenset[str] = frozenset()) -> str | N
 
 
 def role_of(word: str, sources: RoleSources) -> str | None:
-    """A released word's role: a typed list's, else morphology's (None: no public source knows it)."""
-    return sources.typed.get(word.lower()) or morphology_role(word, sources.english)
+    """A released word's role: a typed list's, else morphology's, else the public model's clear answer
+    (None: no public source knows it)."""
+    return sources.typed.get(word.lower()) or morphology_role(word, sources.english) or sources.asked.get(word)
+
+
+def asked_roles(llm: LanguageModel, words: Sequence[str]) -> dict[str, str]:
+    """The role the public model gives each word when its answer is clear (source 4 above); a word it
+    answers "other", or by less than ``ASK_MARGIN`` nats, is left out. None at all when the model's
+    tokenizer does not tell the four answers apart by their first token."""
+    tokenizer = llm.chat.tokenizer
+    answers = [tokenizer.encode(" " + a, add_special_tokens=False)[:1] for a in ASK_ANSWERS.values()]
+    if any(not a for a in answers) or len({a[0] for a in answers}) < len(answers):
+        return {}
+    roles = list(ASK_ANSWERS)
+    picks = torch.tensor([a[0] for a in answers])
+    shots = "".join(f"{w}: {ASK_ANSWERS[r]}\n" for w, r in ASK_EXAMPLES)
+    head = tokenizer.encode(ASK_HEADER + shots, add_special_tokens=False)
+    out: dict[str, str] = {}
+    for start in range(0, len(words), ASK_BATCH):
+        chunk = list(words[start : start + ASK_BATCH])
+        prompts = [head + tokenizer.encode(f"{w}:", add_special_tokens=False) for w in chunk]
+        with torch.inference_mode():
+            logp = torch.log_softmax(llm.start_logits(prompts, shared_prefix=len(head)).logits().float().cpu(), -1)
+        for word, row in zip(chunk, logp[:, picks]):
+            best, second = torch.topk(row, 2).values.tolist()
+            role = roles[int(row.argmax())]
+            if role is not None and best - second >= ASK_MARGIN:
+                out[word] = role
+    return out
 
 
 def assign_roles(words: Sequence[str], sources: RoleSources) -> dict[str, str | None]:

@@ -1,8 +1,9 @@
 """Roles of released words and their slots in the form (docs/method.md §2.4c), and role accuracy (§5).
 
-Roles come from the released words and public sources only (typed lists, dosage forms, INN stems and
-condition suffixes); the lead and the slot phrases put each typed word in its section; a word of no role
-and a form without typed slots are untouched; the metric scores a hand-made example.
+Roles come from the released words and public sources only (typed lists, dosage forms, INN stems,
+condition suffixes, the public model asked with a fixed prompt); the lead and the slot phrases put each
+typed word in its section; a word of no role and a form without typed slots are untouched; the metric
+scores a hand-made example.
 """
 
 from __future__ import annotations
@@ -81,6 +82,66 @@ def test_roles_read_the_released_words_and_public_files_only(public, monkeypatch
     assert all(p.startswith(str(resources_dir())) for p in opened), opened
     words = ["tusfosemia", "tregedcillin", "wheezing"]
     assert roles.assign_roles(words, sources) == roles.assign_roles(list(words), sources)
+
+
+class _Answering:
+    """A stand-in language model that answers the few-shot role prompt from a table: for the word on the
+    prompt's last line, logit ``margin`` on its answer's first token, 0 elsewhere. It records what it was asked."""
+
+    def __init__(self, answers: dict[str, str], margin: float) -> None:
+        from types import SimpleNamespace
+
+        from core.models.registry import packaged_tokenizer
+
+        self.tokenizer = packaged_tokenizer()
+        self.chat = SimpleNamespace(tokenizer=self.tokenizer)
+        self.answers, self.margin, self.asked = answers, margin, []
+
+    def start_logits(self, prompts, shared_prefix=0):
+        import torch
+        from types import SimpleNamespace
+
+        rows = torch.zeros(len(prompts), len(self.tokenizer))
+        for r, ids in enumerate(prompts):
+            word = self.tokenizer.decode(ids[shared_prefix:]).strip().rstrip(":")
+            self.asked.append(word)
+            answer = self.tokenizer.encode(" " + self.answers.get(word, "other"), add_special_tokens=False)[0]
+            rows[r, answer] = self.margin
+        return SimpleNamespace(logits=lambda: rows)
+
+
+def test_the_public_model_types_a_word_no_other_source_knows_only_when_its_answer_is_clear(public):
+    told = {"leisomafen": "drug", "shingles": "disease", "tremors": "symptom", "mother": "other"}
+    clear = _Answering(told, margin=roles.ASK_MARGIN + 0.5)
+    asked = public.asking(clear, ["leisomafen", "shingles", "tremors", "mother", "lisinopril", "shingles"])
+    assert sorted(clear.asked) == ["leisomafen", "mother", "shingles", "tremors"], "typed words are not asked"
+    assert {w: roles.role_of(w, asked) for w in told} == {
+        "leisomafen": roles.DRUG, "shingles": roles.CONDITION, "tremors": roles.SYMPTOM, "mother": None}
+    assert roles.role_of("lisinopril", asked) == roles.DRUG  # morphology first
+    close = public.asking(_Answering(told, margin=roles.ASK_MARGIN - 0.5), list(told))
+    assert all(roles.role_of(w, close) is None for w in told), "a close call leaves the word untyped"
+    assert public.asking(clear, []) is public
+
+
+def test_the_role_prompt_holds_the_fixed_examples_and_the_released_word_only(public):
+    model = _Answering({}, margin=2.0)
+    seen = []
+    start = model.start_logits
+    model.start_logits = lambda prompts, shared_prefix=0: (seen.extend(prompts), start(prompts, shared_prefix))[1]
+    roles.asked_roles(model, ["leisomafen"])
+    text = model.tokenizer.decode(seen[0])
+    assert text.startswith(roles.ASK_HEADER) and text.endswith("\nleisomafen:")
+    for word, role in roles.ASK_EXAMPLES:
+        assert f"{word}: {roles.ASK_ANSWERS[role]}\n" in text
+
+
+def test_the_placements_ask_the_public_model_only_for_a_form_with_typed_slots(public):
+    model = _Answering({"leisomafen": "drug"}, margin=2.0)
+    topic = rl.Topic("tusfosemia", ("leisomafen", "weather"))
+    (placement,) = rl.topic_placements([topic], NOTE, public, model)
+    assert placement.placed == ("tusfosemia", "leisomafen") and placement.lead_words == ("weather",)
+    assert rl.topic_placements([topic], rl.shipped_example("review"), public, model)[0].untyped == topic.words
+    assert sorted(model.asked) == ["leisomafen", "weather"], "the review form has no typed slot: nothing asked"
 
 
 # -- the form's slots and the lead -----------------------------------------------------------------------
