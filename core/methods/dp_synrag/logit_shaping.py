@@ -5,9 +5,10 @@ per-row Python loop per decoding step:
 
 * **repetition penalty** — the tokens each row has written, read and rewritten in place;
 * **no repeated n-grams** — each row's last n-1 tokens compared with every window of what it wrote;
-* **echo** — the same comparison against every window the stage's other documents wrote (earlier batches
-  and the other rows): a token that would repeat an n-gram written c times elsewhere loses
-  ``penalty · ln(1 + c)`` of its logit, so that documents do not all say the same thing the same way;
+* **echo** — what followed each row's last n-1 tokens in the stage's other documents (earlier batches:
+  binary search in their counted n-grams, ``EchoIndex``; the batch's rows: compared directly): a token
+  that would repeat an n-gram written c times elsewhere loses ``penalty · ln(1 + c)`` of its logit, so
+  that documents do not all say the same thing the same way;
 * **copy guard** — the guard's keys, grouped by length, compared with each row's last tokens;
 * **word pulls** — each row's released words as token sequences: the first tokens of the missing ones
   gain the pull's bias, a word once begun is forced to its end, and the row may not end while one is
@@ -96,18 +97,26 @@ class Echo:
         self.penalty, self.n = penalty, n
         self.free = torch.tensor(sorted(set(free)), dtype=torch.long)
         self._grams = torch.empty((0, n), dtype=torch.long)
+        self._index: EchoIndex | None = None
 
     def add(self, documents: Sequence[Sequence[int]]) -> None:
         """Remember what these documents wrote (their tokens, answer starts included)."""
         grams = [list(d[i : i + self.n]) for d in documents for i in range(len(d) - self.n + 1)]
         if grams:
             self._grams = torch.cat([self._grams, torch.tensor(grams, dtype=torch.long, device=self._grams.device)])
+            self._index = None
 
     def grams(self, device: str | torch.device) -> torch.Tensor:
         """``[G, n]`` every n-gram remembered, on ``device``."""
         if self._grams.device != torch.device(device):
             self._grams = self._grams.to(device)
         return self._grams
+
+    def index(self, device: str | torch.device) -> "EchoIndex":
+        """The remembered n-grams counted and sorted for lookup (built once per :meth:`add`), on ``device``."""
+        if self._index is None or self._index.after.device != torch.device(device):
+            self._index = EchoIndex.of(self.grams(device))
+        return self._index
 
     def free_on(self, device: str | torch.device) -> torch.Tensor:
         """The tokens never discouraged, on ``device``."""
@@ -116,23 +125,72 @@ class Echo:
         return self.free
 
 
-def echo_counts(remembered: torch.Tensor, written: torch.Tensor, length: torch.Tensor, vocab: int) -> torch.Tensor:
+_KEY_BITS = 21  # a token id below 2**21 (2,097,152) is one digit of an n-gram's key; 3 digits fit an int64
+
+
+def prefix_keys(tokens: torch.Tensor) -> torch.Tensor:
+    """``[rows]`` one int64 key for each row of ``[rows, k]`` tokens (k ≤ 3, each id below 2**21; a
+    negative id, the padding, gives a negative key that matches no n-gram's)."""
+    key = torch.zeros(tokens.shape[0], dtype=torch.long, device=tokens.device)
+    for j in range(tokens.shape[1]):
+        key = key * (1 << _KEY_BITS) + tokens[:, j]
+    return key
+
+
+@dataclass(frozen=True)
+class EchoIndex:
+    """The remembered n-grams, counted: each distinct (first n-1 tokens, next token) once, with how many
+    times it was written, sorted by the key of its first n-1 tokens. A row finds what followed its last n-1
+    tokens by binary search, so a step costs the rows times the continuations found, whatever the memory's
+    size (no ``[rows, G]`` comparison)."""
+
+    n: int
+    prefix: torch.Tensor  # [U] int64, sorted
+    after: torch.Tensor  # [U] the next token
+    count: torch.Tensor  # [U] float32
+
+    @classmethod
+    def of(cls, grams: torch.Tensor) -> "EchoIndex":
+        k = grams.shape[1] - 1
+        if not 1 <= k <= 3 or (grams.numel() and int(grams.max()) >= 1 << _KEY_BITS):
+            raise ValueError("the echo indexes 2- to 4-grams of token ids below 2**21")
+        both = torch.stack([prefix_keys(grams[:, :k]), grams[:, k]], 1)
+        distinct, count = torch.unique(both, dim=0, return_counts=True)  # sorted by prefix, then next token
+        return cls(k + 1, distinct[:, 0].contiguous(), distinct[:, 1].contiguous(), count.float())
+
+    def add_to(self, counts: torch.Tensor, suffix: torch.Tensor, ok: torch.Tensor, vocab: int) -> None:
+        """Add to ``counts`` ``[rows, vocab + 1]`` how often each token followed each row's ``suffix``
+        ``[rows, k]`` (rows where ``ok`` is False: nothing)."""
+        if not self.prefix.numel():
+            return
+        key = prefix_keys(suffix)
+        low = torch.searchsorted(self.prefix, key)
+        high = torch.where(ok, torch.searchsorted(self.prefix, key, right=True), low)
+        width = int((high - low).max()) if key.numel() else 0
+        if width == 0:
+            return
+        place = low[:, None] + torch.arange(width, device=low.device)
+        valid = place < high[:, None]
+        place = place.clamp(max=self.prefix.numel() - 1)
+        after = torch.where(valid, self.after[place].clamp(max=vocab), vocab)
+        counts.scatter_add_(1, after, torch.where(valid, self.count[place], 0.0))
+
+
+def echo_counts(remembered: EchoIndex, written: torch.Tensor, length: torch.Tensor, vocab: int) -> torch.Tensor:
     """``[rows, vocab + 1]``: how many times each token follows the row's last n-1 tokens in the n-grams
     ``remembered`` and in those the batch's rows have written so far (the last column counts nothing)."""
-    n = remembered.shape[1]
-    k = n - 1
-    table = remembered
-    if written.shape[1] >= n:
+    n, k = remembered.n, remembered.n - 1
+    counts = torch.zeros((written.shape[0], vocab + 1), dtype=torch.float32, device=written.device)
+    suffix = last_tokens(written, length, k)
+    ok = length >= k
+    remembered.add_to(counts, suffix, ok, vocab)
+    if written.shape[1] >= n:  # the batch's own windows, each row's written part only: few, compared directly
         windows = written.unfold(1, n, 1)
         place = torch.arange(windows.shape[1], device=written.device)
-        table = torch.cat([remembered, windows[place[None, :] + n <= length[:, None]]])
-    counts = torch.zeros((written.shape[0], vocab + 1), dtype=torch.float32, device=written.device)
-    if not table.shape[0] or k < 1:
-        return counts
-    suffix = last_tokens(written, length, k)
-    hit = (table[None, :, :k] == suffix[:, None, :]).all(-1) & (length >= k)[:, None]
-    after = torch.where(hit, table[None, :, k].clamp(max=vocab), vocab)
-    return counts.scatter_add_(1, after, hit.float())
+        table = windows[place[None, :] + n <= length[:, None]]
+        hit = (table[None, :, :k] == suffix[:, None, :]).all(-1) & ok[:, None]
+        counts.scatter_add_(1, torch.where(hit, table[None, :, k].clamp(max=vocab), vocab), hit.float())
+    return counts
 
 
 def last_tokens(written: torch.Tensor, length: torch.Tensor, k: int, fill: int = _PAD) -> torch.Tensor:
@@ -370,7 +428,7 @@ def shape(logits: torch.Tensor, rows: Rows, rules: Shaping, step: int, longest: 
     pull_missing = missing.gather(1, rows.pull_word) & (rows.pull_len > 0)
     wanted = torch.where(pull_missing, rows.pull_ids[:, :, 0], vocab)  # the missing words' first tokens
     if rules.echo is not None and rules.echo.penalty > 0:
-        counts = echo_counts(rules.echo.grams(work.device), written, rows.length, vocab)
+        counts = echo_counts(rules.echo.index(work.device), written, rows.length, vocab)
         free = rules.echo.free_on(work.device)
         counts[:, free[free < vocab]] = 0
         counts.scatter_(1, wanted, 0.0)  # a released word is never discouraged

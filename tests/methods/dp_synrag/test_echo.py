@@ -13,7 +13,7 @@ from tests.helpers import TINY
 
 from core.methods.dp_synrag import public_decoding as pd
 from core.methods.dp_synrag import realisation as rl
-from core.methods.dp_synrag.logit_shaping import Echo, echo_counts
+from core.methods.dp_synrag.logit_shaping import Echo, EchoIndex, echo_counts
 from core.progress import NULL_REPORTER
 
 PAD = -1
@@ -29,7 +29,7 @@ def llm():
 def test_echo_counts_what_other_documents_and_the_batch_wrote_after_the_last_tokens():
     remembered = torch.tensor([[1, 2, 3], [1, 2, 3], [1, 2, 4], [9, 2, 5]])
     written = torch.tensor([[5, 1, 2, PAD, PAD], [1, 2, 7, 1, 2]])
-    counts = echo_counts(remembered, written, torch.tensor([3, 5]), vocab=10)
+    counts = echo_counts(EchoIndex.of(remembered), written, torch.tensor([3, 5]), vocab=10)
     assert counts.shape == (2, 11)
     # both rows end on (1, 2): 3 twice and 4 once remembered; 7 once in the batch (row 1's own window)
     for row in (0, 1):
@@ -38,6 +38,35 @@ def test_echo_counts_what_other_documents_and_the_batch_wrote_after_the_last_tok
     assert counts[:, 10].sum() == 0  # the spare column counts nothing
     # a row's padding is no window: (2, PAD, PAD) and (PAD, PAD) never count
     assert counts.sum() == 2 * 4
+
+
+def _brute_force_counts(remembered, written, length, vocab):
+    """The definition, row by row: each remembered or batch-written n-gram whose first n-1 tokens are the
+    row's last n-1 counts once for its last token."""
+    n = remembered.shape[1]
+    counts = torch.zeros((written.shape[0], vocab + 1))
+    batch = [tuple(r[i : i + n]) for r, m in zip(written.tolist(), length.tolist()) for i in range(m - n + 1)]
+    table = [tuple(g) for g in remembered.tolist()] + batch
+    for row, m in enumerate(length.tolist()):
+        if m < n - 1:
+            continue
+        suffix = tuple(written[row, m - n + 1 : m].tolist())
+        for gram in table:
+            if gram[:-1] == suffix:
+                counts[row, min(gram[-1], vocab)] += 1
+    return counts
+
+
+def test_the_indexed_echo_counts_equal_the_definition_on_random_memories():
+    gen = torch.Generator().manual_seed(7)
+    for trial in range(20):
+        vocab = 12
+        remembered = torch.randint(0, vocab, (int(torch.randint(0, 200, (1,), generator=gen)), 3), generator=gen)
+        written = torch.randint(0, vocab, (6, 9), generator=gen)
+        length = torch.randint(0, 10, (6,), generator=gen)
+        written = torch.where(torch.arange(9)[None, :] < length[:, None], written, PAD)
+        got = echo_counts(EchoIndex.of(remembered), written, length, vocab)
+        assert torch.equal(got, _brute_force_counts(remembered, written, length, vocab)), trial
 
 
 def test_the_memory_grows_with_each_batch_of_documents():
