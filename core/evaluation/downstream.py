@@ -345,10 +345,20 @@ def public_only_training_set(config: EvaluationConfig, llm, sizes: dict[str, int
                        "public_only", time.monotonic() - started)
 
 
+def like_labels(pool: Sequence[LabelledRow], like: Sequence[LabelledRow]) -> list[LabelledRow]:
+    """Rows of ``pool`` in the label mix of ``like``: per label as many as ``like`` holds (evenly spaced within the
+    label, fewer where the pool has fewer), so that an attack cannot tell members from non-members by the style
+    of their label (one outlet's longer tweets) instead of by membership."""
+    want = Counter(r.label for r in like)
+    return [r for label in sorted(want) for r in evenly([x for x in pool if x.label == label], want[label])]
+
+
 def membership_rows(candidates: list[LabelledRow], non_members: list[LabelledRow], synthetic: list[TrainingSet],
                     llm, embedder, mia_tokens: int, context_docs: int) -> list[dict]:
     """The membership attacks of ``core.evaluation.membership`` on every synthetic corpus: ``candidates`` (members
-    of every run, i.e. seeds of a one-per-unit method too) against as many held-out ``non_members``."""
+    of every run, i.e. seeds of a one-per-unit method too) against as many held-out ``non_members`` in the same
+    label mix (:func:`like_labels`)."""
+    non_members = like_labels(non_members, candidates) or non_members
     n = min(len(candidates), len(non_members))
     texts, flags, emb = membership.embed_candidates(embedder, [r.text for r in evenly(candidates, n)],
                                                     [r.text for r in evenly(non_members, n)])

@@ -20,6 +20,7 @@ from core.evaluation.downstream import (
     dataset_config,
     downstream_markdown,
     healthtweets_rows,
+    like_labels,
     news_rows,
     one_per_unit,
     outlet,
@@ -150,6 +151,16 @@ def test_seeds_per_class_are_evenly_spaced_within_each_class_and_zero_keeps_all(
     assert [r.id for r in seeds if r.label == "a"] == [a_rows[i].id for i in (0, 8, 16, 24, 32)]
     assert per_class_subset(rows, 0) == rows
     assert per_class_subset(rows, 1000) == rows
+
+
+def test_membership_non_members_are_drawn_in_the_members_label_mix():
+    members = [LabelledRow(f"m{i}", "t", "ab"[i % 2]) for i in range(20)]  # 10 a, 10 b
+    pool = [LabelledRow(f"n{i:02d}", "t", "aaab"[i % 4]) for i in range(80)]  # 60 a, 20 b
+    drawn = like_labels(pool, members)
+    assert sorted(r.label for r in drawn) == ["a"] * 10 + ["b"] * 10
+    assert len({r.id for r in drawn}) == 20 and all(r in pool for r in drawn)
+    few = like_labels(pool[:8], members)  # the pool holds 6 a and 2 b: all of them, no more
+    assert sorted(r.label for r in few) == ["a"] * 6 + ["b"] * 2
 
 
 def test_the_seed_cap_applies_to_methods_that_rewrite_each_document_as_the_catalogue_says():

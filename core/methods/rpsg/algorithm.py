@@ -22,7 +22,9 @@ Steps, as :func:`run_rpsg` runs them:
 4. **Generation.** From the selected abstraction the LLM writes ``n_variants`` variants
    (``rpsg_variant.txt``), then one final text in their style (``rpsg_final.txt``).
 5. **Refinement.** Drop empty outputs; drop outputs whose embedding cosine to *any* masked
-   seed exceeds ``similarity_threshold``; score the rest by their mean per-token NLL under the
+   seed exceeds ``similarity_threshold``, for the whole output or any one of its sentences or lines
+   (:func:`pieces`: a seed copied in one sentence and followed by the model's comment on its edit is
+   no less a copy; the whole output's embedding alone let one through); score the rest by their mean per-token NLL under the
    local LLM and keep those at or above the ``nll_percentile``-th percentile (low NLL = likely
    memorised); finally **mask** any PII the scan still finds (masked, not dropped, so a single
    invented name does not cost a whole text).
@@ -38,6 +40,7 @@ noise: show them to the custodian, do not export them unless the custodian opts 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -216,6 +219,24 @@ def generate_texts(
 # -- step 5: refinement ------------------------------------------------------------------------
 
 
+_PIECE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def pieces(text: str) -> list[str]:
+    """The text itself and each of its sentences and lines (the parts the similarity filter also embeds)."""
+    parts = [p.strip() for p in _PIECE_BREAK.split(text)]
+    return [text, *dict.fromkeys(p for p in parts if p and p != text.strip())]
+
+
+def max_piece_similarity(texts: Sequence[str], seeds: np.ndarray, embedder: Embedder) -> np.ndarray:
+    """For each text, the largest cosine of the text or any of its :func:`pieces` to any seed row."""
+    split = [pieces(t) for t in texts]
+    flat = [p for ps in split for p in ps]
+    sims = max_similarity(np.asarray(embedder.embed(flat), dtype=np.float64), seeds)
+    ends = np.cumsum([len(ps) for ps in split])
+    return np.array([sims[end - len(ps) : end].max() for ps, end in zip(split, ends)])
+
+
 def max_similarity(outputs: np.ndarray, seeds: np.ndarray, block: int = 1024) -> np.ndarray:
     """For each output row, the largest cosine to any seed row (both L2-normalised)."""
     if len(seeds) == 0:
@@ -276,8 +297,7 @@ def refine(
     progress.advance(message="empty outputs removed")
 
     if kept:
-        out_emb = np.asarray(embedder.embed(kept), dtype=np.float64)
-        similar = max_similarity(out_emb, seed_embeddings) > params.similarity_threshold
+        similar = max_piece_similarity(kept, seed_embeddings, embedder) > params.similarity_threshold
         stats["removed_similarity"] += int(similar.sum())
         kept = [t for t, s in zip(kept, similar) if not s]
     progress.advance(message="outputs too similar to a seed removed")

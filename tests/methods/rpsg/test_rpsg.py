@@ -192,6 +192,23 @@ def test_similarity_filter_removes_the_planted_near_copy():
     assert len(result.texts) == 3
 
 
+def test_a_seed_copied_in_one_sentence_is_caught_though_a_comment_dilutes_the_whole():
+    from core.methods.rpsg.algorithm import max_piece_similarity, max_similarity, pieces
+
+    embedder = HashingEmbedder()
+    seed = "Avoid workout boredom with these 5 new classes that are backed by celebrities."
+    comment = ("To create this new sentence, I have added the square brackets around the words and changed the "
+               "order of the clauses so that the meaning stays while the wording is new and fresh for readers.")
+    output = f"A: {seed}\n{comment}"
+    assert pieces(output) == [output, f"A: {seed}", "To create this new sentence, I have added the square brackets "
+                              "around the words and changed the order of the clauses so that the meaning stays while "
+                              "the wording is new and fresh for readers."]
+    seeds = np.asarray(embedder.embed([seed]), dtype=np.float64)
+    whole = max_similarity(np.asarray(embedder.embed([output]), dtype=np.float64), seeds)[0]
+    (best,) = max_piece_similarity([output], seeds, embedder)
+    assert whole < FAST.similarity_threshold < best
+
+
 def test_nll_percentile_drops_the_lowest_scores():
     params = replace(FAST, nll_percentile=50.0)
     result, _, _ = _run(params=params)
