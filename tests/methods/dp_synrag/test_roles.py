@@ -115,8 +115,10 @@ def test_the_public_model_types_a_word_no_other_source_knows_only_when_its_answe
     clear = _Answering(told, margin=roles.ASK_MARGIN + 0.5)
     asked = public.asking(clear, ["leisomafen", "shingles", "tremors", "mother", "lisinopril", "shingles"])
     assert sorted(clear.asked) == ["leisomafen", "mother", "shingles", "tremors"], "typed words are not asked"
+    # "disease" is an answer the small model is not trusted with (it calls symptoms diseases): left untyped
     assert {w: roles.role_of(w, asked) for w in told} == {
-        "leisomafen": roles.DRUG, "shingles": roles.CONDITION, "tremors": roles.SYMPTOM, "mother": None}
+        "leisomafen": roles.DRUG, "shingles": None, "tremors": roles.SYMPTOM, "mother": None}
+    assert roles.clear_answers(clear, ["shingles"]) == {"shingles": roles.CONDITION}
     assert roles.role_of("lisinopril", asked) == roles.DRUG  # morphology first
     close = public.asking(_Answering(told, margin=roles.ASK_MARGIN - 0.5), list(told))
     assert all(roles.role_of(w, close) is None for w in told), "a close call leaves the word untyped"
