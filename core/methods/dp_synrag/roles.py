@@ -16,7 +16,7 @@ when a public source says so, and has no role otherwise. The sources, first that
    and the condition suffixes of medical Greek and Latin (``CONDITION_SUFFIXES``: -itis, -osis, -emia,
    -algia, -opathy, -oma, -iasis, …).
 4. **The public model, asked** (:func:`asked_roles`), for a word none of the above knows ("ibuprofen",
-   "leisomafen", "wheezing"): a fixed few-shot prompt ("lisinopril: drug / appendicitis: disease /
+   "leisomafen", "tremors"): a fixed few-shot prompt ("lisinopril: drug / appendicitis: disease /
    headache: symptom / husband: other / …", ``ASK_EXAMPLES``) ends with the word, and the model's
    next-token log-probabilities of the four answers are compared. The word takes the answer's role only
    when that answer beats every other one by ``ASK_MARGIN`` nats and is a drug or a symptom

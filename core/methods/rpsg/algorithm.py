@@ -24,8 +24,8 @@ Steps, as :func:`run_rpsg` runs them:
 5. **Refinement.** Drop empty outputs; drop outputs whose embedding cosine to *any* masked
    seed exceeds ``similarity_threshold``, for the whole output or any one of its sentences or lines
    (:func:`pieces`: a seed copied in one sentence and followed by the model's comment on its edit is
-   no less a copy; the whole output's embedding alone let one through); score the rest by their mean per-token NLL under the
-   local LLM and keep those at or above the ``nll_percentile``-th percentile (low NLL = likely
+   no less a copy; the whole output's embedding alone let one through); score the rest by their mean
+   per-token NLL under the local LLM and keep those at or above the ``nll_percentile``-th percentile (low NLL = likely
    memorised); finally **mask** any PII the scan still finds (masked, not dropped, so a single
    invented name does not cost a whole text).
 
