@@ -49,6 +49,7 @@ from core.evaluation import membership, runs
 from core.evaluation.config import DATASET_CONFIGS, DatasetConfig, EvaluationConfig
 from core.evaluation.news import lead, news_zip_path
 from core.evaluation.public_only import PUBLIC_ONLY_LABEL, public_only_documents
+from core.evaluation.report import plot_downstream
 from core.evaluation.retrieval import VectorIndex
 from core.links import without_links
 from core.models.registry import load_embedder, load_language_model
@@ -507,4 +508,4 @@ def write_downstream(result: dict, out_dir: Path) -> list[Path]:
     json_path, md_path = out_dir / "downstream.json", out_dir / "downstream.md"
     json_path.write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")
     md_path.write_text(downstream_markdown(result), encoding="utf-8")
-    return [json_path, md_path]
+    return [json_path, md_path, plot_downstream(result, out_dir / "downstream.png")]

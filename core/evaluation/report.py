@@ -77,6 +77,40 @@ def plot_utility(result: dict, path: Path) -> Path:
     return _save(fig, path)
 
 
+DOWNSTREAM_REFERENCES = (("real_sample", "--"), ("public_only", "-."), ("majority", ":"))
+
+
+def plot_downstream(result: dict, path: Path) -> Path:
+    """Downstream accuracy against ε (``privet evaluate --downstream``): each synthetic method's classifier
+    accuracy per ε, beside the same-size real sample (the first, at the largest ε's size), the public-only
+    writer and the majority class as horizontal lines; one panel per classifier."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    matplotlib.use("Agg")
+    rows = result.get("rows", [])
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, key, title in ((axes[0], "tfidf", "TF-IDF + logistic regression"),
+                           (axes[1], "embedding", "MiniLM + logistic regression")):
+        for method in sorted({r["method"] for r in rows if r["kind"] == "synthetic"}):
+            pts = sorted((r["epsilon"], (r.get(key) or {}).get("accuracy")) for r in rows
+                         if r["kind"] == "synthetic" and r["method"] == method and r.get("epsilon"))
+            pts = [(e, a) for e, a in pts if a is not None]
+            if pts:
+                ax.plot([e for e, _ in pts], [a for _, a in pts], marker="o", label=method)
+        for kind, style in DOWNSTREAM_REFERENCES:
+            ref = next((r for r in rows if r["kind"] == kind and (r.get(key) or {}).get("accuracy") is not None), None)
+            if ref is not None:
+                ax.axhline(ref[key]["accuracy"], linestyle=style, color="grey", label=ref["corpus"])
+        ax.set_xlabel("ε (δ fixed)")
+        ax.set_ylabel("accuracy on held-out real documents")
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_title(title)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"Downstream accuracy on {result['dataset']} ({len(result.get('labels') or [])} labels)")
+    return _save(fig, path)
+
+
 def plot_dp_rag(result: dict, path: Path) -> Path:
     import matplotlib.pyplot as plt
 

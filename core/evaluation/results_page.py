@@ -234,6 +234,9 @@ def _downstream_lines(result: dict, folder: Path, path: Path, page_dir: Path) ->
     held = (result.get("split") or {}).get("held_out_scored")
     lines += [f"{len(labels)} labels, tested on {held or '?'} held-out real documents (accuracy / macro-F1):", ""]
     lines += _table(["training set", "ε", "n", "TF-IDF + LR", "MiniLM + LR"], rows)
+    plot = path.with_suffix(".png")  # accuracy against ε (core.evaluation.report.plot_downstream)
+    if plot.exists():
+        lines += ["", f"![Downstream accuracy against ε, {folder.name}]({Path(os.path.relpath(plot, page_dir)).as_posix()})"]
     for m in result.get("membership") or []:
         attacks = _attacks(m)
         lines += ["", f"Membership inference on {m['corpus']} (AUC [95 % CI]): nearest "

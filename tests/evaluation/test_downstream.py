@@ -140,6 +140,7 @@ def test_a_tiny_downstream_run_reports_every_training_set_and_no_member_text(tmp
     members = [line.split(",", 3)[2] for line in (work / "members.csv").read_text().splitlines()[1:6]]
     assert not any(m and m in text for m in members)  # figures and synthetic text only
     assert "| majority class" in downstream_markdown(json.loads(text))
+    assert paths[2].name == "downstream.png" and paths[2].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # accuracy vs ε
 
 
 def test_seeds_per_class_are_evenly_spaced_within_each_class_and_zero_keeps_all():
