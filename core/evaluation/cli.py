@@ -44,7 +44,8 @@ def register(subparsers) -> None:
                    help="run only the ablation rows whose label contains this text (e.g. 'public realisation, with')")
     p.add_argument("--downstream", action="store_true",
                    help="train classifiers (TF-IDF and MiniLM + logistic regression) on labelled synthetic corpora "
-                        "and test them on held-out real documents (writes downstream.json and downstream.md)")
+                        "and test them on held-out real documents (writes downstream.json, .md and .png, "
+                        "the accuracy-against-ε plot)")
     p.add_argument("--label-mode", default="auto", choices=("auto", "topic_labels", "per_class"),
                    help="--downstream: how labels are kept ([data] label_mode; auto: by topic for DP-SynRAG)")
     p.add_argument("--documents", type=int, default=None,
