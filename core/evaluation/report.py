@@ -52,6 +52,14 @@ def _references(rows: list[dict]) -> dict[str, dict]:
     return {r["method"]: r for r in rows if r["method"] in REFERENCE_METHODS}
 
 
+def _share_axis(ax, title: str) -> None:
+    """A panel of a share (0 to 1) against ε: its x label, y range, title and legend."""
+    ax.set_xlabel("ε (δ fixed)")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+
+
 def plot_utility(result: dict, path: Path) -> Path:
     import matplotlib.pyplot as plt
 
@@ -69,10 +77,7 @@ def plot_utility(result: dict, path: Path) -> Path:
             if name in refs and refs[name][key] is not None:
                 ax.axhline(refs[name][key], linestyle=style, color="grey", label=refs[name]["corpus"])
         ax.set_xscale("log")
-        ax.set_xlabel("ε (δ fixed)")
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_title(title)
-        ax.legend(fontsize=7)
+        _share_axis(ax, title)
     fig.suptitle(f"Utility on {result['dataset']} ({result['scale']} scale)")
     return _save(fig, path)
 
@@ -102,11 +107,8 @@ def plot_downstream(result: dict, path: Path) -> Path:
             ref = next((r for r in rows if r["kind"] == kind and (r.get(key) or {}).get("accuracy") is not None), None)
             if ref is not None:
                 ax.axhline(ref[key]["accuracy"], linestyle=style, color="grey", label=ref["corpus"])
-        ax.set_xlabel("ε (δ fixed)")
         ax.set_ylabel("accuracy on held-out real documents")
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_title(title)
-        ax.legend(fontsize=7)
+        _share_axis(ax, title)
     fig.suptitle(f"Downstream accuracy on {result['dataset']} ({len(result.get('labels') or [])} labels)")
     return _save(fig, path)
 
