@@ -48,7 +48,8 @@ from core.methods.dp_synrag.public_decoding import (
     with_scaffold,
 )
 from core.methods.dp_synrag.roles import RoleSources, assign_roles
-from core.methods.dp_synrag.slots import Placement, form_slots, place
+from core.methods.dp_synrag.lead_phrases import JoinScorer, joined, phrases_of
+from core.methods.dp_synrag.slots import PhraseJoiner, Placement, form_slots, place
 from core.methods.dp_synrag.vocabulary import load_stop_words, split_words
 from core.methods.dp_synrag.writing_progress import WRITER_BATCH, DraftWork, stepping
 from core.models.base import LanguageModel
@@ -498,10 +499,25 @@ def topic_placements(topics: Sequence[Topic], example: str, roles: RoleSources |
     or for a form without typed slots. With ``llm``, the public model is asked the role of each word no
     other public source types (``roles.asked_roles``)."""
     slots = form_slots(example) if roles is not None else ()
+    joiner = None
     if slots and roles is not None and llm is not None:
         roles = roles.asking(llm, [w for t in topics for w in t.words])
+        joiner = cached_joiner(llm)
     return [place(t.words, assign_roles(t.words, roles) if slots and roles is not None else {}, slots,
-                  realisation_lead(example, t), turn=i) for i, t in enumerate(topics)]
+                  realisation_lead(example, t), turn=i, joiner=joiner) for i, t in enumerate(topics)]
+
+
+def cached_joiner(llm: LanguageModel) -> PhraseJoiner:
+    """The lead's words joined into phrases (``lead_phrases.py``), scored after the first lead asked: the
+    leads of one form differ only in invented initials and ages."""
+    scorers: list[JoinScorer] = []
+
+    def join(lead: str, words: Sequence[str]) -> list[str]:
+        if not scorers:
+            scorers.append(JoinScorer(llm, lead.rstrip()))
+        return joined(words, phrases_of(scorers[0], sorted(words)))
+
+    return join
 
 
 def placed_lead(lead: str, placement: Placement) -> str:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from core.methods.dp_synrag.roles import CONDITION, DRUG, SYMPTOM
 
@@ -93,12 +93,16 @@ def join_words(words: Sequence[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
+PhraseJoiner = Callable[[str, Sequence[str]], list[str]]  # (lead, words) -> the words, pairs joined into phrases
+
+
 def place(words: Sequence[str], roles: Mapping[str, str | None], slots: Sequence[Slot], lead: str,
-          turn: int = 0) -> Placement:
+          turn: int = 0, joiner: PhraseJoiner | None = None) -> Placement:
     """Where each of a topic's ``words`` goes, given their ``roles`` and the form's ``slots``; ``lead`` is the
-    topic's public lead, whose last slot label (if it ends on one) takes that slot's words. ``turn`` (the
-    document's index) rotates the lead's words, so that the many documents of one topic do not all open with
-    the same list ("reports cough, fever and rash", "reports fever, rash and cough", …)."""
+    topic's public lead, whose last slot label (if it ends on one) takes that slot's words, joined into
+    phrases by ``joiner`` when given ("metallic taste", ``lead_phrases.py``). ``turn`` (the document's index)
+    rotates the lead's words, so that the many documents of one topic do not all open with the same list
+    ("reports cough, fever and rash", "reports fever, rash and cough", …)."""
     if not slots:
         return Placement(untyped=tuple(words))
     by_role: dict[str, list[str]] = {}
@@ -116,8 +120,9 @@ def place(words: Sequence[str], roles: Mapping[str, str | None], slots: Sequence
         if not chosen:
             continue
         if slot is lead_slot:
-            chosen = chosen[turn % len(chosen):] + chosen[: turn % len(chosen)]
-            lead_text, lead_words = join_words(chosen), tuple(chosen)
+            items = joiner(lead, chosen) if joiner is not None else chosen
+            items = items[turn % len(items):] + items[: turn % len(items)]
+            lead_text, lead_words = join_words(items), tuple(chosen)
         else:
             phrases.append((f"{slot.label} {join_words(chosen)}", tuple(chosen)))
     return Placement(lead_text, lead_words, tuple(phrases), tuple(untyped))
