@@ -1,0 +1,52 @@
+"""Misspelt copies of a released word, taken out of a written document (post-processing of public text).
+
+A released word the writer may not write bare outside its slot (``slots.py``: "Plan: shesoltinib"), or one
+it has no good tokens for, comes back misspelt elsewhere: "after taking sisotinilib for ten years",
+"due to brufnoma in his left leg". On a 200-note file the demo generator never wrote (seed 11, ε = 10, the
+minimal spec) 20 of 148 documents held one (round 4, session 15). Such a word is neither the released word nor
+any word: a reader takes it for a second drug or condition. So a sentence that holds one goes, except those
+of the document's public lead (the form's opening), where the word is written as released. :func:`guarantee_words` then restores a
+released word lost with a sentence.
+
+A *variant* of a released word w is a word of at least ``MIN_LETTERS`` letters that is not w, is no common
+English word (public wordfreq frequency below ``ENGLISH_ZIPF``), and is at least ``SIMILARITY`` alike to w
+(difflib's ratio). It reads the document, the topic's released words and public frequencies only.
+"""
+
+from __future__ import annotations
+
+import re
+from difflib import SequenceMatcher
+from typing import Sequence
+
+from core.methods.dp_synrag.vocabulary import english_zipf
+
+MIN_LETTERS = 6
+ENGLISH_ZIPF = 2.5  # wordfreq's Zipf scale: "ulcerous" is 2.0, "sisotinilib" 0
+SIMILARITY = 0.75
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def variant_of(token: str, released: Sequence[str]) -> str | None:
+    """The released word ``token`` misspells, or None."""
+    word = token.lower()
+    singles = {w for phrase in released for w in phrase.lower().split()}
+    if len(word) < MIN_LETTERS or word in singles or english_zipf(word) >= ENGLISH_ZIPF:
+        return None
+    best = max(singles, key=lambda w: SequenceMatcher(None, word, w).ratio(), default=None)
+    if best is None or len(best) < MIN_LETTERS or SequenceMatcher(None, word, best).ratio() < SIMILARITY:
+        return None
+    return best
+
+
+def without_variants(sentences: Sequence[str], released: Sequence[str], keep: int = 1) -> list[str]:
+    """The sentences without those that hold a variant of a released word; in the first ``keep`` (the public
+    lead's), the variant is written as the released word instead."""
+    out = []
+    for i, sentence in enumerate(sentences):
+        found = {t: v for t in _WORD.findall(sentence) if (v := variant_of(t, released)) is not None}
+        if not found:
+            out.append(sentence)
+        elif i < keep:
+            out.append(_WORD.sub(lambda m, found=found: found.get(m.group(0), m.group(0)), sentence))
+    return out
