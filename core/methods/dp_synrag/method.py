@@ -199,7 +199,9 @@ def generation_notes(p) -> list[str]:
                "topic's released words, was cut from the document (the clause, or the sentence): "
                + "; ".join(f"\"{d.document}\"" for d in demos)
                if demos else "")
-            + ". Every released word of a topic appears in its document. This reads no private data: no cost."
+            + ". A sentence holding a misspelt copy of a released word (a rare word much like it) was cut; in the "
+            "form's opening such a word was written as released. Every released word of a topic appears in its "
+            "document. This reads no private data: no cost."
         )
         notes.append(
             "Junk rule: a written document that a reader would discard was dropped by a fixed public rule on its "
@@ -214,7 +216,9 @@ def generation_notes(p) -> list[str]:
                 "such as '-cillin' or a condition suffix such as '-itis' on a word that is no common English word; else "
                 "the public model's clear answer to a fixed few-shot prompt naming the word) was "
                 "written in the form's slot of that role (" + ", ".join(f"'{s.label}'" for s in form_slots(example))
-                + "); other words as before. Post-processing of released words: no cost."
+                + "); other words as before. The words the opening reports were joined into the phrases the public "
+                "model reads them as (such as 'metallic taste' for 'metallic' and 'taste'). Post-processing of "
+                "released words: no cost."
             )
     if p.topic_words == "specific":
         notes.append(

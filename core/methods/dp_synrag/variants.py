@@ -3,14 +3,14 @@
 A released word the writer may not write bare outside its slot (``slots.py``: "Plan: shesoltinib"), or one
 it has no good tokens for, comes back misspelt elsewhere: "after taking sisotinilib for ten years",
 "due to brufnoma in his left leg". On a 200-note file the demo generator never wrote (seed 11, ε = 10, the
-minimal spec) 20 of 148 documents held one (round 4, session 15). Such a word is neither the released word nor
+minimal spec) 31 of 136 documents held one (round 4, session 15). Such a word is neither the released word nor
 any word: a reader takes it for a second drug or condition. So a sentence that holds one goes, except those
-of the document's public lead (the form's opening), where the word is written as released. :func:`guarantee_words` then restores a
-released word lost with a sentence.
+of the document's public lead (the form's opening), where the word is written as released.
+:func:`guarantee_words` then restores a released word lost with a sentence.
 
-A *variant* of a released word w is a word of at least ``MIN_LETTERS`` letters that is not w, is no common
-English word (public wordfreq frequency below ``ENGLISH_ZIPF``), and is at least ``SIMILARITY`` alike to w
-(difflib's ratio). It reads the document, the topic's released words and public frequencies only.
+A *variant* of a released word w is a word of at least ``MIN_LETTERS`` letters that is not w, is no English
+word (public wordfreq frequency below ``ENGLISH_ZIPF``: wordfreq does not know it), and is at least
+``SIMILARITY`` alike to w (difflib's ratio). It reads the document, the topic's released words and public frequencies only.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Sequence
 from core.methods.dp_synrag.vocabulary import english_zipf
 
 MIN_LETTERS = 6
-ENGLISH_ZIPF = 2.5  # wordfreq's Zipf scale: "ulcerous" is 2.0, "sisotinilib" 0
+ENGLISH_ZIPF = 1.0  # wordfreq's Zipf scale: a word it knows at all ("ulcerous" 1.1, "palmar" 2.2) is English; "sisotinilib" is 0
 SIMILARITY = 0.75
 _WORD = re.compile(r"[^\W\d_]+")
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from core.methods.dp_synrag.realisation import sentences_of
 from core.methods.dp_synrag.variants import variant_of, without_variants
 
-RELEASED = ["shesoltinib", "gumkleimalgia", "blisters", "palms", "metallic taste", "brufounoma"]
+RELEASED = ["shesoltinib", "gumkleimalgia", "ulcers", "blisters", "palms", "metallic taste", "brufounoma"]
 
 
 def test_a_variant_is_a_rare_word_much_like_a_released_one_and_not_that_word():
     assert variant_of("sisoletinib", RELEASED) == "shesoltinib"
     assert variant_of("Brufnoma", RELEASED) == "brufounoma"
     assert variant_of("gummakelgia", RELEASED) == "gumkleimalgia"
-    for word in ("shesoltinib", "taste", "blister", "blistering", "tablets", "medication", "zemgranolol", "every"):
+    for word in ("shesoltinib", "taste", "blister", "blistering", "tablets", "medication", "zemgranolol", "every", "ulcerous"):
         assert variant_of(word, RELEASED) is None, word
 
 
