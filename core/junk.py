@@ -80,6 +80,11 @@ def split_topic_line(text: str) -> tuple[str, str]:
     return match.group(1).strip(), text[match.end() :].strip()
 
 
+def talks_about_a_text(text: str) -> bool:
+    """The meta-text pattern finds something in ``text`` (realisation cuts such a sentence: ``sentence_cuts.py``)."""
+    return _META.search(text) is not None
+
+
 def _meta_reasons(text: str) -> list[str]:
     found = sorted({" ".join(m.group(0).split()).lower() for m in _META.finditer(text)})
     return [f"meta-text {', '.join(repr(f) for f in found)}"] if found else []

@@ -199,8 +199,9 @@ def generation_notes(p) -> list[str]:
                "topic's released words, was cut from the document (the clause, or the sentence): "
                + "; ".join(f"\"{d.document}\"" for d in demos)
                if demos else "")
-            + ". A sentence holding a misspelt copy of a released word (a rare word much like it) was cut; in the "
-            "form's opening such a word was written as released. Every released word of a topic appears in its "
+            + ". A sentence holding a misspelt copy of a released word (a rare word much like it), or talking about "
+            "a text ('The above are the examples'), was cut; in the form's opening such a word was written as "
+            "released. Every released word of a topic appears in its "
             "document. This reads no private data: no cost."
         )
         notes.append(

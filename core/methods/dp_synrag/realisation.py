@@ -50,7 +50,7 @@ from core.methods.dp_synrag.public_decoding import (
 from core.methods.dp_synrag.roles import RoleSources, assign_roles
 from core.methods.dp_synrag.lead_phrases import JoinScorer, joined, phrases_of
 from core.methods.dp_synrag.slots import PhraseJoiner, Placement, form_slots, place
-from core.methods.dp_synrag.variants import without_variants
+from core.methods.dp_synrag.sentence_cuts import cut_sentences
 from core.methods.dp_synrag.vocabulary import load_stop_words, split_words
 from core.methods.dp_synrag.writing_progress import WRITER_BATCH, DraftWork, stepping
 from core.models.base import LanguageModel
@@ -699,8 +699,8 @@ def realise(
                         draft, words = drop_shown_and_others(draft, guards, d, topics[i].words)
                         refused[i] = tuple(dict.fromkeys((*refused[i], *words)))
                     draft = trim_to_form(draft, topics[i].words, limits[i])
-                    draft = " ".join(without_variants(sentences_of(draft), topics[i].words,
-                                                      keep=len(sentences_of(leads_of[i]))))
+                    draft = " ".join(cut_sentences(sentences_of(draft), topics[i].words,
+                                                   keep=len(sentences_of(leads_of[i]))))
                     attempts[i] += 1
                     if attempt == 0 or len(missing_words(draft, topics[i].words)) < len(missing_words(drafts[i], topics[i].words)):
                         drafts[i] = draft

@@ -1,0 +1,72 @@
+"""Sentences a reader would cut from a written document (post-processing of public text).
+
+Two kinds go, except in the document's public lead (the form's opening, which the writer did not write).
+
+**Misspelt copies of a released word.** A released word the writer may not write bare outside its slot
+(``slots.py``: "Plan: shesoltinib"), or one it has no good tokens for, comes back misspelt elsewhere: "after
+taking sisotinilib for ten years", "due to brufnoma in his left leg". On a 200-note file the demo generator
+never wrote (seed 11, ε = 10, the minimal spec) 31 of 136 documents held one (round 4, session 15). Such a word
+is neither the released word nor any word: a reader takes it for a second drug or condition. So a sentence that
+holds one goes; in the lead the word is written as released. :func:`guarantee_words` then restores a released
+word lost with a sentence.
+
+A *variant* of a released word w is a word of at least ``MIN_LETTERS`` letters that is not w, is no English
+word (public wordfreq frequency below ``ENGLISH_ZIPF``: wordfreq does not know it), and is at least
+``SIMILARITY`` alike to w (difflib's ratio).
+
+**Talk about a text.** A small writer that has written the form goes on about it: "The above are the
+examples.", "The above two documents are related to a clinical trial …", "This content was used to support
+the previous response." (11 of 148 documents in the run above). A sentence goes when the junk rule's
+meta-text pattern finds something in it (``core.junk.talks_about_a_text``) or it opens with "The above" or
+"This content / response / example".
+
+It reads the document, the topic's released words and public frequencies only.
+"""
+
+from __future__ import annotations
+
+import re
+from difflib import SequenceMatcher
+from typing import Sequence
+
+from core.junk import talks_about_a_text
+from core.methods.dp_synrag.vocabulary import english_zipf
+
+MIN_LETTERS = 6
+ENGLISH_ZIPF = 1.0  # wordfreq's Zipf scale: a word it knows at all ("ulcerous" 1.1, "palmar" 2.2) is English; "sisotinilib" is 0
+SIMILARITY = 0.75
+_WORD = re.compile(r"[^\W\d_]+")
+_ABOUT_TEXT = re.compile(r"\s*(?:the|these)\s+above\b|\s*this\s+(?:content|response|is\s+an?\s+(?:\w+\s+)?example)\b",
+                         re.IGNORECASE)
+
+
+def variant_of(token: str, released: Sequence[str]) -> str | None:
+    """The released word ``token`` misspells, or None."""
+    word = token.lower()
+    singles = {w for phrase in released for w in phrase.lower().split()}
+    if len(word) < MIN_LETTERS or word in singles or english_zipf(word) >= ENGLISH_ZIPF:
+        return None
+    best = max(singles, key=lambda w: SequenceMatcher(None, word, w).ratio(), default=None)
+    if best is None or len(best) < MIN_LETTERS or SequenceMatcher(None, word, best).ratio() < SIMILARITY:
+        return None
+    return best
+
+
+def about_a_text(sentence: str) -> bool:
+    """The sentence talks about a text instead of being part of one."""
+    return bool(_ABOUT_TEXT.match(sentence)) or talks_about_a_text(sentence)
+
+
+def cut_sentences(sentences: Sequence[str], released: Sequence[str], keep: int = 1) -> list[str]:
+    """The sentences without those that hold a variant of a released word or talk about a text; the first
+    ``keep`` (the public lead's) stay, with a variant written as the released word instead."""
+    out = []
+    for i, sentence in enumerate(sentences):
+        found = {t: v for t in _WORD.findall(sentence) if (v := variant_of(t, released)) is not None}
+        if i >= keep and about_a_text(sentence):
+            continue
+        if not found:
+            out.append(sentence)
+        elif i < keep:
+            out.append(_WORD.sub(lambda m, found=found: found.get(m.group(0), m.group(0)), sentence))
+    return out
