@@ -145,25 +145,37 @@ def whole_names(tokens: Sequence[_Token], lists: PublicLists) -> list[list[_Toke
     words, less small words at its end, starting with a capitalised "The" when that is not a sentence's first
     word (there its capital says nothing), of 2 to ``MAX_NAME_WORDS`` words with a small word among them
     (the other names are :func:`_written_as_name`'s), none excluded, and at least one capital that is not a
-    sentence's first word. (A stretch written in title case is not read for them: :func:`candidate_phrases`.)"""
+    sentence's first word. A stop word capitalised inside a sentence is the name's own word (:func:`_own_name_word`):
+    it joins the run and may end it ("The Truman Show", "Top Gun"); a run of stop words alone is no name. (A
+    stretch written in title case is not read for them: :func:`candidate_phrases`.)"""
     runs: list[list[_Token]] = [[]]
     for token in tokens:
-        joins = token.word in NAME_INNER if token.word in lists.stop_words else token.capitalised
+        if token.word in lists.stop_words:
+            joins = token.word in NAME_INNER or _own_name_word(token)
+        else:
+            joins = token.capitalised
         if joins and not _excluded(token, lists):
             runs[-1].append(token)
         elif runs[-1]:
             runs.append([])
     names = []
     for run in runs:
-        while run and run[-1].word in lists.stop_words:
+        while run and run[-1].word in lists.stop_words and not _own_name_word(run[-1]):
             run = run[:-1]
-        while run and run[0].word in lists.stop_words and not (
+        while run and run[0].word in lists.stop_words and not _own_name_word(run[0]) and not (
                 run[0].word == NAME_ARTICLE and run[0].capitalised and not run[0].sentence_start):
             run = run[1:]
         small = [t for t in run if t.word in lists.stop_words]
-        if 2 <= len(run) <= MAX_NAME_WORDS and small and any(t.capitalised and not t.sentence_start for t in run):
+        if (2 <= len(run) <= MAX_NAME_WORDS and small and len(small) < len(run)
+                and any(t.capitalised and not t.sentence_start for t in run)):
             names.append(run)
     return names
+
+
+def _own_name_word(token: _Token) -> bool:
+    """A stop word that is a name's own word: capitalised inside a sentence and no small inner word ("Show" of
+    "The Truman Show", "Bill" of "Bill Gates", "Top" of "Top Gun"; the stop list holds such words)."""
+    return token.capitalised and not token.sentence_start and token.word not in NAME_INNER | {NAME_ARTICLE}
 
 
 def candidate_phrases(text: str, lists: PublicLists, max_words: int = MAX_PHRASE_WORDS) -> dict[str, bool]:

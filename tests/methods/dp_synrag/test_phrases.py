@@ -112,6 +112,15 @@ def test_a_name_written_whole_keeps_its_article_and_small_inner_words(lists):
     assert set(propose_phrases(text, lists, 3)) <= {p for p, name in found.items() if name}  # names first
 
 
+def test_a_stop_word_capitalised_inside_a_sentence_is_the_names_own_word(lists):
+    text = "We watched The Truman Show and Top Gun. Show me the way. Then Sam said Many were there, The Others Too."
+    found = candidate_phrases(text, lists)
+    assert found.get("the truman show") is True and "the truman" not in found  # "show" is on the stop list
+    assert found.get("top gun") is True
+    assert not any(p.startswith("show") for p in found)  # a sentence's first word says nothing
+    assert "the others too" not in found and propose_phrases(text, lists, 8)  # stop words alone are no name
+
+
 def test_a_headline_in_title_case_is_no_evidence_of_names(lists):
     text = "Senate Confirms Education Secretary After Historic Vote\nThe vote ended the Department of Education fight."
     found = candidate_phrases(text, lists)
