@@ -32,7 +32,7 @@ JOINERS = ("", " of", " of the", " on the", " in the")
 JOIN_GAIN = 5.5  # nats: how much "a j" must raise the chance of b
 JOIN_LOGP = -9.5  # nats: the least log-probability of "j b" after "lead a"
 SCORE_BATCH = 64
-MAX_LEAD_WORDS = 8  # beyond this the lead is written as listed (pairs grow as the square)
+MAX_LEAD_WORDS = 10  # a bigger pool is written as listed (pairs grow as the square)
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ import hashlib
 import re
 import tomllib
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable, Mapping, Sequence
 
 import torch
@@ -49,7 +50,7 @@ from core.methods.dp_synrag.public_decoding import (
 )
 from core.methods.dp_synrag.roles import RoleSources, assign_roles
 from core.methods.dp_synrag.lead_phrases import JoinScorer, joined, phrases_of
-from core.methods.dp_synrag.slots import PhraseJoiner, Placement, form_slots, place
+from core.methods.dp_synrag.slots import PhraseJoiner, Placement, form_slots, lead_pool, place
 from core.methods.dp_synrag.sentence_cuts import cut_sentences
 from core.methods.dp_synrag.vocabulary import load_stop_words, split_words
 from core.methods.dp_synrag.writing_progress import WRITER_BATCH, DraftWork, stepping
@@ -498,25 +499,36 @@ def topic_placements(topics: Sequence[Topic], example: str, roles: RoleSources |
                      llm: LanguageModel | None = None) -> list[Placement]:
     """Where each topic's typed words go in the form (``slots.py``); every word untyped without ``roles``
     or for a form without typed slots. With ``llm``, the public model is asked the role of each word no
-    other public source types (``roles.asked_roles``)."""
+    other public source types (``roles.asked_roles``), and the words of the lead are joined into phrases
+    (``lead_phrases.py``) among all the lead's words of the documents of that topic, so that the two words of a
+    phrase are written together even when a document drew only one of them ("metallic" brings "taste")."""
     slots = form_slots(example) if roles is not None else ()
-    joiner = None
-    if slots and roles is not None and llm is not None:
+    if not slots or roles is None:
+        return [place(t.words, {}, (), realisation_lead(example, t), turn=i) for i, t in enumerate(topics)]
+    joiners: list[PhraseJoiner | None] = [None] * len(topics)
+    if llm is not None:
         roles = roles.asking(llm, [w for t in topics for w in t.words])
-        joiner = cached_joiner(llm)
-    return [place(t.words, assign_roles(t.words, roles) if slots and roles is not None else {}, slots,
-                  realisation_lead(example, t), turn=i, joiner=joiner) for i, t in enumerate(topics)]
+        pools: dict[str, list[str]] = {}
+        for t in topics:
+            pool = pools.setdefault(t.keyword, [])
+            pool.extend(w for w in lead_pool(t.words, assign_roles(t.words, roles), slots, realisation_lead(example, t))
+                        if w not in pool)
+        join = cached_joiner(llm)
+        joiners = [partial(join, pool=pools[t.keyword]) for t in topics]
+    return [place(t.words, assign_roles(t.words, roles), slots, realisation_lead(example, t), turn=i,
+                  joiner=joiners[i]) for i, t in enumerate(topics)]
 
 
-def cached_joiner(llm: LanguageModel) -> PhraseJoiner:
-    """The lead's words joined into phrases (``lead_phrases.py``), scored after the first lead asked: the
-    leads of one form differ only in invented initials and ages."""
+def cached_joiner(llm: LanguageModel) -> Callable[..., list[str]]:
+    """The lead's words joined into phrases (``lead_phrases.py``) among the words of their ``pool`` (the lead's
+    words of the topic's documents), scored after the first lead asked: the leads of one form differ only in
+    invented initials and ages."""
     scorers: list[JoinScorer] = []
 
-    def join(lead: str, words: Sequence[str]) -> list[str]:
+    def join(lead: str, words: Sequence[str], pool: Sequence[str] = ()) -> list[str]:
         if not scorers:
             scorers.append(JoinScorer(llm, lead.rstrip()))
-        return joined(words, phrases_of(scorers[0], sorted(words)))
+        return joined(words, phrases_of(scorers[0], sorted({*words, *pool})))
 
     return join
 

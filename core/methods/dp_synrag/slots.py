@@ -88,6 +88,20 @@ def form_slots(example: str) -> tuple[Slot, ...]:
     return tuple(slots)
 
 
+def slot_of_lead(slots: Sequence[Slot], lead: str) -> Slot | None:
+    """The slot whose label the public lead ends on ("… reports"), if any."""
+    return next((slot for slot in slots if lead.rstrip().endswith(slot.label)), None)
+
+
+def lead_pool(words: Sequence[str], roles: Mapping[str, str | None], slots: Sequence[Slot], lead: str) -> tuple[str, ...]:
+    """Those of ``words`` that would go to the lead's slot: its role's and the words of no role (none when the
+    lead ends on no slot)."""
+    slot = slot_of_lead(slots, lead)
+    if slot is None:
+        return ()
+    return tuple(dict.fromkeys(w for w in words if roles.get(w) in (slot.role, None)))
+
+
 def join_words(words: Sequence[str]) -> str:
     """"a", "a and b", "a, b and c"."""
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
@@ -111,7 +125,7 @@ def place(words: Sequence[str], roles: Mapping[str, str | None], slots: Sequence
     for w in words:
         role = roles.get(w)
         (by_role.setdefault(role, []) if role in slot_roles else untyped).append(w)
-    lead_slot = next((slot for slot in slots if lead.rstrip().endswith(slot.label)), None)
+    lead_slot = slot_of_lead(slots, lead)
     lead_text, lead_words, phrases = "", (), []
     for slot in slots:
         chosen = list(by_role.get(slot.role, ()))

@@ -103,3 +103,22 @@ def test_the_lead_writes_joined_phrases_and_keeps_every_released_word():
     turned = place(words, roles, slots, LEAD, turn=1, joiner=lambda lead, ws: joined(ws, phrases))
     assert turned.lead == "metallic taste and blisters on the palms"
     assert place(words, roles, slots, LEAD).lead == "palms, metallic, blisters and taste"
+
+
+def test_the_two_words_of_a_phrase_are_written_together_when_a_document_drew_one(monkeypatch):
+    from core.methods.dp_synrag.realisation import Topic, topic_placements
+    from core.methods.dp_synrag.roles import CONDITION, RoleSources
+
+    book = _Phrasebook({("metallic", "", "taste"): -2.0, ("blisters", " on the", "palms"): -2.0})
+    monkeypatch.setattr(lp, "continuation_logprobs", lambda llm, c, x: book(llm, [LEAD if "reports" in s and
+                        s.rstrip().endswith("reports") else s for s in c], x))
+    typed = {"gumkleimalgia": CONDITION, "other": CONDITION,
+             **{w: SYMPTOM for w in ("metallic", "taste", "blisters", "palms", "fever")}}
+    sources = RoleSources(typed, frozenset())
+    docs = [Topic("gumkleimalgia", ("metallic", "blisters")), Topic("gumkleimalgia", ("taste", "palms")),
+            Topic("other", ("metallic", "fever"))]
+    placed = topic_placements(docs, CLINIC_FORM, sources, llm=object())  # type: ignore[arg-type]
+    assert placed[0].lead == "metallic taste and blisters on the palms"  # "taste" and "palms" from the topic's pool
+    assert placed[1].lead in ("metallic taste and blisters on the palms", "blisters on the palms and metallic taste")
+    assert placed[2].lead_words == ("metallic", "fever") and "taste" not in placed[2].lead  # another topic's pool
+    assert all(p.phrases == (("Impression: gumkleimalgia", ("gumkleimalgia",)),) for p in placed[:2])
