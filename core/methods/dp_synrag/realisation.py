@@ -711,8 +711,7 @@ def realise(
                         draft, words = drop_shown_and_others(draft, guards, d, topics[i].words)
                         refused[i] = tuple(dict.fromkeys((*refused[i], *words)))
                     draft = trim_to_form(draft, topics[i].words, limits[i])
-                    draft = " ".join(cut_sentences(sentences_of(draft), topics[i].words,
-                                                   keep=len(sentences_of(leads_of[i]))))
+                    draft = " ".join(cut_sentences(sentences_of(draft), topics[i].words, sentences_of(leads_of[i])))
                     attempts[i] += 1
                     if attempt == 0 or len(missing_words(draft, topics[i].words)) < len(missing_words(drafts[i], topics[i].words)):
                         drafts[i] = draft

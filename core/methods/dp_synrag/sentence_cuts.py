@@ -1,14 +1,16 @@
 """Sentences a reader would cut from a written document (post-processing of public text).
 
-Two kinds go, except in the document's public lead (the form's opening, which the writer did not write).
+Two kinds go. The sentences of the document's public lead (the form's opening) stay, cut back to the lead.
 
 **Misspelt copies of a released word.** A released word the writer may not write bare outside its slot
 (``slots.py``: "Plan: shesoltinib"), or one it has no good tokens for, comes back misspelt elsewhere: "after
 taking sisotinilib for ten years", "due to brufnoma in his left leg". On a 200-note file the demo generator
 never wrote (seed 11, ε = 10, the minimal spec) 31 of 136 documents held one (round 4, session 15). Such a word
 is neither the released word nor any word: a reader takes it for a second drug or condition. So a sentence that
-holds one goes; in the lead the word is written as released. :func:`guarantee_words` then restores a released
-word lost with a sentence.
+holds one goes; a sentence of the public lead is cut back to what the lead wrote (writing the released word there
+instead put drugs and conditions among the complaints: 22 of 31 misplaced words, role accuracy 0.94, in a demo
+clinic evaluation at d54e6a4).
+:func:`guarantee_words` then restores a released word lost with a sentence.
 
 A *variant* of a released word w is a word of at least ``MIN_LETTERS`` letters that is not w, is no English
 word (public wordfreq frequency below ``ENGLISH_ZIPF``: wordfreq does not know it), and is at least
@@ -57,16 +59,20 @@ def about_a_text(sentence: str) -> bool:
     return bool(_ABOUT_TEXT.match(sentence)) or talks_about_a_text(sentence)
 
 
-def cut_sentences(sentences: Sequence[str], released: Sequence[str], keep: int = 1) -> list[str]:
-    """The sentences without those that hold a variant of a released word or talk about a text; the first
-    ``keep`` (the public lead's) stay, with a variant written as the released word instead."""
+def cut_sentences(sentences: Sequence[str], released: Sequence[str], lead: Sequence[str] = ()) -> list[str]:
+    """The sentences without those that hold a variant of a released word or talk about a text. The first
+    ``len(lead)`` sentences begin with the public ``lead``'s sentences and stay; one that holds a variant is cut
+    back to its lead sentence, so the variant goes with what the writer added there."""
     out = []
     for i, sentence in enumerate(sentences):
-        found = {t: v for t in _WORD.findall(sentence) if (v := variant_of(t, released)) is not None}
-        if i >= keep and about_a_text(sentence):
-            continue
-        if not found:
+        variant = any(variant_of(t, released) is not None for t in _WORD.findall(sentence))
+        if i < len(lead):
+            out.append(_ended(lead[i]) if variant else sentence)
+        elif not variant and not about_a_text(sentence):
             out.append(sentence)
-        elif i < keep:
-            out.append(_WORD.sub(lambda m, found=found: found.get(m.group(0), m.group(0)), sentence))
     return out
+
+
+def _ended(sentence: str) -> str:
+    sentence = sentence.rstrip()
+    return sentence if sentence.endswith((".", "!", "?", ":")) else sentence + "."

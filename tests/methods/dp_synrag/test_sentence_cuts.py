@@ -16,15 +16,17 @@ def test_a_variant_is_a_rare_word_much_like_a_released_one_and_not_that_word():
         assert variant_of(word, RELEASED) is None, word
 
 
-def test_a_sentence_holding_a_variant_goes_and_the_first_sentence_writes_the_released_word():
+def test_a_sentence_holding_a_variant_goes_and_a_lead_sentence_is_cut_back_to_the_lead():
+    lead = ["Consultation note.", "A. N., 70, reports blisters"]
     text = ("Consultation note. A. N., 70, reports blisters after sisoletinib. Examination: brufnoma on the palms. "
             "Impression: gumkleimalgia. Plan: shesoltinib.")
-    kept = cut_sentences(sentences_of(text), RELEASED, keep=2)  # the lead is two sentences
-    assert kept[:2] == ["Consultation note.", "A. N., 70, reports blisters after shesoltinib."]
-    assert not any("brufnoma" in s or "Examination" in s for s in kept)
-    assert kept[2:] == ["Impression: gumkleimalgia.", "Plan: shesoltinib."]
-    assert cut_sentences(["Nothing misspelt here."], RELEASED) == ["Nothing misspelt here."]
-    assert cut_sentences(sentences_of(text), RELEASED, keep=1)[1:] == ["Impression: gumkleimalgia.", "Plan: shesoltinib."]
+    kept = cut_sentences(sentences_of(text), RELEASED, lead)
+    # not "after shesoltinib": that would put the drug among the complaints
+    assert kept == ["Consultation note.", "A. N., 70, reports blisters.", "Impression: gumkleimalgia.",
+                    "Plan: shesoltinib."]
+    clean = "Consultation note. A. N., 70, reports blisters for a week. Plan: shesoltinib."
+    assert cut_sentences(sentences_of(clean), RELEASED, lead) == sentences_of(clean)
+    assert cut_sentences(sentences_of(text), RELEASED)[:1] == ["Consultation note."]  # no lead: every sentence is read
 
 
 def test_a_sentence_about_a_text_goes_but_not_from_the_lead():
@@ -36,4 +38,4 @@ def test_a_sentence_about_a_text_goes_but_not_from_the_lead():
                      "This is a common finding in older patients.", "For example, the fever came back."):
         assert not about_a_text(sentence), sentence
     text = ["Consultation note.", "Here is the note: A. N., 70, reports blisters.", "Plan: rest.", "The above are all examples."]
-    assert cut_sentences(text, RELEASED, keep=2) == text[:3]
+    assert cut_sentences(text, RELEASED, ["Consultation note.", "Here is the note: A. N., 70, reports"]) == text[:3]
