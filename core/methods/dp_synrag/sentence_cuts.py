@@ -7,7 +7,7 @@ Two kinds go. The sentences of the document's public lead (the form's opening) s
 taking sisotinilib for ten years", "due to brufnoma in his left leg". On a 200-note file the demo generator
 never wrote (seed 11, ε = 10, the minimal spec) 31 of 136 documents held one (round 4, session 15). Such a word
 is neither the released word nor any word: a reader takes it for a second drug or condition. So a sentence that
-holds one goes; a sentence of the public lead is cut back to what the lead wrote (writing the released word there
+holds one goes; a sentence of the public lead is cut at the clause that brings the variant in (writing the released word there
 instead put drugs and conditions among the complaints: 22 of 31 misplaced words, role accuracy 0.94, in a demo
 clinic evaluation at d54e6a4).
 :func:`guarantee_words` then restores a released word lost with a sentence.
@@ -38,6 +38,8 @@ MIN_LETTERS = 6
 ENGLISH_ZIPF = 1.0  # wordfreq's Zipf scale: a word it knows at all ("ulcerous" 1.1, "palmar" 2.2) is English; "sisotinilib" is 0
 SIMILARITY = 0.75
 _WORD = re.compile(r"[^\W\d_]+")
+_CLAUSE = re.compile(r"[,;(]|\s(?:after|with|due to|following|because|since|from|while|when|during|caused by)\s",
+                     re.IGNORECASE)  # where a clause or an aside begins
 _ABOUT_TEXT = re.compile(r"\s*(?:the|these)\s+above\b|\s*this\s+(?:content|response|is\s+an?\s+(?:\w+\s+)?example)\b",
                          re.IGNORECASE)
 
@@ -59,18 +61,44 @@ def about_a_text(sentence: str) -> bool:
     return bool(_ABOUT_TEXT.match(sentence)) or talks_about_a_text(sentence)
 
 
-def cut_sentences(sentences: Sequence[str], released: Sequence[str], lead: Sequence[str] = ()) -> list[str]:
+def cut_sentences(sentences: Sequence[str], released: Sequence[str], lead: Sequence[str] = (),
+                  lead_ends_bare: bool = False) -> list[str]:
     """The sentences without those that hold a variant of a released word or talk about a text. The first
     ``len(lead)`` sentences begin with the public ``lead``'s sentences and stay; one that holds a variant is cut
-    back to its lead sentence, so the variant goes with what the writer added there."""
+    at the last clause break before it (:func:`_cut_before`), so the variant goes with the writer's clause. When
+    the lead ends on a bare slot label (``lead_ends_bare``: "… reports", no released word after it) and nothing
+    of the writer's is left in its sentence, that sentence goes."""
     out = []
     for i, sentence in enumerate(sentences):
-        variant = any(variant_of(t, released) is not None for t in _WORD.findall(sentence))
+        at = _first_variant(sentence, released)
         if i < len(lead):
-            out.append(_ended(lead[i]) if variant else sentence)
-        elif not variant and not about_a_text(sentence):
+            if at < 0:
+                out.append(sentence)
+                continue
+            cut = _cut_before(sentence, len(lead[i].rstrip()), at)
+            if cut is not None:
+                out.append(cut)
+            elif not (lead_ends_bare and i == len(lead) - 1):
+                out.append(_ended(lead[i]))
+        elif at < 0 and not about_a_text(sentence):
             out.append(sentence)
     return out
+
+
+def _first_variant(sentence: str, released: Sequence[str]) -> int:
+    """Where the sentence's first variant of a released word starts (-1: none)."""
+    return next((m.start() for m in _WORD.finditer(sentence) if variant_of(m.group(0), released) is not None), -1)
+
+
+def _cut_before(sentence: str, start: int, at: int) -> str | None:
+    """``sentence`` up to the last clause break (``_CLAUSE``) between ``start`` (the end of the lead's part) and
+    ``at`` (the variant), ended with a full stop; None when no break leaves a word of the writer's."""
+    breaks = [m.start() for m in _CLAUSE.finditer(sentence, start, at)]
+    for cut in reversed(breaks):
+        head = sentence[:cut].rstrip(" ,;")
+        if len(head) > start and _WORD.search(head[start:]):
+            return _ended(head)
+    return None
 
 
 def _ended(sentence: str) -> str:

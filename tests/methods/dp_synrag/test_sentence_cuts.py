@@ -16,17 +16,24 @@ def test_a_variant_is_a_rare_word_much_like_a_released_one_and_not_that_word():
         assert variant_of(word, RELEASED) is None, word
 
 
-def test_a_sentence_holding_a_variant_goes_and_a_lead_sentence_is_cut_back_to_the_lead():
+def test_a_sentence_holding_a_variant_goes_and_a_lead_sentence_is_cut_at_the_clause_that_brings_it():
     lead = ["Consultation note.", "A. N., 70, reports blisters"]
-    text = ("Consultation note. A. N., 70, reports blisters after sisoletinib. Examination: brufnoma on the palms. "
-            "Impression: gumkleimalgia. Plan: shesoltinib.")
+    text = ("Consultation note. A. N., 70, reports blisters for a week after sisoletinib. Examination: brufnoma on the "
+            "palms. Impression: gumkleimalgia. Plan: shesoltinib.")
     kept = cut_sentences(sentences_of(text), RELEASED, lead)
     # not "after shesoltinib": that would put the drug among the complaints
-    assert kept == ["Consultation note.", "A. N., 70, reports blisters.", "Impression: gumkleimalgia.",
+    assert kept == ["Consultation note.", "A. N., 70, reports blisters for a week.", "Impression: gumkleimalgia.",
                     "Plan: shesoltinib."]
     clean = "Consultation note. A. N., 70, reports blisters for a week. Plan: shesoltinib."
     assert cut_sentences(sentences_of(clean), RELEASED, lead) == sentences_of(clean)
     assert cut_sentences(sentences_of(text), RELEASED)[:1] == ["Consultation note."]  # no lead: every sentence is read
+    # no clause break after the lead's words: back to the lead; a bare label ("reports") is not left alone
+    lone = "Consultation note. A. N., 70, reports blisters and sisoletinib use. Plan: shesoltinib."
+    assert cut_sentences(sentences_of(lone), RELEASED, lead)[1] == "A. N., 70, reports blisters."
+    bare = ["Consultation note.", "A. N., 70, reports"]
+    bare_text = "Consultation note. A. N., 70, reports sisoletinib use. Plan: shesoltinib."
+    assert cut_sentences(sentences_of(bare_text), RELEASED, bare, lead_ends_bare=True) == ["Consultation note.",
+                                                                                           "Plan: shesoltinib."]
 
 
 def test_a_sentence_about_a_text_goes_but_not_from_the_lead():
