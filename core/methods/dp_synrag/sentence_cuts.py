@@ -18,7 +18,7 @@ word (public wordfreq frequency below ``ENGLISH_ZIPF``: wordfreq does not know i
 
 **Talk about a text.** A small writer that has written the form goes on about it: "The above are the
 examples.", "The above two documents are related to a clinical trial …", "This content was used to support
-the previous response." (11 of 148 documents in the run above). A sentence goes when the junk rule's
+the previous response." (6 of the 136 documents above, by this rule). A sentence goes when the junk rule's
 meta-text pattern finds something in it (``core.junk.talks_about_a_text``) or it opens with "The above" or
 "This content / response / example".
 
