@@ -505,18 +505,19 @@ def topic_placements(topics: Sequence[Topic], example: str, roles: RoleSources |
     slots = form_slots(example) if roles is not None else ()
     if not slots or roles is None:
         return [place(t.words, {}, (), realisation_lead(example, t), turn=i) for i, t in enumerate(topics)]
-    joiners: list[PhraseJoiner | None] = [None] * len(topics)
     if llm is not None:
         roles = roles.asking(llm, [w for t in topics for w in t.words])
+    typed = [assign_roles(t.words, roles) for t in topics]
+    leads = [realisation_lead(example, t) for t in topics]
+    joiners: list[PhraseJoiner | None] = [None] * len(topics)
+    if llm is not None:
         pools: dict[str, list[str]] = {}
-        for t in topics:
+        for t, r, lead in zip(topics, typed, leads):
             pool = pools.setdefault(t.keyword, [])
-            pool.extend(w for w in lead_pool(t.words, assign_roles(t.words, roles), slots, realisation_lead(example, t))
-                        if w not in pool)
+            pool.extend(w for w in lead_pool(t.words, r, slots, lead) if w not in pool)
         join = cached_joiner(llm)
         joiners = [partial(join, pool=pools[t.keyword]) for t in topics]
-    return [place(t.words, assign_roles(t.words, roles), slots, realisation_lead(example, t), turn=i,
-                  joiner=joiners[i]) for i, t in enumerate(topics)]
+    return [place(t.words, typed[i], slots, leads[i], turn=i, joiner=joiners[i]) for i, t in enumerate(topics)]
 
 
 def cached_joiner(llm: LanguageModel) -> Callable[..., list[str]]:
