@@ -50,6 +50,7 @@ from core.methods.dp_synrag.vocabulary import Vocabulary
 from core.methods.dp_synrag.realisation import form_reference, form_words
 from core.methods.private_prediction.self_filter import self_filter
 from core.methods.dp_synrag.plan import DPSynRAGPlan
+from core.privacy.forecast import significance_threshold
 from core.runspec import DPSynRAGSpec
 
 
@@ -82,7 +83,8 @@ def run_dp_synrag(
     labelled = release_cluster_labels(units, clusters, ctx)  # step 2c: label counts (label_mode "topic_labels")
     selected = refine(units, clusters, spec, plan, ctx)  # step 3
     topic_counts = cluster_counts(noisy_hist, vocab.index, W)  # h'(w_r), released: the row bound's rates
-    shape = shape_corpus(W, topic_counts, related, size, length, spec, ctx, labelled)  # documents per topic (and label)
+    support = significance_threshold(plan.sigma_h, len(vocab))  # the units a word needs to be a topic (public)
+    shape = shape_corpus(W, topic_counts, related, size, length, spec, ctx, labelled, support)  # documents per topic
     texts = drop_near_duplicates(write_texts(units, shape, selected, topic_counts, spec, plan, ctx))  # step 4
     readable = without_junk(texts, [ctx.task]) if spec.realisation else texts  # what a reader would discard
     reference = form_reference(spec.document_form, spec.public_example)

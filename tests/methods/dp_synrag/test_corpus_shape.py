@@ -253,6 +253,36 @@ def test_topics_with_no_co_keyword_and_no_support_are_not_written(tmp_path):
     assert [d.keyword for d in shape.documents] == [w for w in all_words if w != "diagnosis"]
 
 
+def test_a_topic_standing_alone_is_written_while_the_held_topics_stand_for_too_few_units(tmp_path):
+    """A diverse corpus describes few topics: an undescribed topic whose own units (released values) reach the bar
+    joins, largest first, until the topics written stand for the released size; one whose units another topic's
+    co-keywords claim does not."""
+    topics = [ReleasedTopic("trump", 97.0, ("president",), (17.0,), (0,)),
+              ReleasedTopic("china", 83.0, (), (), (1,)),  # described by nothing, its units claimed by no one
+              ReleasedTopic("remkatstatin", 39.0, (), (), (2,), units=4.0),  # its notes are its condition's
+              ReleasedTopic("court", 27.0, (), (), (3,))]
+    related = CoKeywords([["president"], [], [], []], [[17.0], [], [], []], [True, False, False, False])
+
+    def written(**kwargs: float) -> list[str]:
+        return [t.word for t in held_topics(topics, related, fewest=1, **kwargs)]
+
+    assert written() == ["trump"]  # no size released: the held topics only
+    assert written(size=1000.0, min_units=15.0) == ["trump", "china", "court"]
+    assert written(size=150.0, min_units=15.0) == ["trump", "china"]  # 97 + 83 units stand for the corpus
+    assert written(size=90.0, min_units=15.0) == ["trump"]  # the held topics already do
+    assert written(size=1000.0, min_units=30.0) == ["trump", "china"]  # court's 27 units are below the bar
+    W = [f"t{i}" for i in range(FEWEST_TOPICS)] + ["china"]  # as many held topics as the floor, and china
+    related = CoKeywords([*[["w"]] * FEWEST_TOPICS, []], [*[[12.0]] * FEWEST_TOPICS, []], [*[True] * FEWEST_TOPICS, False])
+    spec = DPSynRAGSpec(text="realised", merge_topics=False, cluster_keywords=1, documents=0)
+    counts = [20.0] * FEWEST_TOPICS + [83.0]
+
+    def keywords(size: float | None, min_units: float) -> list[str]:
+        shape = shape_corpus(W, counts, related, size, None, spec, _ctx(tmp_path / str(min_units)), min_units=min_units)
+        return [d.keyword for d in shape.documents]
+
+    assert keywords(1000.0, 15.0) == W and keywords(1000.0, math.inf) == W[:-1] and keywords(None, 15.0) == W[:-1]
+
+
 def test_specific_topics_are_visited_first_so_a_condition_keeps_its_notes():
     from core.methods.dp_synrag.vocabulary import Vocabulary
 
