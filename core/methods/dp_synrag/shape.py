@@ -4,7 +4,8 @@ Between the released topics (steps 1–2b) and the writer (step 4), for the publ
 (``text = "realised"`` or ``"topic_line"``):
 
 1. topics whose released descriptions say they are the same thing are merged (``merge.py``;
-   ``[dp_synrag] merge_topics``), and topics with nothing behind them left out (``held_topics``);
+   ``[dp_synrag] merge_topics``), and topics with nothing behind them left out (``held_topics``) unless
+   their own units stand for a topic while the held ones stand for less than the corpus (``standing_alone``);
 2. the documents, N of them (``[dp_synrag] documents``), are allocated across the topics in proportion to
    the units their released counts say each cluster holds (``released_topics.unclaimed_units``), and each
    document's co-keywords are sampled from its topic's released co-keyword counts (``allocation.py``); with
