@@ -102,7 +102,15 @@ _META_SENTENCE = re.compile(
     r"\bthe (author|writer|user) (is|has|thinks|wants|provided|asked|requested|highlights|discusses|explains|argues|notes|"
     r"writes|suggests|describes)\b|\bthe example (given|above|provided|shown)\b|\byour form\b|"
     r"\b(this|the) review (is about|contains|describes|discusses|talks about|mentions)\b|\bthe customer (mentioned|described)\b|"
-    r"\blist of (topics|subjects|categories)\b|\b(summary|headline|subtitle|topic|subject)\s*:",
+    r"\blist of (topics|subjects|categories)\b|\b(summary|headline|subtitle|topic|subject)\s*:|"
+    # round 4, session 16 (news, films): "The context is a report about …", "The section describes …", "The word
+    # "Russia" was added …", "A summary of the oil spill …", "This is a professional rating …"; none in 3,824 real
+    # articles or 4,000 food reviews
+    r"\bthe (content|context|passage|section|paragraph|sentence|excerpt|extract) (is|are|was|includes?|describes?|"
+    r"talks?|discusses|mentions|refers?|relates?|contains?|focuses|provides?|highlights?)\b|"
+    r"\bthe (word|term) [\"“'‘]?[\w-]+[\"”'’]? (is|refers|means|comes|was|derives)\b|"
+    r"^\s*an? (brief |short )?summary of\b|^\s*an? (subject|topic) of\b|"
+    r"\bthis is an?( [\w-]+){0,2} (ratings?|profile|news item|paragraph|passage|excerpt)\b",
     re.IGNORECASE,
 )
 # a sentence ends at . ! ? but not after a title or an initial ("Dr. Lee", "K. M., 47")

@@ -93,6 +93,12 @@ def test_clean_draft_removes_meta_text_urls_echoes_and_repeated_lines():
             "that people forget. Summary: no mention of ebola today. The article delves into the details. The House "
             "voted to trigger Article 50 before the post office closed.")
     assert rl.clean_draft(talk, prompt) == "The House voted to trigger Article 50 before the post office closed."
+    # round 4, session 16: news and film profiles at ε = 10; a real summary of a tax filing stays
+    talk = ("The context is a report about a road in Beirut. The section describes how a highway will be built. The word "
+            "\"Russia\" was added to enhance clarity. A summary of the oil spill in the Caribbean. This is a professional "
+            "rating with the addition of D. S. A subject of Turkish culture and heritage. The council released a summary of "
+            "one year's filing. The sentence is a detail.")
+    assert rl.clean_draft(talk, prompt) == "The council released a summary of one year's filing."
 
 
 def test_an_unfilled_slot_leaves_no_dangling_article():
