@@ -55,7 +55,7 @@ def documents_setting_words(documents: int) -> str:
     if documents == AUTOMATIC_DOCUMENTS:
         words += f", at most {AUTOMATIC_MOST_DOCUMENTS} and at least one per topic"
     return words
-LENGTHS = ("form", "dp", "none")
+LENGTHS = ("auto", "form", "dp", "none")
 DOCUMENT_FORMS = ("clinical_note", "case_file", "review", "news_article", "film_ratings")
 
 
@@ -118,9 +118,9 @@ class DPSynRAGSpec:
     merge_topics: bool = True  # topics whose released co-keywords overlap strongly become one (docs/method.md §6.2)
     name_topics: bool = True  # a released corpus name is a topic at a lower bar (docs/method.md §2.2)
     # How long each realised document is (docs/method.md §6.2): "form" (the shipped demonstrations' median length,
-    # public), "dp" (a noisy median of the units' words per document: a charged stage, length_fraction of ρ) or
-    # "none" (as the writer wrote it).
-    length: str = "form"
+    # public), "dp" (a noisy median of the units' words per document: a charged stage, length_fraction of ρ),
+    # "none" (as the writer wrote it), or "auto" (the default: "dp" with the public writer, text = "realised").
+    length: str = "auto"
     length_fraction: float = 0.0  # the DP length statistic's share; 0 = the plan's default (privet plan shows it)
 
     RULES: ClassVar[dict[str, Rule]] = {
@@ -189,6 +189,14 @@ class DPSynRAGSpec:
         if self.documents == AUTOMATIC_DOCUMENTS and self.text != "realised":
             return 0
         return self.documents
+
+    @property
+    def length_setting(self) -> str:
+        """``length`` as it applies: automatic is the corpus's own length ("dp") when the public writer realises each
+        document (``text = "realised"``), else nothing to shape ("none": no stage is charged)."""
+        if self.length == "auto":
+            return "dp" if self.text == "realised" else "none"
+        return self.length
 
     @property
     def size_count(self) -> bool:

@@ -6,7 +6,8 @@ one left at 0 (or unset) is chosen here:
 * **Public rules** (before anything is charged; :func:`with_public_defaults`): the document form from the
   task's words (``forms``); L = 1 without a token stage, the seed's 5 with one
   (``DPSynRAGSpec.clusters_per_unit``); DP phrase discovery on, a public domain list or not (a list rarely
-  names a corpus's own terms); no token stage (``text = "realised"``); the similarity self-filter.
+  names a corpus's own terms); no token stage (``text = "realised"``); the similarity self-filter; the corpus's
+  own length (``length = "auto"``: a DP median with the public writer, ``DPSynRAGSpec.length_setting``).
 * **Size rules** (:func:`with_size`), from the corpus's size n̂: the DP size count the run releases first
   (``size.release_size``; 2 % of ρ, on the certificate), or the public upper bound the custodian states
   (``size_bound``). Nothing else about the corpus is read.

@@ -101,9 +101,9 @@ PARAMETER_MEANINGS = {  # DP-SynRAG (and DP-Synth, which shares R, T, tau and th
     "merge_topics": "topics whose released words overlap strongly are merged into one; no budget",
     "name_topics": "a name released by phrase discovery becomes a topic at the lower bar of a name; no budget",
     "length": "how long each document is: the form's public length (form), a noisy median of the corpus's (dp), "
-              "or as written (none)",
+              "as written (none), or auto: dp with the public writer (the default)",
     "length_fraction": f"share of the budget spent on the noisy median length (0 = default {DEFAULT_LENGTH_FRACTION:g}; "
-                       f"only with dp)",
+                       f"only with dp or auto)",
     # derived by the planner
     "sigma_h": "noise added to each keyword count (standard deviation)",
     "sigma_n": "noise added to the count of units (standard deviation)",

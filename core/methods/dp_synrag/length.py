@@ -1,6 +1,6 @@
 """How long each realised document is (docs/method.md §6.2; ``[dp_synrag] length``).
 
-* ``"form"`` (the default): the median word count of the form's shipped, invented demonstrations (public; no
+* ``"form"``: the median word count of the form's shipped, invented demonstrations (public; no
   target for a custodian's own example, whose placeholders say nothing of length);
 * ``"dp"``: the corpus's own length, released: a noisy median of the units' words per document, clipped to
   the public range [MIN_WORDS, MAX_WORDS] and taken on the log scale (so the long tail of the range does not
@@ -8,7 +8,9 @@
   A unit's value depends on that unit alone (its words over its documents), so one unit moves the
   utility by at most 1. The stage (``length``, ``length_fraction`` of ρ, default 0.02) is charged before
   its draw, checkpointed, and on the certificate;
-* ``"none"``: as the writer wrote it.
+* ``"none"``: as the writer wrote it;
+* ``"auto"`` (the default): ``"dp"`` with the public writer (``text = "realised"``), else ``"none"``
+  (``DPSynRAGSpec.length_setting``).
 
 :func:`fit_length` then shortens a realised document toward the target: post-processing of public text,
 no cost. It keeps the sentences in order while the document stays within about the target
@@ -66,11 +68,13 @@ def form_length(spec: DPSynRAGSpec) -> int:
 
 def target_words(spec: DPSynRAGSpec, released: float | None) -> int:
     """The words a realised document aims at: the released DP median, the form's public length, or 0 (none)."""
-    if spec.length == "dp":
+    if spec.length_setting == "dp":
+        if released is None and spec.length == "auto":  # shaped without the run's release (the plan draws it)
+            return form_length(spec)
         if released is None:
             raise ValueError('length = "dp" needs the released length statistic')
         return max(round(released), MIN_WORDS)
-    return form_length(spec) if spec.length == "form" else 0
+    return form_length(spec) if spec.length_setting == "form" else 0
 
 
 def fit_length(text: str, words: Sequence[str], target: int, slack: float = LENGTH_SLACK) -> str:

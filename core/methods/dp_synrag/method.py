@@ -274,14 +274,14 @@ def shape_notes(p) -> list[str]:
                "were merged into one, their released counts summed" if p.merge_topics else "")
             + ". This reads only released values: post-processing, no cost."
         )
-    if p.text == "realised" and p.length == "dp":
+    if p.text == "realised" and p.length_setting == "dp":
         notes.append(
             "Length: the documents were shortened, by whole sentences and never losing a released word, toward the "
             "corpus's median words per document, released by the exponential mechanism over the public range "
             f"{MIN_WORDS} to {MAX_WORDS} words (charged above as the length statistic); the shortening itself reads "
             "only synthetic text: no further cost."
         )
-    elif p.text == "realised" and p.length == "form" and form_length(p):
+    elif p.text == "realised" and p.length_setting == "form" and form_length(p):
         notes.append(
             "Length: the documents were shortened, by whole sentences and never losing a released word, toward the "
             f"median length of the form's shipped demonstrations ({form_length(p)} words; public): no cost."

@@ -335,8 +335,8 @@ def _size_share(spec: DPSynRAGSpec) -> float:
 
 
 def _length_share(spec: DPSynRAGSpec) -> float:
-    """The DP length statistic's share of ρ: 0 unless ``length = "dp"``."""
-    return _fraction(spec.length_fraction, DEFAULT_LENGTH_FRACTION) if spec.length == "dp" else 0.0
+    """The DP length statistic's share of ρ: 0 unless the length applied is "dp" (``DPSynRAGSpec.length_setting``)."""
+    return _fraction(spec.length_fraction, DEFAULT_LENGTH_FRACTION) if spec.length_setting == "dp" else 0.0
 
 
 def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion: str = "tight") -> DPSynRAGPlan:

@@ -24,6 +24,7 @@ missing words named, and a final structured line guarantees the rest (:func:`gua
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import tomllib
 from dataclasses import dataclass
@@ -479,6 +480,15 @@ def trim_to_form(text: str, words: Sequence[str], limit: int) -> str:
     return " ".join(parts[: max(limit, last_needed + 1)])
 
 
+def sentence_limit(demonstration: str, target_words: int = 0) -> int:
+    """The sentences a draft keeps (:func:`trim_to_form`): the demonstration's and one more; for documents meant to
+    be longer than the demonstration (``target_words``, the corpus's released length), as many as that length
+    takes at the demonstration's words per sentence, and one more (``length.fit_length`` then cuts to the target)."""
+    sentences = max(len(sentences_of(demonstration)), 1)
+    words = max(len(demonstration.split()), 1)
+    return max(sentences, math.ceil(target_words * sentences / words)) + 1
+
+
 def _shorter(sentence: str, max_words: int = LONGEST_SENTENCE) -> str:
     """A run-on sentence of more than ``max_words`` words cut at its last comma or semicolon within them."""
     words = sentence.split()
@@ -641,6 +651,7 @@ def realise(
     generator: torch.Generator | None = None,
     roles: RoleSources | None = None,
     echo_penalty: float = ECHO_PENALTY,
+    target_words: int = 0,
 ) -> list[Realisation]:
     """One document per topic from public inputs only; every released word appears in it. Topic i is shown
     demonstration i mod n of the form (:func:`shown_index`); its drafts keep nothing of that
@@ -652,7 +663,8 @@ def realise(
     ``finished``: documents already written by an interrupted run (topic index → document), reused as
     they are; only the others are written. The list is in topic order either way. ``echo_penalty``: how
     strongly a document is kept from repeating, word for word, what the stage's other documents wrote
-    (the echo rule, ``logit_shaping.py``; 0: off)."""
+    (the echo rule, ``logit_shaping.py``; 0: off). ``target_words``: the length the documents aim at
+    (``length.py``; 0: none), which sets how many sentences a draft keeps (:func:`sentence_limit`)."""
     demos = demonstrations(example)
     shown = [shown_index(len(demos), i) for i in range(len(topics))]
     out: dict[int, Realisation] = {i: d for i, d in (finished or {}).items() if 0 <= i < len(topics) and d.shown == shown[i]}
@@ -666,7 +678,7 @@ def realise(
                 for demo, guard in zip(demos, guards)] or [with_scaffold(tokenizer, {})]
     if demos and max_prompt_tokens is not None:  # public prompts: room for the demonstration
         max_prompt_tokens = max(max_prompt_tokens, DEMO_PROMPT_TOKENS)
-    limits = [len(sentences_of(demos[d].document)) + 1 if d >= 0 else 0 for d in shown]
+    limits = [sentence_limit(demos[d].document, target_words) if d >= 0 else 0 for d in shown]
     drafts = [""] * len(topics)
     attempts = [0] * len(topics)
     refused: list[tuple[str, ...]] = [()] * len(topics)

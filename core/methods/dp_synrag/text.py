@@ -82,11 +82,13 @@ def group_source(
     return GroupSource(tuple(range(len(selected))), build)
 
 
-def realised_drafts(topics: Sequence[Topic], example: str, spec: DPSynRAGSpec, ctx: MethodContext) -> list[Realisation]:
-    """The public writer's document of each topic (post-processing of released topics: no charge). Each is
+def realised_drafts(topics: Sequence[Topic], example: str, spec: DPSynRAGSpec, ctx: MethodContext,
+                    target_words: int = 0) -> list[Realisation]:
+    """The public writer's document of each topic (post-processing of released topics: no charge), aiming at
+    ``target_words`` (0: the form's sentences). Each is
     checkpointed as soon as it is final; a resumed run reuses those written for the same topic and settings
     (``written_documents``) and writes only the rest, so resuming the writing charges nothing."""
-    key = writing_key(ctx.task, example, spec.realisation_tokens)
+    key = writing_key(ctx.task, example, spec.realisation_tokens, target_words)
     done = load_written(ctx.checkpoints, topics, key)
 
     def keep(index: int, doc: Realisation) -> None:
@@ -95,7 +97,8 @@ def realised_drafts(topics: Sequence[Topic], example: str, spec: DPSynRAGSpec, c
     return realise(topics, ctx.task, example, ctx.llm, ctx.reporter, spec.realisation_tokens,
                    max_prompt_tokens=ctx.max_prompt_tokens, finished=done, on_final=keep,
                    generator=writer_generator(ctx.llm.device, ctx.test_seed),  # OS entropy; seeded in test mode
-                   roles=RoleSources.of(spec.domain_lists))  # public role sources (docs/method.md §2.4c)
+                   roles=RoleSources.of(spec.domain_lists),  # public role sources (docs/method.md §2.4c)
+                   target_words=target_words)
 
 
 def write_texts(
@@ -129,7 +132,7 @@ def write_texts(
         groups = group_source(selected, noisy_counts, units, spec, plan, ctx, messages, starts)
         return private_prediction(groups, plan.release(STAGE_TOKENS), spec, ctx)
     example = public_example(spec.document_form, spec.public_example)
-    drafts = realised_drafts(topics, example, spec, ctx)
+    drafts = realised_drafts(topics, example, spec, ctx, shape.words_per_document if spec.text == "realised" else 0)
     if spec.text == "realised":  # a draft with nothing beyond the form's opening is not a document (public text)
         target = shape.words_per_document  # the form's length or the released one (docs/method.md §6.2)
         return {r: fit_length(d.text, topics[r].words, target) for r, d in enumerate(drafts) if d.written}

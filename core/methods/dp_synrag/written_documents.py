@@ -21,9 +21,10 @@ from core.privacy.release import CheckpointStore
 CHECKPOINT_PREFIX = "realised-"  # one checkpoint per topic index: realised-0, realised-1, …
 
 
-def writing_key(task: str, example: str, max_new_tokens: int) -> str:
-    """A digest of the public settings a document was written under."""
-    text = json.dumps([task, example, int(max_new_tokens)], ensure_ascii=False)
+def writing_key(task: str, example: str, max_new_tokens: int, target_words: int = 0) -> str:
+    """A digest of the public settings a document was written under (the length it aimed at, when it had one)."""
+    settings = [task, example, int(max_new_tokens)] + ([int(target_words)] if target_words else [])
+    text = json.dumps(settings, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -542,7 +542,11 @@ def test_the_dp_median_is_charged_and_lands_near_the_median(tmp_path):
     assert abs(float(np.median(draws)) - true) < 3 and len(set(draws)) > 50  # OS entropy: no two alike
     again = release_length(units, p, _ctx(tmp_path / "c0", charges, seed=None))  # a resume reuses it
     assert again == draws[0] and len(charges) == 60
-    assert release_length(units, plan_dp_synrag(DPSynRAGSpec(R=10), 10.0, 1e-6), _ctx(tmp_path / "n")) is None
+    assert release_length(units, plan_dp_synrag(DPSynRAGSpec(R=10, length="form"), 10.0, 1e-6), _ctx(tmp_path / "n")) is None
+    # the default ("auto") is the corpus's own length with the public writer, and nothing drawn or charged without it
+    assert DPSynRAGSpec().length_setting == "dp" and plan_dp_synrag(DPSynRAGSpec(R=10), 10.0, 1e-6).releases_length
+    assert DPSynRAGSpec(text="private").length_setting == "none"
+    assert not plan_dp_synrag(DPSynRAGSpec(R=10, text="private"), 10.0, 1e-6).releases_length
 
 
 def test_the_length_statistic_is_a_stage_of_the_plan_and_the_charges_equal_it(tmp_path, privet_home):

@@ -9,7 +9,7 @@ from tests.helpers import tiny_spec
 from core.cli import main as privet
 from core.methods.dp_synrag.forms import FALLBACK_FORM, FORM_LABELS, NO_FORM, form_for_task, with_chosen_form
 from core.methods.dp_synrag.realisation import public_example, shipped_example
-from core.methods.dp_synrag.plan import DEFAULT_SIZE_FRACTION, REALISED_FRACTIONS, plan_dp_synrag
+from core.methods.dp_synrag.plan import DEFAULT_LENGTH_FRACTION, DEFAULT_SIZE_FRACTION, REALISED_FRACTIONS, plan_dp_synrag
 from core.runspec import DOCUMENT_FORMS, RunSpec
 from core.specs.dp_synrag import DPSynRAGSpec
 
@@ -57,8 +57,10 @@ def test_without_a_token_stage_the_topics_get_the_realised_shares():
     plan = plan_dp_synrag(DPSynRAGSpec(), 10.0, 1e-6)
     stages = plan.per_stage()
     total = plan.rho_total
-    weights = sum(REALISED_FRACTIONS.values()) / (1.0 - DEFAULT_SIZE_FRACTION)  # the DP size count takes its share
+    # the DP size count and the DP length statistic take their shares
+    weights = sum(REALISED_FRACTIONS.values()) / (1.0 - DEFAULT_SIZE_FRACTION - DEFAULT_LENGTH_FRACTION)
     assert stages["size"] / total == pytest.approx(DEFAULT_SIZE_FRACTION)
+    assert stages["length"] / total == pytest.approx(DEFAULT_LENGTH_FRACTION)
     assert stages["histogram"] / total == pytest.approx(REALISED_FRACTIONS["hist"] / weights)
     assert stages["phrases"] / total == pytest.approx(REALISED_FRACTIONS["phrases"] / weights)
     assert sum(stages.values()) == pytest.approx(total)

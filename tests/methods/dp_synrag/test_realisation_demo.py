@@ -184,6 +184,12 @@ def test_a_document_keeps_the_forms_length_unless_a_released_word_comes_later():
         "K. M. rated these films highly: Fargo, Heat.")
 
 
+def test_a_document_meant_to_be_longer_than_the_demonstration_keeps_more_sentences():
+    demo = "Old bridge to close. Riverton, Tuesday. The council said that the old bridge will close for six months."  # 3, 18 words
+    assert rl.sentence_limit(demo) == 4 and rl.sentence_limit(demo, 12) == 4  # the form's length: its sentences and one
+    assert rl.sentence_limit(demo, 60) == 11  # 60 words at six words a sentence, and one more
+
+
 def test_a_run_on_sentence_is_cut_at_a_comma_unless_a_released_word_would_go():
     head = "Plan: rest at home with " + " ".join(["fluids"] * 20)
     long = head + ", then " + " ".join(["talk"] * 20) + " and review in a week."
