@@ -276,10 +276,11 @@ def shape_notes(p) -> list[str]:
         )
     if p.text == "realised" and p.length_setting == "dp":
         notes.append(
-            "Length: the documents were shortened, by whole sentences and never losing a released word, toward the "
-            "corpus's median words per document, released by the exponential mechanism over the public range "
-            f"{MIN_WORDS} to {MAX_WORDS} words (charged above as the length statistic); the shortening itself reads "
-            "only synthetic text: no further cost."
+            "Length: the documents were written toward the corpus's median words per document, released by the "
+            f"exponential mechanism over the public range {MIN_WORDS} to {MAX_WORDS} words (charged above as the length "
+            "statistic): the writer kept as many sentences as that length takes, and longer documents were shortened by "
+            "whole sentences, never losing a released word. This reads only the released length and synthetic text: "
+            "no further cost."
         )
     elif p.text == "realised" and p.length_setting == "form" and form_length(p):
         notes.append(
