@@ -483,8 +483,13 @@ def trim_to_form(text: str, words: Sequence[str], limit: int) -> str:
 def sentence_limit(demonstration: str, target_words: int = 0) -> int:
     """The sentences a draft keeps (:func:`trim_to_form`): the demonstration's and one more; for documents meant to
     be longer than the demonstration (``target_words``, the corpus's released length), as many as that length
-    takes at the demonstration's words per sentence, and one more (``length.fit_length`` then cuts to the target)."""
+    takes at the demonstration's words per sentence, and one more (``length.fit_length`` then cuts to the target).
+    A form written as one sentence is a list ("K. M. rated these films highly: …"): a longer document is a longer
+    list, so it keeps that sentence alone. What the writer wrote after a film profile's list was its talk in all
+    of 16 sampled second sentences ("This is a part of the story where …"; MovieLens, ε = 10, round 4, session 16)."""
     sentences = max(len(sentences_of(demonstration)), 1)
+    if sentences == 1:
+        return 1
     words = max(len(demonstration.split()), 1)
     return max(sentences, math.ceil(target_words * sentences / words)) + 1
 

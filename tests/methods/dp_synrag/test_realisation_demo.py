@@ -188,6 +188,9 @@ def test_a_document_meant_to_be_longer_than_the_demonstration_keeps_more_sentenc
     demo = "Old bridge to close. Riverton, Tuesday. The council said that the old bridge will close for six months."  # 3, 18 words
     assert rl.sentence_limit(demo) == 4 and rl.sentence_limit(demo, 12) == 4  # the form's length: its sentences and one
     assert rl.sentence_limit(demo, 60) == 11  # 60 words at six words a sentence, and one more
+    profile = "K. M. rated these films highly: Fargo (Crime), Heat (Action) and Big (Comedy)."  # a list: one sentence
+    assert rl.sentence_limit(profile) == 1 and rl.sentence_limit(profile, 200) == 1
+    assert rl.trim_to_form(profile + " This is a part of the story.", ["fargo"], 1) == profile
 
 
 def test_a_run_on_sentence_is_cut_at_a_comma_unless_a_released_word_would_go():
