@@ -51,7 +51,7 @@ from core.methods.dp_synrag.public_decoding import (
 )
 from core.methods.dp_synrag.roles import RoleSources, assign_roles
 from core.methods.dp_synrag.lead_phrases import JoinScorer, joined, phrases_of
-from core.methods.dp_synrag.slots import PhraseJoiner, Placement, form_slots, lead_pool, place, slot_of_lead
+from core.methods.dp_synrag.slots import PhraseJoiner, Placement, form_slots, lead_pool, place
 from core.methods.dp_synrag.sentence_cuts import cut_sentences
 from core.methods.dp_synrag.vocabulary import load_stop_words, split_words
 from core.methods.dp_synrag.writing_progress import WRITER_BATCH, DraftWork, stepping
@@ -692,9 +692,6 @@ def realise(
     lead = example_lead(example)
     placements = topic_placements(topics, example, roles, llm)
     leads_of = [placed_lead(realisation_lead(example, t, i), p) for i, (t, p) in enumerate(zip(topics, placements))]
-    form = form_slots(example)  # a lead that ends on a slot label with no word after it ("… reports")
-    bare_leads = [not p.lead and slot_of_lead(form, realisation_lead(example, t, i)) is not None
-                  for i, (t, p) in enumerate(zip(topics, placements))]
     echo = stage_echo(tokenizer, example, echo_penalty)  # what the documents already written said, not said again
     echo.add([tokenizer.encode(d.text, add_special_tokens=False) for d in out.values()])
 
@@ -741,7 +738,7 @@ def realise(
                         refused[i] = tuple(dict.fromkeys((*refused[i], *words)))
                     draft = trim_to_form(draft, topics[i].words, limits[i])
                     draft = " ".join(cut_sentences(sentences_of(draft), topics[i].words, sentences_of(leads_of[i]),
-                                                   lead_ends_bare=bare_leads[i]))
+                                                   lead_ends_bare=placements[i].lead_ends_bare))
                     attempts[i] += 1
                     if attempt == 0 or len(missing_words(draft, topics[i].words)) < len(missing_words(drafts[i], topics[i].words)):
                         drafts[i] = draft

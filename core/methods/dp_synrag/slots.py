@@ -50,12 +50,14 @@ class Slot:
 @dataclass(frozen=True)
 class Placement:
     """Where one topic's typed words go: ``lead`` (text the lead ends with, "nausea and chest pain"),
-    ``phrases`` (each pulled slot phrase and its words) and ``untyped`` (the words written as before)."""
+    ``phrases`` (each pulled slot phrase and its words), ``untyped`` (the words written as before) and
+    ``lead_ends_bare`` (the lead ends on a slot label that no released word follows: "… reports")."""
 
     lead: str = ""
     lead_words: tuple[str, ...] = ()
     phrases: tuple[tuple[str, tuple[str, ...]], ...] = ()
     untyped: tuple[str, ...] = ()
+    lead_ends_bare: bool = False
 
     @property
     def placed(self) -> tuple[str, ...]:
@@ -139,4 +141,5 @@ def place(words: Sequence[str], roles: Mapping[str, str | None], slots: Sequence
             lead_text, lead_words = join_words(items), tuple(chosen)
         else:
             phrases.append((f"{slot.label} {join_words(chosen)}", tuple(chosen)))
-    return Placement(lead_text, lead_words, tuple(phrases), tuple(untyped))
+    return Placement(lead_text, lead_words, tuple(phrases), tuple(untyped),
+                     lead_ends_bare=lead_slot is not None and not lead_text)

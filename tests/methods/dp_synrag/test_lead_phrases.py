@@ -8,7 +8,7 @@ import torch
 from core.methods.dp_synrag import lead_phrases as lp
 from core.methods.dp_synrag.lead_phrases import Join, JoinScorer, chosen_joins, joined, phrases_of
 from core.methods.dp_synrag.slots import form_slots, place
-from core.methods.dp_synrag.roles import SYMPTOM
+from core.methods.dp_synrag.roles import DRUG, SYMPTOM
 
 CLINIC_FORM = "Consultation note. [name], [age], reports [symptoms]. Impression: [condition]. Plan: [treatment]."
 LEAD = "Consultation note. K. M., 47, reports"
@@ -103,6 +103,8 @@ def test_the_lead_writes_joined_phrases_and_keeps_every_released_word():
     turned = place(words, roles, slots, LEAD, turn=1, joiner=lambda lead, ws: joined(ws, phrases))
     assert turned.lead == "metallic taste and blisters on the palms"
     assert place(words, roles, slots, LEAD).lead == "palms, metallic, blisters and taste"
+    assert not placed.lead_ends_bare  # the lead's slot has its words
+    assert place(["remkatstatin"], {"remkatstatin": DRUG}, slots, LEAD).lead_ends_bare  # "… reports" and nothing after it
 
 
 def test_the_two_words_of_a_phrase_are_written_together_when_a_document_drew_one(monkeypatch):
