@@ -45,7 +45,8 @@ FILTER_DROP_SHARE = 0.1
 ABOUT_ZERO_TOPICS = 0.5  # fewer expected topics than this: "about 0", the run needs consent
 # The automatic number of documents is capped by the units the topics found stand for (docs/method.md §6.2), which
 # no plan sees: measured, the runs of docs/results.md and history.md (round 4, sessions 10-12: clinic, news,
-# MovieLens, 600 health tweets) kept 148 to 200 of the 200 planned, so the range's low end is 0.7 of it.
+# MovieLens, 600 health tweets) kept 148 to 200 of the 200 planned, so the range's low end is 0.7 of it, or less where
+# the few-topics prior expects the topics found to stand for fewer units than that (a small corpus).
 AUTOMATIC_LOW_SHARE = 0.7
 
 
@@ -76,6 +77,7 @@ class TopicForecast:
     most_topics: float = 0.0  # expected topics under MANY_TOPICS_PRIOR (the range's high end)
     documents: int = 0  # the documents asked for ([dp_synrag] documents, resolved; 0: one per topic found)
     capped: bool = False  # the automatic number: at most ``documents``, fewer when the topics stand for fewer units
+    fewest_units: float | None = None  # units the topics found stand for under FEW_TOPICS_PRIOR (None: not forecast)
 
     @property
     def documents_range(self) -> tuple[int, int]:
@@ -83,10 +85,15 @@ class TopicForecast:
         public priors' expected topics (never above R); or, when N documents are asked for, N wherever a prior
         expects a topic at all (never more than asked). The low end leaves room for the few the near-duplicate filter
         and the self-filter drop (``FILTER_DROP_SHARE``), and for the automatic number's cap by the units the topics
-        stand for (``AUTOMATIC_LOW_SHARE``, measured)."""
+        stand for (``AUTOMATIC_LOW_SHARE``, measured, or the units the few-topics prior's topics stand for when fewer:
+        on 200 units that prior expects less than one topic, yet the one it expects would be written about 20 times)."""
         if self.documents > 0:
-            share = AUTOMATIC_LOW_SHARE if self.capped else 1.0 - FILTER_DROP_SHARE
-            low = math.floor(share * self.documents) if math.floor(self.fewest_topics) >= 1 else 0
+            if self.capped and self.fewest_units is not None:
+                low = math.floor(min(AUTOMATIC_LOW_SHARE * self.documents,
+                                     (1.0 - FILTER_DROP_SHARE) * self.fewest_units))
+            else:
+                share = AUTOMATIC_LOW_SHARE if self.capped else 1.0 - FILTER_DROP_SHARE
+                low = math.floor(share * self.documents) if math.floor(self.fewest_topics) >= 1 else 0
             return low, self.documents if math.ceil(self.most_topics) >= 1 else low
         held = min(math.floor(self.fewest_topics), FEWEST_TOPICS, self.R)  # held topics only, down to the floor
         low = held - math.ceil(FILTER_DROP_SHARE * held)
@@ -140,6 +147,16 @@ def expected_topics(n_units: int, R: int, sigma_h: float, min_topic_support: flo
                for j in range(1, max(int(R), 0) + 1))
 
 
+def expected_units(n_units: int, R: int, sigma_h: float, min_topic_support: float,
+                   prior: tuple[float, float] = FEW_TOPICS_PRIOR) -> float:
+    """Units the topics found are expected to stand for under a prior: each of the R commonest topics' units,
+    weighted by the chance that it clears (the automatic number of documents is capped by this sum, §6.2)."""
+    top, exponent = prior
+    n = max(int(n_units), 0)
+    sizes = [n * top / float(j) ** exponent for j in range(1, max(int(R), 0) + 1)]
+    return math.fsum(size * _clears(size, min_topic_support, sigma_h) for size in sizes)
+
+
 def forecast_topics(n_units: int, R: int, sigma_h: float, min_topic_support: float, sigma_c: float = math.inf,
                     min_co_keyword_support: float = 0.0, documents: int = 0, capped: bool = False) -> TopicForecast:
     """Expected topics (and described topics) of a plan, from public quantities and the size order n;
@@ -166,4 +183,5 @@ def forecast_topics(n_units: int, R: int, sigma_h: float, min_topic_support: flo
         most_topics=expected_topics(n, R, sigma_h, min_topic_support, MANY_TOPICS_PRIOR),
         documents=max(int(documents), 0),
         capped=capped and documents > 0,
+        fewest_units=expected_units(n, R, sigma_h, min_topic_support, FEW_TOPICS_PRIOR),
     )

@@ -130,3 +130,21 @@ def test_the_range_reaches_down_to_the_shapes_floor_and_the_estimate_prices_the_
                          min_topic_support=18.0, min_co_keyword_support=10.0,
                           fewest_topics=0.0, most_topics=6.0, documents=400)
     assert asked.likely_documents == 400
+
+
+def test_the_automatic_numbers_low_end_on_a_small_corpus_is_what_the_few_topics_prior_would_write():
+    """On 200 units the few-topics prior expects under one topic, yet the automatic number writes the one it
+    expects about as many times as the units it stands for: the range starts there, not at 0 (round 4, s. 17)."""
+    from core.privacy.forecast import FEW_TOPICS_PRIOR, FILTER_DROP_SHARE, expected_units, forecast_topics
+
+    top, exponent = FEW_TOPICS_PRIOR
+    # with (almost) no noise a topic clears exactly when its prior units reach the threshold
+    sizes = [400 * top / j**exponent for j in range(1, 13)]
+    assert expected_units(400, 12, 1e-9, 25.0) == pytest.approx(sum(s for s in sizes if s >= 25.0))
+    small = forecast_topics(200, 12, 2.97, 17.9, documents=200, capped=True)
+    assert small.fewest_topics < 1.0  # the old rule said "0 to 200" here
+    low, high = small.documents_range
+    assert low == math.floor((1.0 - FILTER_DROP_SHARE) * small.fewest_units) and 10 <= low < 0.7 * 200 and high == 200
+    assert forecast_topics(100, 10, 2.97, 17.9, documents=100, capped=True).documents_range[0] == 0  # none clears
+    # N asked for (not automatic) is written whenever a topic is found: unchanged
+    assert forecast_topics(800, 50, 2.0, 10.0, documents=300).documents_range == (270, 300)
