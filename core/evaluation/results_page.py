@@ -42,10 +42,11 @@ the packaged models on the CPU (docs/method.md §5). These figures are for the c
 computed on private data without noise, so they are **never** written into an exported release or its
 certificate.
 
-Each section below is the newest run kept for its dataset, in `docs/results/<dataset>/`: the command exactly as
+Each section below is the newest run kept for its dataset, in `docs/results/<dataset>/` (`results-<tag>.json`: the
+same evaluation with other settings, such as more members): the command exactly as
 its JSON records it (`--out` was a scratch folder unless it names that folder; the JSON was copied in), when it
 finished and the commit of its code (for runs before 2026-12-03 added to the JSON by hand from the run notes,
-where they named it). Every table of a run is in the folder's `summary.md` or `downstream.md`.
+where they named it). Every table of a run is in the folder's `summary.md` (`summary-<tag>.md`) or `downstream.md`.
 How each figure is computed: [history.md, "What is measured"](results/history.md#what-is-measured); earlier runs
 and each round's narrative: [history.md](results/history.md). Figures of the bench scripts (the time estimate,
 demonstration leaks, the role rule, released topics): [benchmarks.md](benchmarks.md).
@@ -90,7 +91,7 @@ def _tv_cell(tv: float | None, floor: float | None) -> str:
     their last bits)."""
     if tv is None or floor is None or tv == 0.0:
         return _fmt(tv)
-    return f"{_fmt(tv)} (floor {_fmt(min(floor, tv))})"
+    return f"{_fmt(tv, 3)} (floor {_fmt(min(floor, tv), 3)})"  # three digits: 0.1525 is not the target's 0.15
 
 
 def _fmt(value, digits: int = 2) -> str:
@@ -152,9 +153,10 @@ def _epsilon(value) -> str:
     return "–" if value is None else f"{value:g}"
 
 
-def _evaluation_lines(result: dict, folder: Path, page_dir: Path) -> list[str]:
-    lines = [f"### `privet evaluate` ({folder.name}/results.json)", ""]
-    lines += _provenance(result, folder, "summary.md", page_dir) + [""]
+def _evaluation_lines(result: dict, folder: Path, page_dir: Path, path: Path | None = None) -> list[str]:
+    name = path.name if path is not None else "results.json"
+    lines = [f"### `privet evaluate` ({folder.name}/{name})", ""]
+    lines += _provenance(result, folder, summary_name(Path(name)), page_dir) + [""]
     utility, coverage = _by_corpus(result.get("utility")), _by_corpus(result.get("coverage"))
     roles, quality = _by_corpus(result.get("roles")), _by_corpus(result.get("quality"))
     order = list(dict.fromkeys([*coverage, *utility, *(quality if not coverage else [])]))
@@ -252,9 +254,16 @@ def _notes(result: dict) -> list[str]:
 
 
 def result_files(folder: Path) -> list[Path]:
-    """The JSON files of one dataset folder that the page shows: results.json first, then downstream*.json."""
+    """The JSON files of one dataset folder that the page shows: results.json first, then results-<tag>.json (another
+    run of the same evaluation, e.g. with more members; its tables in summary-<tag>.md), then downstream*.json."""
     found = [folder / "results.json"] if (folder / "results.json").exists() else []
+    found += sorted(folder.glob("results-*.json"))
     return found + sorted(folder.glob("downstream*.json"), key=lambda p: (p.name != "downstream.json", p.name))
+
+
+def summary_name(path: Path) -> str:
+    """The full tables of an evaluation's JSON: summary.md for results.json, summary-<tag>.md for results-<tag>.json."""
+    return "summary" + path.stem[len("results"):] + ".md"
 
 
 def dataset_folders(results_dir: Path) -> list[Path]:
@@ -277,7 +286,7 @@ def render_page(results_dir: Path, page: Path) -> str:
             if "classifiers" in result or path.name.startswith("downstream"):
                 lines += _downstream_lines(result, folder, path, page.parent)
             else:
-                lines += _evaluation_lines(result, folder, page.parent)
+                lines += _evaluation_lines(result, folder, page.parent, path)
     text = "\n".join(lines).rstrip() + "\n"
     count = len(text.splitlines())
     if count > MAX_LINES:

@@ -100,6 +100,23 @@ def test_the_page_from_fixtures_is_short_and_every_table_has_its_command(tmp_pat
     assert "| dp_synrag ε=10 | 10 | 40 | 0.400 / 0.300 | 0.500 / 0.400 |" in sections[1]
 
 
+def test_another_run_of_a_datasets_evaluation_is_shown_after_its_main_run_with_its_own_tables(tmp_path):
+    """results-<tag>.json: the same evaluation with other settings (e.g. the clinic with 400 members), in the
+    dataset's one folder, after results.json and before the downstream runs; its tables are summary-<tag>.md."""
+    results = tmp_path / "docs" / "results"
+    _write(results / "clinic", "results.json", results_fixture())
+    _write(results / "clinic", "results-400.json", {**results_fixture(), "command": COMMAND + " --members 0"})
+    _write(results / "clinic", "downstream.json", downstream_fixture())
+    (results / "clinic" / "summary-400.md").write_text("tables", encoding="utf-8")
+    text = write_page(tmp_path / "docs" / "results.md").read_text(encoding="utf-8")
+    sections = _sections(text)
+    assert [s.split("\n")[0] for s in sections] == ["`privet evaluate` (clinic/results.json)",
+                                                    "`privet evaluate` (clinic/results-400.json)",
+                                                    "`privet evaluate --downstream` (clinic/downstream.json)"]
+    assert f"```sh\n{COMMAND} --members 0\n```" in sections[1]
+    assert "[clinic/summary-400.md](results/clinic/summary-400.md)" in sections[1]
+
+
 def test_a_page_over_its_limit_is_refused(tmp_path):
     results = tmp_path / "results"
     for i in range(12):
@@ -144,7 +161,8 @@ def test_docs_results_keeps_one_folder_per_dataset_each_with_its_command():
     folders = sorted(p.name for p in results.iterdir() if p.is_dir())
     assert set(folders) <= {"clinic", "news", "movielens", "healthtweets"}, folders
     for name in folders:
-        files = [results / name / "results.json", *sorted((results / name).glob("downstream*.json"))]
+        files = [results / name / "results.json", *sorted((results / name).glob("results-*.json")),
+                 *sorted((results / name).glob("downstream*.json"))]
         files = [f for f in files if f.exists()]
         assert files, f"docs/results/{name}/ holds no results.json or downstream.json"
         for f in files:
