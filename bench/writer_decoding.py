@@ -14,9 +14,7 @@ Each arm is scored on:
   ``distinct2``; ``content_words``: the share of the held-out documents' 200 commonest content words the
   corpus holds (the evaluation's); ``role_accuracy`` (the demo clinic, whose generator knows each word's role).
 
-An arm's ``echo`` is the echo rule's penalty (``public_decoding.ECHO_PENALTY`` is the default; 0: off); ``going_on``
-False turns off the rule that lets a released word written before be written again whole
-(``logit_shaping.continuations``, round 4, session 17).
+An arm's ``echo`` is the echo rule's penalty (``public_decoding.ECHO_PENALTY`` is the default; 0: off).
 
 The difference within a draw is the decoding's alone; the spread across draws is the noise's.
 
@@ -36,7 +34,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's core/, not an installed one
 
 import core.methods.dp_synrag.algorithm as algorithm
-import core.methods.dp_synrag.logit_shaping as logit_shaping
 import core.methods.dp_synrag.realisation as realisation
 from core.evaluation import runs
 from core.evaluation.config import make_config
@@ -65,7 +62,6 @@ class Arm:
     tokens: int  # 0: the spec's realisation_tokens
     per_unit: bool = False  # documents about the corpus's size (``documents = -1``), allocated by released count
     echo: float = 0.0  # the echo rule's penalty (0: off)
-    going_on: bool = True  # a released word written before may be written again whole (the continuation rule)
 
 
 ARMS = {
@@ -73,7 +69,6 @@ ARMS = {
     "calm": Arm("calm", 0.5, 0.9, 1.15, 0),  # the constants of 2026-12-04, without the echo
     "echo": Arm("echo", 0.5, 0.9, 1.15, 0, echo=ECHO_PENALTY),
     "echo_half": Arm("echo_half", 0.5, 0.9, 1.15, 0, echo=ECHO_PENALTY / 2),
-    "echo_no_going_on": Arm("echo_no_going_on", 0.5, 0.9, 1.15, 0, echo=ECHO_PENALTY, going_on=False),
     "calm_short": Arm("calm_short", 0.5, 0.9, 1.15, 56),
     "calm_size": Arm("calm_size", 0.5, 0.9, 1.15, 0, per_unit=True),
     "current_size": Arm("current_size", 0.8, 0.95, 1.3, 0, per_unit=True),
@@ -88,22 +83,19 @@ def _writer_arms(arms: list[Arm], found: dict[str, list[str]]):
         example = public_example(spec.document_form, spec.public_example)
         reference = form_reference(spec.document_form, spec.public_example)
         texts_of: dict[str, dict[int, str]] = {}
-        original, going_on = realisation.public_greedy, logit_shaping.continuations
+        original = realisation.public_greedy
         for arm in arms:
             topics = list((sampled_shape(shape.topics, len(units), ctx) if arm.per_unit else shape).documents)
             realisation.public_greedy = functools.partial(  # type: ignore[assignment]
                 public_decode, decoding=Decoding(arm.temperature, arm.top_p), repetition_penalty=arm.repetition_penalty)
-            if not arm.going_on:
-                logit_shaping.continuations = lambda rows, nothing: going_on(rows, nothing)[:, :1]  # type: ignore[assignment]
             started = time.monotonic()
             try:
                 drafts = realise(topics, ctx.task, example, ctx.llm, ctx.reporter, arm.tokens or spec.realisation_tokens,
                                  max_prompt_tokens=ctx.max_prompt_tokens,
                                  generator=writer_generator(ctx.llm.device, None), roles=RoleSources.of(spec.domain_lists),
-                                 echo_penalty=arm.echo, target_words=shape.words_per_document)
+                                 echo_penalty=arm.echo)
             finally:
                 realisation.public_greedy = original  # type: ignore[assignment]
-                logit_shaping.continuations = going_on  # type: ignore[assignment]
             texts = {r: fit_length(d.text, topics[r].words, shape.words_per_document)
                      for r, d in enumerate(drafts) if d.written}
             kept = self_filter(drop_near_duplicates(texts), ctx, spec.self_filter, spec.self_filter_mode, reference)

@@ -12,10 +12,7 @@ per-row Python loop per decoding step:
 * **copy guard** — the guard's keys, grouped by length, compared with each row's last tokens;
 * **word pulls** — each row's released words as token sequences: the first tokens of the missing ones
   gain the pull's bias, a word once begun is forced to its end, and the row may not end while one is
-  missing. A word written before may be written again whole: the next token of a released word the row's
-  last tokens begin (:func:`continuations`) keeps its logit, with no repetition penalty, echo or n-gram ban
-  (without this a word of three tokens or more could not be written twice: "Forrest gump" came back as
-  "Forrest glampier", "The Shawshank Redemption" as "The Shawshailer"). Whether a word is written is read from the tokens: one of its forms (as given, lower case,
+  missing. Whether a word is written is read from the tokens: one of its forms (as given, lower case,
   capitalised, title case, upper case; after a space or at a word boundary) ends the row, or did and was
   followed by a token that does not continue the word. The answer's public start is read as text.
 
@@ -436,8 +433,6 @@ def shape(logits: torch.Tensor, rows: Rows, rules: Shaping, step: int, longest: 
         counts[:, free[free < vocab]] = 0
         counts.scatter_(1, wanted, 0.0)  # a released word is never discouraged
         work.sub_(rules.echo.penalty * torch.log1p(counts))
-    going_on = continuations(rows, vocab)  # a released word begun goes on as the model would write it
-    work.scatter_(1, going_on, logits.float().gather(1, going_on.clamp(max=vocab - 1)))
     bias = rules.pull_start + (rules.pull_end - rules.pull_start) * step / max(1, rules.max_new_tokens - 1)
     unique = _first_of_each(wanted, vocab)
     work.scatter_(1, unique, work.gather(1, unique) + bias)
@@ -447,23 +442,10 @@ def shape(logits: torch.Tensor, rows: Rows, rules: Shaping, step: int, longest: 
         bans.append(torch.where(missing.any(1)[:, None], rules.eos[None, :], vocab))
     if bans:
         banned = torch.cat([b.expand(n_rows, -1) for b in bans], 1)
-        spared = torch.cat([wanted, going_on], 1)  # a pull, or a released word going on, overrides a ban
-        banned = torch.where((banned[:, :, None] == spared[:, None, :]).any(-1), vocab, banned)
+        banned = torch.where((banned[:, :, None] == wanted[:, None, :]).any(-1), vocab, banned)  # a pull overrides a ban
         work.scatter_(1, banned, NEG_INF)
     forced_token = rows.queue.gather(1, rows.queue_at.clamp(max=rows.queue.shape[1] - 1)[:, None]).squeeze(1)
     return Shaped(work[:, :vocab], rows.forced, forced_token, pull_missing)
-
-
-def continuations(rows: Rows, nothing: int) -> torch.Tensor:
-    """``[rows, *]`` the next token of every released word's pull form whose first t tokens (1 ≤ t < its length)
-    are the row's last t tokens, written before or not (``nothing`` elsewhere)."""
-    ids, lengths = rows.pull_ids, rows.pull_len
-    out = [torch.full(ids.shape[:2], nothing, dtype=torch.long, device=ids.device)]
-    for t in range(1, ids.shape[2]):
-        tail = last_tokens(rows.written, rows.length, t)
-        begun = (ids[:, :, :t] == tail[:, None, :]).all(-1) & (lengths > t) & (rows.length >= t)[:, None]
-        out.append(torch.where(begun, ids[:, :, t], nothing))
-    return torch.cat(out, 1)
 
 
 def _first_of_each(tokens: torch.Tensor, nothing: int) -> torch.Tensor:

@@ -36,11 +36,6 @@ class ReferencePull:
     def first_tokens(self, missing: set[str]) -> set[int]:
         return {ids[0] for w, ids in self.variants if w in missing}
 
-    def continuations(self, written: Sequence[int]) -> set[int]:
-        """The next token of each released word whose first tokens end what the row wrote (round 4, s. 17)."""
-        return {ids[t] for _, ids in self.variants for t in range(1, len(ids))
-                if len(written) >= t and list(written[len(written) - t:]) == ids[:t]}
-
     def chosen(self, token: int, missing: set[str]) -> None:
         if self.queue:
             self.queue.pop(0)
@@ -57,7 +52,6 @@ def reference_shape_row(logits, written, guard, eos, max_new_tokens, pull, step,
         logits[:] = float("-inf")
         logits[forced] = 0.0
         return set()
-    original = logits.clone()
     seen = torch.tensor(sorted(set(written)), dtype=torch.long)
     if len(seen):
         values = logits[seen]
@@ -65,9 +59,6 @@ def reference_shape_row(logits, written, guard, eos, max_new_tokens, pull, step,
     banned = pd._banned_by_ngrams(written, pd.NO_REPEAT_NGRAM) | pd._banned_by_guard(written, guard)
     missing: set[str] = set()
     if pull is not None:
-        going_on = sorted(pull.continuations(written))
-        logits[going_on] = original[going_on]  # a released word begun goes on: no penalty, no ban
-        banned -= set(going_on)
         missing = pull.missing(decode(written))
         wanted = pull.first_tokens(missing)
         banned -= wanted
@@ -214,33 +205,6 @@ def test_ngram_and_guard_bans_match_the_per_row_definitions():
 
 
 # -- sampling ----------------------------------------------------------------------------------------------
-
-
-def test_a_released_word_written_before_can_be_written_again_whole(llm):
-    """Without the continuation rule the 3-gram ban forbade a word of three tokens or more a second time, and the
-    writer wrote a variant of it ("Forrest gump" came back as "Forrest glampier"): its next token now keeps its
-    logit, unbanned and unpenalised, while every other repeated 3-gram stays banned."""
-    from core.methods.dp_synrag.logit_shaping import Shaping, shape, start_rows, word_forms
-
-    tokenizer = llm.chat.tokenizer
-    word = next(w for w in ("tusfosemia", "brufounoma", "klonvompril")
-                if len(pd.WordPull.of(tokenizer, [w]).variants[0][1]) >= 3)
-    pull = pd.WordPull.of(tokenizer, [word])
-    ids = pull.variants[0][1]
-    comma = tokenizer.encode(",", add_special_tokens=False)
-    again = [*ids, *comma, *ids[:2]]  # the word whole, then its first two tokens again
-    other = [*ids, *comma, *ids[:2]]
-    assert ids[2] in pd._banned_by_ngrams(again, pd.NO_REPEAT_NGRAM)  # what the ban alone would do
-    vocab = max(len(tokenizer), max(again) + 1)
-    rules = Shaping(pd.REPETITION_PENALTY, pd.NO_REPEAT_NGRAM, GuardTable.of({}, pd.COPY_NGRAM - 1, "cpu"),
-                    torch.tensor([], dtype=torch.long), pd.PULL_START, pd.PULL_END, 10)
-    forms = word_forms(tokenizer, [(pull.words, pull.variants), ((), ())], "cpu")
-    rows = start_rows([again, other], [tokenizer.decode(again), tokenizer.decode(other)], [pull.words, ()], forms,
-                      len(again) + 4, "cpu")
-    shaped = shape(torch.ones((2, vocab)), rows, rules, 0, len(again))
-    assert shaped.logits[0, ids[2]] == 1.0  # released: goes on, as the model would write it
-    assert shaped.logits[1, ids[2]] == float("-inf")  # the same tokens in a row that released no word: banned
-    assert shaped.logits[0, comma[0]] < 1.0  # a token written before and no continuation keeps its penalty
 
 
 def test_sampling_is_the_default_and_a_seeded_generator_reproduces_it(llm):
