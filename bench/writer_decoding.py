@@ -93,7 +93,7 @@ def _writer_arms(arms: list[Arm], found: dict[str, list[str]]):
                 drafts = realise(topics, ctx.task, example, ctx.llm, ctx.reporter, arm.tokens or spec.realisation_tokens,
                                  max_prompt_tokens=ctx.max_prompt_tokens,
                                  generator=writer_generator(ctx.llm.device, None), roles=RoleSources.of(spec.domain_lists),
-                                 echo_penalty=arm.echo)
+                                 echo_penalty=arm.echo, target_words=shape.words_per_document)
             finally:
                 realisation.public_greedy = original  # type: ignore[assignment]
             texts = {r: fit_length(d.text, topics[r].words, shape.words_per_document)
