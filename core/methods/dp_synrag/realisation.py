@@ -123,6 +123,8 @@ _STRAY_STOP = re.compile(r"\s*[,;:]+\s*\.(?!\.)|(?<!\.)\.\.(?!\.)")  # "tips:." 
 # a label the writer puts before a sentence: one to three words, the first capitalised, then a colon ("Fact:",
 # "Important note:", "Russia:"); kept only when a content word of it is in the prompt (round 4, session 13)
 _SENTENCE_LABEL = re.compile(r"^([A-Z][\w’'-]*(?:[ \t]+[\w’'-]+){0,2})[ \t]*:[ \t]+(?=\S)")
+# a label of the prompt's form ("Impression:"): a sentence that is that label alone ("Impression.") says nothing and goes
+_PROMPT_LABEL = re.compile(r"\b([A-Z][\w-]*):")
 
 
 CATEGORY_SENTENCE = "The document belongs to this category: {label}."
@@ -379,6 +381,8 @@ def clean_draft(text: str, prompt: str = "", headline: str = "") -> str:
     if prompt:
         known, stop = set(split_words(prompt)), load_stop_words()
         sentences = [_without_made_up_labels(x, known, stop) for x in sentences]
+        labels = {m.lower() for m in _PROMPT_LABEL.findall(prompt)}
+        sentences = [x for x in sentences if x.strip().rstrip(".:").strip().lower() not in labels]
     body = " ".join(filter(None, sentences))
     body = _STRAY_STOP.sub(".", body)  # "tips:." and "Trump.." read "tips." and "Trump."; an ellipsis stays
     return _whole_sentences(body.strip())

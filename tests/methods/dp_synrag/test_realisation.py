@@ -70,6 +70,19 @@ def test_the_prompt_holds_only_the_released_words_the_example_and_the_task():
                                                                words="tusfosemia, insomnia, skin rash")
 
 
+def test_a_sentence_that_is_only_a_label_of_the_form_goes():
+    """Round 4, session 17: the wizard's defaults on a 200-note file wrote "… Examination: pain in leg muscles and
+    joint. Impression. Plan: …"; a label of the prompt's form alone says nothing. A label with its words stays, and so
+    does a one-word sentence that is no label of the form."""
+    prompt = rl.realisation_prompt(rl.Topic("tusfosemia"), TASK, rl.shipped_example("clinical_note"))
+    assert "Impression:" in prompt and "Plan:" in prompt
+    raw = "Consultation note. Examination: pain in the legs. Impression. Plan: rest. Plan: Review in two weeks. Thanks."
+    assert rl.clean_draft(raw, prompt) == ("Consultation note. Examination: pain in the legs. Plan: rest. "
+                                           "Plan: Review in two weeks. Thanks.")
+    assert rl.clean_draft("Consultation note. Impression: tusfosemia. Plan:", prompt) == (
+        "Consultation note. Impression: tusfosemia.")
+
+
 def test_clean_draft_removes_meta_text_urls_echoes_and_repeated_lines():
     prompt = rl.realisation_prompt(rl.Topic("tusfosemia"), TASK, rl.shipped_example("clinical_note"))
     raw = ("Here is the document you asked for:\nDocument: Consultation note. Mr [name], 54, reports insomnia.\n"
