@@ -153,10 +153,10 @@ def _epsilon(value) -> str:
     return "–" if value is None else f"{value:g}"
 
 
-def _evaluation_lines(result: dict, folder: Path, page_dir: Path, path: Path | None = None) -> list[str]:
-    name = path.name if path is not None else "results.json"
-    lines = [f"### `privet evaluate` ({folder.name}/{name})", ""]
-    lines += _provenance(result, folder, summary_name(Path(name)), page_dir) + [""]
+def _evaluation_lines(result: dict, path: Path, page_dir: Path) -> list[str]:
+    folder = path.parent
+    lines = [f"### `privet evaluate` ({folder.name}/{path.name})", ""]
+    lines += _provenance(result, folder, summary_name(path), page_dir) + [""]
     utility, coverage = _by_corpus(result.get("utility")), _by_corpus(result.get("coverage"))
     roles, quality = _by_corpus(result.get("roles")), _by_corpus(result.get("quality"))
     order = list(dict.fromkeys([*coverage, *utility, *(quality if not coverage else [])]))
@@ -286,7 +286,7 @@ def render_page(results_dir: Path, page: Path) -> str:
             if "classifiers" in result or path.name.startswith("downstream"):
                 lines += _downstream_lines(result, folder, path, page.parent)
             else:
-                lines += _evaluation_lines(result, folder, page.parent, path)
+                lines += _evaluation_lines(result, path, page.parent)
     text = "\n".join(lines).rstrip() + "\n"
     count = len(text.splitlines())
     if count > MAX_LINES:

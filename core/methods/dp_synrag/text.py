@@ -132,9 +132,10 @@ def write_texts(
         groups = group_source(selected, noisy_counts, units, spec, plan, ctx, messages, starts)
         return private_prediction(groups, plan.release(STAGE_TOKENS), spec, ctx)
     example = public_example(spec.document_form, spec.public_example)
-    drafts = realised_drafts(topics, example, spec, ctx, shape.words_per_document if spec.text == "realised" else 0)
+    # the form's length or the released one (docs/method.md §6.2); a private rewrite aims at none
+    target = shape.words_per_document if spec.text == "realised" else 0
+    drafts = realised_drafts(topics, example, spec, ctx, target)
     if spec.text == "realised":  # a draft with nothing beyond the form's opening is not a document (public text)
-        target = shape.words_per_document  # the form's length or the released one (docs/method.md §6.2)
         return {r: fit_length(d.text, topics[r].words, target) for r, d in enumerate(drafts) if d.written}
     # "realised+private": the draft is the public row; every member rewrites its own document in the same form.
     rewrite = form_rewrite_message(example)
