@@ -36,10 +36,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import hmac
 import heapq
+import hmac
+import html
 import json
 import math
+import re
 import sys
 import unicodedata
 from collections.abc import Iterable, Iterator, Set
@@ -80,6 +82,33 @@ _IGNORABLE_RANGES = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x18
 _ASCII_SEPARATORS = str.maketrans({c: " " for c in map(chr, range(128))
                                    if not c.isalnum() and not c.isspace()})
 
+# Look-alike letters (Unicode confusables, UTS #39) folded to the Latin letter they are drawn like, after case
+# folding: the Cyrillic and Greek letters that render as a Latin one in common fonts, and a few others. UTS #39's
+# full skeleton table is not installed with Python; these are the letters a look-alike copy uses (a maintained
+# table would also fold rarer symbols, which identity form turns into spaces anyway).
+_CONFUSABLE_PAIRS = {
+    # Cyrillic
+    "а": "a", "в": "b", "г": "r", "д": "d", "е": "e", "ё": "e", "и": "u", "й": "u", "к": "k",
+    "л": "n", "м": "m", "н": "h", "о": "o", "п": "n", "р": "p", "с": "c", "т": "t", "у": "y", "х": "x",
+    "ь": "b", "ѕ": "s", "і": "i", "ї": "i", "ј": "j", "һ": "h", "ԁ": "d", "ԛ": "q", "ԝ": "w", "ӏ": "l",
+    "ү": "y", "ɡ": "g", "ʏ": "y", "ᴄ": "c", "ᴏ": "o", "ᴠ": "v", "ᴡ": "w", "ᴢ": "z",
+    # Greek
+    "α": "a", "β": "b", "γ": "y", "δ": "d", "ε": "e", "ζ": "z", "η": "n", "ι": "i", "κ": "k", "ν": "v",
+    "ο": "o", "ρ": "p", "σ": "o", "ς": "c", "τ": "t", "υ": "u", "χ": "x", "ω": "w", "ϲ": "c", "ϳ": "j",
+    # Latin look-alikes outside ASCII
+    "ı": "i", "ȷ": "j", "ł": "l", "ø": "o", "đ": "d", "ħ": "h", "ŀ": "l", "ſ": "s",
+}
+_CONFUSABLES = str.maketrans(_CONFUSABLE_PAIRS)
+# Digits written for letters inside words that mix both ("pati3nt", "n0te", "c1inic"): folded to the letter.
+# A word of digits only (an age, a dose) is left alone. "1" stands for l or i, so i is folded to l everywhere.
+_LEET = str.maketrans("0134578", "oleastb")
+_MIXED_WORD = re.compile(r"\b(?=[^\W\d_]*\d)(?=\d*[^\W\d_])\w+\b")
+_I_TO_L = str.maketrans("i", "l")
+# Markup: an HTML or XML tag (a letter, "/", "!" or "?" after "<"), and a word broken across lines by a hyphen
+# (text extracted from a PDF: "treat-\nment").
+_TAG = re.compile(r"<[A-Za-z!/?][^<>]{0,1000}>")
+_LINE_HYPHEN = re.compile(r"(\w)-[ \t]*\r?\n\s*(\w)")
+
 
 @functools.cache
 def _separator_table() -> dict[int, str | None]:
@@ -95,13 +124,37 @@ def _separator_table() -> dict[int, str | None]:
     return table
 
 
+def _strip_marks(text: str) -> str:
+    """``text`` without combining marks (accents): "é" and "e" are drawn alike."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
 def identity_text(text: str) -> str:
-    """``text`` in identity form: NFKC, case-folded, format characters (Cf, e.g. zero-width spaces) removed,
-    punctuation, symbols and control characters turned into spaces, whitespace collapsed."""
+    """``text`` in identity form (version ``IDENTITY_VERSION``):
+
+    1. markup: HTML/XML character references decoded (twice, for a doubly escaped export), tags turned into
+       spaces, a word hyphenated across a line break joined again;
+    2. NFKC, case-folded; look-alike letters folded to the Latin letter (``_CONFUSABLE_PAIRS``); accents and
+       other combining marks removed; format characters (Cf, e.g. zero-width spaces) removed;
+    3. punctuation, symbols and control characters turned into spaces, whitespace collapsed;
+    4. in a word that mixes letters and digits, digits folded to the letters they stand for (3→e, 0→o, 1→l,
+       4→a, 5→s, 7→t, 8→b); i folded to l everywhere (1 stands for either).
+    """
+    if "&" in text or "<" in text:
+        text = _TAG.sub(" ", html.unescape(html.unescape(text)))
+    if "-" in text and "\n" in text:
+        text = _LINE_HYPHEN.sub(r"\1\2", text)
     if text.isascii():  # NFKC leaves ASCII alone and its case folding is lower()
-        return " ".join(text.lower().translate(_ASCII_SEPARATORS).split())
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
-    return " ".join(unicodedata.normalize("NFKC", folded.translate(_separator_table())).split())
+        folded = text.lower().translate(_ASCII_SEPARATORS)
+    else:
+        folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+        folded = _strip_marks(folded.translate(_CONFUSABLES)).translate(_CONFUSABLES)
+        folded = unicodedata.normalize("NFKC", folded.translate(_separator_table()))
+    folded = " ".join(folded.split())
+    if any(c.isdigit() for c in folded):
+        folded = _MIXED_WORD.sub(lambda m: m.group().translate(_LEET), folded)
+    return folded.translate(_I_TO_L)
 
 
 def identity_words(text: str) -> list[str]:
@@ -109,11 +162,23 @@ def identity_words(text: str) -> list[str]:
     return identity_text(text).split()
 
 
-# --- v2: keyed word shingles, bottom-k, graded by how rare they are ---------------------------------
+def spaceless(identity: str) -> str:
+    """Identity form without spaces, every digit folded as in a mixed word: words joined or split, a line
+    break inside a word, and a digit for a letter leave its character n-grams as they were."""
+    return identity.replace(" ", "").translate(_LEET)
 
-SHINGLE_VERSION = 2
-SHINGLE_TAG = b"privet/content-shingle/v2\n"
+
+# --- v3: keyed word shingles and character n-grams, bottom-k, graded by how rare they are -----------
+
+SHINGLE_VERSION = 3  # the identity form and the sketch's layout (v2: word shingles only, older identity form)
+SHINGLE_TAG = b"privet/content-shingle/v3\n"
+GRAM_TAG = b"privet/content-gram/v3\n"
+WORD_TAG = b"privet/content-word/v3\n"
 SHINGLE_WORDS = 5  # w: a shingle is w consecutive words in identity form
+GRAM_CHARS = 10  # a character n-gram of the text without spaces (``spaceless``)
+# Only the n-grams that start with "e" are hashed (about one position in eight; chosen by content, so a copy
+# hashes the same ones): cost stays near the word shingles'.
+_GRAMS = re.compile(r"(?=(e.{%d}))" % (GRAM_CHARS - 1))
 SHINGLE_SKETCH_SIZE = 4096  # bottom-k: the k smallest keyed shingle hashes of a view
 RARE_DF = 2  # a word (or shingle) in at most this many documents of a view is rare in it
 MIN_SAMPLE = 8  # fewer shingles than this to compare: that direction gives no evidence
@@ -121,6 +186,15 @@ MIN_SAMPLE = 8  # fewer shingles than this to compare: that direction gives no e
 HOLDS_A_RARE_WORD = 2  # it holds a word in at most RARE_DF documents (a name, an age, a record number)
 RARE_SHINGLE = 1  # it is itself in at most RARE_DF documents (an uncommon combination of common words)
 COMMON = 0  # a template ("came in complaining of"): two different corpora of one kind share these
+
+# Per-document signatures: order-free evidence of single documents, so that a few documents of a known
+# dataset inside a larger file, or its documents with their words reordered, dropped, added or half cut, are
+# found document by document.
+DOC_SAMPLE = 2048  # bottom-k over documents: at most this many documents of a view are signed
+DOC_WORDS = 8  # a signature: the keyed hashes of a document's (at most) 8 rarest words in its view
+DOC_MIN_WORDS = 3  # a document with fewer signature words is not signed (too little to tell it from others)
+DOC_RARE_SHARE = 0.1  # a signature word is in at most this share of the view's documents (not a template)
+DOC_MATCH_SHARE = 0.5  # a new document holding this share of a signature (and DOC_MIN_WORDS) is that document
 
 
 @dataclass(frozen=True)
@@ -130,7 +204,7 @@ class ShingleSketch:
     hashes: tuple[int, ...]
     strength: tuple[int, ...]  # HOLDS_A_RARE_WORD, RARE_SHINGLE or COMMON, one per hash
     size: int = SHINGLE_SKETCH_SIZE
-    words: int = SHINGLE_WORDS
+    words: int = SHINGLE_WORDS  # words per shingle; 0: character n-grams (GRAM_CHARS)
     version: int = SHINGLE_VERSION
 
     @property
@@ -148,16 +222,75 @@ class ShingleSketch:
                 return chosen
         return frozenset(self.hashes)
 
+    def to_dict(self) -> dict:
+        return {"version": self.version, "words": self.words, "size": self.size,
+                "hashes": list(self.hashes), "strength": "".join(map(str, self.strength))}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ShingleSketch:
+        return cls(tuple(int(h) for h in data["hashes"]), tuple(int(s) for s in data["strength"]),
+                   int(data["size"]), int(data["words"]), int(data["version"]))
+
     def to_json(self) -> str:
-        return json.dumps({"version": self.version, "words": self.words, "size": self.size,
-                           "hashes": list(self.hashes), "strength": "".join(map(str, self.strength))},
-                          separators=(",", ":"))
+        return json.dumps(self.to_dict(), separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> ShingleSketch:
+        return cls.from_dict(json.loads(text))
+
+
+@dataclass(frozen=True)
+class DocumentSignatures:
+    """A sample of a view's documents (bottom-k by a keyed hash of the document), each signed by the keyed
+    hashes of its rarest words (order-free); ``documents``: how many documents the view holds."""
+
+    signatures: tuple[tuple[int, ...], ...] = ()
+    sampled: int = 0  # documents in the sample (signed or too plain to sign)
+    documents: int = 0
+
+    @property
+    def signed_share(self) -> float:
+        """The estimated share of the view's documents that carry a signature in the sample's proportion."""
+        return len(self.signatures) / self.documents if self.documents else 0.0
+
+    def to_dict(self) -> dict:
+        return {"signatures": [list(s) for s in self.signatures], "sampled": self.sampled,
+                "documents": self.documents}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> DocumentSignatures:
+        return cls(tuple(tuple(int(h) for h in s) for s in data["signatures"]), int(data["sampled"]),
+                   int(data["documents"]))
+
+
+@dataclass(frozen=True)
+class ContentSketch:
+    """Everything a view keeps to compare text with (version ``SHINGLE_VERSION``): its word shingles, its
+    character n-grams and its document signatures."""
+
+    shingles: ShingleSketch
+    grams: ShingleSketch
+    documents: DocumentSignatures
+    version: int = SHINGLE_VERSION
+
+    @property
+    def hashes(self) -> tuple[int, ...]:
+        return self.shingles.hashes
+
+    def probe(self) -> frozenset[int]:
+        """The keyed hashes a new load is searched for: the shingles' and the n-grams' evidence."""
+        return self.shingles.evidence() | self.grams.evidence()
+
+    def to_json(self) -> str:
+        return json.dumps({"version": self.version, "shingles": self.shingles.to_dict(),
+                           "grams": self.grams.to_dict(), "documents": self.documents.to_dict()},
+                          separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> ContentSketch:
         data = json.loads(text)
-        return cls(tuple(int(h) for h in data["hashes"]), tuple(int(s) for s in data["strength"]),
-                   int(data["size"]), int(data["words"]), int(data["version"]))
+        return cls(ShingleSketch.from_dict(data["shingles"]), ShingleSketch.from_dict(data["grams"]),
+                   DocumentSignatures.from_dict(data["documents"]), int(data["version"]))
 
 
 class _BottomK:
@@ -195,8 +328,8 @@ class _BottomK:
         return sorted(self.counts)
 
 
-def _shingle_key(secret: bytes) -> bytes:
-    return hmac.new(secret, SHINGLE_TAG, hashlib.sha256).digest()
+def _shingle_key(secret: bytes, tag: bytes = SHINGLE_TAG) -> bytes:
+    return hmac.new(secret, tag, hashlib.sha256).digest()
 
 
 def shingles(words: list[str], w: int = SHINGLE_WORDS) -> list[str]:
@@ -206,11 +339,18 @@ def shingles(words: list[str], w: int = SHINGLE_WORDS) -> list[str]:
     return [" ".join(words[i:i + w]) for i in range(len(words) - w + 1)]
 
 
+def _keyed(text: str, key: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), key=key, digest_size=8).digest(), "big")
+
+
 def shingle_hashes(words: list[str], key: bytes, w: int = SHINGLE_WORDS) -> dict[int, str]:
     """The keyed 64-bit hash of each distinct shingle of a document, mapped to the shingle."""
-    blake = hashlib.blake2b
-    return {int.from_bytes(blake(g.encode("utf-8"), key=key, digest_size=8).digest(), "big"): g
-            for g in shingles(words, w)}
+    return {_keyed(g, key): g for g in shingles(words, w)}
+
+
+def gram_hashes(identity: str, key: bytes) -> dict[int, str]:
+    """The keyed 64-bit hash of each distinct sampled character n-gram of a document in identity form."""
+    return {_keyed(g, key): g for g in set(_GRAMS.findall(spaceless(identity)))}
 
 
 # --- v1: keyed hashes of whole documents (the sketch of older ledgers) -----------------------------
@@ -238,18 +378,33 @@ def content_sketch(corpus: Corpus, *, key: bytes | None = None, size: int = SKET
     return documents.smallest()
 
 
-# --- one pass over the text: both sketches and the lookups in the known ones ----------------------
+# --- one pass over the text: the sketches and the lookups in the known ones ------------------------
+
+
+@dataclass(frozen=True)
+class DocumentMatches:
+    """What the per-document lookups found of one known view: which of its signed documents occur in the new
+    load (``known_found``) and how many of the new load's documents are one of them (``new_matched``)."""
+
+    known_found: int = 0
+    new_matched: int = 0
 
 
 @dataclass(frozen=True)
 class ContentScan:
-    """What one pass over a load's documents gives: its two sketches, and which of the looked-up hashes
+    """What one pass over a load's documents gives: its sketches, and which of the looked-up hashes
     (``probe``) occur anywhere in it, over all of its text (not only its sketch)."""
 
     documents: list[int]  # v1 sketch
-    shingles: ShingleSketch  # v2 sketch
-    found_shingles: frozenset[int] = frozenset()
+    sketch: ContentSketch
+    found_shingles: frozenset[int] = frozenset()  # shingle and n-gram hashes of the probe found
     found_documents: frozenset[int] = frozenset()
+    document_matches: tuple[DocumentMatches, ...] = ()  # one per known sketch passed in, in order
+    n_documents: int = 0
+
+    @property
+    def shingles(self) -> ShingleSketch:
+        return self.sketch.shingles
 
 
 def corpus_texts(corpus: Corpus) -> list[str]:
@@ -257,44 +412,111 @@ def corpus_texts(corpus: Corpus) -> list[str]:
     return corpus.document_texts or [u.text for u in corpus.units]
 
 
+class _SignatureIndex:
+    """The known views' document signatures, by word hash: finds, for a new document, the signed documents
+    it holds (at least ``DOC_MATCH_SHARE`` of the signature and ``DOC_MIN_WORDS`` words)."""
+
+    def __init__(self, known: list[DocumentSignatures]) -> None:
+        self.index: dict[int, list[tuple[int, int]]] = {}
+        self.need: dict[tuple[int, int], int] = {}
+        for i, signatures in enumerate(known):
+            for j, signature in enumerate(signatures.signatures):
+                self.need[i, j] = max(DOC_MIN_WORDS, math.ceil(DOC_MATCH_SHARE * len(signature)))
+                for h in signature:
+                    self.index.setdefault(h, []).append((i, j))
+        self.found: list[set[int]] = [set() for _ in known]
+        self.new_matched = [0] * len(known)
+
+    def add_document(self, word_hashes: Iterable[int]) -> None:
+        hits: dict[tuple[int, int], int] = {}
+        for h in word_hashes:
+            for ref in self.index.get(h, ()):
+                hits[ref] = hits.get(ref, 0) + 1
+        matched = {ref for ref, n in hits.items() if n >= self.need[ref]}
+        for i in {i for i, _ in matched}:
+            self.new_matched[i] += 1
+        for i, j in matched:
+            self.found[i].add(j)
+
+    def results(self) -> tuple[DocumentMatches, ...]:
+        return tuple(DocumentMatches(len(f), n) for f, n in zip(self.found, self.new_matched))
+
+
 def scan_content(
     corpus: Corpus, probe_shingles: Set[int] = frozenset(), probe_documents: Set[int] = frozenset(), *,
-    key: bytes | None = None, size: int = SHINGLE_SKETCH_SIZE, v1_size: int = SKETCH_SIZE,
+    known: Iterable[DocumentSignatures] = (), key: bytes | None = None, size: int = SHINGLE_SKETCH_SIZE,
+    v1_size: int = SKETCH_SIZE, doc_sample: int = DOC_SAMPLE,
 ) -> ContentScan:
-    """Sketch ``corpus`` (v1 and v2) and look every one of its shingles and documents up in the probes.
+    """Sketch ``corpus`` (v1 and v3), look every one of its shingles, n-grams and documents up in the probes,
+    and every document up in the ``known`` views' document signatures.
 
-    Two passes over the text: the first hashes every shingle (bottom-k, lookups, v1 hashes); the second
-    counts, for the few thousand words of the sketched shingles only, in how many documents each occurs,
-    which grades each sketched shingle (``ShingleSketch.strength``). Memory stays bounded by ``size``.
+    Two passes over the text: the first hashes every shingle and n-gram (bottom-k, lookups, v1 hashes, the
+    document sample and the per-document lookups); the second counts, for the words of the sketched shingles
+    and of the sampled documents only, in how many documents each occurs, which grades each sketched shingle
+    (``ShingleSketch.strength``) and picks each sampled document's rarest words. Memory stays bounded by the
+    sketch sizes (the identity forms of up to ``_CACHE_DOCUMENTS`` documents are kept between the passes).
     """
     secret = installation_secret() if key is None else key
-    shingle_key = _shingle_key(secret)
+    shingle_key, gram_key, word_key = (_shingle_key(secret, tag) for tag in (SHINGLE_TAG, GRAM_TAG, WORD_TAG))
     texts = corpus_texts(corpus)
     probe = frozenset(probe_shingles)
-    sample, documents = _BottomK(size), _BottomK(v1_size)
+    known = list(known)
+    signatures = _SignatureIndex(known) if any(k.signatures for k in known) else None
+    word_hash = functools.lru_cache(maxsize=1 << 16)(lambda w: _keyed(w, word_key))
+    sample, grams, documents = _BottomK(size), _BottomK(size), _BottomK(v1_size)
+    chosen = _BottomK(doc_sample)  # the documents to sign, by a keyed hash of their identity form
     found_shingles: set[int] = set()
     found_documents: set[int] = set()
+    cache: list[str] | None = [] if len(texts) <= _CACHE_DOCUMENTS else None
     for text in texts:
-        hashes = shingle_hashes(identity_words(text), shingle_key)
+        identity = identity_text(text)
+        if cache is not None:
+            cache.append(identity)
+        words = identity.split()
+        hashes = shingle_hashes(words, shingle_key)
         sample.add_document(hashes)
+        gram = gram_hashes(identity, gram_key)
+        grams.add_document(gram)
+        chosen.add_document({_keyed(identity, word_key): identity})
         if probe:
             found_shingles.update(probe.intersection(hashes))  # iterates the document's few hashes
+            found_shingles.update(probe.intersection(gram))
+        if signatures is not None:
+            signatures.add_document({word_hash(w) for w in set(words)})
         document = document_hash(text, secret)
         documents.add_document({document: ""})
         if document in probe_documents:
             found_documents.add(document)
-    kept = sample.smallest()
-    words_df = _document_counts(texts, {w for h in kept for w in sample.labels[h].split()})
+    identities: Iterable[str] = cache if cache is not None else map(identity_text, texts)
+    kept, kept_grams, signed = sample.smallest(), grams.smallest(), chosen.smallest()
+    wanted = {w for h in kept for w in sample.labels[h].split()}
+    wanted.update(w for h in signed for w in chosen.labels[h].split())
+    words_df = _document_counts(identities, wanted)
     strength = tuple(_strength(sample.labels[h], sample.counts[h], words_df) for h in kept)
-    sketch = ShingleSketch(tuple(kept), strength, size)
-    return ContentScan(documents.smallest(), sketch, frozenset(found_shingles), frozenset(found_documents))
+    gram_strength = tuple(RARE_SHINGLE if grams.counts[h] <= RARE_DF else COMMON for h in kept_grams)
+    n = len(texts)
+    rare_limit = max(RARE_DF, int(DOC_RARE_SHARE * n))
+    signed_documents = []
+    for h in signed:
+        rare = sorted((words_df[w], word_hash(w)) for w in set(chosen.labels[h].split()) if words_df[w] <= rare_limit)
+        if len(rare) >= DOC_MIN_WORDS:
+            signed_documents.append(tuple(sorted(wh for _, wh in rare[:DOC_WORDS])))
+    sketch = ContentSketch(ShingleSketch(tuple(kept), strength, size),
+                           ShingleSketch(tuple(kept_grams), gram_strength, size, words=0),
+                           DocumentSignatures(tuple(signed_documents), len(signed), n))
+    matches = signatures.results() if signatures is not None else tuple(DocumentMatches() for _ in known)
+    return ContentScan(documents.smallest(), sketch, frozenset(found_shingles), frozenset(found_documents),
+                       matches, n)
+
+
+_CACHE_DOCUMENTS = 200_000  # up to this many documents, identity forms are computed once for both passes
 
 
 def _document_counts(texts: Iterable[str], words: set[str]) -> dict[str, int]:
-    """In how many of ``texts`` each of ``words`` occurs (identity form)."""
+    """In how many of ``texts`` (in identity form) each of ``words`` occurs."""
     counts = dict.fromkeys(words, 0)
     for text in texts:
-        for word in words.intersection(identity_words(text)):
+        for word in words.intersection(text.split()):
             counts[word] += 1
     return counts
 
@@ -310,31 +532,54 @@ def _strength(shingle: str, documents: int, words_df: dict[str, int]) -> int:
 
 @dataclass(frozen=True)
 class Containment:
-    """The share of a known dataset's text found in a new load, and of the new load's in the known one."""
+    """The share of a known dataset's text found in a new load, and of the new load's in the known one
+    (the largest over the kinds of evidence), with the kind that gave it (``evidence``: "shingles",
+    "n-grams" or "documents") and, for documents, how many of the new load's are documents of the known one."""
 
     known_in_new: float = 0.0
     new_in_known: float = 0.0
+    evidence: str = ""
+    documents_matched: int = 0
+    documents_in_load: int = 0
 
     @property
     def share(self) -> float:
         return max(self.known_in_new, self.new_in_known)
 
 
-def containment(known: ShingleSketch, new: ShingleSketch, found: Set[int]) -> Containment:
-    """How much of ``known`` is in the new load, and of the new load in ``known`` (v2 sketches).
-
-    ``found``: those of ``known.evidence()`` that occur anywhere in the new load (``scan_content``), so
-    ``known_in_new`` is the share of the known view's evidence found, whatever else the new load holds.
-    ``new_in_known`` looks the new load's evidence up in the known sketch (only hashes up to its ``top``
-    can be answered); a shingle the known view holds as a template is left out of it both ways, because
-    a corpus of the same kind shares templates without sharing anyone's text.
-    """
+def _sketch_containment(known: ShingleSketch, new: ShingleSketch, found: Set[int]) -> Containment:
     evidence = known.evidence()
     known_in_new = len(evidence & found) / len(evidence) if evidence else 0.0
     templates = set(known.hashes) - evidence
     sample = [h for h in new.evidence() if h <= known.top and h not in templates]
     new_in_known = sum(1 for h in sample if h in evidence) / len(sample) if len(sample) >= MIN_SAMPLE else 0.0
     return Containment(known_in_new, new_in_known)
+
+
+def containment(known: ContentSketch, scan: ContentScan, matches: DocumentMatches = DocumentMatches()) -> Containment:
+    """How much of ``known`` is in the new load (``scan``), and of the new load in ``known``; the largest of
+    three kinds of evidence:
+
+    - **shingles** and **n-grams** (ordered): the share of ``known``'s evidence found anywhere in the new load
+      (``scan.found_shingles``), so filler rows cannot dilute it, and of the new load's evidence in ``known``
+      (bottom-k: only hashes up to its ``top`` can be answered); a hash the known view holds as a template is
+      left out both ways, because a corpus of the same kind shares templates without sharing anyone's text;
+    - **documents** (order-free, per document; ``matches``, from ``scan_content(known=…)``): the share of
+      ``known``'s signed documents found in the new load, and the estimated share of the new load's documents
+      that are documents of ``known`` (matched documents over the load's documents times the share of
+      ``known``'s documents that are signed).
+    """
+    found = scan.found_shingles
+    kinds = [("shingles", _sketch_containment(known.shingles, scan.sketch.shingles, found)),
+             ("n-grams", _sketch_containment(known.grams, scan.sketch.grams, found))]
+    signed = known.documents
+    if signed.signatures:
+        known_docs = matches.known_found / len(signed.signatures)
+        expected = scan.n_documents * signed.signed_share
+        new_docs = min(1.0, matches.new_matched / expected) if expected > 0 else 0.0
+        kinds.append(("documents", Containment(known_docs, new_docs)))
+    name, best = max(kinds, key=lambda k: k[1].share)
+    return Containment(best.known_in_new, best.new_in_known, name, matches.new_matched, scan.n_documents)
 
 
 def document_containment(known: list[int], new: list[int], found: Set[int], size: int = SKETCH_SIZE) -> Containment:

@@ -49,7 +49,8 @@ from pathlib import Path
 from core.corpus import Corpus, DatasetIdentity, dataset_fingerprint, dataset_identity, load_corpus
 from core.corpus.fingerprint import (
     ContentScan,
-    ShingleSketch,
+    ContentSketch,
+    Containment,
     containment,
     document_containment,
     scan_content,
@@ -64,15 +65,49 @@ from core.runspec import DataSpec, RunSpec
 # generator share at most about 0.1 of their evidence; a copy with 45 % of the real rows among filler rows
 # still shows about 0.45, and every other re-keying of the audit 0.75 or more.
 SAME_CONTENT_SHARE = 0.2
+# Documents are stronger evidence than shingles: a document of a known dataset found whole in a load (its
+# rarest words, in any order) is that person's text. A load in which at least DOCUMENTS_ENOUGH documents are
+# documents of a known dataset, and they are at least DOCUMENT_SHARE of the load or of the known dataset, is
+# that dataset: a sample of a capped dataset mixed into a larger file counts against its cap. Chosen by
+# tests/ledger/test_surface_copies.py: different corpora of one kind match no more than a handful of documents.
+DOCUMENTS_ENOUGH = 10
+DOCUMENT_SHARE = 0.05
+
+
+def same_dataset(found: Containment) -> bool:
+    """Whether ``found`` (one known dataset against a load) makes them one dataset."""
+    if found.share >= SAME_CONTENT_SHARE:
+        return True
+    return (found.evidence == "documents" and found.documents_matched >= DOCUMENTS_ENOUGH
+            and found.share >= DOCUMENT_SHARE)
+
+
+def share_words(found: Containment) -> str:
+    """How much text a load shares with a known dataset, in plain words."""
+    if found.evidence == "documents":
+        if found.known_in_new >= found.new_in_known:
+            return f"about {found.known_in_new:.0%} of its documents are in these data"
+        return (f"about {found.new_in_known:.0%} of these documents ({found.documents_matched} of "
+                f"{found.documents_in_load}) are its documents")
+    if found.known_in_new >= found.new_in_known:
+        return f"about {found.known_in_new:.0%} of its documents' text is in these data"
+    return f"about {found.new_in_known:.0%} of these documents' text is in it"
 
 
 @dataclass(frozen=True)
 class ContentMatch:
-    """The known dataset whose text this load shares most, and how much (``share``; which way: ``known_in_new``)."""
+    """The known dataset whose text this load shares most, and how much (``found``)."""
 
     key: str = ""
-    share: float = 0.0
-    known_in_new: bool = False
+    found: Containment = Containment()
+
+    @property
+    def share(self) -> float:
+        return self.found.share
+
+    @property
+    def same(self) -> bool:
+        return same_dataset(self.found)
 
 
 @dataclass(frozen=True)
@@ -87,7 +122,7 @@ class Booking:
     how: str
     overlap: float = 0.0  # share of text shared with the matched dataset (content matches)
     warnings: list[str] = field(default_factory=list)
-    shingles: ShingleSketch | None = field(default=None, repr=False)  # v2
+    shingles: ContentSketch | None = field(default=None, repr=False)  # v3
 
     @property
     def key(self) -> str:
@@ -101,20 +136,23 @@ class Booking:
 def scan_against(ledger: Ledger, corpus: Corpus) -> tuple[ContentScan, list[ContentMatch]]:
     """Sketch ``corpus`` and measure how much text it shares with each known dataset (one pass over the
     text). Returns the best match per dataset, best first."""
-    v2 = ledger.shingle_sketches()
+    v3 = ledger.shingle_sketches()
     v1 = ledger.document_sketches()
-    probe_shingles = frozenset().union(*(s.evidence() for _, s in v2))
+    probe_shingles = frozenset().union(*(s.probe() for _, s in v3))
     probe_documents = frozenset().union(*(s for _, s in v1))
-    scan = scan_content(corpus, probe_shingles, probe_documents)
+    scan = scan_content(corpus, probe_shingles, probe_documents, known=[s.documents for _, s in v3])
     best: dict[str, ContentMatch] = {}
-    shares = [(dataset_id, containment(known, scan.shingles, scan.found_shingles)) for dataset_id, known in v2]
+    shares = [(dataset_id, containment(known, scan, matches))
+              for (dataset_id, known), matches in zip(v3, scan.document_matches)]
     shares += [(dataset_id, document_containment(documents, scan.documents, scan.found_documents))
                for dataset_id, documents in v1]
     for dataset_id, found in shares:
         key = ledger.dataset_key(dataset_id)
-        if found.share > best.get(key, ContentMatch()).share:
-            best[key] = ContentMatch(key, found.share, found.known_in_new > found.new_in_known)
-    return scan, sorted(best.values(), key=lambda m: -m.share)
+        match = ContentMatch(key, found)
+        current = best.get(key)
+        if current is None or (match.same, match.share) > (current.same, current.share):
+            best[key] = match
+    return scan, sorted(best.values(), key=lambda m: (-m.same, -m.share))
 
 
 def book_dataset(ledger: Ledger | None, data: DataSpec, corpus: Corpus) -> Booking:
@@ -134,7 +172,7 @@ def book_dataset(ledger: Ledger | None, data: DataSpec, corpus: Corpus) -> Booki
     bound = ledger.dataset_key(fingerprint)
     if bound != fingerprint:
         return booked(*_matched(ledger, requested, bound, "view", 1.0, "exactly these data"), 1.0)
-    matched = [m for m in matches if m.share >= SAME_CONTENT_SHARE]
+    matched = [m for m in matches if m.same]
     if len(matched) > 1:
         names = " and ".join(f"'{ledger.dataset_name(m.key) or m.key[:16]}'" for m in matched[:3])
         raise PrivetError(
@@ -145,10 +183,10 @@ def book_dataset(ledger: Ledger | None, data: DataSpec, corpus: Corpus) -> Booki
         )
     if matched:
         best = matched[0]
-        why = (f"about {best.share:.0%} of its documents' text is in these data" if best.known_in_new else
-               f"about {best.share:.0%} of these documents' text is in it")
-        why += (" (another file name, order, id or person column, upper or lower case, punctuation, a prefix "
-                "on each note, notes split or merged, or rows dropped or added do not make new data)")
+        why = share_words(best.found)
+        why += (" (another file name, order, id or person column, upper or lower case, look-alike letters, "
+                "markup, digits for letters, spacing, word order, a prefix on each note, notes split or merged, "
+                "or rows dropped or added do not make new data)")
         return booked(*_matched(ledger, requested, best.key, "content", best.share, why), best.share)
     return booked(*_by_name(ledger, requested, fingerprint))
 

@@ -11,7 +11,8 @@ Each registered view keeps content sketches (``core.corpus.fingerprint``) so tha
 can tell a copy of known data under another name: the table ``sketches`` holds the v1 sketch (whole
 documents; the only one older versions wrote, and still written so that they keep working), and the
 table ``content_sketches`` (``CONTENT_SCHEMA``, created here, beside the schema of ``core.ledger.schema``)
-holds the v2 shingle sketch with its version. A view with only a v1 sketch is compared the v1 way.
+holds the content sketch (v3: word shingles, character n-grams and document signatures) with its version.
+A view with only a v1 sketch, or a v2 one (an older identity form), is compared the v1 way.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.corpus.fingerprint import ShingleSketch
+from core.corpus.fingerprint import SHINGLE_VERSION, ContentSketch
 from core.errors import PrivetError
 from core.ledger.chain import LedgerFile
 from core.ledger.schema import LEDGER_EVENTS, now
@@ -44,7 +45,7 @@ class DatasetIdentities(LedgerFile):
 
     def register_view(
         self, dataset_id: str, name: str, fingerprint: str, source: str, dry_run: bool = False,
-        sketch: list[int] | None = None, shingles: ShingleSketch | None = None,
+        sketch: list[int] | None = None, shingles: ContentSketch | None = None,
     ) -> list[str]:
         """Budget the view ``fingerprint`` (loaded from ``source``) under the identity ``dataset_id`` (named ``name``).
 
@@ -98,16 +99,19 @@ class DatasetIdentities(LedgerFile):
         """``(dataset_id, v1 sketch)`` of every view registered with one (core.corpus.fingerprint)."""
         return [(r[0], json.loads(r[1])) for r in self.db.execute("SELECT dataset_id, sketch FROM sketches")]
 
-    def shingle_sketches(self) -> list[tuple[str, ShingleSketch]]:
-        """``(dataset_id, v2 sketch)`` of every view registered with one (versions this code reads)."""
-        rows = self.db.execute("SELECT dataset_id, sketch FROM content_sketches WHERE version = 2").fetchall()
-        return [(str(r[0]), ShingleSketch.from_json(r[1])) for r in rows]
+    def shingle_sketches(self) -> list[tuple[str, ContentSketch]]:
+        """``(dataset_id, content sketch)`` of every view registered with one of the version this code reads
+        (``SHINGLE_VERSION``; a v2 sketch was made with an older identity form and is not comparable)."""
+        rows = self.db.execute("SELECT dataset_id, sketch FROM content_sketches WHERE version = ?",
+                               [SHINGLE_VERSION]).fetchall()
+        return [(str(r[0]), ContentSketch.from_json(r[1])) for r in rows]
 
     def document_sketches(self) -> list[tuple[str, list[int]]]:
-        """``(dataset_id, v1 sketch)`` of the views that have no v2 sketch (registered by older versions)."""
+        """``(dataset_id, v1 sketch)`` of the views that have no content sketch of the current version
+        (registered by older versions): they are compared by whole documents."""
         rows = self.db.execute(
             "SELECT dataset_id, sketch FROM sketches WHERE fingerprint NOT IN "
-            "(SELECT fingerprint FROM content_sketches WHERE version = 2)").fetchall()
+            "(SELECT fingerprint FROM content_sketches WHERE version = ?)", [SHINGLE_VERSION]).fetchall()
         return [(str(r[0]), json.loads(r[1])) for r in rows]
 
     def has_sketch(self, dataset_id: str) -> bool:
