@@ -36,7 +36,7 @@ from core.checkpoints import Checkpoints
 from core.compute.factory import compute_backend
 from core.corpus import Corpus
 from core.ledger.booking import Booking, book_dataset, load_spec_corpus, record_booking
-from core.errors import PrivetError
+from core.errors import BudgetError, PrivetError
 from core.export import (
     RUN_FILE, check_output_folder, export_release, read_synthetic, refuse_protected_output, release_size, write_synthetic,
 )
@@ -153,7 +153,10 @@ def run_pipeline(
     reserve_rho, reserve_delta = _identify_run(spec, ledger, prepared, booking, run)
     # The whole plan (its ρ and the δ its phrase stage spends) is reserved atomically before the first stage: a
     # run that lost a race for the cap is refused here, before it is charged anything (core.ledger.Ledger.reserve).
-    ledger.reserve(booking.identity.key, run.run_id, reserve_rho, reserve_delta)
+    try:
+        ledger.reserve(booking.identity.key, run.run_id, reserve_rho, reserve_delta)
+    except BudgetError as refusal:  # name the dataset matched and why, before anything is charged
+        raise booking.explained(refusal) from None
     try:
         return _run_reserved(spec, reporter, ledger, models, prepared, booking, run, out_dir)
     finally:

@@ -93,7 +93,7 @@ def budget_outlook(booking: Booking, summary: PlanSummary, ledger: Ledger | None
             ledger.check_plan(booking.key, summary.rho_total, summary.delta, summary.delta_spent)
             refusal = ""
         except BudgetError as exc:
-            refusal = exc.user_message()
+            refusal = booking.explained(exc).user_message()
     finally:
         if own:
             ledger.close()

@@ -90,7 +90,9 @@ class RunSpec:
 
     RULES: ClassVar[dict[str, Rule]] = {
         "method": text("the method"),
-        "task": text("the task description"),
+        "task": text("the task description", pattern=r".*\S.*",
+                     form="a description of the public task (it is empty; the self-filter and the public prompts "
+                          "read it)"),
         "test_mode_seed": Rule("whole", "the test-mode seed", low=0, optional=True),
     }
     # Sections that may be missing (None): their type, to read them when present.
@@ -178,6 +180,10 @@ class RunSpec:
                               "Check the path.") from None
         except tomllib.TOMLDecodeError as exc:
             raise PrivetError(f"Run spec {path} is not valid TOML: {exc}.", "Fix the line named.") from None
+        except RecursionError:
+            raise _too_deep(path) from None
+        if _depth(data) > MAX_SPEC_DEPTH:
+            raise _too_deep(path)
         spec = cls.from_dict(data)
         # Relative data/output paths are relative to the spec file.
         base = path.resolve().parent
@@ -193,6 +199,31 @@ class RunSpec:
             if choice.path and not Path(choice.path).is_absolute():
                 setattr(spec, choice_name, replace(choice, path=str(base / choice.path)))
         return spec
+
+
+MAX_SPEC_DEPTH = 16  # tables and lists nested deeper than this: no run spec has more than 3 levels
+
+
+def _depth(value: Any, limit: int = MAX_SPEC_DEPTH + 1) -> int:
+    """How deeply ``value`` nests tables and lists (counted up to ``limit``, without recursion)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth >= limit:
+            continue
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return deepest
+
+
+def _too_deep(path: Path) -> PrivetError:
+    return PrivetError(
+        f"Run spec {path} nests tables or lists more than {MAX_SPEC_DEPTH} levels deep; a run spec has a few "
+        "sections of plain settings, so nothing was loaded or charged.",
+        "Write the run spec as sections of settings (see docs/using.md), or start from one the wizard saved.")
 
 
 MAX_SPEC_BYTES = 1 << 20  # 1 MiB: the demo spec is under 1 KiB; a spec holding a long public example a few KiB
@@ -217,7 +248,8 @@ def read_spec_text(path: Path) -> str:
         data = handle.read(MAX_SPEC_BYTES + 1)  # the file may have grown since stat
     if len(data) > MAX_SPEC_BYTES:
         raise too_big
-    return data.decode("utf-8")
+    # A byte-order mark (Windows Notepad saves one) is accepted and dropped: it is not part of the settings.
+    return data.decode("utf-8-sig")
 
 
 def _upgrade(data: dict[str, Any]) -> dict[str, Any]:

@@ -56,7 +56,7 @@ from core.corpus.fingerprint import (
     scan_content,
 )
 from core.corpus.identity import name_stem, normalise_name, separate_identity
-from core.errors import PrivetError
+from core.errors import BudgetError, PrivetError
 from core.ledger.store import Ledger
 from core.runspec import DataSpec, RunSpec
 
@@ -123,6 +123,14 @@ class Booking:
     overlap: float = 0.0  # share of text shared with the matched dataset (content matches)
     warnings: list[str] = field(default_factory=list)
     shingles: ContentSketch | None = field(default=None, repr=False)  # v3
+    reason: str = ""  # why the load is this dataset, in plain words (content and view matches)
+
+    def explained(self, refusal: BudgetError) -> BudgetError:
+        """``refusal`` (the dataset's cap, before any charge) naming the dataset and why these data are it."""
+        if not self.reason:
+            return refusal
+        return type(refusal)(f"These data are budgeted as the dataset '{self.name}': {self.reason}. "
+                             f"{refusal.what}", refusal.fix)
 
     @property
     def key(self) -> str:
@@ -162,16 +170,18 @@ def book_dataset(ledger: Ledger | None, data: DataSpec, corpus: Corpus) -> Booki
     source = str(Path(data.path).resolve())
     if ledger is None:
         scan = scan_content(corpus)
-        return Booking(requested, fingerprint, scan.documents, source, "new", shingles=scan.shingles)
+        return Booking(requested, fingerprint, scan.documents, source, "new", shingles=scan.sketch)
     scan, matches = scan_against(ledger, corpus)
 
-    def booked(identity: DatasetIdentity, how: str, warnings: list[str], overlap: float = 0.0) -> Booking:
+    def booked(identity: DatasetIdentity, how: str, warnings: list[str], overlap: float = 0.0,
+               reason: str = "") -> Booking:
         warnings = warnings + ledger.register_view(identity.key, identity.name, fingerprint, source, dry_run=True)
-        return Booking(identity, fingerprint, scan.documents, source, how, overlap, warnings, scan.shingles)
+        return Booking(identity, fingerprint, scan.documents, source, how, overlap, warnings, scan.sketch, reason)
 
     bound = ledger.dataset_key(fingerprint)
     if bound != fingerprint:
-        return booked(*_matched(ledger, requested, bound, "view", 1.0, "exactly these data"), 1.0)
+        return booked(*_matched(ledger, requested, bound, "view", 1.0, "exactly these data"), 1.0,
+                      "exactly these data were loaded for it before")
     matched = [m for m in matches if m.same]
     if len(matched) > 1:
         names = " and ".join(f"'{ledger.dataset_name(m.key) or m.key[:16]}'" for m in matched[:3])
@@ -183,11 +193,11 @@ def book_dataset(ledger: Ledger | None, data: DataSpec, corpus: Corpus) -> Booki
         )
     if matched:
         best = matched[0]
-        why = share_words(best.found)
-        why += (" (another file name, order, id or person column, upper or lower case, look-alike letters, "
+        share = share_words(best.found)
+        why = share + (" (another file name, order, id or person column, upper or lower case, look-alike letters, "
                 "markup, digits for letters, spacing, word order, a prefix on each note, notes split or merged, "
                 "or rows dropped or added do not make new data)")
-        return booked(*_matched(ledger, requested, best.key, "content", best.share, why), best.share)
+        return booked(*_matched(ledger, requested, best.key, "content", best.share, why), best.share, share)
     return booked(*_by_name(ledger, requested, fingerprint))
 
 

@@ -16,6 +16,11 @@ from core.wording import PERMITTED_USES, WEAK_MAX
 # Above this epsilon the run goes ahead with a loud warning; above the hard limit it is refused.
 WEAK_EPSILON = WEAK_MAX  # core.wording: above it, no meaningful protection
 MAX_EPSILON = 100.0
+# The smallest ε and δ a run may ask for. Far smaller values cannot be carried through the planner's
+# arithmetic (ε = 1e-300 gives ρ ≈ 1e-601, below the smallest float; δ = 5e-324 is the smallest subnormal
+# float, whose logarithm the conversion cannot use), and they would give noise of no use anyway.
+MIN_EPSILON = 1e-3
+MIN_DELTA = 1e-30
 
 LABEL_MODES = ("auto", "topic_labels", "per_class")  # [data] label_mode (docs/method.md §6.3)
 
@@ -141,9 +146,9 @@ class PrivacySpec:
     rationale: str = ""  # why this budget was chosen, in the custodian's words; printed on the certificate
 
     RULES: ClassVar[dict[str, Rule]] = {
-        "epsilon": number("the privacy budget ε", low=0, high=MAX_EPSILON, open_low=True),
+        "epsilon": number("the privacy budget ε", low=MIN_EPSILON, high=MAX_EPSILON),
         "rationale": text("why this budget was chosen (printed on the certificate)"),
-        "delta": number("δ", low=0, high=1, open_low=True, open_high=True, zero_default=True),
+        "delta": number("δ", low=MIN_DELTA, high=1, open_high=True, zero_default=True),
         "max_units": whole("the public bound N on the number of units (0 = not stated)", low=0, high=MAX_UNITS),
         "conversion": text("the zCDP conversion", choices=("tight", "loose")),
         "spend_anyway": flag("run even when about 0 topics are expected"),
