@@ -13,6 +13,10 @@ STAGE_SIZE = "size"
 
 STAGE_PHRASES = "phrases"
 
+STAGE_FORM_OPENERS = "form_openers"
+
+STAGE_FORM_SKELETONS = "form_skeletons"
+
 STAGE_HISTOGRAM = "histogram"
 
 STAGE_CLUSTER_KEYWORDS = "cluster_keywords"

@@ -13,6 +13,8 @@ from core.privacy.plan_base import _reject
 from core.privacy.plan_base import (  # re-exported: the stage names' one address
     STAGE_AUG_PE as STAGE_AUG_PE,
     STAGE_CLUSTER_KEYWORDS as STAGE_CLUSTER_KEYWORDS,
+    STAGE_FORM_OPENERS as STAGE_FORM_OPENERS,
+    STAGE_FORM_SKELETONS as STAGE_FORM_SKELETONS,
     STAGE_HISTOGRAM as STAGE_HISTOGRAM,
     STAGE_MEAN as STAGE_MEAN,
     STAGE_PHRASES as STAGE_PHRASES,

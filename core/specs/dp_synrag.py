@@ -98,6 +98,14 @@ class DPSynRAGSpec:
     phrases_per_unit: int = 4  # K_p: phrases each unit proposes at most
     phrases_fraction: float = 0.0  # the phrase counts' share; 0 = the plan's default (privet plan shows it)
     phrases_delta_fraction: float = 0.0  # delta's share for a phrase of one unit; 0 = the plan's default (privet plan shows it)
+    # Structure discovery (docs/method.md §2.0b, SPEC §7): the corpus's own document forms (skeletons) released by two
+    # DP set unions and followed by the public writer. Runs with text = "realised" when no form is chosen by hand
+    # (document_form automatic, no public_example); a shipped form is then only the fallback when none is released.
+    discover_forms: bool = True
+    openers_per_unit: int = 24  # m_o: clause openers each unit proposes at most
+    skeletons_per_unit: int = 2  # m_s: skeletons each unit proposes at most (one per document)
+    forms_fraction: float = 0.0  # both releases' share of rho; 0 = the plan's default (privet plan shows it)
+    forms_delta_fraction: float = 0.0  # their share of delta; 0 = the plan's default (privet plan shows it)
     # How each synthetic document is written (docs/method.md §2.6): "topic_line" (the released topic line
     # only, no token stage), "private" (private prediction, the seed's step 4), "realised" (a public writer
     # turns the released topic into a document of the corpus's form; no token stage) or "realised+private"
@@ -165,6 +173,13 @@ class DPSynRAGSpec:
                                    open_high=True, zero_default=True),
         "phrases_delta_fraction": number("the phrase discovery's share of delta", low=0, high=1, open_low=True,
                                          open_high=True, zero_default=True),
+        "discover_forms": flag("whether the corpus's own document forms are released with DP and followed"),
+        "openers_per_unit": whole("clause openers each unit proposes", low=1, high=MAX_PHRASES_PER_UNIT),
+        "skeletons_per_unit": whole("skeletons each unit proposes", low=1, high=MAX_PHRASES_PER_UNIT),
+        "forms_fraction": number("the structure discovery's share of the budget", low=0, high=1, open_low=True,
+                                 open_high=True, zero_default=True),
+        "forms_delta_fraction": number("the structure discovery's share of delta", low=0, high=1, open_low=True,
+                                       open_high=True, zero_default=True),
         "self_filter_mode": text_rule("the self-filter", choices=("similarity", "score", "answer")),
         "row_bound": text_rule("how each cluster's rows are bounded", choices=("poisson", "none")),
         "documents": whole("the number of synthetic documents (-2: automatic, about the size of the corpus up to "
@@ -217,6 +232,12 @@ class DPSynRAGSpec:
             found.append(f"[dp_synrag] length = \"dp\" shapes the public writer's documents (text = \"realised\"); with "
                          f"text = \"{self.text}\" it would be charged for nothing (use length = \"form\")")
         return found
+
+    @property
+    def discovers_forms(self) -> bool:
+        """Whether structure discovery runs: on, the public writer alone (``text = "realised"``) and no example typed
+        (a form chosen by hand switches it off: ``core.methods.dp_synrag.forms.with_chosen_form``)."""
+        return self.discover_forms and self.text == "realised" and not self.public_example.strip()
 
     @property
     def token_stage(self) -> bool:

@@ -5,7 +5,9 @@
 0. **Size** (``size``, ``adaptive``; docs/method.md §2.7): a DP count of the units, from which the adaptive
    default chooses R (and k) when the spec leaves them to it; with ``length = "dp"`` a DP median of the
    units' lengths (``length``; §6.2). **Phrase discovery** (``phrases``; §2.0): the
-   corpus's own phrases by DP set union extend V.
+   corpus's own phrases by DP set union extend V. **Structure discovery** (``structure``; §2.0b): the corpus's own
+   document forms (skeletons) by two DP set unions; the public writer follows them (``form_writer``) when they
+   stand for enough of the corpus, else the shipped form.
 1. **Keyword histogram** (``keywords``, ``histogram``): K keywords per unit from the public V; release
    h' = h + N(0, σ_h² I_|V|) and read the cluster words W from it.
 2. **Soft clustering** (``clusters``): C_r for r = R .. 1, each unit in ≤ L clusters; 2b: each
@@ -41,6 +43,7 @@ from core.methods.dp_synrag.keywords import extract_keywords
 from core.methods.dp_synrag.length import release_length
 from core.methods.dp_synrag.phrases import discover_phrases
 from core.methods.dp_synrag.refinement import refine
+from core.methods.dp_synrag.structure import ReleasedForms, discover_forms, follows_forms
 from core.methods.dp_synrag.row_bound import cluster_counts
 from core.methods.dp_synrag.shape import shape_corpus
 from core.methods.dp_synrag.size import release_size
@@ -61,6 +64,8 @@ class DPSynRAGResult:
     private_diagnostics: dict[str, int] = field(default_factory=dict)
     settings: DPSynRAGSpec | None = None  # the settings that ran (R, k chosen from the released size)
     settings_note: str = ""  # the certificate's words on what the adaptive default chose (public)
+    forms: ReleasedForms = field(default_factory=ReleasedForms)  # the corpus's own forms released (§2.0b)
+    followed_forms: bool = False  # whether the documents were written in them (else in the shipped fallback form)
 
 
 def run_dp_synrag(
@@ -69,6 +74,7 @@ def run_dp_synrag(
     size = release_size(units, plan, ctx)  # step 0: n̂ (when a setting waits for it)
     length = release_length(units, plan, ctx)  # and the DP length statistic (when asked for)
     public_vocab, vocab = vocab, discover_phrases(units, vocab, plan, ctx)
+    forms = discover_forms(units, plan, ctx)  # step 0b: the corpus's own document forms (§2.0b)
     names = frozenset(vocab.words) - frozenset(public_vocab.words)  # the corpus's own released names (§2.0)
     chosen = with_size(spec, size, plan.sigma_h, len(vocab))
     spec, note = chosen, chosen_settings_words(spec, chosen, size)
@@ -85,15 +91,16 @@ def run_dp_synrag(
     topic_counts = cluster_counts(noisy_hist, vocab.index, W)  # h'(w_r), released: the row bound's rates
     support = significance_threshold(plan.sigma_h, len(vocab))  # the units a word needs to be a topic (public)
     shape = shape_corpus(W, topic_counts, related, size, length, spec, ctx, labelled, support)  # documents per topic
-    texts = drop_near_duplicates(write_texts(units, shape, selected, topic_counts, spec, plan, ctx))  # step 4
+    own_forms = forms if follows_forms(forms, spec.size_bound or size) else None  # else the shipped form (fallback)
+    texts = drop_near_duplicates(write_texts(units, shape, selected, topic_counts, spec, plan, ctx, own_forms))  # step 4
     readable = without_junk(texts, [ctx.task]) if spec.realisation else texts  # what a reader would discard
-    reference = form_reference(spec.document_form, spec.public_example)
+    reference = own_forms.skeletons[0] if own_forms else form_reference(spec.document_form, spec.public_example)
     kept = self_filter(readable, ctx, spec.self_filter, spec.self_filter_mode, reference)  # step 5
     documents = [SyntheticDoc(id=f"syn-{i:04d}", text=text, group=shape.groups[i], label=shape.documents[i].label)
                  for i, text in sorted(kept.items())]
     documents = label_documents(documents, shape, labelled, ctx)  # each its topic's label: post-processing
     return DPSynRAGResult(documents, diagnostics(clusters, selected, texts, readable, documents, spec.min_cluster_size),
-                          spec, note)
+                          spec, note, forms, own_forms is not None)
 
 
 def diagnostics(

@@ -32,6 +32,8 @@ STAGE_LABELS = {
     "length": "measuring how long the documents are (a noisy median)",
     "keywords": "finding keywords in each document",
     "phrases": "finding the corpus's own phrases (topic names)",
+    "form_openers": "finding the corpus's own forms (their wording)",
+    "form_skeletons": "finding the corpus's own forms (whole documents)",
     "histogram": "finding topics",
     "cluster_keywords": "describing each topic",
     "retrieval": "choosing documents per topic",
@@ -236,8 +238,31 @@ def priced_documents(spec: Any, documents: int) -> Any:
 
 
 def phrase_lines(spec: Any, corpus: Any, delta: float) -> list[str]:
-    """DP phrase discovery (step 0) in ``privet plan``: its ρ and δ_p, and how many phrases it is expected to
+    """DP phrase and structure discovery (step 0) in ``privet plan``: their ρ and δ, and what they are expected to
     release on these data (on screen only)."""
+    return _phrase_lines(spec, corpus, delta) + _structure_lines(spec, corpus, delta)
+
+
+def _structure_lines(spec: Any, corpus: Any, delta: float) -> list[str]:
+    from core.methods.dp_synrag.plan import plan_dp_synrag
+    from core.methods.dp_synrag.structure import form_outlook
+
+    plan = plan_dp_synrag(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion)
+    if not plan.discovers_forms:
+        return []
+    o = form_outlook(corpus.units, plan)
+    return [
+        f"Structure discovery (the corpus's own forms): rho = {plan.rho_openers + plan.rho_skeletons:.5f} and delta = "
+        f"{plan.delta_openers + plan.delta_skeletons:.3g}; a form's wording is released when about {plan.tau_o:.0f} "
+        f"units share it, a whole form when about {plan.tau_s:.0f} do.",
+        f"  Expected on these data (shown here only; never exported): about {o.expected_forms:.0f} forms, standing for "
+        f"about {100 * o.expected_share:.0f}% of the units; "
+        + ("the documents will be written in them." if o.followed else
+           "too few: the documents will follow the shipped form."),
+    ]
+
+
+def _phrase_lines(spec: Any, corpus: Any, delta: float) -> list[str]:
     if not spec.dp_synrag.discover_phrases:
         return []
     from core.methods.dp_synrag.phrases import phrase_outlook

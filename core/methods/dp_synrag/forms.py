@@ -34,13 +34,23 @@ def with_chosen_form(spec: RunSpec) -> RunSpec:
     ``spec`` itself is unchanged). ``"none"`` stays a plain document; any other value is kept."""
     p = spec.dp_synrag
     if p.document_form != AUTOMATIC or p.public_example.strip() or not p.realisation:
-        return spec
+        if not p.discover_forms:
+            return spec
+        chosen = copy.deepcopy(spec)  # a form chosen by hand (or typed) is followed: no structure discovery
+        chosen.dp_synrag.discover_forms = False
+        return chosen
     chosen = copy.deepcopy(spec)
-    chosen.dp_synrag.document_form = form_for_task(spec.task)[0]
+    chosen.dp_synrag.document_form = form_for_task(spec.task)[0]  # the fallback when no form of the corpus is released
     return chosen
 
 
 def form_choice_words(spec: RunSpec) -> str:
     """One line for `privet plan` and the Task page: the form the writer follows and why."""
     p = spec.dp_synrag
-    return form_words(p.document_form, p.public_example, spec.task, "dp_synrag") if p.realisation else ""
+    if not p.realisation:
+        return ""
+    if p.discovers_forms and p.document_form == AUTOMATIC:
+        form, why = form_for_task(spec.task)
+        return ("Document form: the corpus's own forms, released under DP (structure discovery, docs/method.md §2.0b); "
+                f"if none stands for enough of the corpus (free text), the {FORM_LABELS[form]}, chosen because {why}.")
+    return form_words(p.document_form, p.public_example, spec.task, "dp_synrag")

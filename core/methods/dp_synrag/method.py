@@ -22,6 +22,7 @@ from core.methods.dp_synrag.realisation import check_spec_example, demonstration
 from core.methods.dp_synrag.length import MAX_WORDS, MIN_WORDS, form_length
 from core.methods.dp_synrag.slots import form_slots
 from core.methods.dp_synrag.plan import WHOLE_STAGES
+from core.methods.dp_synrag.structure import ReleasedForms
 from core.methods.dp_synrag.vocabulary import load_vocabulary, word_list_info
 from core.privacy.mechanisms import GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER
 from core.methods.dp_synrag.plan import DPSynRAGPlan, plan_dp_synrag
@@ -44,6 +45,10 @@ class DPSynRAGMethod:
             derived["sigma_n"] = plan.sigma_size
         if plan.discovers_phrases:
             derived.update(sigma_p=plan.sigma_p, tau_p=plan.tau_p, delta_p=plan.delta_phrases,
+                           delta_conversion=plan.delta_conversion)
+        if plan.discovers_forms:
+            derived.update(sigma_o=plan.sigma_o, tau_o=plan.tau_o, sigma_s=plan.sigma_s, tau_s=plan.tau_s,
+                           delta_forms=plan.delta_openers + plan.delta_skeletons,
                            delta_conversion=plan.delta_conversion)
         derived["sigma_h"] = plan.sigma_h
         if plan.M:
@@ -70,7 +75,7 @@ class DPSynRAGMethod:
             derived=derived,
             warnings=warnings,
             n_units=n_units,
-            delta_spent=plan.delta_phrases,
+            delta_spent=plan.delta_spent,
             topic_forecast=guidance.forecast,
             expected_settings=settings_for_screen(spec, delta, n_units),
             forecast_advice=guidance.advice,
@@ -97,9 +102,10 @@ class DPSynRAGMethod:
             )
             + ".",
             *phrase_notes(plan),
+            *form_notes(plan, result.forms, result.followed_forms),
             "Keyword extraction, clustering membership and the self-filter are deterministic or post-processing "
             "steps; every step that looks at the private data through a released value is charged above.",
-            *generation_notes(spec.dp_synrag),
+            *(FORM_WRITER_NOTES if result.followed_forms else generation_notes(spec.dp_synrag)),
         ]
         if result.settings_note:
             notes.insert(len(COMMON_NOTES), result.settings_note)
@@ -158,6 +164,42 @@ def phrase_notes(plan: DPSynRAGPlan) -> list[str]:
         "the largest chance that a phrase used by one document alone is released. delta_p is part of the stated "
         f"delta: epsilon is computed at delta - delta_p = {plan.delta_conversion:.3g} (docs/method.md, section 2.0).",
     ]
+
+
+def form_notes(plan: DPSynRAGPlan, forms: ReleasedForms, followed: bool) -> list[str]:
+    """Structure discovery in plain words for the certificate: the corpus's own forms, released under DP."""
+    if not plan.discovers_forms:
+        return []
+    what = (
+        "The corpus's own forms, released under DP (docs/method.md, section 2.0b): each document was reduced to a "
+        "skeleton, its fixed wording in order with a slot wherever a name, a number, a month or a content word "
+        f"stood. First each unit proposed at most {plan.m_o} clause openers of its own text (Gaussian noise sigma "
+        f"{plan.sigma_o:.3g}, released above {plan.tau_o:.3g}); then each unit proposed at most {plan.m_s} skeletons "
+        f"made of released openers and slots only (noise sigma {plan.sigma_s:.3g}, released above {plan.tau_s:.3g}). "
+        f"Its privacy cost: rho = {plan.rho_openers + plan.rho_skeletons:.4g} (included in the total rho above) and "
+        f"delta = {plan.delta_openers + plan.delta_skeletons:.3g}, the largest chance that a skeleton or an opener used "
+        "by one unit alone is released; it is part of the stated delta. A released skeleton holds no slot's filler."
+    )
+    if followed:
+        outcome = (f" {len(forms.skeletons)} forms were released and the documents were written in them, each form "
+                   "in proportion to its noisy count: " + "; ".join(f"\"{s}\"" for s in forms.skeletons[:8])
+                   + ("; …" if len(forms.skeletons) > 8 else "") + ".")
+    elif forms.skeletons:
+        outcome = (f" {len(forms.skeletons)} forms were released but they stood for too little of the corpus, so the "
+                   "documents follow the shipped form described below.")
+    else:
+        outcome = " No form cleared the threshold (free text), so the documents follow the shipped form described below."
+    return [what + outcome]
+
+
+FORM_WRITER_NOTES = [
+    "Documents (text = \"realised\"): a public writer (the run's language model) wrote each document in one of the "
+    "released forms, drawn in proportion to the forms' noisy counts: the form's fixed wording verbatim, invented "
+    "initials for a name, a month drawn at random, and its own words and numbers for the other slots, from a prompt "
+    "holding only the public task, the topic's released words and the released form. Its sampling randomness "
+    "(temperature 0.8, top-p 0.95) only varies the wording and is not part of the privacy guarantee; no private "
+    "document is read (post-processing, no privacy cost)."
+]
 
 
 TEXT_WORDS = {

@@ -41,6 +41,8 @@ from core.privacy.accountant import Accountant
 from core.privacy.conversion import approx_eps_to_rho, approx_rho_to_eps, eps_to_rho
 from core.privacy.plan_base import (
     STAGE_CLUSTER_KEYWORDS,
+    STAGE_FORM_OPENERS,
+    STAGE_FORM_SKELETONS,
     STAGE_HISTOGRAM,
     STAGE_MEAN,
     STAGE_PHRASES,
@@ -92,6 +94,8 @@ WHOLE_STAGES = {
     STAGE_SIZE: STAGE_SIZE,
     STAGE_LENGTH: STAGE_LENGTH,
     STAGE_PHRASES: STAGE_PHRASES,
+    STAGE_FORM_OPENERS: STAGE_FORM_OPENERS,
+    STAGE_FORM_SKELETONS: STAGE_FORM_SKELETONS,
     STAGE_HISTOGRAM: STAGE_HISTOGRAM,
     STAGE_CLUSTER_KEYWORDS: STAGE_CLUSTER_KEYWORDS,
     STAGE_MEAN: CHECKPOINT_RETRIEVAL,
@@ -103,7 +107,12 @@ WHOLE_STAGES = {
 # rescaled to 1). Round 3's ablation on the demo clinic (docs/results/history.md "Round 3: ablation") measured the
 # realised writer best with the histogram and the co-keywords sharing the budget equally (0.4 / 0.4); the seed's
 # split (histogram ~4 %, co-keywords 20 %) was made for a token stage that takes two thirds of ρ. Public constants.
-REALISED_FRACTIONS = {"hist": 0.4, "cluster_keywords": 0.4, "phrases": 0.2}
+REALISED_FRACTIONS = {"hist": 0.4, "cluster_keywords": 0.4, "phrases": 0.2, "forms": 0.25}
+
+# Structure discovery (docs/method.md §2.0b): its two releases share its part of ρ 0.7 : 0.3 (the openers' release
+# has m_o items per unit, the skeletons' m_s), and its part of δ equally. Public constants.
+OPENERS_SHARE = 0.7
+DEFAULT_FORMS_DELTA_FRACTION = 0.25  # δ's share for a skeleton or opener of one unit when the spec says 0
 
 
 
@@ -164,6 +173,26 @@ class DPSynRAGPlan:
     length_fraction: float = 0.0  # share of ρ for the DP length statistic (0: the stage does not run)
     rho_length: float = 0.0  # = ε_len²/8
     epsilon_length: float = 0.0  # the median's exponential mechanism (utility sensitivity 1)
+    forms_fraction: float = 0.0  # share of ρ for structure discovery (0: the stage does not run)
+    m_o: int = 0  # openers per unit
+    m_s: int = 0  # skeletons per unit
+    rho_openers: float = 0.0  # = m_o/(2σ_o²)
+    sigma_o: float = math.inf
+    tau_o: float = math.inf
+    delta_openers: float = 0.0
+    rho_skeletons: float = 0.0  # = m_s/(2σ_s²)
+    sigma_s: float = math.inf
+    tau_s: float = math.inf
+    delta_skeletons: float = 0.0
+
+    @property
+    def discovers_forms(self) -> bool:
+        return self.m_s > 0
+
+    @property
+    def delta_spent(self) -> float:
+        """The part of δ spent by the (ε, δ) stages (phrase and structure discovery); the rest is the conversion's."""
+        return self.delta_phrases + self.delta_openers + self.delta_skeletons
 
     @property
     def discovers_phrases(self) -> bool:
@@ -201,6 +230,8 @@ class DPSynRAGPlan:
             stages.append(self._length())
         if self.discovers_phrases:
             stages.append(self._phrases())
+        if self.discovers_forms:
+            stages += list(self.form_releases())
         stages.append(
             Release(
                 STAGE_HISTOGRAM, GAUSSIAN, "noisy keyword histogram",
@@ -271,6 +302,30 @@ class DPSynRAGPlan:
             items_per_unit=self.K_p,
         )
 
+    def form_releases(self) -> tuple[Release, Release]:
+        """Structure discovery's two DP set unions: the clause openers, then the skeletons (docs/method.md §2.0b)."""
+        openers = Release(
+            STAGE_FORM_OPENERS, SPARSE_HISTOGRAM,
+            f"the corpus's own forms, released under DP (1 of 2): noisy counts of clause openers released above a "
+            f"threshold (each unit: <= {self.m_o} openers of its own text, never past a name, number or rare word); "
+            f"besides rho it spends delta_o={self.delta_openers:.3g} of delta",
+            f"Structure discovery, openers: Gaussian noise sigma_o={self.sigma_o:.4g}, <= {self.m_o} per unit, released "
+            f"above tau_o={self.tau_o:.4g} (delta_o={self.delta_openers:.3g})",
+            sensitivity=math.sqrt(self.m_o), sigma=self.sigma_o, delta=self.delta_openers, threshold=self.tau_o,
+            items_per_unit=self.m_o,
+        )
+        skeletons = Release(
+            STAGE_FORM_SKELETONS, SPARSE_HISTOGRAM,
+            f"the corpus's own forms, released under DP (2 of 2): noisy counts of document skeletons (released openers "
+            f"and slots only) released above a threshold (each unit: <= {self.m_s} skeletons); besides rho it spends "
+            f"delta_s={self.delta_skeletons:.3g} of delta",
+            f"Structure discovery, skeletons: Gaussian noise sigma_s={self.sigma_s:.4g}, <= {self.m_s} per unit, "
+            f"released above tau_s={self.tau_s:.4g} (delta_s={self.delta_skeletons:.3g})",
+            sensitivity=math.sqrt(self.m_s), sigma=self.sigma_s, delta=self.delta_skeletons, threshold=self.tau_s,
+            items_per_unit=self.m_s,
+        )
+        return openers, skeletons
+
     def release(self, stage: str) -> Release:
         return find(self.releases(), stage)
 
@@ -296,9 +351,15 @@ def _fraction(override: float, default: float) -> float:
 
 
 
+def _forms_share(spec: DPSynRAGSpec) -> float:
+    """Structure discovery's share of ρ before scaling (0 when it does not run)."""
+    return _fraction(spec.forms_fraction, REALISED_FRACTIONS["forms"]) if spec.discovers_forms else 0.0
+
+
 def _shares(spec: DPSynRAGSpec, conversion: str) -> tuple[float, float, float, float, float, float, int, int]:
-    """The shares of ρ (phrases, histogram, co-keywords, means, thresholds, tokens), M and K_p; they sum to
-    1 − the size count's share (``_size_share``). Refused when the stages before the tokens leave them nothing."""
+    """The shares of ρ (phrases, histogram, co-keywords, means, thresholds, tokens), M and K_p; with structure
+    discovery's (``_forms_share``, scaled alike by :func:`plan_dp_synrag`) they sum to 1 − the size count's share
+    (``_size_share``). Refused when the stages before the tokens leave them nothing."""
     d_hist, d_mu, d_theta = default_fractions(conversion)
     tokens = spec.token_stage
     d_ck, d_p = DEFAULT_CLUSTER_KEYWORDS_FRACTION, DEFAULT_PHRASES_FRACTION
@@ -316,7 +377,7 @@ def _shares(spec: DPSynRAGSpec, conversion: str) -> tuple[float, float, float, f
     f_p = _fraction(spec.phrases_fraction, d_p) if K_p else 0.0
     f_n = _size_share(spec) + _length_share(spec)  # the stages drawn first: the size count, the length statistic
     if not tokens:  # no private prediction: its share goes to the other stages, in proportion to theirs
-        scale = (1.0 - f_n) / (f_p + f_hist + f_ck + f_mu + f_theta)
+        scale = (1.0 - f_n) / (f_p + f_hist + f_ck + f_mu + f_theta + _forms_share(spec))
         f_p, f_hist, f_ck, f_mu, f_theta = f_p * scale, f_hist * scale, f_ck * scale, f_mu * scale, f_theta * scale
     f_tokens = 1.0 - (f_n + f_p + f_hist + f_ck + f_mu + f_theta) if tokens else 0.0
     if tokens and not f_tokens > 0.0:
@@ -352,7 +413,12 @@ def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion:
         if K_p
         else 0.0
     )
-    rho_total = approx_eps_to_rho(epsilon, delta, delta_p, conversion)
+    # structure discovery runs with the public writer only (no token stage): what the scaled shares leave
+    f_forms = 1.0 - _size_share(spec) - _length_share(spec) - (f_p + f_hist + f_ck + f_mu + f_theta) \
+        if spec.discovers_forms else 0.0
+    delta_forms = (_fraction(spec.forms_delta_fraction, DEFAULT_FORMS_DELTA_FRACTION) * delta if spec.discovers_forms
+                   else 0.0)
+    rho_total = approx_eps_to_rho(epsilon, delta, delta_p + delta_forms, conversion)
     rho_p = f_p * rho_total
     sigma_p = math.sqrt(K_p / (2.0 * rho_p)) if K_p else math.inf
     tau_p = release_threshold(sigma_p, K_p, delta_p) if K_p else math.inf
@@ -362,6 +428,10 @@ def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion:
     rho_theta = f_theta * rho_total / L
     rho_size = _size_share(spec) * rho_total
     rho_length = _length_share(spec) * rho_total
+    rho_forms = f_forms * rho_total
+    m_o, m_s = (int(spec.openers_per_unit), int(spec.skeletons_per_unit)) if f_forms else (0, 0)
+    sigma_o = math.sqrt(m_o / (2.0 * OPENERS_SHARE * rho_forms)) if m_s else math.inf
+    sigma_s = math.sqrt(m_s / (2.0 * (1.0 - OPENERS_SHARE) * rho_forms)) if m_s else math.inf
     rho_tokens_per_cluster = (
         (rho_total - rho_size - rho_length - rho_p - rho_hist - rho_ck) / L - rho_mu - rho_theta if tokens else 0.0
     )
@@ -397,19 +467,30 @@ def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion:
         c_over_tau=c_over_tau,
         c=c_over_tau * tau,
         rho_cluster=rho_mu + rho_theta + rho_tokens_per_cluster,
-        epsilon_tight=approx_rho_to_eps(rho_total, delta, delta_p, "tight"),
-        epsilon_loose=approx_rho_to_eps(rho_total, delta, delta_p, "loose"),
+        epsilon_tight=approx_rho_to_eps(rho_total, delta, delta_p + delta_forms, "tight"),
+        epsilon_loose=approx_rho_to_eps(rho_total, delta, delta_p + delta_forms, "loose"),
         K_p=K_p,
         phrases_fraction=f_p,
         rho_phrases=rho_p,
         sigma_p=sigma_p,
         tau_p=tau_p,
         delta_phrases=delta_p,
-        delta_conversion=delta - delta_p,
+        delta_conversion=delta - delta_p - delta_forms,
         size_fraction=_size_share(spec),
         rho_size=rho_size,
         sigma_size=math.sqrt(1.0 / (2.0 * rho_size)) if rho_size > 0 else math.inf,
         length_fraction=_length_share(spec),
         rho_length=rho_length,
         epsilon_length=math.sqrt(8.0 * rho_length),
+        forms_fraction=f_forms,
+        m_o=m_o,
+        m_s=m_s,
+        rho_openers=OPENERS_SHARE * rho_forms if m_s else 0.0,
+        sigma_o=sigma_o,
+        tau_o=release_threshold(sigma_o, m_o, delta_forms / 2) if m_s else math.inf,
+        delta_openers=delta_forms / 2 if m_s else 0.0,
+        rho_skeletons=(1.0 - OPENERS_SHARE) * rho_forms if m_s else 0.0,
+        sigma_s=sigma_s,
+        tau_s=release_threshold(sigma_s, m_s, delta_forms / 2) if m_s else math.inf,
+        delta_skeletons=delta_forms / 2 if m_s else 0.0,
     )

@@ -25,7 +25,12 @@ from core.methods.dp_synrag.realisation import (
     public_example,
     realise,
 )
+from core.methods.dp_synrag.form_writer import FormWriter, assign_forms
 from core.methods.dp_synrag.length import fit_length
+from core.methods.dp_synrag.realisation import REALISATION_STAGE
+from core.methods.dp_synrag.structure import ReleasedForms
+from core.progress import StageProgress
+import random
 from core.methods.dp_synrag.roles import RoleSources
 from core.methods.dp_synrag.shape import CorpusShape
 from core.methods.dp_synrag.written_documents import load_written, save_written, writing_key
@@ -101,6 +106,17 @@ def realised_drafts(topics: Sequence[Topic], example: str, spec: DPSynRAGSpec, c
                    target_words=target_words)
 
 
+def written_in_forms(topics: Sequence[Topic], forms: ReleasedForms, ctx: MethodContext) -> dict[int, str]:
+    """Each topic's document in a released skeleton drawn by the skeletons' noisy counts (post-processing)."""
+    skeletons = assign_forms(forms, len(topics), ctx.rng())
+    progress = StageProgress(ctx.reporter, REALISATION_STAGE, len(topics)).start("Writing in the corpus's own forms")
+    writer = FormWriter(ctx.llm, writer_generator("cpu", ctx.test_seed), random.Random(int(ctx.rng().integers(2**63))))
+    texts = writer.write(ctx.task, skeletons, [(t.keyword, t.related) for t in topics],
+                         on_done=lambda i, _: progress.advance())
+    progress.finish()
+    return {r: text for r, text in enumerate(texts) if text}
+
+
 def write_texts(
     units: Sequence[Unit],
     shape: CorpusShape,
@@ -109,6 +125,7 @@ def write_texts(
     spec: DPSynRAGSpec,
     plan: DPSynRAGPlan,
     ctx: MethodContext,
+    forms: ReleasedForms | None = None,
 ) -> dict[int, str]:
     """Each document's text, keyed by its index in ``shape.documents``, as ``[dp_synrag] text`` says
     (docs/method.md §2.4 and §2.6).
@@ -131,6 +148,8 @@ def write_texts(
         starts = [answer_start(spec.answer_start, w, rel) for w, rel in zip(W, related)]
         groups = group_source(selected, noisy_counts, units, spec, plan, ctx, messages, starts)
         return private_prediction(groups, plan.release(STAGE_TOKENS), spec, ctx)
+    if forms is not None and spec.text == "realised":  # the corpus's own released forms (docs/method.md §2.6b)
+        return written_in_forms(topics, forms, ctx)
     example = public_example(spec.document_form, spec.public_example)
     # the form's length or the released one (docs/method.md §6.2); a private rewrite aims at none
     target = shape.words_per_document if spec.text == "realised" else 0

@@ -1,0 +1,279 @@
+"""Writing in the corpus's own released forms (SPEC §7, docs/method.md §2.6b): post-processing, no cost.
+
+Each document is given one released skeleton, drawn in proportion to the skeletons' noisy counts, and its topic's
+released words. The public writer then writes the skeleton left to right, many documents at once in one batch of
+the model's logits session:
+
+* fixed wording is written verbatim (its tokens are forced);
+* ``[text]`` is the writer's own words, pulled toward the topic's released words not yet written, with no digit,
+  bracket or line break, ended where it writes a clause's end (the skeleton's own punctuation follows) or after
+  ``TEXT_TOKENS``;
+* ``[number]`` is one to three digits of the writer's choosing; ``[name]`` an invented pair of initials
+  ("K. S."); ``[month]`` a month drawn at random.
+
+The prompt holds only the public task, the topic's released words and the released skeleton. Nothing here reads a
+private document.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+import torch
+
+from core.methods.dp_synrag.structure import SLOT, ReleasedForms
+from core.models.base import LanguageModel
+
+TEXT_TOKENS = 24  # the longest [text] slot
+NUMBER_DIGITS = 3
+PULL = 2.5  # logit bonus for the first token of a released word not yet written
+CLOSE_AFTER = 10  # tokens into a [text] slot after which a clause end is favoured more and more
+TEMPERATURE = 0.8
+TOP_P = 0.95
+BATCH = 16
+MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+               "November", "December")
+_INITIALS = "ABCDEFGHIJKLMNOPRSTW"
+_CLAUSE_END = re.compile(r"[.;:!?\n]")
+_DIGITS = set("0123456789")
+_ODD = set("[]\\|{}<>_#*=~^`@$%&")  # marks no document of prose writes inside a slot
+PROMPT = ("Write one document of a collection used for this purpose: {task}\n"
+          "It is about {topic}.{related}\n"
+          "Write it in exactly this form, filling each part in square brackets with your own words:\n{skeleton}")
+
+
+@dataclass(frozen=True)
+class Piece:
+    kind: str  # "fixed" or a slot kind (structure.SLOT_KINDS)
+    text: str = ""
+
+
+def pieces_of(skeleton: str) -> list[Piece]:
+    out: list[Piece] = []
+    end = 0
+    for m in SLOT.finditer(skeleton):
+        if m.start() > end:
+            out.append(Piece("fixed", skeleton[end : m.start()]))
+        out.append(Piece(m.group(1)))
+        end = m.end()
+    if end < len(skeleton):
+        out.append(Piece("fixed", skeleton[end:]))
+    return out
+
+
+def assign_forms(forms: ReleasedForms, documents: int, rng: np.random.Generator) -> list[str]:
+    """Each document's skeleton, drawn in proportion to the released noisy counts (post-processing)."""
+    weights = np.asarray(forms.counts, dtype=np.float64)
+    chosen = rng.choice(len(forms.skeletons), size=documents, p=weights / weights.sum())
+    return [forms.skeletons[int(j)] for j in chosen]
+
+
+@dataclass(frozen=True)
+class TokenTable:
+    """Public facts of every token of the writer's vocabulary, computed once per tokenizer."""
+
+    texts: tuple[str, ...]
+    digits: torch.Tensor  # bool [V]: digits only
+    has_digit: torch.Tensor
+    clause_end: torch.Tensor  # holds . ; : ! ? or a line break
+    banned: torch.Tensor  # brackets, special tokens, control characters
+    space_start: torch.Tensor  # starts with a space (and holds more)
+
+    @property
+    def size(self) -> int:
+        return len(self.texts)
+
+
+@lru_cache(maxsize=4)
+def _table(tokenizer, vocab_size: int) -> TokenTable:
+    special = set(getattr(tokenizer, "all_special_ids", []) or [])
+    texts = []
+    for i in range(vocab_size):
+        try:
+            texts.append(tokenizer.decode([i]) if i < len(tokenizer) else "")
+        except Exception:  # an id the tokenizer cannot decode is never written
+            texts.append("")
+    digits = torch.tensor([bool(t.strip()) and set(t.strip()) <= _DIGITS and t.lstrip(" ") == t.strip() for t in texts])
+    space_start = torch.tensor([t.startswith(" ") and len(t) > 1 for t in texts])
+    has_digit = torch.tensor([any(c.isdigit() for c in t) for t in texts])
+    clause_end = torch.tensor([bool(_CLAUSE_END.search(t)) for t in texts])
+    banned = torch.tensor([
+        i in special or not t or bool(set(t) & _ODD) or "\ufffd" in t or any(ord(c) < 32 and c != "\n" for c in t)
+        for i, t in enumerate(texts)
+    ])
+    return TokenTable(tuple(texts), digits, has_digit, clause_end, banned, space_start)
+
+
+@dataclass
+class _Row:
+    """One document being written: its pieces, where it stands and what it has written."""
+
+    index: int
+    pieces: list[Piece]
+    words: tuple[str, ...]
+    pending: list[int] = field(default_factory=list)  # forced tokens still to write
+    at: int = -1  # the piece being written
+    slot_tokens: int = 0
+    slot_text: str = ""
+    written: list[int] = field(default_factory=list)
+    done: bool = False
+    space_first: bool = False  # the slot's first token carries the space its fixed wording left off
+
+
+class FormWriter:
+    """Writes documents in released skeletons with one model (see the module's docstring)."""
+
+    def __init__(self, llm: LanguageModel, generator: torch.Generator, rng: random.Random) -> None:
+        self.llm = llm
+        self.tokenizer = llm.chat.tokenizer
+        self.table = _table(self.tokenizer, llm.vocab_size)
+        self.generator = generator
+        self.rng = rng
+        self._first_tokens: dict[str, list[int]] = {}
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def _word_starts(self, word: str) -> list[int]:
+        if word not in self._first_tokens:
+            ids = {self.encode(" " + word)[:1][0], self.encode(word)[:1][0]} if word else set()
+            self._first_tokens[word] = sorted(ids)
+        return self._first_tokens[word]
+
+    def write(self, task: str, skeletons: Sequence[str], topics: Sequence[tuple[str, Sequence[str]]],
+              on_done: Callable[[int, str], None] | None = None, batch: int = BATCH) -> list[str]:
+        out = [""] * len(skeletons)
+        for start in range(0, len(skeletons), batch):
+            rows = [_Row(i, pieces_of(skeletons[i]), (topics[i][0], *topics[i][1]))
+                    for i in range(start, min(start + batch, len(skeletons)))]
+            messages = [prompt(task, topics[r.index][0], topics[r.index][1], skeletons[r.index]) for r in rows]
+            for r, text in zip(rows, self._write_batch(rows, messages)):
+                out[r.index] = text
+                if on_done is not None:
+                    on_done(r.index, text)
+        return out
+
+    def _write_batch(self, rows: list[_Row], messages: list[str]) -> list[str]:
+        session = self.llm.start_logits(self.llm.chat_prompt_ids(messages))
+        for row in rows:
+            self._next_piece(row)
+        live = [r for r in rows if not r.done]
+        while live:
+            logits = session.logits().float().cpu()
+            tokens = [self._choose(row, logits[j]) for j, row in enumerate(live)]
+            keep = [j for j, row in enumerate(live) if tokens[j] is not None]
+            if len(keep) < len(live):
+                session.keep(torch.tensor(keep, dtype=torch.long))
+                live = [live[j] for j in keep]
+                tokens = [tokens[j] for j in keep]
+            if not live:
+                break
+            session.append(torch.tensor(tokens, dtype=torch.long))
+        return [tidy(self.llm.decode(r.written)) for r in rows]
+
+    def _next_piece(self, row: _Row) -> None:
+        """Move ``row`` to its next piece, queueing what is forced (fixed wording, initials, a month)."""
+        while True:
+            row.at += 1
+            row.slot_tokens, row.slot_text = 0, ""
+            if row.at >= len(row.pieces):
+                row.done = True
+                return
+            piece = row.pieces[row.at]
+            space = " " if row.space_first else ""
+            row.space_first = False
+            if piece.kind == "fixed":
+                text = piece.text
+                after = row.pieces[row.at + 1].kind if row.at + 1 < len(row.pieces) else ""
+                if after in ("text", "name", "month") and text.endswith(" "):  # a space belongs to the word after it
+                    text, row.space_first = text.rstrip(" "), True
+                row.pending.extend(self.encode(text))
+            elif piece.kind == "name":
+                a, b = self.rng.choice(_INITIALS), self.rng.choice(_INITIALS)
+                row.pending.extend(self.encode(f"{space}{a}. {b}."))
+            elif piece.kind == "month":
+                row.pending.extend(self.encode(space + self.rng.choice(MONTH_NAMES)))
+            else:
+                row.space_first = bool(space)
+                return  # a slot the writer fills: "text" or "number"
+            if row.pending:
+                return
+
+    def _choose(self, row: _Row, logits: torch.Tensor) -> int | None:
+        """The token ``row`` appends now, or None when it is finished."""
+        while not row.done:
+            if row.pending:
+                token = row.pending.pop(0)
+                row.written.append(token)
+                if not row.pending and row.pieces[row.at].kind != "text" and row.pieces[row.at].kind != "number":
+                    self._next_piece(row)
+                return token
+            kind = row.pieces[row.at].kind if row.at < len(row.pieces) else ""
+            token = self._sample_slot(row, kind, logits)
+            if token is None:  # the slot is finished: the next piece writes now
+                self._next_piece(row)
+                continue
+            row.written.append(token)
+            row.slot_tokens += 1
+            row.slot_text += self.table.texts[token]
+            return token
+        return None
+
+    def _sample_slot(self, row: _Row, kind: str, logits: torch.Tensor) -> int | None:
+        t = self.table
+        scores = logits[: t.size].clone()
+        scores[t.banned] = -math.inf
+        if row.space_first and not row.slot_tokens:
+            scores[~t.space_start] = -math.inf
+        if kind == "number":
+            if row.slot_tokens and (len(row.slot_text.strip()) >= NUMBER_DIGITS):
+                return None
+            if row.slot_tokens:  # the writer may end the number: any non-digit it prefers ends it
+                choice = self._sample(scores)
+                return choice if bool(t.digits[choice]) and not t.texts[choice].startswith(" ") else None
+            scores[~t.digits] = -math.inf
+            return self._sample(scores)
+        if row.slot_tokens >= TEXT_TOKENS:
+            return None
+        scores[t.has_digit] = -math.inf
+        if not row.slot_text.strip():
+            scores[t.clause_end] = -math.inf
+        elif row.slot_tokens > CLOSE_AFTER:
+            scores[t.clause_end] += 0.5 * (row.slot_tokens - CLOSE_AFTER)
+        written = self.llm.decode(row.written).lower()
+        for word in row.words:
+            if word.lower() not in written:
+                for tid in self._word_starts(word):
+                    if tid < t.size:
+                        scores[tid] += PULL
+        choice = self._sample(scores)
+        if bool(t.clause_end[choice]):
+            return None
+        return choice
+
+    def _sample(self, scores: torch.Tensor) -> int:
+        probs = torch.softmax(scores / TEMPERATURE, dim=-1)
+        ordered, index = torch.sort(probs, descending=True)
+        cut = int(torch.searchsorted(torch.cumsum(ordered, 0), torch.tensor(TOP_P)).item()) + 1
+        kept = ordered[:cut] / ordered[:cut].sum()
+        pick = int(torch.multinomial(kept, 1, generator=self.generator).item())
+        return int(index[pick].item())
+
+
+def prompt(task: str, topic: str, related: Sequence[str], skeleton: str) -> str:
+    words = f" Related words: {', '.join(related)}." if related else ""
+    return PROMPT.format(task=task.strip(), topic=topic, related=words, skeleton=skeleton)
+
+
+def tidy(text: str) -> str:
+    """Spaces the joins left: doubled spaces, a space before a punctuation mark, an empty pair of commas."""
+    text = re.sub(r"[ \t]+", " ", text)
+    text = re.sub(r" ([,.;:!?])", r"\1", text)
+    text = re.sub(r",\s*([.;:])", r"\1", text)
+    return text.strip()

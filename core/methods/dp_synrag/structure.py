@@ -1,0 +1,354 @@
+"""Structure discovery (SPEC §7, docs/method.md §2.0b): the corpus's own document forms, released under DP.
+
+A form is a *skeleton*: a document's fixed wording in order ("Seen today:", "Presenting symptoms were", "The
+findings are consistent with") with a slot wherever a name, a number, a month or a content word stands
+("Seen today: [name], [number]. Presenting symptoms were [text]. …"). Which wording is fixed is itself learnt under
+DP, in two releases, both DP set unions (the Gaussian sparse histogram, ``core.privacy.mechanisms``, as phrase
+discovery, §2.0):
+
+1. **Openers** (stage ``form_openers``). Each unit proposes at most m_o distinct *openers*: the first 1 to
+   ``MAX_OPENER_WORDS`` words of each of its clauses (at a document's start, after a clause's end, after a name or a
+   number, after a comma), never past a number, a name, a month, a word that is no English word (public list) or
+   a punctuation mark. A template's wording is held by every unit written in it; a filler ("insomnia", "skin
+   rash") by few. Released: the openers whose noisy unit count clears τ_o.
+2. **Skeletons** (stage ``form_skeletons``). Each unit writes each of its documents (at most m_s) as a skeleton
+   from its own text and the released openers only (:func:`skeleton_of`): at each clause start the longest
+   released opener is kept verbatim; names, numbers and months become typed slots; every other run of words
+   becomes one ``[text]`` slot. Released: the skeletons whose noisy unit count clears τ_s, with their counts.
+
+Both proposals are functions of the unit's own text, public lists and already-released outputs, so adding or
+removing one unit changes at most m counts by one each (L2 sensitivity √m): ρ = m/(2σ²) per release, and a
+skeleton (or opener) that only one unit holds is released with probability at most δ = m·Φ̄((τ − 1)/σ) (the
+union bound of ``core.privacy.set_union``). A released skeleton holds only released openers, punctuation and
+slot markers, never a slot's filler.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from core.corpus import Unit
+from core.methods.base import MethodContext
+from core.methods.dp_synrag.vocabulary import load_person_names, read_word_list
+from core.paths import resources_dir
+from core.methods.dp_synrag.plan import DPSynRAGPlan
+from core.privacy.mechanisms import gaussian_sparse_histogram
+from core.privacy.planner import STAGE_FORM_OPENERS
+from core.privacy.release import Release, run_release
+from core.privacy.set_union import expected_releases, item_counts
+from core.progress import ProgressEvent, StageProgress
+
+MAX_OPENER_WORDS = 6
+UNIT_SEPARATOR = "\n\n"  # how a person's documents are joined into one unit (core.corpus.loader)
+SLOT_KINDS = ("name", "number", "month", "text")
+SLOT = re.compile(r"\[(name|number|month|text)\]")
+MIN_FIXED_WORDS = 3  # a skeleton with fewer fixed words says nothing of a form ("[text]. [text].")
+
+_PIECE = re.compile(r"(?P<number>\d+(?:[.,]\d+)*)|(?P<word>[^\W\d_]+(?:['’][^\W\d_]+)*)|(?P<sep>[\W_]+)")
+_CLAUSE_END = re.compile(r"[.;:!?()\[\]\n]")
+_INSIDE_OPENER = re.compile(r"^[ \-]$")  # a separator an opener may span: one space or a hyphen
+# public abbreviations a form writes around its numbers and headings (units, vital signs, titles); no English word list
+# holds them, yet they are a form's wording, not a slot's filler
+ABBREVIATIONS = frozenset(
+    "mg mcg ml kg g cm mm km lb lbs oz hr hrs h min mins sec yr yrs y o wk wks mo mos bpm mmhg bp hr rr spo temp "
+    "dob pt pts dr mr mrs ms st no tel ref id iv im po prn bd bid tds tid qds qid od am pm pmh hpi ros dx rx hx tx "
+    "sx fx cc".split()
+)
+MONTHS = frozenset(
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec "
+    "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun".split()
+)
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: str  # "word", "number" or "sep"
+    text: str
+
+
+@dataclass(frozen=True)
+class FormLists:
+    """The public lists a proposal reads besides its own unit: English words and people's names."""
+
+    english: frozenset[str]
+    names: frozenset[str]
+    common: frozenset[str] = frozenset()  # stop words: a capitalised one at a clause's start is no name ("Will")
+
+    @classmethod
+    def shipped(cls) -> FormLists:
+        return _shipped_lists()
+
+
+@lru_cache(maxsize=1)
+def _shipped_lists() -> FormLists:
+    folder = resources_dir() / "vocab"
+    stop = frozenset(read_word_list(folder / "stopwords.txt"))
+    english = frozenset(read_word_list(folder / "english.txt")) | stop | ABBREVIATIONS
+    return FormLists(english, load_person_names(), stop)
+
+
+def tokens_of(text: str) -> list[Token]:
+    out = []
+    for m in _PIECE.finditer(text):
+        kind = m.lastgroup or "sep"
+        out.append(Token(kind, m.group()))
+    return out
+
+
+def documents_of(unit: Unit) -> list[str]:
+    """The unit's documents (a person's are joined by a blank line; one document is taken whole)."""
+    if unit.n_documents <= 1:
+        return [unit.text]
+    return [d for d in unit.text.split(UNIT_SEPARATOR) if d.strip()]
+
+
+def _slot_kind(tokens: Sequence[Token], i: int, clause_start: bool, lists: FormLists) -> str:
+    """"number", "month", "name", "content" (no English word) or "" (a common word that may be fixed)."""
+    t = tokens[i]
+    if t.kind == "number":
+        return "number"
+    low = t.text.lower()
+    if low in MONTHS and (t.text[:1].isupper() or len(low) > 4):
+        return "month"
+    if t.text[:1].isupper() and low in lists.names and (not clause_start or low not in lists.common):
+        return "name"  # a capitalised given name or surname, anywhere ("Austin Weaver" at a clause's start too)
+    if t.text[:1].isupper() and not clause_start and i >= 2 and tokens[i - 1].text == " " and \
+            _slot_kind(tokens, i - 2, False, lists) == "name":
+        return "name"  # "Austin Weaver": a capitalised word after a name
+    if low.replace("’", "'") not in lists.english:
+        return "content"
+    return ""
+
+
+def _is_clause_end(sep: str) -> bool:
+    return bool(_CLAUSE_END.search(sep))
+
+
+def _opener_prefixes(tokens: Sequence[Token], start: int, clause_start: bool, lists: FormLists) -> list[tuple[str, int]]:
+    """Each prefix of 1..MAX_OPENER_WORDS common words from ``start`` (a word) and the index after it."""
+    out: list[tuple[str, int]] = []
+    i, words = start, 0
+    while i < len(tokens) and words < MAX_OPENER_WORDS:
+        t = tokens[i]
+        if t.kind != "word" or _slot_kind(tokens, i, clause_start and i == start, lists):
+            break
+        words += 1
+        out.append(("".join(x.text for x in tokens[start : i + 1]), i + 1))
+        if i + 1 < len(tokens) and tokens[i + 1].kind == "sep" and _INSIDE_OPENER.match(tokens[i + 1].text):
+            i += 2
+        else:
+            break
+    return out
+
+
+def opener_positions(tokens: Sequence[Token], lists: FormLists) -> tuple[list[int], list[int]]:
+    """Where an opener may start: (after a document's start, a clause end, or a name or number; after a comma)."""
+    first: list[int] = []
+    commas: list[int] = []
+    previous = "start"
+    for i, t in enumerate(tokens):
+        if t.kind == "sep":
+            if _is_clause_end(t.text):
+                previous = "start"
+            elif "," in t.text and previous != "start":
+                previous = "comma"
+            elif previous not in ("start", "hard"):
+                previous = "word"
+            continue
+        if t.kind == "word" and previous in ("start", "hard", "comma"):
+            (commas if previous == "comma" else first).append(i)
+        kind = _slot_kind(tokens, i, previous == "start", lists)
+        previous = "hard" if kind in ("number", "name", "month") else "word"
+    return first, commas
+
+
+def propose_openers(unit: Unit, lists: FormLists, max_items: int) -> list[str]:
+    """At most ``max_items`` distinct openers of one unit's own text: those at clause starts and after names or
+    numbers first (in document order), then those after commas. A function of this unit and public lists only."""
+    first: list[str] = []
+    later: list[str] = []
+    for doc in documents_of(unit):
+        tokens = tokens_of(doc)
+        starts, commas = opener_positions(tokens, lists)
+        for group, positions in ((first, starts), (later, commas)):
+            for p in positions:
+                at_start = p == 0 or (tokens[p - 1].kind == "sep" and _is_clause_end(tokens[p - 1].text))
+                group.extend(text for text, _ in _opener_prefixes(tokens, p, at_start, lists))
+    return list(dict.fromkeys([*first, *later]))[:max_items]
+
+
+def skeleton_of(document: str, openers: frozenset[str], lists: FormLists) -> str:
+    """The document's skeleton: released openers kept at clause starts, names, numbers and months as typed slots,
+    every other run of words one ``[text]`` slot (it spans commas, not a clause's end). Reads only this document,
+    public lists and the released openers."""
+    tokens = tokens_of(document.strip())
+    pieces: list[str] = []
+    in_text = False
+    lookup, clause_start, after_opener = True, True, False
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        if t.kind == "sep":
+            nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+            ends = _is_clause_end(t.text)
+            hard_next = nxt is not None and _slot_kind(tokens, i + 1, False, lists) in ("number", "name", "month")
+            if in_text and not ends and not hard_next:
+                i += 1  # a text slot spans commas and spaces
+                continue
+            in_text = False
+            pieces.append(_clean_sep(t.text))
+            lookup = ends or lookup or (after_opener and bool(re.search(r"[^\s]", t.text)))
+            clause_start = ends
+            i += 1
+            continue
+        if lookup and t.kind == "word":
+            found = [(text, end) for text, end in _opener_prefixes(tokens, i, clause_start, lists) if text in openers]
+            if found:
+                text, end = found[-1]
+                pieces.append(text)
+                i, lookup, clause_start, after_opener, in_text = end, False, False, True, False
+                continue
+        kind = _slot_kind(tokens, i, clause_start, lists)
+        lookup, clause_start, after_opener = False, False, False
+        if kind in ("number", "month"):
+            pieces.append(f"[{kind}]")
+            lookup = True
+        elif kind == "name":
+            if not (pieces and pieces[-1] == "[name]"):
+                pieces.append("[name]")
+            lookup = True
+        elif not in_text:
+            pieces.append("[text]")
+            in_text = True
+        i += 1
+    return _merge_names("".join(pieces)).strip()
+
+
+def _clean_sep(sep: str) -> str:
+    """A separator as the skeleton writes it: brackets become parentheses, runs of spaces one space."""
+    sep = sep.replace("[", "(").replace("]", ")")
+    return re.sub(r"[ \t]+", " ", sep)
+
+
+def _merge_names(skeleton: str) -> str:
+    return re.sub(r"\[name\](?: \[name\])+", "[name]", skeleton)
+
+
+def fixed_words(skeleton: str) -> int:
+    return len(re.findall(r"[^\W\d_]+", SLOT.sub(" ", skeleton)))
+
+
+def propose_skeletons(unit: Unit, openers: frozenset[str], lists: FormLists, max_items: int) -> list[str]:
+    """At most ``max_items`` distinct skeletons of one unit's documents, in order; only those with a form's words
+    (at least ``MIN_FIXED_WORDS`` fixed words)."""
+    found = [skeleton_of(doc, openers, lists) for doc in documents_of(unit)]
+    return list(dict.fromkeys(s for s in found if fixed_words(s) >= MIN_FIXED_WORDS))[:max_items]
+
+
+@dataclass(frozen=True)
+class ReleasedForms:
+    """The skeletons released by structure discovery with their noisy counts (DP outputs: public)."""
+
+    skeletons: tuple[str, ...] = ()
+    counts: tuple[float, ...] = ()
+    openers: int = 0  # how many openers were released (the first release)
+
+    def coverage(self, size: float) -> float:
+        """The released skeletons' noisy counts over the released size: the share of units they stand for."""
+        return sum(self.counts) / size if size > 0 else 0.0
+
+    def to_dict(self) -> dict[str, object]:
+        return {"skeletons": list(self.skeletons), "counts": list(self.counts), "openers": self.openers}
+
+
+MIN_COVERAGE = 0.3  # the released forms are followed when their noisy counts stand for this share of the released size
+
+
+def follows_forms(forms: ReleasedForms, size: float | None) -> bool:
+    """Whether the writer follows the released forms: some were released and, with a released size (or a public
+    bound), they stand for at least ``MIN_COVERAGE`` of it. Post-processing of released values."""
+    if not forms.skeletons:
+        return False
+    return size is None or forms.coverage(float(size)) >= MIN_COVERAGE
+
+
+def discover_forms(units: Sequence[Unit], plan: DPSynRAGPlan, ctx: MethodContext) -> ReleasedForms:
+    """Step 0b: the released forms (none when structure discovery is off)."""
+    if not plan.discovers_forms:
+        return ReleasedForms()
+    return release_forms(units, plan.form_releases(), ctx, STAGE_FORM_OPENERS)
+
+
+def release_forms(
+    units: Sequence[Unit], stages: tuple[Release, Release], ctx: MethodContext, reporter_stage: str
+) -> ReleasedForms:
+    """The two releases of structure discovery (each checkpointed, or charged before it draws)."""
+    lists = FormLists.shipped()
+    opener_stage, skeleton_stage = stages
+    progress = StageProgress(ctx.reporter, reporter_stage, 2 * len(units))
+    started: list[bool] = []
+
+    def count_openers() -> Counter[str]:
+        started.append(True)
+        progress.start("Finding the corpus's own forms")
+        proposals = []
+        for unit in units:
+            proposals.append(propose_openers(unit, lists, opener_stage.items_per_unit))
+            progress.advance()
+        return item_counts(proposals, opener_stage.items_per_unit)
+
+    def noisy(stage: Release):
+        def draw(counts: Counter[str]):
+            hist = gaussian_sparse_histogram(counts, stage.sigma, stage.threshold, stage.items_per_unit, rng=ctx.test_rng())
+            return {"items": list(hist.items), "counts": list(hist.noisy_counts)}
+        return draw
+
+    openers = run_release(opener_stage, ctx, count_openers, noisy(opener_stage))
+    released_openers = frozenset(str(o) for o in openers["items"])
+
+    def count_skeletons() -> Counter[str]:
+        if not started:
+            started.append(True)
+            progress.start("Finding the corpus's own forms")
+        proposals = []
+        for unit in units:
+            proposals.append(propose_skeletons(unit, released_openers, lists, skeleton_stage.items_per_unit))
+            progress.advance()
+        return item_counts(proposals, skeleton_stage.items_per_unit)
+
+    skeletons = run_release(skeleton_stage, ctx, count_skeletons, noisy(skeleton_stage))
+    order = sorted(range(len(skeletons["items"])), key=lambda j: -skeletons["counts"][j])
+    forms = ReleasedForms(tuple(str(skeletons["items"][j]) for j in order),
+                          tuple(float(skeletons["counts"][j]) for j in order), len(released_openers))
+    if started:
+        ctx.reporter.emit(ProgressEvent(reporter_stage, "log",
+                                        message=f"{len(forms.skeletons)} forms released ({forms.openers} openers)"))
+        progress.finish()
+    return forms
+
+
+@dataclass(frozen=True)
+class FormOutlook:
+    """What ``privet plan`` says structure discovery will likely release on these data: computed from the private
+    proposals without noise, for the custodian's screen only, never exported or recorded."""
+
+    expected_forms: float
+    expected_share: float  # of the units, standing behind an expected released form
+    followed: bool
+
+
+def form_outlook(units: Sequence[Unit], plan: DPSynRAGPlan) -> FormOutlook:
+    """The expected released forms: openers whose exact count clears τ_o taken as released, then each skeleton
+    released with probability P(count + N(0, σ_s²) > τ_s)."""
+    lists = FormLists.shipped()
+    openers = item_counts([propose_openers(u, lists, plan.m_o) for u in units], plan.m_o)
+    released = frozenset(o for o, c in openers.items() if c > plan.tau_o)
+    skeletons = item_counts([propose_skeletons(u, released, lists, plan.m_s) for u in units], plan.m_s)
+    chance = {s: expected_releases(c, plan.sigma_s, plan.tau_s) for s, c in skeletons.items()}
+    share = sum(skeletons[s] * p for s, p in chance.items()) / max(len(units), 1)
+    return FormOutlook(sum(chance.values()), share, share >= MIN_COVERAGE)

@@ -1,0 +1,40 @@
+"""The writer in the corpus's own released forms (SPEC §7, docs/method.md §2.6b): post-processing of released forms."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import numpy as np
+import torch
+
+from core.methods.dp_synrag.form_writer import FormWriter, assign_forms, pieces_of
+from core.methods.dp_synrag.structure import ReleasedForms
+from core.models.registry import packaged_tokenizer
+from core.models.tiny import build_tiny_language_model
+
+SKELETON = "Seen today: [name], [number]. Presenting symptoms were [text]. Plan: start [text] [number] mg for [month]."
+
+
+def test_a_skeleton_is_fixed_wording_and_slots_in_order():
+    kinds = [p.kind for p in pieces_of(SKELETON)]
+    assert kinds == ["fixed", "name", "fixed", "number", "fixed", "text", "fixed", "text", "fixed", "number", "fixed",
+                     "month", "fixed"]
+
+
+def test_forms_are_drawn_in_proportion_to_their_noisy_counts():
+    forms = ReleasedForms(("A [text].", "B [text]."), (300.0, 100.0))
+    drawn = assign_forms(forms, 4000, np.random.default_rng())
+    share = drawn.count("A [text].") / 4000
+    assert abs(share - 0.75) < 4 * (0.75 * 0.25 / 4000) ** 0.5
+
+
+def test_every_document_keeps_the_forms_wording_and_fills_each_slot_even_with_a_random_model():
+    llm = build_tiny_language_model(packaged_tokenizer())
+    writer = FormWriter(llm, torch.Generator().manual_seed(3), random.Random(3))  # test mode: fixed public seeds
+    texts = writer.write("Answer questions about symptoms.", [SKELETON] * 5,
+                         [("vemrenopathy", ("hives",))] * 5, batch=3)
+    pattern = re.compile(r"^Seen today: [A-Z]\. [A-Z]\., \d{1,3}\. Presenting symptoms were [^\d\[\]]+\. Plan: start "
+                         r"[^\d\[\]]+ ?\d{1,3} mg for [A-Z][a-z]+\.$")
+    for text in texts:
+        assert pattern.match(text), text

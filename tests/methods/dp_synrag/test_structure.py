@@ -1,0 +1,197 @@
+"""Structure discovery (SPEC §7, docs/method.md §2.0b, issue 55): the corpus's own forms released under DP."""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+
+import numpy as np
+import pytest
+
+from core.corpus import Unit
+from core.methods.dp_synrag.plan import plan_dp_synrag
+from core.methods.dp_synrag.structure import (
+    SLOT,
+    FormLists,
+    ReleasedForms,
+    follows_forms,
+    propose_openers,
+    propose_skeletons,
+    release_forms,
+    skeleton_of,
+)
+from core.paths import resources_dir
+from core.privacy.conversion import approx_rho_to_eps
+from core.privacy.mechanisms import gaussian_sparse_histogram
+from core.privacy.planner import STAGE_FORM_OPENERS, STAGE_FORM_SKELETONS
+from core.runspec import DPSynRAGSpec
+from tests.helpers import statistical
+
+NOTES = resources_dir() / "demo" / "clinic" / "notes.csv"
+
+
+@pytest.fixture(scope="module")
+def lists() -> FormLists:
+    return FormLists.shipped()
+
+
+@pytest.fixture(scope="module")
+def demo_units() -> list[Unit]:
+    with open(NOTES, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    return [Unit(uid=r["id"], text=r["note"]) for r in rows]
+
+
+NOTE = ("Seen today: Austin Weaver, 89. Presenting symptoms were insomnia, skin rash and excessive sweating. The "
+        "findings are consistent with tusfosemia; I prescribed tregedcillin 100 mg once daily for 6 weeks.")
+
+
+def test_openers_stop_at_names_numbers_and_words_no_english_list_holds(lists):
+    openers = propose_openers(Unit("a", NOTE), lists, 64)
+    assert "Seen today" in openers and "Presenting symptoms were insomnia" in openers
+    assert "The findings are consistent with" in openers and "I prescribed" in openers
+    joined = " | ".join(openers)
+    for filler in ("Austin", "Weaver", "89", "100", "tusfosemia", "tregedcillin"):
+        assert filler not in joined
+    assert len(propose_openers(Unit("a", NOTE), lists, 5)) == 5  # at most m_o, clause starts first
+
+
+def test_a_skeleton_keeps_released_openers_and_slots_the_rest(lists):
+    released = frozenset({"Seen today", "Presenting symptoms were", "The findings are consistent with", "I prescribed",
+                          "mg once", "mg", "weeks"})
+    skeleton = skeleton_of(NOTE, released, lists)
+    assert skeleton == ("Seen today: [name], [number]. Presenting symptoms were [text]. The findings are consistent "
+                        "with [text]; I prescribed [text] [number] mg once [text] [number] weeks.")
+
+
+def test_a_skeleton_holds_no_filler_of_its_unit(lists, demo_units):
+    """Canaries: a name, a number and a rare phrase planted in a structural line never reach a skeleton, even when
+    every opener the unit proposes were released."""
+    planted = "Seen today: Zqxvortimer Blandquist, 4471. Presenting symptoms were glorbic fennimal. Plan: review."
+    unit = Unit("x", planted)
+    openers = frozenset(propose_openers(unit, lists, 64))
+    for skeleton in propose_skeletons(unit, openers, lists, 4):
+        assert not re.search(r"zqxvortimer|blandquist|4471|glorbic|fennimal", skeleton, re.IGNORECASE)
+        assert not re.search(r"\d", SLOT.sub("", skeleton))
+
+
+def test_the_demo_clinics_templates_become_few_shared_skeletons(demo_units, lists):
+    """With the openers the demo's notes share, its five templates give a handful of skeletons held by many notes."""
+    counts: dict[str, int] = {}
+    for unit in demo_units:
+        for o in propose_openers(unit, lists, 24):
+            counts[o] = counts.get(o, 0) + 1
+    openers = frozenset(o for o, c in counts.items() if c >= 40)
+    skeletons: dict[str, int] = {}
+    for unit in demo_units:
+        for s in propose_skeletons(unit, openers, lists, 2):
+            skeletons[s] = skeletons.get(s, 0) + 1
+    top = sorted(skeletons.values(), reverse=True)
+    assert sum(top[:25]) >= 0.75 * len(demo_units)  # most notes share one of 25 skeletons (5 templates × fillers)
+    assert not any(re.search(r"\d", SLOT.sub("", s)) for s in skeletons)
+
+
+# -- the mechanism ---------------------------------------------------------------------------------------------------
+
+
+def test_plan_has_both_releases_with_their_rho_and_delta_and_converts_at_what_is_left():
+    plan = plan_dp_synrag(DPSynRAGSpec(), 10.0, 1e-6)
+    stages = plan.per_stage()
+    assert plan.discovers_forms
+    assert stages[STAGE_FORM_OPENERS] == pytest.approx(plan.m_o / (2 * plan.sigma_o**2))
+    assert stages[STAGE_FORM_SKELETONS] == pytest.approx(plan.m_s / (2 * plan.sigma_s**2))
+    assert plan.delta_openers > 0 and plan.delta_skeletons > 0
+    assert plan.delta_conversion == pytest.approx(1e-6 - plan.delta_phrases - plan.delta_openers - plan.delta_skeletons)
+    assert sum(stages.values()) == pytest.approx(plan.rho_total)
+    assert approx_rho_to_eps(plan.rho_total, 1e-6, plan.delta_spent, "tight") == pytest.approx(10.0, rel=1e-6)
+    for sigma, m, tau, delta in ((plan.sigma_o, plan.m_o, plan.tau_o, plan.delta_openers),
+                                 (plan.sigma_s, plan.m_s, plan.tau_s, plan.delta_skeletons)):
+        from scipy.stats import norm
+        assert m * norm.sf((tau - 1.0) / sigma) <= delta
+
+
+def test_a_form_chosen_by_hand_or_a_private_writer_runs_no_structure_discovery():
+    assert not plan_dp_synrag(DPSynRAGSpec(text="private"), 10.0, 1e-6).discovers_forms
+    assert not plan_dp_synrag(DPSynRAGSpec(public_example="Note. [x]."), 10.0, 1e-6).discovers_forms
+    assert not plan_dp_synrag(DPSynRAGSpec(discover_forms=False), 10.0, 1e-6).discovers_forms
+
+
+@statistical
+def test_a_skeleton_only_one_unit_uses_is_never_released_in_10000_trials():
+    """The release step at the default plan (ε = 10, δ = 1e-6): a planted single-unit skeleton beside shared ones."""
+    plan = plan_dp_synrag(DPSynRAGSpec(), 10.0, 1e-6)
+    counts = {"Seen today: [name]. Plan: [text].": 150, "Planted alone: [text].": 1}
+    rng = np.random.default_rng()
+    planted = shared = 0
+    for _ in range(10_000):
+        released = gaussian_sparse_histogram(counts, plan.sigma_s, plan.tau_s, plan.m_s, rng=rng)
+        planted += "Planted alone: [text]." in released.items
+        shared += "Seen today: [name]. Plan: [text]." in released.items
+    assert planted == 0
+    assert shared == 10_000
+
+
+def test_release_probability_follows_the_gaussian_tail():
+    """An item held by c units is released with probability Φ̄((τ − c)/σ): measured at c = τ (one half)."""
+    sigma, tau = 3.0, 20.0
+    counts = {f"s{i}": 20 for i in range(4000)}
+    released = gaussian_sparse_histogram(counts, sigma, tau, 2, rng=np.random.default_rng())
+    rate = len(released.items) / 4000
+    assert abs(rate - 0.5) < 4 * math.sqrt(0.25 / 4000)
+
+
+class _Checkpoints:
+    def __init__(self):
+        self.saved: dict = {}
+
+    def has(self, key):
+        return key in self.saved
+
+    def load(self, key):
+        return self.saved[key]
+
+    def save(self, key, value):
+        self.saved[key] = value
+
+
+class _Reporter:
+    def emit(self, event):
+        pass
+
+    def cancelled(self):
+        return False
+
+
+class _Ctx:
+    def __init__(self):
+        self.charged: list[tuple[str, float]] = []
+        self.checkpoints = _Checkpoints()
+        self.reporter = _Reporter()
+
+    def charge(self, stage, rho, description, delta_part=0.0):
+        self.charged.append((stage, rho, delta_part))
+
+    def test_rng(self):
+        return None
+
+
+def test_both_releases_are_charged_before_drawing_and_a_resume_draws_nothing(demo_units):
+    plan = plan_dp_synrag(DPSynRAGSpec(), 10.0, 1e-6)
+    ctx = _Ctx()
+    forms = release_forms(demo_units, plan.form_releases(), ctx, STAGE_FORM_OPENERS)
+    assert [c[0] for c in ctx.charged] == [STAGE_FORM_OPENERS, STAGE_FORM_SKELETONS]
+    assert ctx.charged[0][2] == pytest.approx(plan.delta_openers)
+    assert forms.skeletons and forms.coverage(600) > 0.3  # the demo's 600 notes: its templates are released
+    assert all(c > plan.tau_s for c in forms.counts)
+    with open(NOTES, newline="", encoding="utf-8") as fh:
+        names = {w for r in csv.DictReader(fh) for w in r["patient"].split()}
+    assert not any(n in s.split() for s in forms.skeletons for n in names)
+    again = release_forms(demo_units, plan.form_releases(), ctx, STAGE_FORM_OPENERS)
+    assert again == forms and len(ctx.charged) == 2
+
+
+def test_the_writer_follows_released_forms_only_when_they_stand_for_enough_of_the_corpus():
+    forms = ReleasedForms(("A [text].",), (40.0,))
+    assert follows_forms(forms, 100.0) and not follows_forms(forms, 1000.0)
+    assert not follows_forms(ReleasedForms(), 100.0)
