@@ -9,7 +9,9 @@ ledger and the exported (synthetic) files; nothing computed on the private data 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import math
+import os
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -352,13 +354,37 @@ def _guarantee_section(record: PrivacyRecord) -> dict[str, Any]:
     }
 
 
+DATA_COMMITMENT_TAG = b"privet/certificate-data-commitment/v1\n"
+
+
+def data_commitment(fingerprint: str, salt: bytes, key: bytes | None = None) -> str:
+    """HMAC-SHA256, under the installation secret, of a view's keyed fingerprint and a per-certificate salt."""
+    from core.installation import installation_secret
+
+    secret = installation_secret() if key is None else key
+    return hmac.new(secret, DATA_COMMITMENT_TAG + salt + fingerprint.encode("ascii"), hashlib.sha256).hexdigest()
+
+
+def commitment_matches(section: dict[str, Any], fingerprints: list[str], key: bytes | None = None) -> bool:
+    """Whether a certificate's ``dataset_fingerprint`` section was made from one of ``fingerprints`` (the views
+    the ledger holds for its dataset): only the installation holding the secret can tell."""
+    salt = bytes.fromhex(str(section.get("salt", "")))
+    value = str(section.get("value", ""))
+    return any(hmac.compare_digest(data_commitment(fp, salt, key), value) for fp in fingerprints)
+
+
 def _dataset_sections(record: PrivacyRecord) -> dict[str, Any]:
-    """The keyed dataset fingerprint and the identity its budget is kept under (no plain hash of the data)."""
+    """A salted commitment to the data and the identity its budget is kept under (no plain hash of the data,
+    and no value that stays the same while the data do: docs/method.md, "What a certificate says about the data")."""
+    salt = os.urandom(16)  # drawn per certificate: two certificates of unchanged data carry different values
     return {
         "dataset_fingerprint": {
-            "value": record.dataset_fingerprint,
-            "kind": "HMAC-SHA256 of the corpus under this installation's secret key (not a plain hash of the "
-            "data: it cannot be recomputed or matched without that key)",
+            "value": data_commitment(record.dataset_fingerprint, salt),
+            "salt": salt.hex(),
+            "kind": "HMAC-SHA256, under this installation's secret key, of the loaded data's keyed fingerprint "
+            "and a random salt drawn for this certificate. The installation that ran it can check that the "
+            "release came from data its ledger holds; no one can recompute it without the key, and two "
+            "certificates carry different values whether or not the data changed between them.",
         },
         "dataset_identity": {
             "value": record.dataset_id or record.dataset_fingerprint,

@@ -192,9 +192,13 @@ COMMON = 0  # a template ("came in complaining of"): two different corpora of on
 # found document by document.
 DOC_SAMPLE = 2048  # bottom-k over documents: at most this many documents of a view are signed
 DOC_WORDS = 8  # a signature: the keyed hashes of a document's (at most) 8 rarest words in its view
-DOC_MIN_WORDS = 3  # a document with fewer signature words is not signed (too little to tell it from others)
+DOC_MIN_WORDS = 4  # a document with fewer signature words is not signed (too little to tell it from others)
 DOC_RARE_SHARE = 0.1  # a signature word is in at most this share of the view's documents (not a template)
-DOC_MATCH_SHARE = 0.5  # a new document holding this share of a signature (and DOC_MIN_WORDS) is that document
+DOC_MATCH_SHARE = 0.75  # a new document holding this share of a signature (and DOC_MIN_WORDS) is that document
+# How much stronger than the word shingles' each kind of evidence must be to decide alone. Character n-grams
+# are graded by their own rarity only (no word boundaries to find a rare word in), and two corpora from one
+# generator share up to about 0.6 of them; a copy with joined words shares all of them.
+EVIDENCE_BAR = {"shingles": 1.0, "n-grams": 4.0, "documents": 1.0}
 
 
 @dataclass(frozen=True)
@@ -578,7 +582,7 @@ def containment(known: ContentSketch, scan: ContentScan, matches: DocumentMatche
         expected = scan.n_documents * signed.signed_share
         new_docs = min(1.0, matches.new_matched / expected) if expected > 0 else 0.0
         kinds.append(("documents", Containment(known_docs, new_docs)))
-    name, best = max(kinds, key=lambda k: k[1].share)
+    name, best = max(kinds, key=lambda k: k[1].share / EVIDENCE_BAR[k[0]])
     return Containment(best.known_in_new, best.new_in_known, name, matches.new_matched, scan.n_documents)
 
 

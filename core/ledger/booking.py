@@ -49,6 +49,7 @@ from pathlib import Path
 from core.corpus import Corpus, DatasetIdentity, dataset_fingerprint, dataset_identity, load_corpus
 from core.corpus.fingerprint import (
     ContentScan,
+    EVIDENCE_BAR,
     ContentSketch,
     Containment,
     containment,
@@ -70,13 +71,13 @@ SAME_CONTENT_SHARE = 0.2
 # documents of a known dataset, and they are at least DOCUMENT_SHARE of the load or of the known dataset, is
 # that dataset: a sample of a capped dataset mixed into a larger file counts against its cap. Chosen by
 # tests/ledger/test_surface_copies.py: different corpora of one kind match no more than a handful of documents.
-DOCUMENTS_ENOUGH = 10
-DOCUMENT_SHARE = 0.05
+DOCUMENTS_ENOUGH = 30
+DOCUMENT_SHARE = 0.1
 
 
 def same_dataset(found: Containment) -> bool:
     """Whether ``found`` (one known dataset against a load) makes them one dataset."""
-    if found.share >= SAME_CONTENT_SHARE:
+    if found.share >= SAME_CONTENT_SHARE * EVIDENCE_BAR.get(found.evidence, 1.0):
         return True
     return (found.evidence == "documents" and found.documents_matched >= DOCUMENTS_ENOUGH
             and found.share >= DOCUMENT_SHARE)

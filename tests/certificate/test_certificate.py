@@ -106,7 +106,8 @@ def test_certificate_content_and_budget_history(tmp_path):
     for phrase in ("Pre-processing", "Memorisation", "Rare topics", "floating-point"):
         assert phrase in hazards
     assert [s["kind"] for s in cert["samplers"]] == ["exact", "floating-point"]
-    assert cert["dataset_fingerprint"]["value"] == FP and "HMAC" in cert["dataset_fingerprint"]["kind"]
+    section = cert["dataset_fingerprint"]
+    assert section["value"] != FP and "HMAC" in section["kind"] and len(bytes.fromhex(section["salt"])) == 16
     assert cert["outputs"][0]["file"] == "synthetic.jsonl" and len(cert["outputs"][0]["sha256"]) == 64
     assert cert["signing_key"]["public_key_fingerprint"] == public_key_fingerprint(key.public_key)
     assert "in-memory" in cert["signing_key"]["storage"]
@@ -230,3 +231,20 @@ def test_private_statistics_only_on_opt_in_and_labelled(tmp_path):
     assert opted["non_dp_statistics"]["values"] == {"documents": 1200}
     assert "NOT differentially private" in opted["non_dp_statistics"]["label"]
     assert "Statistics of the private data (not DP)" in render_html(opted)
+
+
+def test_the_certificate_does_not_show_whether_the_data_changed(tmp_path):
+    """Issue 57: two certificates of the same data carry different data values (a per-certificate salt), and
+    the installation that ran them can still tell that each came from a view its ledger holds."""
+    from core.certificate.build import commitment_matches
+
+    import dataclasses
+
+    record = dataclasses.replace(make_record(), dataset_id="a1" * 32)  # a run of this version names its identity
+    one, _, _ = _signed(tmp_path, record=record)
+    two, _, _ = _signed(tmp_path, record=record)
+    first, second = one["dataset_fingerprint"], two["dataset_fingerprint"]
+    assert first["value"] != second["value"] and first["salt"] != second["salt"]
+    assert FP not in json.dumps(one) and FP not in json.dumps(two)
+    assert commitment_matches(first, [FP]) and commitment_matches(second, ["00" * 32, FP])
+    assert not commitment_matches(first, ["d4" * 32])

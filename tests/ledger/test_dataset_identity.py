@@ -20,6 +20,7 @@ from tests.helpers import tiny_spec, write_notes
 from core.cli import main as privet
 from core.corpus import Corpus, LoadReport, Unit
 from core.corpus.fingerprint import (
+    EVIDENCE_BAR,
     HOLDS_A_RARE_WORD,
     ShingleSketch,
     _BottomK,
@@ -30,7 +31,7 @@ from core.corpus.fingerprint import (
 from core.demo.generate import DEMO_SEED, make_clinic_corpus
 from core.errors import BudgetError, PrivetError
 from core.ledger import Ledger
-from core.ledger.booking import SAME_CONTENT_SHARE, Booking, book_dataset, record_booking
+from core.ledger.booking import SAME_CONTENT_SHARE, Booking, book_dataset, record_booking, same_dataset
 from core.paths import resources_dir
 from core.pipeline import load_spec_corpus
 from core.privacy.conversion import eps_to_rho
@@ -130,10 +131,12 @@ def _corpus(texts: list[str]) -> Corpus:
 
 
 def _share(known: list[str], new: list[str]) -> float:
+    """The share that decides (``same_dataset``), scaled to the word shingles' bar (0 when not the same)."""
     key = bytes(range(32))
     sketch = scan_content(_corpus(known), key=key).sketch
     scan = scan_content(_corpus(new), sketch.probe(), known=[sketch.documents], key=key)
-    return containment(sketch, scan, scan.document_matches[0]).share
+    found = containment(sketch, scan, scan.document_matches[0])
+    return found.share / EVIDENCE_BAR[found.evidence] if same_dataset(found) else min(found.share, 0.0)
 
 
 # --- identity form and the sketch ------------------------------------------------------------------------
