@@ -100,7 +100,7 @@ class ContentMatch:
     """The known dataset whose text this load shares most, and how much (``found``)."""
 
     key: str = ""
-    found: Containment = Containment()
+    found: Containment = field(default_factory=Containment)
 
     @property
     def share(self) -> float:

@@ -129,7 +129,8 @@ def _each(f: Callable[[str], str]) -> Callable[[list[str]], list[str]]:
 
 COPIES: dict[str, tuple[str, Callable[[list[str]], list[str]]]] = {
     # the audit's escapes (issue 57)
-    "cyrillic_all": ("look-alike Cyrillic letters for every a, e, o, p, c, x, y, i …", _each(lambda t: t.translate(_CYRILLIC_ALL))),
+    "cyrillic_all": ("look-alike Cyrillic letters for every a, e, o, p, c, x, y, i …",
+                     _each(lambda t: t.translate(_CYRILLIC_ALL))),
     "cyrillic_oe": ("Cyrillic о and е only", _each(lambda t: t.translate(_CYRILLIC_OE))),
     "shuffled": ("words shuffled within each row", _words(_shuffled)),
     "reversed": ("words reversed within each row", _words(lambda ws: ws[::-1])),
@@ -165,9 +166,11 @@ COPIES: dict[str, tuple[str, Callable[[list[str]], list[str]]]] = {
     "soft_hyphens": ("soft hyphens inside every word", _words(lambda ws: [w[:2] + "\u00ad" + w[2:] for w in ws])),
     "subset_30": ("a 30 % sample of the rows alone", _subset(0.3)),
     "doubled": ("every row twice", lambda notes: notes + notes),
-    "cyrillic_shuffled": ("Cyrillic look-alikes and words shuffled", lambda n: [t.translate(_CYRILLIC_ALL) for t in _words(_shuffled)(n)]),
+    "cyrillic_shuffled": ("Cyrillic look-alikes and words shuffled",
+                          lambda n: [t.translate(_CYRILLIC_ALL) for t in _words(_shuffled)(n)]),
     "html_leet": ("HTML export with every e written as 3", _each(lambda t: _html(t.translate(_LEET_E)))),
-    "markdown": ("Markdown: a bullet per note, names in bold", _each(lambda t: "- **" + " ".join(t.split()[:2]) + "** " + " ".join(t.split()[2:]))),
+    "markdown": ("Markdown: a bullet per note, names in bold",
+                 _each(lambda t: "- **" + " ".join(t.split()[:2]) + "** " + " ".join(t.split()[2:]))),
 }
 
 
