@@ -11,8 +11,11 @@ from pathlib import Path
 
 from core.errors import PrivetError
 
+_CLINIC_FILES = ("notes.csv", "questions.jsonl", "diseases.json", "domain_words.txt", "templates.json")
 _FILES = {
-    "clinic": ("notes.csv", "questions.jsonl", "diseases.json", "domain_words.txt"),
+    "clinic": _CLINIC_FILES,
+    "discharge": _CLINIC_FILES,  # discharge summaries in four templates of their own
+    "triage": _CLINIC_FILES,  # emergency triage notes in four templates of their own
     "movielens": ("users.csv", "questions.jsonl"),
 }
 
@@ -22,13 +25,15 @@ def register(subparsers) -> None:
         "demo-data",
         help="write a public demo corpus (synthetic clinic notes or MovieLens users) into a folder",
         description="Generate a public demo corpus with evaluation questions. The clinic corpus is "
-        "invented (fake patients, invented diseases); the MovieLens corpus uses public ratings with "
-        "fake user names. Output is deterministic for a given --seed.",
+        "invented (fake patients, invented diseases); 'discharge' (discharge summaries) and 'triage' (triage "
+        "notes) are invented clinic-like corpora in forms of their own, with their own invented diseases and "
+        "drugs; each clinic-like folder also holds templates.json, the public templates its notes are written in. "
+        "The MovieLens corpus uses public ratings with fake user names. Output is deterministic for a given --seed.",
     )
     parser.add_argument("out_dir", metavar="OUT_DIR", type=Path, help="folder to write into (created if missing)")
     parser.add_argument("--kind", choices=sorted(_FILES), default="clinic", help="which corpus (default: clinic)")
-    parser.add_argument("--patients", type=int, default=600, help="clinic: number of patients (default 600)")
-    parser.add_argument("--diseases", type=int, default=25, help="clinic: number of invented diseases (default 25)")
+    parser.add_argument("--patients", type=int, default=600, help="clinic, discharge, triage: number of patients (default 600)")
+    parser.add_argument("--diseases", type=int, default=25, help="clinic, discharge, triage: number of invented diseases (default 25)")
     parser.add_argument("--users", type=int, default=300, help="movielens: number of users (default 300)")
     parser.add_argument("--seed", type=int, default=None, help="generator seed (default: the shipped demo's)")
     parser.add_argument("--force", action="store_true", help="overwrite demo files already in OUT_DIR")
@@ -49,10 +54,12 @@ def run(args: argparse.Namespace) -> int:
         )
     seed = generate.DEMO_SEED if args.seed is None else args.seed
     try:
-        if args.kind == "clinic":
-            corpus = generate.make_clinic_corpus(args.patients, args.diseases, seed)
+        if args.kind != "movielens":
+            corpus = (generate.make_clinic_corpus(args.patients, args.diseases, seed) if args.kind == "clinic"
+                      else generate.make_form_corpus(args.kind, args.patients, args.diseases, seed))
             written = generate.write_clinic(corpus, out_dir)
-            summary = f"{len(corpus.notes)} notes, {len(corpus.diseases)} diseases, {len(corpus.questions)} questions"
+            summary = (f"{len(corpus.notes)} notes in {len(corpus.templates)} templates, {len(corpus.diseases)} "
+                       f"diseases, {len(corpus.questions)} questions")
         else:
             ml = generate.make_movielens_corpus(args.users, seed)
             written = generate.write_movielens(ml, out_dir)

