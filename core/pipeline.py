@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import math
 import secrets
 import tempfile
@@ -45,6 +46,7 @@ from core.method_catalogue import facts
 from core.methods.class_conditional import method_for
 from core.methods.base import Method, MethodContext, PlanSummary, SyntheticDoc
 from core.methods.wave_size import default_batch_rows, wave_rows
+from core.models import threads
 from core.models.registry import load_embedder, load_language_model, model_fingerprint, resolve_model
 from core.paths import data_dir
 from core.planning import dataset_booking, estimate_cost, plan, refuse_spending_for_nothing, register_dataset
@@ -64,6 +66,7 @@ __all__ = [
     "write_synthetic",
 ]
 
+log = logging.getLogger(__name__)
 COMPUTE_SPILL = "compute-spill"  # where a Ray started for this run spills objects (core/compute/ray_pool.py)
 
 
@@ -313,6 +316,7 @@ def _run_reserved(spec, reporter, ledger, models, prepared, booking, run, out_di
                     "Please report this: the resume quote should have been an upper bound.")
         ledger.charge(identity.key, run_id, stage, rho, delta, description, delta_part=delta_part)  # within the reservation
         reporter.emit(ProgressEvent(stage, "charged", rho=rho, message=description))
+        threads.match_free_cores()  # a stage starts: the threads fit the cores free now (a neighbour may have come)
 
     backend = compute_backend(spec.compute, spec.llm, spec.embedder, spec.test_mode_seed,
                               run_dir / COMPUTE_SPILL)  # this process's, or Ray's: never None
@@ -432,7 +436,10 @@ def _load_models(spec: RunSpec, reporter: Reporter) -> LoadedModels:
     progress = StageProgress(reporter, "models", 2).start("Loading models")
     # Resolved once: the files, backend and device that load are the ones the certificate names.
     llm_model, embedder_model = resolve_model(spec.llm, "llm"), resolve_model(spec.embedder, "embedder")
+    threads.configure(spec.compute.threads)  # torch and llama.cpp on the free cores (or [compute] threads)
+    log.info("Models run on %s.", threads.match_free_cores().words())
     llm = load_language_model(llm_model)
+    threads.follow(llm)  # a llama.cpp model's threads follow the count chosen again at each charged stage
     progress.advance()
     embedder = load_embedder(embedder_model)
     progress.advance()

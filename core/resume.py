@@ -35,6 +35,7 @@ from core.runspec import RunSpec
 RESUMABLE_CHANGES = (
     "output", "privacy.rationale", "data.path", "privacy.spend_anyway",
     "llm.device", "embedder.device", "dp_synrag.batch_rows", "dp_synrag.memory_budget_mb",
+    "compute.threads",  # how many threads run the models: the same draws, only faster or slower
 )
 
 

@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 
 from core.models.sources import model_cache_root, sha256_file
+from core.models.threads import current_threads
 
 SLOW_BATCHED_ON_CPU = frozenset({"LLAMA_FTYPE_MOSTLY_Q4_1"})  # measured; other types are used as they are
 CPU_TYPE = "LLAMA_FTYPE_MOSTLY_Q8_0"
@@ -78,7 +79,7 @@ def cpu_copy(lib, gguf: Path) -> Path | None:
         params = lib.llama_model_quantize_default_params()
         params.ftype = int(getattr(lib, CPU_TYPE))
         params.allow_requantize = True
-        params.nthread = os.cpu_count() or 1
+        params.nthread = current_threads()  # the free cores, not every core
         with _quiet_llama_log():
             status = lib.llama_model_quantize(str(gguf).encode(), str(tmp).encode(), ctypes.byref(params))
         if status != 0:

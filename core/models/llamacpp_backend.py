@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -33,6 +32,7 @@ from core.errors import ModelError
 from core.models.chat import ChatTokenizer
 from core.models.generation import decode_rows
 from core.models.gguf_cpu import cpu_copy, existing_cpu_copy, slow_on_cpu
+from core.models.threads import current_threads
 from core.privacy.randomness import secure_torch_generator
 
 N_CTX = 2048
@@ -229,6 +229,7 @@ class LlamaCppLanguageModel:
     def __init__(self, gguf: Path, tokenizer, name: str, offload: str) -> None:
         llama_cpp = import_llama_cpp()
         self._lib = llama_cpp
+        self._threads = current_threads()  # the free cores (core.models.threads), not every core
         on_cpu = not offload.startswith("cuda")
         # The file whose weights run: on the CPU, a Q8_0 copy when the file's type is slow there (gguf_cpu.py).
         self.weights_file = (existing_cpu_copy(gguf) if on_cpu else None) or gguf
@@ -246,7 +247,6 @@ class LlamaCppLanguageModel:
         self.eos_token_ids = self.chat.eos_token_ids
         self.vocab_size = int(self.llm.n_vocab())
         self.max_context = N_CTX
-        self._threads = os.cpu_count() or 1
         self._contexts: list[BatchContext] = []  # contexts of the batched sessions, reused across waves
 
     def _load(self, gguf: Path, offload: str):
@@ -254,7 +254,8 @@ class LlamaCppLanguageModel:
             return self._lib.Llama(
                 model_path=str(gguf),
                 n_ctx=N_CTX,
-                n_threads=os.cpu_count() or 1,
+                n_threads=self._threads,
+                n_threads_batch=self._threads,
                 n_gpu_layers=-1 if offload.startswith("cuda") else 0,
                 logits_all=False,
                 verbose=False,
@@ -263,6 +264,16 @@ class LlamaCppLanguageModel:
             raise ModelError(
                 f"llama.cpp could not load {gguf}: {exc}", "Check that the file is a complete GGUF model."
             ) from exc
+
+    def set_threads(self, threads: int) -> None:
+        """Decode on ``threads`` threads from now on (the loaded context and the batched sessions' contexts)."""
+        threads = max(int(threads), 1)
+        if threads == self._threads:
+            return
+        self._threads = threads
+        self._lib.llama_set_n_threads(self.llm.ctx, threads, threads)
+        for context in self._contexts:
+            self._lib.llama_set_n_threads(context.ctx, threads, threads)
 
     def _file_type(self) -> int:
         """The GGUF's weight type (``general.file_type``, a ``LLAMA_FTYPE_*`` value; -1 if unstated)."""

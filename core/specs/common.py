@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from core import method_catalogue
 from core.specs.rules import (
-    MAX_LABELS, MAX_UNIT_CHARS, MAX_UNITS, MAX_WORKERS, Rule, flag, name, name_problem, number, path_text, text, texts,
+    MAX_LABELS, MAX_THREADS, MAX_UNIT_CHARS, MAX_UNITS, MAX_WORKERS, Rule, flag, name, name_problem, number, path_text, text, texts,
     whole,
 )
 from core.wording import PERMITTED_USES, WEAK_MAX
@@ -180,14 +180,20 @@ class OutputSpec:
 
 @dataclass
 class ComputeSpec:
-    """Where private prediction, LLM keyword extraction and embedding run (see core/compute): this process, or Ray workers."""
+    """Where private prediction, LLM keyword extraction and embedding run (see core/compute): this process, or Ray
+    workers; and on how many threads this process runs the models (core/models/threads.py)."""
 
     backend: str = "local"  # "local" (one process, no Ray) or "ray"
     address: str = ""  # Ray: "" = start Ray on this machine, "auto" = the running cluster, "ray://host:10001"
     workers: int = 0  # Ray: 0 = one worker per GPU; N = N workers (CPU workers when there is no GPU)
+    # Threads for torch and llama.cpp in this process: 0 = the cores free now (the cores less other programs' load,
+    # chosen again when the writing starts); N = N threads (at most the cores). PRIVET_THREADS does the same for
+    # every run when this is 0.
+    threads: int = 0
 
     RULES: ClassVar[dict[str, Rule]] = {
         "backend": text("the compute backend", choices=("local", "ray")),
         "address": text("the Ray address", pattern=r"\s*(auto|ray://.*)?\s*", form='empty, "auto" or "ray://host:port"'),
         "workers": whole("Ray workers (0 = one per GPU)", low=0, high=MAX_WORKERS),
+        "threads": whole("threads for the models (0 = the free cores)", low=0, high=MAX_THREADS),
     }

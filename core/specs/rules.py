@@ -40,6 +40,7 @@ MAX_VARIATIONS = 64  # Aug-PE variations per winner; RPSG candidates and variant
 MAX_BATCH = 4_096  # texts or rows generated together: far above what one GPU's memory holds
 MAX_MEMORY_MB = 4_194_304  # 4 TiB: a memory budget above it is a typo (the wave size grows with it)
 MAX_WORKERS = 1_024  # Ray workers: far above the GPUs of one site
+MAX_THREADS = 4_096  # [compute] threads: far above the cores of one machine (the count used is at most its cores)
 MAX_UNIT_CHARS = 10_000_000  # the longest privacy unit: ten million characters (a few thousand pages)
 MAX_PHRASES_PER_UNIT = 64  # K_p: phrases each unit proposes
 MAX_UNITS = 10**12  # the public bound N on units: more than any corpus; δ = 1/(10 N) stays a normal float
