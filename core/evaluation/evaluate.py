@@ -97,6 +97,8 @@ def run_evaluation(config: EvaluationConfig, reporter: Reporter = NULL_REPORTER,
         result["quality"] = quality_rows(data, corpora, models.embedder, scale, member_emb, (held, held_emb))
     _say(reporter, "evaluate", f"Coverage of {len(held)} held-out non-members")
     result["coverage"] = coverage_rows(data, corpora, models.embedder, config, member_emb, held, held_emb)
+    _say(reporter, "evaluate", "Fidelity: classifier test, own forms, MMD²")
+    result["fidelity"] = fidelity_rows(data, corpora, models.embedder, config, member_emb, (held, held_emb))
     if config.dataset.roles_file:
         result["roles"] = role_rows(data, corpora, config)
     result["notes"] = notes
@@ -226,6 +228,26 @@ def coverage_rows(data: EvaluationData, corpora: list, embedder, config: Evaluat
         texts = [data.members[i].text for i in pick]
         rows.append(coverage.coverage_scores(f"{REAL_SAMPLE}, n = {size}", "real_sample", None, texts,
                                              member_emb[pick], held_emb, common, member_emb, rng).to_dict())
+    return rows
+
+
+def fidelity_rows(data: EvaluationData, corpora: list, embedder, config: EvaluationConfig, member_emb: np.ndarray,
+                  held: tuple[list[str], np.ndarray]) -> list[dict]:
+    """The fidelity report (core/evaluation/fidelity.py) of every corpus against the members, with the held-out
+    non-members as the held real sample: the real-vs-synthetic classifier's AUC (``c2st_auc``), the share in the
+    corpus's own templates (``own_form_share``; the skeleton proxy when the dataset publishes none), MMD² beside a
+    same-size real sample's. Figures only: the side-by-side pairs quote real documents and stay out."""
+    from core.evaluation.fidelity import fidelity_report
+
+    templates = config.dataset.templates()
+    real = [r.text for r in data.members]
+    held_texts, held_emb = held
+    rows = []
+    for c in corpora:
+        emb = embedder.embed(c.texts) if c.texts else np.zeros((0, embedder.dim))
+        report = fidelity_report(real, c.texts, templates=templates, held=held_texts, real_embeddings=member_emb,
+                                 held_embeddings=held_emb, synthetic_embeddings=emb, n_pairs=0)
+        rows.append({"corpus": c.label, "method": c.method, "epsilon": c.epsilon, **report.to_dict(pairs=False)})
     return rows
 
 

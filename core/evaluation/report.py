@@ -191,6 +191,8 @@ def markdown_summary(result: dict) -> str:
         parts.append(coverage_markdown(result["coverage"]))
     if result.get("roles"):
         parts.append(roles_markdown(result["roles"]))
+    if result.get("fidelity"):
+        parts.append(fidelity_markdown(result["fidelity"]))
     if "utility" not in result:  # free text: coverage and quality only
         parts.append(_quality_markdown(result))
         if result.get("notes"):
@@ -249,6 +251,27 @@ def coverage_markdown(rows: list[dict]) -> str:
                        r["best_cosine"], r["content_words"], _fmt(r["mmd2"], 3), _fmt(r["mmd2_real"], 3),
                        r["junk_rate"], r["distinct_2"], r["mean_words"]] for r in rows])
             + _samples_markdown(rows))
+
+
+def fidelity_markdown(rows: list[dict]) -> str:
+    """The fidelity report of each corpus (core/evaluation/fidelity.py), figures only."""
+    method = next((r["own_form_method"] for r in rows if r.get("own_form_method")), "")
+    form = ("the share matching one of the generator's own templates in full" if method == "templates" else
+            "a skeleton proxy: the share whose skeleton (the 200 commonest member words and punctuation) at least "
+            "two members share")
+    return ("### Fidelity (real-vs-synthetic classifier, own forms)\n\n"
+            "Classifier AUC: TF-IDF + logistic regression telling members from the corpus's documents, 5-fold "
+            "cross-validated on as many members as documents (0.5: indistinguishable; beside it, the same test "
+            f"between members and held-out non-members). Own forms: {form}; beside it, the held-out non-members'. "
+            "Template mix TV: total variation between the corpus's and the members' template mixes. MMD² to the "
+            "held-out non-members beside a same-size member sample's.\n\n"
+            + _table(["corpus", "ε", "documents", "classifier AUC (real vs real)", "own forms (real)",
+                      "template mix TV", "MMD² (real same-size)"],
+                     [[r["corpus"], "–" if r["epsilon"] is None else f"{r['epsilon']:g}", r["n_synthetic"],
+                       f"{_fmt(r['c2st_auc'])} ({_fmt(r['c2st_auc_real'])})",
+                       f"{_fmt(r['own_form_share'])} ({_fmt(r['own_form_share_real'])})",
+                       r.get("template_mix_tv"), f"{_fmt(r['mmd2'], 3)} ({_fmt(r['mmd2_real'], 3)})"]
+                      for r in rows]))
 
 
 def roles_markdown(rows: list[dict]) -> str:

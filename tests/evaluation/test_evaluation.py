@@ -217,6 +217,15 @@ def test_privet_evaluate_tiny_writes_json_and_plots_without_private_text(tmp_pat
     roles = {r["corpus"]: r for r in result["roles"]}
     assert PUBLIC_ONLY_LABEL in roles and "### Role accuracy" in summary
     assert roles["non-private (members)"]["role_accuracy"] == 1.0 and roles["non-private (members)"]["pairs"] > 0
+    # fidelity (core/evaluation/fidelity.py): the classifier test and the own-form share of every corpus and ε,
+    # against the demo clinic's own templates; figures only (no side-by-side real text)
+    fidelity = {(r["corpus"], r["epsilon"]): r for r in result["fidelity"]}
+    assert {(r["label"], r["epsilon"]) for r in result["runs"]} == set(fidelity)
+    for row in fidelity.values():
+        assert "pairs" not in row and row["own_form_method"] == "templates"
+        assert {"c2st_auc", "c2st_auc_real", "own_form_share", "own_form_share_real", "mmd2", "mmd2_real"} <= set(row)
+        assert row["own_form_share_real"] == 1.0  # the held-out real notes are all in the clinic's own templates
+    assert "### Fidelity" in summary
     corpora = {u["corpus"] for u in result["utility"]}
     assert {"non-private (members)", "no retrieval"} <= corpora
     private = next(u for u in result["utility"] if u["method"] == "private")
