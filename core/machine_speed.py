@@ -12,21 +12,73 @@ the run. On a shared 2-core machine two threads ran it 6x slower than one (and t
 
 ``REFERENCE_ROUNDS_S`` is the workload's rate on the computer the built-in figures come from, measured in the
 same run as the realised writer's figure (``bench/realisation.py`` prints both, side by side).
+
+One reading is easily disturbed (a neighbour's burst, the scheduler moving a thread): the half second is cut
+into ``PROBE_ROUNDS`` readings and the speed is their median, with their spread (``SpeedProbe.spread``) kept to
+say how steady the machine was. The workload runs on the threads the models will run on (``core.models.threads``:
+the free cores), so a busy machine is priced at the speed the writer gets on it.
 """
 
 from __future__ import annotations
 
+import statistics
 import time
+from dataclasses import dataclass
 
 # rounds/s of the probe on the idle 2-core development machine, torch's default two threads (709-802 between the
 # writer's batches on 2026-12-04, docs/bench/estimate.md), where core.estimate's built-in figures were measured
 REFERENCE_ROUNDS_S = 740.0
 PROBE_SECONDS = 0.5  # 0.25 s readings spread ±30 % on the loaded 2-core machine, 1 s ones ±2 %
+PROBE_ROUNDS = 5  # readings of PROBE_SECONDS / PROBE_ROUNDS each; the speed is their median
 BUSY_BOUNDS = (0.2, 20.0)  # a probe outside these says more about the probe than about the computer
 _ROWS, _WIDTH, _LAYERS = 16, 576, 4
 
 
+@dataclass(frozen=True)
+class SpeedProbe:
+    """One speed test: the median ``rate`` (rounds/s) of its ``readings`` and their ``spread`` ((largest -
+    smallest) / median: 0 on a steady machine), on ``threads`` torch threads."""
+
+    rate: float
+    readings: tuple[float, ...]
+    threads: int
+
+    @property
+    def spread(self) -> float:
+        return (max(self.readings) - min(self.readings)) / max(self.rate, 1e-9)
+
+
+def median_rate(readings: list[float] | tuple[float, ...]) -> float:
+    """The speed a probe reports: the median of its readings (one disturbed reading does not move it)."""
+    return float(statistics.median(readings))
+
+
+def probe(seconds: float = PROBE_SECONDS, rounds: int = PROBE_ROUNDS, threads: int | None = None) -> SpeedProbe:
+    """The public workload timed ``rounds`` times over about ``seconds`` of wall time in all, on ``threads``
+    torch threads (None: the threads the models would run on now, ``core.models.threads``)."""
+    import torch
+
+    from core.models.threads import choose_threads
+
+    count = choose_threads().threads if threads is None else max(int(threads), 1)
+    before = torch.get_num_threads()
+    if count != before:
+        torch.set_num_threads(count)
+    try:
+        readings = tuple(_reading(seconds / max(rounds, 1)) for _ in range(max(rounds, 1)))
+    finally:
+        if count != before:
+            torch.set_num_threads(before)
+    return SpeedProbe(median_rate(readings), readings, count)
+
+
 def probe_rate(seconds: float = PROBE_SECONDS) -> float:
+    """Rounds per second of the public workload: the median of ``PROBE_ROUNDS`` readings over about ``seconds``
+    of wall time in all (``probe``)."""
+    return probe(seconds).rate
+
+
+def _reading(seconds: float) -> float:
     """Rounds per second of the public workload over about ``seconds`` of wall time (one round: ``_LAYERS``
     products of a 16 x 576 batch with a 576 x 1536 matrix and back, the shape of a decoding step), with torch
     and its threads, as the writer runs: on a shared machine several threads can run far slower than one."""

@@ -77,3 +77,37 @@ def test_the_wizard_reuses_one_speed_test_for_a_minute(monkeypatch):
     clock[0] += ctl.SPEED_TEST_REUSE_S
     wizard._speed_test()
     assert len(calls) == 2  # a minute later: taken again
+
+
+@pytest.mark.real_speed_test
+def test_the_speed_is_the_median_of_several_readings_and_their_spread_is_kept(monkeypatch):
+    import torch
+
+    readings = iter([REFERENCE_ROUNDS_S / 2, 3.0, REFERENCE_ROUNDS_S / 2.2, REFERENCE_ROUNDS_S, REFERENCE_ROUNDS_S / 1.8])
+    monkeypatch.setattr(machine_speed, "_reading", lambda seconds: next(readings))
+    before = torch.get_num_threads()
+    probe = machine_speed.probe(threads=1)
+    assert probe.rate == pytest.approx(REFERENCE_ROUNDS_S / 2)  # one reading disturbed by a burst: not the speed
+    assert len(probe.readings) == machine_speed.PROBE_ROUNDS and probe.threads == 1
+    assert probe.spread == pytest.approx((REFERENCE_ROUNDS_S - 3.0) / (REFERENCE_ROUNDS_S / 2))
+    assert torch.get_num_threads() == before  # the probe leaves torch's threads as it found them
+    readings = iter([100.0, 5.0, 120.0, 740.0, 90.0])
+    assert busy_factor("cpu") == pytest.approx(REFERENCE_ROUNDS_S / 100.0)  # the median, not the mean or the last
+
+
+@pytest.mark.real_speed_test
+def test_the_speed_test_runs_on_the_threads_the_models_will_run_on(monkeypatch):
+    from core.models import threads
+
+    seen: list[int] = []
+
+    def reading(seconds: float) -> float:
+        import torch
+
+        seen.append(torch.get_num_threads())
+        return REFERENCE_ROUNDS_S
+
+    monkeypatch.setattr(machine_speed, "_reading", reading)
+    monkeypatch.setattr(threads, "choose_threads", lambda *a, **k: threads.ThreadChoice(1, "free cores", 2, 1.5, 0.0))
+    assert machine_speed.probe().threads == 1 and set(seen) == {1}
+    assert machine_speed.probe(threads=2).threads == 2
