@@ -20,23 +20,25 @@ from __future__ import annotations
 import math
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 import torch
 
+from core.methods.dp_synrag.roles import CONDITION, DRUG, SYMPTOM, RoleSources, assign_roles
 from core.methods.dp_synrag.structure import SLOT, ReleasedForms
 from core.models.base import LanguageModel
 
 TEXT_TOKENS = 24  # the longest [text] slot
-NUMBER_DIGITS = 3
+NUMBER_DIGITS = 2  # the writer's own number (no rule knows its kind): one or two digits
 PULL = 2.5  # logit bonus for the first token of a released word not yet written
 CLOSE_AFTER = 10  # tokens into a [text] slot after which a clause end is favoured more and more
 TEMPERATURE = 0.8
 TOP_P = 0.95
-BATCH = 16
+TOP_K = 64
+BATCH = 32
 MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
                "November", "December")
 _INITIALS = "ABCDEFGHIJKLMNOPRSTW"
@@ -46,6 +48,77 @@ _ODD = set("[]\\|{}<>_#*=~^`@$%&")  # marks no document of prose writes inside a
 PROMPT = ("Write one document of a collection used for this purpose: {task}\n"
           "It is about {topic}.{related}\n"
           "Write it in exactly this form, filling each part in square brackets with your own words:\n{skeleton}")
+
+
+# Words before a ``[text]`` slot that say which role its filler has (public: the released form's own wording). The
+# slot is then written as the topic's released words of that role, when it has some (docs/method.md §2.6b).
+SLOT_CUES = (
+    (CONDITION, ("diagnos", "assessment", "impression", "consistent with", "condition", "suspected", "problem",
+                 "cause", "due to", "known", "dx", "possible", "probable", "likely", "?")),
+    (DRUG, ("prescri", "start", "treat", "medic", "meds", "rx", "take", "given", "therapy", "drug", "dose",
+            "continue", "plan")),
+    (SYMPTOM, ("symptom", "complain", "report", "present", "has had", "suffer", "experienc", "because of",
+               "reason", "concern", "with", "cc", "c/o")),
+)
+CUE_CHARS = 40  # how far back the cue words are read
+
+
+# Numbers a form's wording says the kind of (public rules on the released form's words; anything else is the
+# writer's own digits): (pattern on the wording before, pattern on the wording after, choices).
+_DOSES = (5, 10, 20, 25, 40, 50, 100, 200, 250, 500)
+NUMBER_RULES: tuple[tuple[re.Pattern[str], re.Pattern[str], Sequence[int]], ...] = (
+    (re.compile(r"$"), re.compile(r"^\s*(mg|mcg|µg|ml|g|units?|iu)\b", re.I), _DOSES),
+    (re.compile(r"$"), re.compile(r"^[\s-]*(years?[\s-]*old|y/?o|yrs?|y\b)", re.I), tuple(range(18, 91))),
+    (re.compile(r"\b(age|aged)\W*$", re.I), re.compile(r""), tuple(range(18, 91))),
+    (re.compile(r"$"), re.compile(r"^\s*(weeks?|days?|months?|hours?|wks?|hrs?)\b", re.I), tuple(range(2, 13))),
+    (re.compile(r"\b(bp|blood pressure)\W*$", re.I), re.compile(r""), tuple(range(100, 171))),
+    (re.compile(r"(\bpulse|\bhr|heart rate|\bbpm)\W*$", re.I), re.compile(r""), tuple(range(55, 121))),
+    (re.compile(r"\b(temp|temperature)\W*$", re.I), re.compile(r""), tuple(range(36, 40))),
+    (re.compile(r"^[/-]$"), re.compile(r"^[/-]$"), tuple(range(1, 13))),  # a date's middle part
+    (re.compile(r"^[/-]$"), re.compile(r""), tuple(range(2019, 2026))),  # a date's last part
+    (re.compile(r""), re.compile(r"^[/-]$"), tuple(range(1, 29))),  # a date's first part
+)
+
+
+def number_choices(before: str, after: str) -> Sequence[int]:
+    """The plausible values of a ``[number]`` slot from the form's wording around it (public), or () for the writer."""
+    for left, right, choices in NUMBER_RULES:
+        if left.search(before[-30:]) and right.search(after[:30]):
+            return choices
+    return ()
+
+
+def released_roles(llm: LanguageModel, words: Sequence[str], domain_lists: Sequence[str] = ()) -> dict[str, str | None]:
+    """Each released word's public role (typed lists, morphology, the public model asked): ``roles.py``."""
+    return assign_roles(words, RoleSources.of(domain_lists).asking(llm, words))
+
+
+_DOSE_AFTER = re.compile(r"^\s*(mg|mcg|µg|ml|g|units?|iu)\b", re.I)
+
+
+def slot_role(before: str, dose_after: bool = False) -> str | None:
+    """The role of a ``[text]`` slot from the fixed wording just before it ("Presenting symptoms were" → symptom); a
+    slot followed by a dose ("[text] [number] mg") is a drug's."""
+    if dose_after:
+        return DRUG
+    tail = before.lower()[-CUE_CHARS:]
+    found = [(tail.rfind(stem) + len(stem), len(stem), role) for role, stems in SLOT_CUES for stem in stems
+             if stem in tail]
+    return max(found)[2] if found else None  # the cue nearest the slot; of two ending there, the longer
+
+
+def role_filler(role: str | None, words: Sequence[str], roles: Mapping[str, str | None], topic: str) -> str:
+    """The words a typed slot is written with: the topic's released words of its role (a symptom list joined with
+    commas and "and"), the topic's own word for a condition slot when no word is typed as one; "" when none."""
+    if role is None:
+        return ""
+    typed = [w for w in words if roles.get(w) == role]
+    if role == CONDITION and not typed and roles.get(topic) is None:
+        typed = [topic]
+    if role == SYMPTOM:
+        typed = typed[:3]
+        return typed[0] if len(typed) == 1 else ", ".join(typed[:-1]) + " and " + typed[-1] if typed else ""
+    return typed[0] if typed else ""
 
 
 @dataclass(frozen=True)
@@ -116,26 +189,31 @@ class _Row:
 
     index: int
     pieces: list[Piece]
-    words: tuple[str, ...]
+    words: tuple[str, ...]  # the topic's released words: its word first
     pending: list[int] = field(default_factory=list)  # forced tokens still to write
     at: int = -1  # the piece being written
     slot_tokens: int = 0
     slot_text: str = ""
     written: list[int] = field(default_factory=list)
+    text: str = ""  # what it has written, lower case (the pull reads it)
     done: bool = False
     space_first: bool = False  # the slot's first token carries the space its fixed wording left off
+    forced: bool = False  # the piece being written is forced whole (fixed wording, initials, a month, typed words)
+    used: set[str] = field(default_factory=set)  # typed words written in a slot already
 
 
 class FormWriter:
     """Writes documents in released skeletons with one model (see the module's docstring)."""
 
-    def __init__(self, llm: LanguageModel, generator: torch.Generator, rng: random.Random) -> None:
+    def __init__(self, llm: LanguageModel, generator: torch.Generator, rng: random.Random,
+                 roles: Mapping[str, str | None] | None = None) -> None:
         self.llm = llm
         self.tokenizer = llm.chat.tokenizer
         self.table = _table(self.tokenizer, llm.vocab_size)
         self.generator = generator
         self.rng = rng
         self._first_tokens: dict[str, list[int]] = {}
+        self.roles = dict(roles or {})  # each released word's public role (roles.py), None: untyped
 
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
@@ -187,8 +265,10 @@ class FormWriter:
                 return
             piece = row.pieces[row.at]
             space = " " if row.space_first else ""
-            row.space_first = False
-            if piece.kind == "fixed":
+            row.space_first, row.forced = False, True
+            if piece.kind == "text" and (filler := self._typed_filler(row)):
+                row.pending.extend(self.encode(space + filler))
+            elif piece.kind == "fixed":
                 text = piece.text
                 after = row.pieces[row.at + 1].kind if row.at + 1 < len(row.pieces) else ""
                 if after in ("text", "name", "month") and text.endswith(" "):  # a space belongs to the word after it
@@ -199,8 +279,10 @@ class FormWriter:
                 row.pending.extend(self.encode(f"{space}{a}. {b}."))
             elif piece.kind == "month":
                 row.pending.extend(self.encode(space + self.rng.choice(MONTH_NAMES)))
+            elif piece.kind == "number" and (choices := self._number_choices(row)):
+                row.pending.extend(self.encode(space + str(self.rng.choice(choices))))
             else:
-                row.space_first = bool(space)
+                row.space_first, row.forced = bool(space), False
                 return  # a slot the writer fills: "text" or "number"
             if row.pending:
                 return
@@ -210,8 +292,8 @@ class FormWriter:
         while not row.done:
             if row.pending:
                 token = row.pending.pop(0)
-                row.written.append(token)
-                if not row.pending and row.pieces[row.at].kind != "text" and row.pieces[row.at].kind != "number":
+                self._append(row, token)
+                if not row.pending and row.forced:
                     self._next_piece(row)
                 return token
             kind = row.pieces[row.at].kind if row.at < len(row.pieces) else ""
@@ -219,16 +301,35 @@ class FormWriter:
             if token is None:  # the slot is finished: the next piece writes now
                 self._next_piece(row)
                 continue
-            row.written.append(token)
+            self._append(row, token)
             row.slot_tokens += 1
             row.slot_text += self.table.texts[token]
             return token
         return None
 
+    def _number_choices(self, row: _Row) -> Sequence[int]:
+        before = row.pieces[row.at - 1].text if row.at and row.pieces[row.at - 1].kind == "fixed" else ""
+        after = row.pieces[row.at + 1].text if row.at + 1 < len(row.pieces) and row.pieces[row.at + 1].kind == "fixed" else ""
+        return number_choices(before, after)
+
+    def _typed_filler(self, row: _Row) -> str:
+        """A ``[text]`` slot whose wording before it names a role, written as the topic's words of that role."""
+        before = row.pieces[row.at - 1].text if row.at and row.pieces[row.at - 1].kind == "fixed" else ""
+        rest = row.pieces[row.at + 1 : row.at + 4]
+        dose = len(rest) >= 3 and rest[1].kind == "number" and bool(_DOSE_AFTER.match(rest[2].text))
+        role = slot_role(before, dose)
+        fresh = [w for w in row.words if w not in row.used] or list(row.words)
+        filler = role_filler(role, fresh, self.roles, row.words[0])
+        row.used.update(w for w in row.words if w in filler.split(", ") or w == filler or f" {w}" in f" {filler}")
+        return filler
+
+    def _append(self, row: _Row, token: int) -> None:
+        row.written.append(token)
+        row.text += self.table.texts[token].lower()
+
     def _sample_slot(self, row: _Row, kind: str, logits: torch.Tensor) -> int | None:
         t = self.table
-        scores = logits[: t.size].clone()
-        scores[t.banned] = -math.inf
+        scores = logits[: t.size].masked_fill(t.banned, -math.inf)
         if row.space_first and not row.slot_tokens:
             scores[~t.space_start] = -math.inf
         if kind == "number":
@@ -246,9 +347,8 @@ class FormWriter:
             scores[t.clause_end] = -math.inf
         elif row.slot_tokens > CLOSE_AFTER:
             scores[t.clause_end] += 0.5 * (row.slot_tokens - CLOSE_AFTER)
-        written = self.llm.decode(row.written).lower()
         for word in row.words:
-            if word.lower() not in written:
+            if self.roles.get(word) is None and word.lower() not in row.text:
                 for tid in self._word_starts(word):
                     if tid < t.size:
                         scores[tid] += PULL
@@ -258,10 +358,10 @@ class FormWriter:
         return choice
 
     def _sample(self, scores: torch.Tensor) -> int:
-        probs = torch.softmax(scores / TEMPERATURE, dim=-1)
-        ordered, index = torch.sort(probs, descending=True)
-        cut = int(torch.searchsorted(torch.cumsum(ordered, 0), torch.tensor(TOP_P)).item()) + 1
-        kept = ordered[:cut] / ordered[:cut].sum()
+        top, index = torch.topk(scores, TOP_K)  # nucleus sampling within the likeliest TOP_K
+        probs = torch.softmax(top / TEMPERATURE, dim=-1)
+        cut = int(torch.searchsorted(torch.cumsum(probs, 0), torch.tensor(TOP_P)).item()) + 1
+        kept = probs[:cut] / probs[:cut].sum()
         pick = int(torch.multinomial(kept, 1, generator=self.generator).item())
         return int(index[pick].item())
 

@@ -49,7 +49,8 @@ SLOT = re.compile(r"\[(name|number|month|text)\]")
 MIN_FIXED_WORDS = 3  # a skeleton with fewer fixed words says nothing of a form ("[text]. [text].")
 
 _PIECE = re.compile(r"(?P<number>\d+(?:[.,]\d+)*)|(?P<word>[^\W\d_]+(?:['’][^\W\d_]+)*)|(?P<sep>[\W_]+)")
-_CLAUSE_END = re.compile(r"[.;:!?()\[\]\n]")
+_CLAUSE_END = re.compile(r"[.;:!?()\[\]\n|•·]")
+MAX_CLOSER_WORDS = 4
 _INSIDE_OPENER = re.compile(r"^[ \-]$")  # a separator an opener may span: one space or a hyphen
 # public abbreviations a form writes around its numbers and headings (units, vital signs, titles); no English word list
 # holds them, yet they are a form's wording, not a slot's filler
@@ -167,19 +168,43 @@ def opener_positions(tokens: Sequence[Token], lists: FormLists) -> tuple[list[in
     return first, commas
 
 
+def closer_suffixes(tokens: Sequence[Token], hard: int, lists: FormLists) -> list[str]:
+    """The 1..``MAX_CLOSER_WORDS`` common words just before the name, number or month at ``hard`` (one space between),
+    shortest first: a form's wording that follows a text slot ("… and discharged on [month]")."""
+    if hard < 2 or tokens[hard - 1].text != " ":
+        return []
+    out: list[str] = []
+    i = hard - 2
+    while i >= 0 and len(out) < MAX_CLOSER_WORDS:
+        if tokens[i].kind != "word" or _slot_kind(tokens, i, i == 0, lists):
+            break
+        out.append("".join(x.text for x in tokens[i : hard - 1]))
+        if i >= 2 and _INSIDE_OPENER.match(tokens[i - 1].text):
+            i -= 2
+        else:
+            break
+    return out
+
+
 def propose_openers(unit: Unit, lists: FormLists, max_items: int) -> list[str]:
-    """At most ``max_items`` distinct openers of one unit's own text: those at clause starts and after names or
-    numbers first (in document order), then those after commas. A function of this unit and public lists only."""
-    first: list[str] = []
+    """At most ``max_items`` distinct openers of one unit's own text, shortest first: those at clause starts and after
+    names or numbers, and the closers before names, numbers and months, by their number of words (document order
+    within); then those after commas. A function of this unit and public lists only."""
+    main: list[tuple[int, str]] = []
     later: list[str] = []
     for doc in documents_of(unit):
         tokens = tokens_of(doc)
         starts, commas = opener_positions(tokens, lists)
-        for group, positions in ((first, starts), (later, commas)):
-            for p in positions:
-                at_start = p == 0 or (tokens[p - 1].kind == "sep" and _is_clause_end(tokens[p - 1].text))
-                group.extend(text for text, _ in _opener_prefixes(tokens, p, at_start, lists))
-    return list(dict.fromkeys([*first, *later]))[:max_items]
+        for p in starts:
+            at_start = p == 0 or (tokens[p - 1].kind == "sep" and _is_clause_end(tokens[p - 1].text))
+            main.extend((n, text) for n, (text, _) in enumerate(_opener_prefixes(tokens, p, at_start, lists)))
+        for j in range(len(tokens)):
+            if tokens[j].kind != "sep" and _slot_kind(tokens, j, False, lists) in ("number", "name", "month"):
+                main.extend(enumerate(closer_suffixes(tokens, j, lists)))
+        for p in commas:
+            later.extend(text for text, _ in _opener_prefixes(tokens, p, False, lists))
+    ordered = [text for _, text in sorted(main, key=lambda item: item[0])]
+    return list(dict.fromkeys([*ordered, *later]))[:max_items]
 
 
 def skeleton_of(document: str, openers: frozenset[str], lists: FormLists) -> str:
@@ -190,7 +215,7 @@ def skeleton_of(document: str, openers: frozenset[str], lists: FormLists) -> str
     pieces: list[str] = []
     in_text = False
     lookup, clause_start, after_opener = True, True, False
-    i = 0
+    i = text_start = 0
     while i < len(tokens):
         t = tokens[i]
         if t.kind == "sep":
@@ -200,6 +225,8 @@ def skeleton_of(document: str, openers: frozenset[str], lists: FormLists) -> str
             if in_text and not ends and not hard_next:
                 i += 1  # a text slot spans commas and spaces
                 continue
+            if in_text and hard_next:  # the slot's last words may be a released closer: "[text] and discharged on"
+                pieces[-1] = _with_closer(tokens, text_start, i + 1, openers, lists)
             in_text = False
             pieces.append(_clean_sep(t.text))
             lookup = ends or lookup or (after_opener and bool(re.search(r"[^\s]", t.text)))
@@ -224,9 +251,22 @@ def skeleton_of(document: str, openers: frozenset[str], lists: FormLists) -> str
             lookup = True
         elif not in_text:
             pieces.append("[text]")
-            in_text = True
+            in_text, text_start = True, i
         i += 1
     return _merge_names("".join(pieces)).strip()
+
+
+def _with_closer(tokens: Sequence[Token], start: int, hard: int, released: frozenset[str], lists: FormLists) -> str:
+    """A text slot from ``start`` ending before the hard token at ``hard``: "[text]", or its longest released closer
+    written out ("[text] and discharged on", or the closer alone when it is the whole slot)."""
+    found = [c for c in closer_suffixes(tokens, hard, lists) if c in released]
+    if not found:
+        return "[text]"
+    closer = found[-1]
+    head = "".join(x.text for x in tokens[start : hard - 1])
+    if head == closer:
+        return closer
+    return "[text]" + head[len(head) - len(closer) - 1] + closer if head.endswith(closer) else "[text]"
 
 
 def _clean_sep(sep: str) -> str:

@@ -25,7 +25,7 @@ from core.methods.dp_synrag.realisation import (
     public_example,
     realise,
 )
-from core.methods.dp_synrag.form_writer import FormWriter, assign_forms
+from core.methods.dp_synrag.form_writer import FormWriter, assign_forms, released_roles
 from core.methods.dp_synrag.length import fit_length
 from core.methods.dp_synrag.realisation import REALISATION_STAGE
 from core.methods.dp_synrag.structure import ReleasedForms
@@ -106,11 +106,14 @@ def realised_drafts(topics: Sequence[Topic], example: str, spec: DPSynRAGSpec, c
                    target_words=target_words)
 
 
-def written_in_forms(topics: Sequence[Topic], forms: ReleasedForms, ctx: MethodContext) -> dict[int, str]:
+def written_in_forms(topics: Sequence[Topic], forms: ReleasedForms, spec: DPSynRAGSpec,
+                     ctx: MethodContext) -> dict[int, str]:
     """Each topic's document in a released skeleton drawn by the skeletons' noisy counts (post-processing)."""
     skeletons = assign_forms(forms, len(topics), ctx.rng())
     progress = StageProgress(ctx.reporter, REALISATION_STAGE, len(topics)).start("Writing in the corpus's own forms")
-    writer = FormWriter(ctx.llm, writer_generator("cpu", ctx.test_seed), random.Random(int(ctx.rng().integers(2**63))))
+    roles = released_roles(ctx.llm, sorted({w for t in topics for w in t.words}), spec.domain_lists)
+    writer = FormWriter(ctx.llm, writer_generator("cpu", ctx.test_seed), random.Random(int(ctx.rng().integers(2**63))),
+                        roles)
     texts = writer.write(ctx.task, skeletons, [(t.keyword, t.related) for t in topics],
                          on_done=lambda i, _: progress.advance())
     progress.finish()
@@ -149,7 +152,7 @@ def write_texts(
         groups = group_source(selected, noisy_counts, units, spec, plan, ctx, messages, starts)
         return private_prediction(groups, plan.release(STAGE_TOKENS), spec, ctx)
     if forms is not None and spec.text == "realised":  # the corpus's own released forms (docs/method.md §2.6b)
-        return written_in_forms(topics, forms, ctx)
+        return written_in_forms(topics, forms, spec, ctx)
     example = public_example(spec.document_form, spec.public_example)
     # the form's length or the released one (docs/method.md §6.2); a private rewrite aims at none
     target = shape.words_per_document if spec.text == "realised" else 0
