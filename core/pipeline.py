@@ -49,7 +49,15 @@ from core.methods.wave_size import default_batch_rows, wave_rows
 from core.models import threads
 from core.models.registry import load_embedder, load_language_model, model_fingerprint, resolve_model
 from core.paths import data_dir
-from core.planning import dataset_booking, estimate_cost, plan, refuse_spending_for_nothing, register_dataset
+from core.planning import (
+    dataset_booking,
+    estimate_cost,
+    plan,
+    refuse_spending_for_nothing,
+    register_dataset,
+    screen_forecast_warnings,
+    spending_gate,
+)
 from core.privacy.budget import resolve_delta
 from core.privacy.conversion import approx_rho_to_eps, redrawn_delta
 from core.privacy.planner import delta_warnings
@@ -125,9 +133,10 @@ def run_pipeline(
 ) -> RunResult:
     """Run the spec end to end. ``resume`` reuses the checkpoints in ``run_dir``.
 
-    ``require_consent`` (``privet run`` and the wizard): a plan expected to release about 0 topics is
-    refused before anything is charged unless ``[privacy] spend_anyway`` says otherwise
-    (``refuse_spending_for_nothing``).
+    ``require_consent`` (``privet run`` and the wizard): a plan expected to release about 0 topics even at
+    the custodian's stated public bound on the units is refused before anything is charged unless
+    ``[privacy] spend_anyway`` says otherwise (``refuse_spending_for_nothing``: public values only, never the
+    true count; without a stated bound nothing is refused and the forecast at the loaded count only warns).
 
     A resume is refused unless the spec (but for ``RESUMABLE_CHANGES``), the data and the dataset
     identity are those the run started with, and ``consent`` accepts the ``ResumeQuote`` (what the
@@ -229,10 +238,13 @@ def _prepare(spec: RunSpec, reporter: Reporter, ledger: Ledger | None, resume: b
     n = len(corpus.units)
     delta = resolve_delta(spec)
     method = method_for(spec)  # per class when [data] label_column is set
-    summary = method.plan_summary(spec, delta, n)
+    summary = method.plan_summary(spec, delta, n)  # on screen; its ρ and δ read public values only
     booking_now = dataset_booking(spec, corpus, ledger)  # refuses the same data under a new name, before models load
+    gate = spending_gate(spec, delta, method)  # public values only, never n (SPEC §6)
     if require_consent and not resume:
-        refuse_spending_for_nothing(spec, summary)  # before any model loads or anything is charged
+        refuse_spending_for_nothing(spec, gate)  # before any model loads or anything is charged
+    summary.gate_forecast = None if gate is None else gate.topic_forecast
+    screen_forecast_warnings(summary)
     planner_warnings = [w for w in delta_warnings(delta, spec.privacy.max_units, n) if w not in summary.warnings]
     for warning in corpus.report.warnings + summary.warnings + planner_warnings + spec.warnings():
         reporter.emit(ProgressEvent("plan", "warning", message=warning))  # before anything is charged

@@ -74,7 +74,12 @@ def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print("What would help:", file=out)
         for line in summary.forecast_advice:
             print(f"  - {line}", file=out)
-        print("'privet run' refuses this plan unless given --spend-anyway ([privacy] spend_anyway = true).", file=out)
+    if summary.needs_spend_anyway:  # decided at the stated public bound, never at the loaded count (SPEC §6)
+        print("'privet run' refuses this plan unless given --spend-anyway ([privacy] spend_anyway = true): about 0 "
+              "topics are expected even at the public bound on the units stated in the spec.", file=out)
+    elif summary.spends_for_nothing:
+        print("'privet run' does not refuse this plan: the forecast above is at the loaded count, which may decide "
+              "nothing; only a public upper bound on the units stated in advance ([privacy] max_units) may.", file=out)
     return 0
 
 

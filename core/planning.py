@@ -68,6 +68,9 @@ def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = No
     delta = resolve_delta(spec)
     method = method_for(spec)  # per class when [data] label_column is set
     summary = method.plan_summary(spec, delta, n)
+    gate = spending_gate(spec, delta, method)  # public values only: the run's refusal (SPEC §6)
+    summary.gate_forecast = None if gate is None else gate.topic_forecast
+    screen_forecast_warnings(summary)
     summary.warnings.extend(delta_warnings(delta, spec.privacy.max_units, n))
     booking = dataset_booking(spec, corpus, ledger)
     summary.dataset_name = booking.name
@@ -105,19 +108,56 @@ def budget_outlook(booking: Booking, summary: PlanSummary, ledger: Ledger | None
     return tuple(lines)
 
 
-def refuse_spending_for_nothing(spec: RunSpec, summary: PlanSummary) -> None:
-    """Refuse a plan expected to release about 0 topics unless the spec says spend anyway.
+NOT_A_GATE = ("Privet does not stop the run on this figure, which comes from the number of units loaded: whether "
+              "a run goes ahead may depend only on values known in advance, such as a public upper bound on the "
+              "units stated in the run's settings. You decide: change the settings, or run it knowing this.")
+CONSENT_SENTENCE = "It needs an explicit 'spend anyway'."  # core.methods.dp_synrag.guidance.forecast_warning's last
+
+
+def public_unit_bound(spec: RunSpec) -> int | None:
+    """The custodian's stated public upper bound on the units (``[privacy] max_units``, ``[dp_synrag]
+    size_bound``; the smaller when both are stated), or None. Never the loaded count."""
+    stated = [bound for bound in (spec.privacy.max_units, spec.dp_synrag.size_bound) if bound > 0]
+    return min(stated) if stated else None
+
+
+def spending_gate(spec: RunSpec, delta: float, method=None) -> PlanSummary | None:
+    """The plan the refusal to spend for nothing decides from (SPEC §6): the method planned at the stated public
+    bound on the units, or None when no bound is stated (then nothing is refused). It takes no corpus: what it
+    decides depends on ε, δ, the settings, the vocabulary, the model and the bound, never on the true count.
+    The forecast at the loaded count stays a warning on screen (``PlanSummary.spends_for_nothing``)."""
+    bound = public_unit_bound(spec)
+    if bound is None:
+        return None
+    return (method or method_for(spec)).plan_summary(spec, delta, bound)
+
+
+def screen_forecast_warnings(summary: PlanSummary) -> None:
+    """The on-screen forecast's warning says what the run will do: a run not refused by the public gate is not
+    said to need 'spend anyway' (the forecast at the loaded count warns, it never decides)."""
+    if summary.needs_spend_anyway:
+        return
+    summary.warnings = [w.replace(CONSENT_SENTENCE, NOT_A_GATE) for w in summary.warnings]
+
+
+def refuse_spending_for_nothing(spec: RunSpec, gate: PlanSummary | None) -> None:
+    """Refuse a plan expected to release about 0 topics even at the custodian's stated public bound on the
+    units, unless the spec says spend anyway. ``gate``: ``spending_gate``'s plan (None, no bound stated:
+    nothing is refused).
 
     The non-private test mode (a fixed seed; nothing can be exported) is exempt: its plan warns only."""
-    if not summary.spends_for_nothing or spec.privacy.spend_anyway or spec.test_mode_seed is not None:
+    if spec.privacy.spend_anyway or spec.test_mode_seed is not None:
         return
-    forecast = summary.topic_forecast
+    if gate is None or not gate.spends_for_nothing:
+        return
+    forecast = gate.topic_forecast
     assert forecast is not None
     raise PrivetError(
-        f"Nothing was charged: this plan is expected to release about {forecast.expected_topics:.1f} topics "
-        f"(a topic needs about {forecast.min_topic_support:.0f} units sharing its word), so ε = "
-        f"{spec.privacy.epsilon:g} would be spent for text no better than a public model's.",
-        " ".join(summary.forecast_advice)
+        f"Nothing was charged: even with the {public_unit_bound(spec)} units of the public bound stated in the run "
+        f"spec, this plan is expected to release about {forecast.expected_topics:.1f} topics (a topic needs about "
+        f"{forecast.min_topic_support:.0f} units sharing its word), so ε = {spec.privacy.epsilon:g} would be "
+        "spent for text no better than a public model's.",
+        " ".join(gate.forecast_advice)
         + " To spend the budget anyway, run with --spend-anyway (or set [privacy] spend_anyway = true).",
     )
 

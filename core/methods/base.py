@@ -89,6 +89,9 @@ class PlanSummary:
     delta_spent: float = 0.0  # the part of δ spent by (ε, δ) stages (phrase discovery); the rest is the conversion's
     topic_forecast: TopicForecast | None = None  # expected topics (DP-SynRAG; core.privacy.forecast; on screen)
     forecast_advice: tuple[str, ...] = ()  # what would help when about 0 topics are expected
+    # The forecast at the custodian's stated public upper bound on the units (core.planning.spending_gate), the
+    # only one that may refuse a run (SPEC §6: never the true count); None when no bound is stated.
+    gate_forecast: TopicForecast | None = None
     budget_outlook: tuple[str, ...] = ()  # the dataset's total after this run, and a cap refusal (core.planning)
     # The method's settings as the adaptive default is expected to choose them for this corpus (DP-SynRAG: R
     # and k from the custodian's own count of units; on screen only, the run chooses from its DP size count).
@@ -109,9 +112,17 @@ class PlanSummary:
 
     @property
     def spends_for_nothing(self) -> bool:
-        """About 0 topics are expected: the run would spend its budget and release nothing a public
-        model could not write (it then needs an explicit "spend anyway")."""
+        """About 0 topics are expected at the loaded count: the run would spend its budget and release nothing a
+        public model could not write. On screen only (a warning); whether a run is refused is
+        ``needs_spend_anyway``'s, from public values."""
         return self.topic_forecast is not None and self.topic_forecast.about_zero
+
+    @property
+    def needs_spend_anyway(self) -> bool:
+        """The run is refused unless the custodian says spend anyway: about 0 topics are expected even at the
+        stated public bound on the units (``gate_forecast``). Decided from public values only: the on-screen
+        forecast at the loaded count (``spends_for_nothing``) warns but never refuses."""
+        return self.gate_forecast is not None and self.gate_forecast.about_zero
 
     @property
     def epsilon_loose(self) -> float:

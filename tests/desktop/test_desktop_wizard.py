@@ -59,7 +59,7 @@ def walk_to_confirm(wiz: RunWizard, tmp_path: Path, epsilon: float = 10.0, n: in
     assert not next_enabled(wiz), "the commit page needs the confirmation tick"
     assert f"ε = {epsilon:g}" in wiz.confirm_page.recorded.text()
     wiz.confirm_page.understood.setChecked(True)
-    if wiz.confirm_page.spend_anyway.needed:  # 40 notes: about 0 topics expected, so the run needs consent
+    if wiz.confirm_page.spend_anyway.needed:  # about 0 topics even at a stated public bound: the run needs consent
         assert not next_enabled(wiz)
         wiz.confirm_page.spend_anyway.box.setChecked(True)
     assert next_enabled(wiz)

@@ -152,7 +152,7 @@ def test_a_small_corpus_with_default_settings_is_warned_about_in_plain_words(def
     found = walk(default_wizard, epsilon=1.0)
     assert all(not hits for hits in found.values()), found  # ... in plain words, as the other pages
     confirm = default_wizard.confirm_page
-    assert confirm.spend_anyway.needed and confirm.spend_anyway.isVisibleTo(confirm)  # its advice was scanned
+    assert confirm.spend_anyway.warned and confirm.spend_anyway.isVisibleTo(confirm)  # its advice was scanned
 
 
 def test_the_scan_catches_the_jargon_it_looks_for(default_wizard):

@@ -59,6 +59,7 @@ def test_200_demo_patients_at_epsilon_4_with_the_wizard_split_expect_about_0_top
     forecast = summary.topic_forecast
     assert forecast is not None and summary.n_units == 200
     assert forecast.expected_topics < 0.05 and summary.spends_for_nothing
+    assert not summary.needs_spend_anyway  # at the loaded count it only warns (SPEC §6): no bound, no refusal
     # the issue: "a topic needs about 124 units" (today a little more: phrase discovery's δ_p lowers the ρ of ε = 4)
     assert forecast.min_topic_support == pytest.approx(124, abs=5)
     assert any("public-only baseline" in w for w in summary.warnings)
@@ -78,19 +79,32 @@ def test_200_demo_patients_at_epsilon_4_with_the_wizard_split_expect_about_0_top
 
 def test_plan_shows_the_forecast_and_what_would_help(tmp_path, privet_home, capsys):
     spec_path = tmp_path / "spec.toml"
-    demo_spec(tmp_path).save(spec_path)
+    spec = demo_spec(tmp_path)
+    spec.save(spec_path)
     assert privet(["plan", str(spec_path)]) == 0
     out = capsys.readouterr().out
     assert "Expected documents: 0 to" in out and f"at most R = {MIN_TOPICS} topics" in out
-    assert "What would help:" in out and "--spend-anyway" in out
+    assert "What would help:" in out and "'privet run' does not refuse this plan" in out and "--spend-anyway" not in out
+    spec.privacy.max_units = 200  # a public bound stated in advance: the run is refused at it
+    spec.save(spec_path)
+    assert privet(["plan", str(spec_path)]) == 0
+    out = capsys.readouterr().out
+    assert "What would help:" in out and "refuses this plan unless given --spend-anyway" in out
+
+
+def bounded_demo_spec(tmp_path: Path) -> RunSpec:
+    """``demo_spec`` with the public bound of its 200 patients stated ([privacy] max_units)."""
+    spec = demo_spec(tmp_path)
+    spec.privacy.max_units = 200
+    return spec
 
 
 def test_run_refuses_without_consent_and_charges_nothing(tmp_path, privet_home, capsys):
     spec_path = tmp_path / "spec.toml"
-    demo_spec(tmp_path).save(spec_path)
+    bounded_demo_spec(tmp_path).save(spec_path)
     assert privet(["run", str(spec_path), "--quiet"]) != 0
     err = capsys.readouterr().err
-    assert "Nothing was charged" in err and "--spend-anyway" in err
+    assert "Nothing was charged" in err and "the 200 units of the public bound" in err and "--spend-anyway" in err
     assert not (privet_home / "ledger.db").exists() or not [
         e for e in Ledger().entries() if e["kind"] == "charge"]
     assert not (tmp_path / "release").exists()
@@ -99,12 +113,12 @@ def test_run_refuses_without_consent_and_charges_nothing(tmp_path, privet_home, 
 
 
 def test_run_with_consent_spends_and_runs(tmp_path, privet_home, capsys):
-    spec = demo_spec(tmp_path)
+    spec = bounded_demo_spec(tmp_path)
     for key, value in {"R": 20, "T": 4, "self_filter": False, "max_prompt_tokens": 48}.items():  # keep it quick
         setattr(spec.dp_synrag, key, value)
     spec_path = tmp_path / "spec.toml"
     spec.save(spec_path)
-    assert plan(spec).spends_for_nothing
+    assert plan(spec).needs_spend_anyway
     assert privet(["run", str(spec_path), "--quiet", "--spend-anyway"]) == 0
     charged = [e for e in Ledger().entries() if e["kind"] == "charge"]
     assert charged and sum(e["rho"] for e in charged) == pytest.approx(plan(spec).rho_total, rel=1e-9)
