@@ -452,6 +452,10 @@ def _load_models(spec: RunSpec, reporter: Reporter) -> LoadedModels:
     log.info("Models run on %s.", threads.match_free_cores().words())
     llm = load_language_model(llm_model)
     threads.follow(llm)  # a llama.cpp model's threads follow the count chosen again at each charged stage
+    if spec.test_mode_seed is not None and llm_model.source == "tiny-random":
+        from core.models.tiny import end_quickly
+
+        end_quickly(llm)  # type: ignore[arg-type]  # test mode: random weights end their texts after a few tokens
     progress.advance()
     embedder = load_embedder(embedder_model)
     progress.advance()

@@ -6,6 +6,9 @@
   and fixing them makes the tests reproducible. Builds in well under a second.
 * :class:`HashingEmbedder` — a deterministic hashing bag-of-words embedder (dim 64, rows of
   L2 norm 1), so tests need no embedding model.
+* :func:`end_quickly` — in the explicit test mode only (``RunSpec.test_mode_seed``; ``core.pipeline`` calls
+  it), the tiny model's sampled texts end after ``TEST_MODE_TOKENS`` new tokens: random weights almost never
+  choose the end of text, so every document ran to its token limit and a tiny run took minutes, not seconds.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ from core.models.transformers_backend import TransformersLanguageModel
 TINY_NAME = "tiny-random"
 _WEIGHT_SEED = 20240601  # public test weights, not privacy noise
 _WORD = re.compile(r"\w+")
+# In test mode the tiny model's sampled texts end after this many new tokens (where their rules let them end):
+# random weights almost never choose the end of text, so every text ran to its token limit (80 for the writer).
+TEST_MODE_TOKENS = 16
 
 
 def tiny_llama(vocab_size: int, special_ids: dict[str, int | None]):
@@ -60,6 +66,25 @@ def build_tiny_language_model(tokenizer, device: str = "cpu") -> TransformersLan
     model = tiny_llama(len(tokenizer), special)
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     return TransformersLanguageModel(model.to(device), tokenizer, TINY_NAME, device)
+
+
+def end_quickly(llm: TransformersLanguageModel, after: int = TEST_MODE_TOKENS) -> TransformersLanguageModel:
+    """The tiny model whose sampled texts end after ``after`` new tokens wherever they may end: each session it
+    starts carries ``ends_after`` and ``core.models.generation.decode_rows`` then makes the end of text the only
+    choice of every row whose rules allow it (a writer's row still missing a released word goes on). Teacher-forced
+    scoring and private prediction read the logits as they are. Test mode only (``core.pipeline``)."""
+    if getattr(llm, "ends_after", None) is not None:
+        return llm  # once only
+    start = llm.start_logits
+
+    def start_logits(prompt_ids, shared_prefix: int = 0):
+        session = start(prompt_ids, shared_prefix=shared_prefix)
+        session.ends_after = after  # type: ignore[attr-defined]
+        return session
+
+    llm.start_logits = start_logits  # type: ignore[method-assign]
+    llm.ends_after = after  # type: ignore[attr-defined]
+    return llm
 
 
 def tiny_weights_sha256(model) -> str:
