@@ -28,7 +28,7 @@ FORM_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 FORM_LABELS = {
-    AUTOMATIC: "Chosen from the task's words (automatic)",
+    AUTOMATIC: "Automatic: the corpus's own forms, released with DP (else one chosen from the task's words)",
     "clinical_note": "Clinical note (shipped example)",
     "case_file": "Case file (shipped example)",
     "review": "Product review (shipped example)",

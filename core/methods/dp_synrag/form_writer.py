@@ -226,26 +226,35 @@ class FormWriter:
 
     def write(self, task: str, skeletons: Sequence[str], topics: Sequence[tuple[str, Sequence[str]]],
               on_done: Callable[[int, str], None] | None = None, batch: int = BATCH) -> list[str]:
+        """Each document's text; ``on_done(index, text)`` as soon as each is finished (progress per document)."""
         out = [""] * len(skeletons)
+
+        def finished(row: _Row) -> None:
+            out[row.index] = tidy(self.llm.decode(row.written))
+            if on_done is not None:
+                on_done(row.index, out[row.index])
+
         for start in range(0, len(skeletons), batch):
             rows = [_Row(i, pieces_of(skeletons[i]), (topics[i][0], *topics[i][1]))
                     for i in range(start, min(start + batch, len(skeletons)))]
             messages = [prompt(task, topics[r.index][0], topics[r.index][1], skeletons[r.index]) for r in rows]
-            for r, text in zip(rows, self._write_batch(rows, messages)):
-                out[r.index] = text
-                if on_done is not None:
-                    on_done(r.index, text)
+            self._write_batch(rows, messages, finished)
         return out
 
-    def _write_batch(self, rows: list[_Row], messages: list[str]) -> list[str]:
+    def _write_batch(self, rows: list[_Row], messages: list[str], finished: Callable[[_Row], None]) -> None:
         session = self.llm.start_logits(self.llm.chat_prompt_ids(messages))
         for row in rows:
             self._next_piece(row)
+            if row.done:
+                finished(row)
         live = [r for r in rows if not r.done]
         while live:
             logits = session.logits().float().cpu()
             tokens = [self._choose(row, logits[j]) for j, row in enumerate(live)]
             keep = [j for j, row in enumerate(live) if tokens[j] is not None]
+            for j, row in enumerate(live):
+                if tokens[j] is None:
+                    finished(row)
             if len(keep) < len(live):
                 session.keep(torch.tensor(keep, dtype=torch.long))
                 live = [live[j] for j in keep]
@@ -253,7 +262,6 @@ class FormWriter:
             if not live:
                 break
             session.append(torch.tensor(tokens, dtype=torch.long))
-        return [tidy(self.llm.decode(r.written)) for r in rows]
 
     def _next_piece(self, row: _Row) -> None:
         """Move ``row`` to its next piece, queueing what is forced (fixed wording, initials, a month)."""

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -136,7 +136,9 @@ def _opener_prefixes(tokens: Sequence[Token], start: int, clause_start: bool, li
     i, words = start, 0
     while i < len(tokens) and words < MAX_OPENER_WORDS:
         t = tokens[i]
-        if t.kind != "word" or _slot_kind(tokens, i, clause_start and i == start, lists):
+        kind = "" if t.kind != "word" else _slot_kind(tokens, i, clause_start and i == start, lists)
+        heading = kind == "content" and start == 0 and i == 0 and t.text[:1].isupper()  # a title: "Triage 17:25"
+        if t.kind != "word" or (kind and not heading):
             break
         words += 1
         out.append(("".join(x.text for x in tokens[start : i + 1]), i + 1))
@@ -207,7 +209,7 @@ def propose_openers(unit: Unit, lists: FormLists, max_items: int) -> list[str]:
     return list(dict.fromkeys([*ordered, *later]))[:max_items]
 
 
-def skeleton_of(document: str, openers: frozenset[str], lists: FormLists) -> str:
+def skeleton_of(document: str, openers: Mapping[str, float], lists: FormLists) -> str:
     """The document's skeleton: released openers kept at clause starts, names, numbers and months as typed slots,
     every other run of words one ``[text]`` slot (it spans commas, not a clause's end). Reads only this document,
     public lists and the released openers."""
@@ -234,9 +236,10 @@ def skeleton_of(document: str, openers: frozenset[str], lists: FormLists) -> str
             i += 1
             continue
         if lookup and t.kind == "word":
-            found = [(text, end) for text, end in _opener_prefixes(tokens, i, clause_start, lists) if text in openers]
+            found = _until_fan_out([(text, end) for text, end in _opener_prefixes(tokens, i, clause_start, lists)],
+                                   openers, lists, _parent)
             if found:
-                text, end = found[-1]
+                text, end = found
                 pieces.append(text)
                 i, lookup, clause_start, after_opener, in_text = end, False, False, True, False
                 continue
@@ -256,17 +259,61 @@ def skeleton_of(document: str, openers: frozenset[str], lists: FormLists) -> str
     return _merge_names("".join(pieces)).strip()
 
 
-def _with_closer(tokens: Sequence[Token], start: int, hard: int, released: frozenset[str], lists: FormLists) -> str:
+def _with_closer(tokens: Sequence[Token], start: int, hard: int, released: Mapping[str, float], lists: FormLists) -> str:
     """A text slot from ``start`` ending before the hard token at ``hard``: "[text]", or its longest released closer
     written out ("[text] and discharged on", or the closer alone when it is the whole slot)."""
-    found = [c for c in closer_suffixes(tokens, hard, lists) if c in released]
+    found = _until_fan_out([(c, 0) for c in closer_suffixes(tokens, hard, lists)], released, lists, _child_of_closer)
     if not found:
         return "[text]"
-    closer = found[-1]
+    closer = found[0]
     head = "".join(x.text for x in tokens[start : hard - 1])
     if head == closer:
         return closer
     return "[text]" + head[len(head) - len(closer) - 1] + closer if head.endswith(closer) else "[text]"
+
+
+FAN_OUT = 3  # released wordings one word longer, at least, for a branching into fillers
+EXCLUSIVE = 1.3  # ... whose counts add up to at most this much of the shorter wording's count
+_LAST_WORD = re.compile(r"[ \-]?[^\W\d_]+(?:['’][^\W\d_]+)*$")
+_FIRST_WORD = re.compile(r"^[^\W\d_]+(?:['’][^\W\d_]+)*[ \-]?")
+
+
+def _parent(opener: str) -> str:
+    return _LAST_WORD.sub("", opener)
+
+
+def _child_of_closer(closer: str) -> str:
+    return _FIRST_WORD.sub("", closer)
+
+
+def _until_fan_out(chain: list[tuple[str, int]], released: Mapping[str, float], lists: FormLists,
+                   shorter: Callable[[str], str]) -> tuple[str, int] | None:
+    """The longest released wording of ``chain`` (shortest first) reached without passing a branching into fillers:
+    a released wording from which ``FAN_OUT`` or more released wordings one word longer go on, each unit taking one
+    of them (their noisy counts add up to about its own: "mg" → "mg once", "mg twice", "mg every"), so the filler
+    stays in the slot. Wordings that co-occur ("on" → "admitted on", "home on" in every note of a form) add up to
+    more and are followed. An opener ending in a stop word ("The") is always followed. Released counts only."""
+    best = None
+    children = _children(released, shorter)
+    for text, end in chain:
+        if text not in released:
+            continue
+        if best is not None:
+            edge = best[0].lower().split()[-1] if shorter is _parent else ""
+            kids = children.get(best[0], ())
+            if edge not in lists.common and len(kids) >= FAN_OUT and \
+                    sum(released[k] for k in kids) <= EXCLUSIVE * released[best[0]]:
+                break
+        best = (text, end)
+    return best
+
+
+def _children(released: Mapping[str, float], shorter: Callable[[str], str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for w in released:
+        if shorter(w) != w:
+            out.setdefault(shorter(w), []).append(w)
+    return out
 
 
 def _clean_sep(sep: str) -> str:
@@ -283,7 +330,7 @@ def fixed_words(skeleton: str) -> int:
     return len(re.findall(r"[^\W\d_]+", SLOT.sub(" ", skeleton)))
 
 
-def propose_skeletons(unit: Unit, openers: frozenset[str], lists: FormLists, max_items: int) -> list[str]:
+def propose_skeletons(unit: Unit, openers: Mapping[str, float], lists: FormLists, max_items: int) -> list[str]:
     """At most ``max_items`` distinct skeletons of one unit's documents, in order; only those with a form's words
     (at least ``MIN_FIXED_WORDS`` fixed words)."""
     found = [skeleton_of(doc, openers, lists) for doc in documents_of(unit)]
@@ -306,7 +353,7 @@ class ReleasedForms:
         return {"skeletons": list(self.skeletons), "counts": list(self.counts), "openers": self.openers}
 
 
-MIN_COVERAGE = 0.3  # the released forms are followed when their noisy counts stand for this share of the released size
+MIN_COVERAGE = 0.2  # the released forms are followed when their noisy counts stand for this share of the released size
 
 
 def follows_forms(forms: ReleasedForms, size: float | None) -> bool:
@@ -349,7 +396,7 @@ def release_forms(
         return draw
 
     openers = run_release(opener_stage, ctx, count_openers, noisy(opener_stage))
-    released_openers = frozenset(str(o) for o in openers["items"])
+    released_openers = {str(o): float(c) for o, c in zip(openers["items"], openers["counts"])}
 
     def count_skeletons() -> Counter[str]:
         if not started:
@@ -387,7 +434,7 @@ def form_outlook(units: Sequence[Unit], plan: DPSynRAGPlan) -> FormOutlook:
     released with probability P(count + N(0, σ_s²) > τ_s)."""
     lists = FormLists.shipped()
     openers = item_counts([propose_openers(u, lists, plan.m_o) for u in units], plan.m_o)
-    released = frozenset(o for o, c in openers.items() if c > plan.tau_o)
+    released = {o: float(c) for o, c in openers.items() if c > plan.tau_o}
     skeletons = item_counts([propose_skeletons(u, released, lists, plan.m_s) for u in units], plan.m_s)
     chance = {s: expected_releases(c, plan.sigma_s, plan.tau_s) for s, c in skeletons.items()}
     share = sum(skeletons[s] * p for s, p in chance.items()) / max(len(units), 1)
