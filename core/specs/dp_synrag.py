@@ -102,7 +102,7 @@ class DPSynRAGSpec:
     # DP set unions and followed by the public writer. Runs with text = "realised" when no form is chosen by hand
     # (document_form automatic, no public_example); a shipped form is then only the fallback when none is released.
     discover_forms: bool = True
-    openers_per_unit: int = 40  # m_o: clause openers each unit proposes at most
+    openers_per_unit: int = 32  # m_o: clause openers each unit proposes at most
     skeletons_per_unit: int = 2  # m_s: skeletons each unit proposes at most (one per document)
     forms_fraction: float = 0.0  # both releases' share of rho; 0 = the plan's default (privet plan shows it)
     forms_delta_fraction: float = 0.0  # their share of delta; 0 = the plan's default (privet plan shows it)

@@ -158,8 +158,8 @@ def opener_positions(tokens: Sequence[Token], lists: FormLists) -> tuple[list[in
         if t.kind == "sep":
             if _is_clause_end(t.text):
                 previous = "start"
-            elif "," in t.text and previous != "start":
-                previous = "comma"
+            elif "," in t.text and previous not in ("start", "hard"):
+                previous = "comma"  # a comma after a name or number keeps the place a form's wording starts
             elif previous not in ("start", "hard"):
                 previous = "word"
             continue
