@@ -75,7 +75,7 @@ DATASET_CONFIGS = {
         benign_kind="diagnosis",
         task="Answer patients' questions about which disease matches their symptoms.",
         domain_lists=("vocab/medical_demo_domain.txt",),
-        document_form="clinical_note",
+        # no document form: as a minimal spec, the corpus's own forms when released (issue 55), else the task's rule
         roles_file="diseases.json",
         templates_file="templates.json",
         public_example="Consultation note. [name], [age], reports [symptoms]. Impression: [condition]. "
