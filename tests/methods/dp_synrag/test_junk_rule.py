@@ -37,7 +37,8 @@ def test_a_realised_run_drops_planted_junk_and_counts_it(tmp_path, privet_home, 
                 for n, i in enumerate(sorted(texts))}
 
     monkeypatch.setattr(algorithm, "write_texts", planted)
-    spec = tiny_spec(tmp_path, text="realised", refine=False, self_filter=False, release=None)
+    spec = tiny_spec(tmp_path, text="realised", refine=False, self_filter=False, release=None,
+                     realisation_tokens=8)  # the drafts are replaced by the planted texts: short ones will do
     result = run_pipeline(spec)
     kept = [json.loads(line)["text"] for line in open(result.run_dir / "synthetic.jsonl", encoding="utf-8")]
     assert kept and all(text.startswith("Consultation note.") for text in kept)
