@@ -87,6 +87,13 @@ class RunResult:
     record: PrivacyRecord
     export_dir: Path | None = None
     private_diagnostics: dict[str, int] = field(default_factory=dict)  # on screen only
+    fidelity: dict | None = None  # the fidelity report (real text in its pairs): on screen only, never exported
+
+
+# The fidelity hook (``core.evaluation.run_fidelity.custodian_fidelity``, which ``privet run`` and the desktop's run
+# process pass): (run folder, loaded private corpus, synthetic documents, loaded embedder, reporter) -> the report,
+# written to the private run folder only. Passed in, not imported: the evaluation package imports this module.
+FidelityHook = Callable[[Path, Corpus, list[SyntheticDoc], Any, Reporter], dict | None]
 
 
 # -- running -------------------------------------------------------------------------------
@@ -130,6 +137,7 @@ def run_pipeline(
     ledger: Ledger | None = None,
     require_consent: bool = False,
     consent: Callable[[ResumeQuote], bool] | None = None,
+    fidelity: FidelityHook | None = None,
 ) -> RunResult:
     """Run the spec end to end. ``resume`` reuses the checkpoints in ``run_dir``.
 
@@ -144,10 +152,13 @@ def run_pipeline(
 
     A test-mode run (``test_mode_seed``) without an explicit ``ledger`` books and charges a throwaway
     ledger (``TestModeLedger``), never the installation's.
+
+    ``fidelity``: called once the synthetic corpus and the privacy record are written, before the export, with
+    the corpus and the embedder the run loaded; its report lands in ``RunResult.fidelity`` (on screen only).
     """
     if spec.test_mode_seed is not None and ledger is None:  # never the installation's ledger (TestModeLedger)
         with _test_mode_ledger() as scratch:
-            return run_pipeline(spec, reporter, run_dir, resume, scratch, require_consent, consent)
+            return run_pipeline(spec, reporter, run_dir, resume, scratch, require_consent, consent, fidelity)
     started = _now()
     _check_before_loading(spec, ledger, run_dir, resume, consent)
     spec = facts(spec.method).public_defaults(spec)  # what the method's public rules pick (a copy)
@@ -170,7 +181,7 @@ def run_pipeline(
     except BudgetError as refusal:  # name the dataset matched and why, before anything is charged
         raise booking.explained(refusal) from None
     try:
-        return _run_reserved(spec, reporter, ledger, models, prepared, booking, run, out_dir)
+        return _run_reserved(spec, reporter, ledger, models, prepared, booking, run, out_dir, fidelity)
     finally:
         ledger.release_reservation(run.run_id)
 
@@ -302,7 +313,7 @@ def _open_run_folder(spec: RunSpec, booking: Booking, run: _Reserved) -> Path:
     return run_dir
 
 
-def _run_reserved(spec, reporter, ledger, models, prepared, booking, run, out_dir) -> RunResult:
+def _run_reserved(spec, reporter, ledger, models, prepared, booking, run, out_dir, fidelity=None) -> RunResult:
     """The run past its reservation: register the view, run the method, write the record, export."""
     identity, delta = booking.identity, prepared.delta
     run_id, accepted_rho = run.run_id, run.accepted_rho
@@ -350,6 +361,8 @@ def _run_reserved(spec, reporter, ledger, models, prepared, booking, run, out_di
     record.save(run_dir)
     ledger.bind_record(identity.key, run_id, record.claim_hash(), record.epsilon_tight, record.delta)
     result = RunResult(run_id, run_dir, synthetic_path, len(documents), record, None, diagnostics)
+    if fidelity is not None:  # private run folder and screen only (SPEC §7); never fails the run
+        result.fidelity = fidelity(run_dir, prepared.corpus, documents, models.embedder, reporter)
     result.export_dir = _export_at_end(spec, reporter, ledger, run_dir, out_dir)
     reporter.emit(ProgressEvent("run", "done", message=str(result.export_dir or run_dir)))
     return result

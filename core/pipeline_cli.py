@@ -110,6 +110,7 @@ def forecast_lines(spec: RunSpec, summary) -> list[str]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from core.evaluation.run_fidelity import custodian_fidelity, terminal_lines
     from core.pipeline import run_pipeline
 
     spec = RunSpec.load(args.spec)
@@ -123,7 +124,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     consent = resume_consent(bool(args.accept_recharge)) if args.resume else None
     result = run_pipeline(
         spec, reporter, run_dir=Path(args.resume) if args.resume else None, resume=bool(args.resume),
-        require_consent=True, consent=consent,
+        require_consent=True, consent=consent, fidelity=custodian_fidelity,
     )
     reporter.close()
     record = result.record
@@ -138,6 +139,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"No output folder was set, so nothing was exported. Export with: privet export {result.run_dir} OUT_DIR")
     for key, value in result.private_diagnostics.items():
         print(f"  [on screen only] {key}: {value}")
+    for line in terminal_lines(result.fidelity):  # figures only, no real text; never exported
+        print(line)
     return 0
 
 

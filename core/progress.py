@@ -26,6 +26,7 @@ SHARED_STAGE_LABELS: dict[str, str] = {
     "private_prediction": "writing synthetic documents",
     "self_filter": "checking the synthetic documents",
     "export": "writing the release and its certificate",
+    "fidelity": "comparing the synthetic documents with yours (on screen only)",
     "run": "the run",
 }
 # Plain names of every stage a run reports, for the CLI's progress lines and the desktop app: the shared ones

@@ -3,7 +3,8 @@
 The GUI never runs model code. The child receives the run spec as a plain dict and a run
 folder, reports every ``ProgressEvent`` as a dict over a queue and polls a cancel event.
 A crash, an out-of-memory kill or a hard stop of the child ends only the child; GPU memory
-is freed with it.
+is freed with it. The fidelity report (``core.evaluation.run_fidelity``) is computed here too, from the corpus
+and embedder the run loaded, and written to the private run folder, where the Review page reads it.
 
 Messages from the child (dicts with a ``type``):
 ``event`` (a ``ProgressEvent.to_dict()`` under ``event``), and exactly one terminal message:
@@ -100,6 +101,7 @@ def child_main(request: dict[str, Any], out: Any, cancel_event: Any) -> None:
     try:
         delay = _test_hook_delay()
         from core.errors import Cancelled
+        from core.evaluation.run_fidelity import custodian_fidelity
         from core.pipeline import run_pipeline
         from core.runspec import RunSpec
 
@@ -113,7 +115,8 @@ def child_main(request: dict[str, Any], out: Any, cancel_event: Any) -> None:
         try:
             result = run_pipeline(spec, reporter, run_dir=Path(request["run_dir"]), resume=request["resume"],
                                   require_consent=True,  # the Confirm page's "spend anyway" sets the spec's field
-                                  consent=accepted_up_to(request.get("accepted_rho")))
+                                  consent=accepted_up_to(request.get("accepted_rho")),
+                                  fidelity=custodian_fidelity)  # run folder only: the Review page reads it
         except Cancelled as exc:
             out.put({"type": "cancelled", "message": exc.user_message()})
             return
