@@ -109,6 +109,17 @@ class WizardValues:
 
 
 @dataclass(frozen=True)
+class ReleasedFormsView:
+    """The desktop's Review page: the corpus's own forms a run released under DP (``MethodFacts.released_forms``).
+
+    Released values (DP outputs, public) and their post-processing only; the fallback's name is a public setting."""
+
+    forms: tuple[tuple[str, float], ...] = ()  # (skeleton, noisy count), largest count first
+    followed: bool = False  # the documents were written in them (else in the shipped fallback form)
+    fallback_form: str = ""  # the shipped form the documents follow otherwise ("Case file")
+
+
+@dataclass(frozen=True)
 class MethodFacts:
     """What the rest of Privet needs to know about one method, kept in the method's own package.
 
@@ -144,6 +155,9 @@ class MethodFacts:
     example_problem: Callable[[str, str, Any], str] = _no_problem
     # the desktop's Review page: a finished run's topics (word, released count, documents); [] if none
     released_allocation: Callable[[Any], list] = _no_lines
+    # the desktop's Review page: the corpus's own forms a finished run released under DP and whether the documents
+    # were written in them (run folder) -> [ReleasedFormsView], or [] when the run looked for no forms
+    released_forms: Callable[[Any], list] = _no_lines
     wizard: WizardOptions = WizardOptions()
     # the wizard: the run-spec section its task page stores the number of documents (R), the tokens (T) and the
     # self-filter in, given the spec (created in the spec if the method's section is optional and missing)

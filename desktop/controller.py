@@ -28,7 +28,7 @@ from core.paths import data_dir
 from core.wording import guarantee_words
 from core.privacy.budget import RECOMMENDED_EPSILON, epsilon_of, resolve_delta
 from core import method_catalogue
-from core.method_catalogue import MethodEntry, WizardOptions, WizardValues
+from core.method_catalogue import MethodEntry, ReleasedFormsView, WizardOptions, WizardValues
 from core.runspec import RunSpec
 from core.specs.label_modes import LabelModeChoice, label_mode_choices, label_mode_words
 from core.internal_check import InternalCheck, find_identifiers, private_identifiers
@@ -308,6 +308,20 @@ class WizardController:
     def released_allocation(self, run_dir: str | Path) -> list:
         """A finished run's topics (word, released count, documents), as its method's facts read them; [] if none."""
         return method_catalogue.facts(self.spec.method).released_allocation(run_dir)
+
+    def released_forms(self, run_dir: str | Path) -> ReleasedFormsView | None:
+        """A finished run's own forms released under DP and whether its documents follow them, as its method's facts
+        read them (released values); None when the run looked for no forms of its corpus."""
+        found = method_catalogue.facts(self.spec.method).released_forms(run_dir)
+        return found[0] if found else None
+
+    @staticmethod
+    def fidelity(run_dir: str | Path) -> dict[str, Any] | None:
+        """The run's fidelity report (``core.evaluation.run_fidelity``), computed on the private corpus without noise
+        at the end of the run and kept in the private run folder: for this screen only, never exported."""
+        from core.evaluation.run_fidelity import load_fidelity
+
+        return load_fidelity(run_dir)
 
     def resume_quote(self, run_dir: str | Path) -> Any:
         """``core.pipeline.resume_quote``: what resuming ``run_dir`` may charge again (the consent dialog's text)."""

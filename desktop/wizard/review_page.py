@@ -7,19 +7,70 @@ from pathlib import Path
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import (
-    QCheckBox, QFileDialog, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QListWidget, QMessageBox, QPlainTextEdit,
-    QPushButton,
-    QSplitter, QVBoxLayout, QWidget,
+    QCheckBox, QFileDialog, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QListWidget, QMessageBox,
+    QPlainTextEdit, QPushButton, QScrollArea, QSplitter, QTabWidget, QVBoxLayout, QWidget,
 )
 from PySide6.QtCore import Qt
 
 from core.errors import PrivetError
+from core.evaluation.run_fidelity import figure_lines
+from core.method_catalogue import ReleasedFormsView
 from desktop.controller import WizardController, verify_folder
+from desktop.widgets.collapsible import Collapsible
 from desktop.wizard.common import Page
 from desktop.wizard.run_page import RunPage
 
 LIST_LABEL_CHARS = 90
 ALLOCATION_TOPICS = 12  # topics named on the Review page (the rest are counted)
+FORMS_LISTED = 5  # the corpus's own forms listed on the Review page (the rest are counted)
+FORM_CHARS = 110  # the commonest form quoted in the summary line, at most
+DOCUMENTS_TAB = "Synthetic documents"
+PAIRS_TAB = "Side by side with yours (real text: this screen only)"
+PAIR_MIN_HEIGHT = 90  # pixels of one document side by side, at least (the tab scrolls)
+
+
+def _short(text: str, chars: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
+
+
+def forms_words(view: ReleasedFormsView | None) -> str:
+    """The Review page's one paragraph on the corpus's own forms ("" when the run looked for none)."""
+    if view is None:
+        return ""
+    shipped = f"the shipped {view.fallback_form} form" if view.fallback_form else "a shipped form"
+    if view.followed and view.forms:
+        n = len(view.forms)
+        skeleton, count = view.forms[0]
+        return (f"Written in the corpus's own forms, released under DP: {n} form{'s' if n != 1 else ''}. The "
+                f"commonest (noisy count {max(count, 0.0):.0f}): “{_short(skeleton, FORM_CHARS)}”. Slots such as "
+                "[name], [number] and [text] were filled with words the run released and public values, never with "
+                "your text.")
+    words = f"No form of the corpus stood for enough of it; the documents follow {shipped}."
+    if view.forms:
+        n = len(view.forms)
+        words += (f" ({n} form{'s were' if n != 1 else ' was'} released under DP, standing for too little of the "
+                  "corpus by their noisy counts.)")
+    return words
+
+
+def forms_listing(view: ReleasedFormsView | None, most: int = FORMS_LISTED) -> str:
+    """The released forms, commonest first, each with its noisy count (plain text)."""
+    if view is None or not view.forms:
+        return ""
+    lines = [f"{i}. (noisy count {max(count, 0.0):.0f}) {skeleton}" for i, (skeleton, count)
+             in enumerate(view.forms[:most], 1)]
+    if len(view.forms) > most:
+        lines.append(f"… and {len(view.forms) - most} more.")
+    return "\n\n".join(lines)
+
+
+def _reader(text: str, name: str) -> QPlainTextEdit:
+    box = QPlainTextEdit(text)
+    box.setReadOnly(True)
+    box.setObjectName(name)
+    box.setMinimumHeight(PAIR_MIN_HEIGHT)
+    return box
 
 
 def allocation_words(allocation: list[tuple[str, float, int]]) -> str:
@@ -68,6 +119,54 @@ class ReviewPage(Page):
                              "private data without any noise, so it is not part of the export.")
         QVBoxLayout(check_box).addWidget(self.check)
 
+        # The corpus's own forms (structure discovery): released under DP, so part of what the certificate covers.
+        self.forms = QLabel()
+        self.forms.setWordWrap(True)
+        self.forms.setTextFormat(Qt.TextFormat.PlainText)  # a skeleton is the corpus's wording, never markup
+        self.forms.setObjectName("released_forms")
+        self.forms_list = QPlainTextEdit()
+        self.forms_list.setReadOnly(True)
+        self.forms_list.setObjectName("released_forms_list")
+        self.forms_list.setMaximumHeight(100)
+        self.forms_more = Collapsible("The forms released, commonest first", self.forms_list)
+        self.forms_section = QWidget()
+        forms_layout = QVBoxLayout(self.forms_section)
+        forms_layout.setContentsMargins(0, 0, 0, 0)
+        forms_layout.addWidget(self.forms)
+        forms_layout.addWidget(self.forms_more)
+
+        # The fidelity report: computed on the private corpus without noise at the end of the run (run folder only).
+        self.fidelity = QLabel()
+        self.fidelity.setWordWrap(True)
+        self.fidelity.setTextFormat(Qt.TextFormat.PlainText)
+        self.fidelity.setObjectName("fidelity")
+        self.pairs = QWidget()
+        self.pairs_grid = QGridLayout(self.pairs)
+        self.pairs_grid.setContentsMargins(0, 0, 0, 0)
+        self.pairs.setObjectName("side_by_side")
+        self.side_by_side = QPushButton("Read 3 synthetic documents beside the nearest of &yours")
+        self.side_by_side.setToolTip("Each synthetic document beside the most similar of your own documents (real "
+                                     "text, shown on this screen only; never exported)")
+        self.side_by_side.clicked.connect(self.show_side_by_side)
+        self.fidelity_box = QGroupBox("Fidelity — shown on this screen only, never exported")
+        self.fidelity_box.setToolTip("How close the synthetic documents are to yours, computed on your private "
+                                     "documents without noise at the end of the run. Kept in the private run folder; "
+                                     "never part of the export or the certificate.")
+        fidelity_layout = QVBoxLayout(self.fidelity_box)
+        fidelity_layout.addWidget(self.fidelity)
+        button_row = QHBoxLayout()
+        button_row.addWidget(self.side_by_side)
+        button_row.addStretch(1)
+        fidelity_layout.addLayout(button_row)
+        # the documents and the side-by-side view share the page's stretching area, so it fits a 1280×720 screen
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("review_tabs")
+        self.tabs.addTab(splitter, DOCUMENTS_TAB)
+        pairs_scroll = QScrollArea()  # scrolls rather than growing the page
+        pairs_scroll.setWidgetResizable(True)
+        pairs_scroll.setWidget(self.pairs)
+        self.pairs_tab = self.tabs.addTab(pairs_scroll, PAIRS_TAB)
+
         self.out_dir = QLineEdit()
         self.out_dir.setToolTip("The export folder (it must not exist yet, unless Overwrite is ticked)")
         browse = QPushButton("&Browse…")
@@ -111,8 +210,10 @@ class ReviewPage(Page):
         layout.addWidget(self.count)
         layout.addWidget(self.allocation)
         layout.addWidget(self.classes)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(self.forms_section)
+        layout.addWidget(self.tabs, 1)
         layout.addWidget(check_box)
+        layout.addWidget(self.fidelity_box)
         layout.addLayout(row)
         layout.addWidget(self.export_result)
         layout.addWidget(self.path_row)
@@ -131,6 +232,8 @@ class ReviewPage(Page):
         self.allocation.setText(allocation_words(self.controller.released_allocation(run_dir)) if run_dir else "")
         self.allocation.setVisible(bool(self.allocation.text()))
         self._show_classes(result.get("run_dir"))
+        self._show_forms(run_dir)
+        self._show_fidelity(run_dir)
         self.guarantee.setText(self.controller.guarantee_heading(result["run_dir"]) if result.get("run_dir") else "")
         if self.texts:
             self.documents.setCurrentRow(0)
@@ -186,6 +289,51 @@ class ReviewPage(Page):
             self.check.setText(f"<span style='color:#b71c1c'><b>{check.n_found}</b> of {check.n_identifiers} "
                                f"private names appear in the synthetic text:</span> {names}. Names can also occur "
                                "by chance (common names); review the documents before sharing.")
+
+    def _show_forms(self, run_dir: str | None) -> None:
+        """The corpus's own forms the run released under DP, or that it followed a shipped form (hidden when the
+        run looked for no forms of its corpus)."""
+        view = self.controller.released_forms(run_dir) if run_dir else None
+        self.forms.setText(forms_words(view))
+        listing = forms_listing(view)
+        self.forms_list.setPlainText(listing)
+        self.forms_more.setVisible(bool(listing))
+        self.forms_more.set_expanded(False)
+        self.forms_section.setVisible(view is not None)
+
+    def _show_fidelity(self, run_dir: str | None) -> None:
+        """The fidelity figures and the side-by-side documents, from the private run folder (screen only)."""
+        report = self.controller.fidelity(run_dir) if run_dir else None
+        while self.pairs_grid.count():
+            item = self.pairs_grid.takeAt(0)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.setParent(None)  # gone at once, not at the next turn of the event loop
+                widget.deleteLater()
+        if report is None:
+            self.fidelity.setText("Not available: this run has no fidelity report (a run computes one when it "
+                                  "finishes, from this version on).")
+            self._pairs_shown(False)
+            return
+        self.fidelity.setText("\n".join(figure_lines(report)))
+        pairs = [p for p in report.get("pairs") or [] if isinstance(p, dict)]
+        for column, words in enumerate(("<b>Synthetic</b>", "<b>Nearest of yours</b> (real text: this screen only)")):
+            header = QLabel(words)
+            header.setWordWrap(True)
+            self.pairs_grid.addWidget(header, 0, column)
+        for row, pair in enumerate(pairs, 1):
+            self.pairs_grid.addWidget(_reader(str(pair.get("synthetic", "")), f"pair_synthetic_{row}"), row, 0)
+            self.pairs_grid.addWidget(_reader(str(pair.get("real", "")), f"pair_real_{row}"), row, 1)
+        self._pairs_shown(bool(pairs))
+
+    def _pairs_shown(self, shown: bool) -> None:
+        self.side_by_side.setVisible(shown)
+        self.tabs.setTabVisible(self.pairs_tab, shown)
+        self.tabs.setCurrentIndex(0)
+
+    def show_side_by_side(self) -> None:
+        """The side-by-side tab: 3 synthetic documents, each beside the nearest of the custodian's own."""
+        self.tabs.setCurrentIndex(self.pairs_tab)
 
     def _show_classes(self, run_dir: str | None) -> None:
         """A labelled run: each label's released (noisy) count of units and its documents."""

@@ -320,6 +320,72 @@ def released_allocation(run_dir: Any) -> list:
     return allocation(run_dir)
 
 
+FORMS_CHECKPOINT = "form_skeletons"  # the released skeletons: {"items": [skeleton, ...], "counts": [noisy count, ...]}
+SIZE_CHECKPOINT = "size"  # the released size count: [n̂]
+
+
+def released_forms(run_dir: Any) -> list:
+    """A finished run's own forms for the Review page: ``[ReleasedFormsView]`` (the released skeletons with their
+    noisy counts, largest first, whether the documents were written in them, and the shipped form followed
+    otherwise), or [] when the run looked for no forms. Read from the run's checkpoints (DP outputs) and its
+    spec; whether they were followed is decided as the run decided it (``structure.follows_forms`` on the released
+    size count, or the public size bound). With a label column, every class's forms together."""
+    import json
+    from pathlib import Path
+
+    from core.checkpoints import Checkpoints
+    from core.method_catalogue import ReleasedFormsView
+    from core.methods.dp_synrag.structure import ReleasedForms, follows_forms
+
+    root = Path(run_dir) / "checkpoints" / "dp_synrag"
+    if not root.is_dir():
+        return []
+    spec = _run_spec(Path(run_dir))
+    bound = float(spec.dp_synrag.size_bound) if spec is not None and spec.dp_synrag.size_bound else None
+    forms: list[tuple[str, float]] = []
+    followed = searched = False
+    for folder in [root, *sorted(p for p in root.glob("class-*") if p.is_dir())]:
+        store = Checkpoints(folder)
+        if not store.has(FORMS_CHECKPOINT):
+            continue
+        try:
+            saved = store.load(FORMS_CHECKPOINT)
+            released = ReleasedForms(tuple(str(s) for s in saved["items"]), tuple(float(c) for c in saved["counts"]))
+            size = float(store.load(SIZE_CHECKPOINT)[0]) if store.has(SIZE_CHECKPOINT) else None
+        except (OSError, ValueError, KeyError, TypeError, IndexError, json.JSONDecodeError):
+            continue
+        searched = True
+        forms += zip(released.skeletons, released.counts)
+        followed = followed or follows_forms(released, bound or size)
+    if not searched:
+        return []
+    forms.sort(key=lambda form: -form[1])
+    return [ReleasedFormsView(tuple(forms), followed, _fallback_form(spec))]
+
+
+def _run_spec(run_dir: Any) -> Any:
+    """The spec a run ran under (its run.json), or None."""
+    import json
+
+    from core.runspec import RunSpec
+
+    try:
+        return RunSpec.from_dict(json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["spec"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _fallback_form(spec: Any) -> str:
+    """The plain name of the shipped form a run follows when no form of its corpus is followed ("Case file")."""
+    from core.methods.document_forms import FORM_LABELS, reference_form
+
+    if spec is None:
+        return ""
+    p = spec.dp_synrag
+    label = FORM_LABELS.get(reference_form(p.document_form, p.public_example, spec.task), "")
+    return label.replace(" (shipped example)", "")
+
+
 FACTS = MethodFacts(
     stage_labels=STAGE_LABELS,
     parameter_meanings=PARAMETER_MEANINGS,
@@ -337,5 +403,6 @@ FACTS = MethodFacts(
     check_corpus=check_corpus,
     example_problem=example_problem,
     released_allocation=released_allocation,
+    released_forms=released_forms,
     wizard=WizardOptions(documents="topics", cluster_size=True, self_filter=True, document_form=True, topic_names=True),
 )
