@@ -95,7 +95,9 @@ def run_dp_synrag(
     texts = drop_near_duplicates(write_texts(units, shape, selected, topic_counts, spec, plan, ctx, own_forms))  # step 4
     readable = without_junk(texts, [ctx.task]) if spec.realisation else texts  # what a reader would discard
     reference = own_forms.skeletons[0] if own_forms else form_reference(spec.document_form, spec.public_example)
-    kept = self_filter(readable, ctx, spec.self_filter, spec.self_filter_mode, reference)  # step 5
+    # step 5; a document written in a released form of the corpus is in its form by construction: the filter, which
+    # compares a text with the task's words, has nothing to add there and drops real-looking records (docs/method.md §2.5)
+    kept = self_filter(readable, ctx, spec.self_filter and own_forms is None, spec.self_filter_mode, reference)
     documents = [SyntheticDoc(id=f"syn-{i:04d}", text=text, group=shape.groups[i], label=shape.documents[i].label)
                  for i, text in sorted(kept.items())]
     documents = label_documents(documents, shape, labelled, ctx)  # each its topic's label: post-processing

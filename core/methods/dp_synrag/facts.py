@@ -89,7 +89,21 @@ PARAMETER_MEANINGS = {  # DP-SynRAG (and DP-Synth, which shares R, T, tau and th
     "sigma_p": "noise added to each phrase count",
     "tau_p": "noisy count a phrase had to exceed to be released",
     "delta_p": "largest chance that a phrase used by one document alone is released (part of delta)",
-    "delta_conversion": "delta at which the zCDP total is converted to epsilon (delta minus delta_p)",
+    "delta_conversion": "delta at which the zCDP total is converted to epsilon (delta minus the parts spent by phrase "
+                        "and structure discovery)",
+    "discover_forms": "whether the corpus's own document forms were released with DP and followed (structure "
+                      "discovery; off when a form is chosen by hand)",
+    "openers_per_unit": "clause openers (a form's wording) each unit proposed at most",
+    "skeletons_per_unit": "skeletons (whole forms) each unit proposed at most",
+    "forms_fraction": "share of the budget spent on finding the corpus's own forms (0 = the plan's default share, "
+                      "0.35 beside the topic stages' 0.4 : 0.4 : 0.2)",
+    "forms_delta_fraction": "share of delta for a form or a form's wording of one unit being released (0 = default "
+                            "0.25)",
+    "sigma_o": "noise added to each count of a form's wording (clause openers)",
+    "tau_o": "noisy count a form's wording had to exceed to be released",
+    "sigma_s": "noise added to each count of a whole form (skeleton)",
+    "tau_s": "noisy count a whole form had to exceed to be released",
+    "delta_forms": "largest chance that a form or a form's wording used by one unit alone is released (part of delta)",
     "text": "how each document was written: topic line only, private prediction, public realisation, or both",
     "document_form": "the shipped invented example of the document form given to the public writer",
     "public_example": "the custodian's invented example of the document form (checked: not a real document)",
@@ -123,6 +137,7 @@ TOKEN_STAGE_PARAMETERS = ("T", "tau", "clip", "public_prompt", "public_row", "an
                           "top_k_plus", "public_anchor", "row_bound", "force_length", "c_over_tau", "c")
 REALISATION_PARAMETERS = ("document_form", "public_example", "realisation_tokens")
 PHRASE_PARAMETERS = ("phrases_per_unit", "phrases_fraction", "phrases_delta_fraction")
+FORM_PARAMETERS = ("openers_per_unit", "skeletons_per_unit", "forms_fraction", "forms_delta_fraction")
 REFINE_PARAMETERS = ("mu_fraction", "theta_fraction")
 
 
@@ -141,6 +156,8 @@ def parameters_not_used(params: dict[str, Any]) -> list[str]:
         unused += REALISATION_PARAMETERS
     if params.get("discover_phrases") is False:
         unused += PHRASE_PARAMETERS
+    if params.get("discover_forms") is False or text != "realised":
+        unused += FORM_PARAMETERS
     if params.get("refine") is False:
         unused += REFINE_PARAMETERS
     if params.get("cluster_keywords") == 0:
