@@ -66,6 +66,8 @@ def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print(line, file=out)
     for line in forecast_lines(spec, summary):
         print(line, file=out)
+    for line in choice_lines(spec, summary.n_units):
+        print(line, file=out)
     for note in facts.plan_notes(spec):
         print(f"Note (advanced): {note}", file=out)
     for warning in summary.warnings:
@@ -107,6 +109,19 @@ def forecast_lines(spec: RunSpec, summary) -> list[str]:
     return lines
 
 
+
+
+def choice_lines(spec: RunSpec, n_units: int) -> list[str]:
+    """What each ε of the table would release (``core.planning.epsilon_table``, the Budget page's table) and the
+    public word lists that fit the task (``core.methods.list_offer``), for the methods that find topics."""
+    from core.methods.list_offer import plan_offer_lines
+    from core.planning import epsilon_table
+
+    if not method_catalogue.facts(spec.method).wizard.topic_names:
+        return []
+    table = epsilon_table(spec, n_units)
+    lines = table.lines() if any(row.expected_topics is not None for row in table.rows) else []
+    return lines + plan_offer_lines(spec)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

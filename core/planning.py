@@ -7,6 +7,8 @@
 from __future__ import annotations
 
 import copy
+import math
+from dataclasses import dataclass
 
 from core.corpus import Corpus, DatasetIdentity
 from core.compute.memory import run_memory_mb
@@ -16,7 +18,7 @@ from core.estimate import Estimate, estimate
 from core.machine_speed import busy_factor
 from core.ledger import Ledger
 from core.ledger.total import COMBINING_WORDS
-from core.ledger.view import cumulative_after
+from core.ledger.view import after_run_words, cumulative_after
 from core.method_catalogue import facts
 from core.methods.class_conditional import method_for
 from core.methods.base import PlanSummary
@@ -100,9 +102,9 @@ def budget_outlook(booking: Booking, summary: PlanSummary, ledger: Ledger | None
     finally:
         if own:
             ledger.close()
-    cap = f"; cap ε = {after.cap_epsilon:g}" if after.cap_epsilon is not None else "; no cap set"
-    lines = [f"Dataset total after this run: ε = {after.after_epsilon:.3g} at δ = {after.delta:.2g} "
-             f"(ε = {after.before_epsilon:.3g} before it{cap}). {COMBINING_WORDS}"]
+    cap = f"Cap ε = {after.cap_epsilon:g}." if after.cap_epsilon is not None else "No cap set."
+    total = after_run_words(after, "Dataset total after this run:")
+    lines = [f"{total} {cap} {COMBINING_WORDS}"]
     if refusal:
         lines.append(f"This run would be refused: {refusal}")
     return tuple(lines)
@@ -182,3 +184,118 @@ def estimate_cost(spec: RunSpec, n_units: int) -> tuple[float, float]:
     """A rough time (s) and memory (MB) estimate of ``spec`` as written (``run_estimate`` is the plan's):
     memory from the wave size and the packaged model's KV cache (``core.compute.memory``)."""
     return estimate(spec, n_units).total_s, run_memory_mb(spec)
+
+
+# --- ε chosen from what the release will hold (issue 56 item 2) ------------------------------------------------
+
+EPSILON_TABLE = (1.0, 2.0, 4.0, 8.0, 10.0)  # the ε values the Budget page and `privet plan` forecast side by side
+HOLDS_TOPICS = 1.0  # a forecast "holds topics" when at least one topic is expected (the central public prior)
+
+
+TABLE_BASIS = ("Computed by the same forecast as the expected documents: the plan's public noise at each ε, a public "
+               "prior on how topics are shared, and the number of units. It does not look at the documents' words, "
+               "so it cannot know how many topics this file really holds.")
+
+
+@dataclass(frozen=True)
+class EpsilonRow:
+    """One ε of the table: its policy band (``core.wording``) and the planner's own forecast at that ε."""
+
+    epsilon: float
+    band: str  # core.wording.BANDS: strong, moderate, weak, none
+    headline: str  # "Moderate protection"
+    expected_topics: float | None = None  # None: the method forecasts no topics (or the ε cannot be planned)
+    fewest_topics: float = 0.0
+    most_topics: float = 0.0
+    documents: tuple[int, int] | None = None  # the range ``TopicForecast.documents_range`` states
+
+    @property
+    def holds_topics(self) -> bool:
+        """At least ``HOLDS_TOPICS`` topic expected by the central public prior (``core.privacy.forecast``)."""
+        return self.expected_topics is not None and self.expected_topics >= HOLDS_TOPICS
+
+    def topics_words(self) -> str:
+        if self.expected_topics is None:
+            return "not forecast"
+        x = self.expected_topics
+        about = f"about {x:.1f}" if x < 10 else f"about {x:.0f}"
+        low, high = math.floor(self.fewest_topics), math.ceil(self.most_topics)
+        return about if low == high else f"{about} ({low} to {high})"
+
+    def documents_words(self) -> str:
+        if self.documents is None:
+            return "not forecast"
+        low, high = self.documents
+        return str(high) if low == high else f"{low} to {high}"
+
+
+@dataclass(frozen=True)
+class EpsilonTable:
+    """What each ε of ``EPSILON_TABLE`` is expected to release on a corpus of ``units`` units, by the same forecast
+    ``privet plan`` and the Task and Confirm pages state (``core.privacy.forecast``: public noise, a public prior on
+    topic sizes, and the number of units; never the text). ``public_bound``: ``units`` is the custodian's stated public
+    upper bound (``public_unit_bound``); otherwise it is the loaded count, which only the custodian's own screen may
+    show: the table is an aid for her to choose ε, and no run decides anything from it (SPEC §6)."""
+
+    rows: tuple[EpsilonRow, ...]
+    units: int
+    public_bound: bool
+    delta: float
+
+    @property
+    def suggested(self) -> float | None:
+        """The smallest ε whose forecast holds topics (``EpsilonRow.holds_topics``), or None when none does."""
+        return next((row.epsilon for row in self.rows if row.holds_topics), None)
+
+    def count_words(self) -> str:
+        """Which count of units the table was computed for, in words."""
+        if self.public_bound:
+            return (f"for the public upper bound of {self.units} units stated in the settings (a figure known in "
+                    "advance)")
+        return (f"for the {self.units} units loaded (your own count, shown on this screen only; a run decides "
+                "nothing from it: state a public upper bound on the units to compute it from that instead)")
+
+    def suggestion_words(self) -> str:
+        if self.suggested is None:
+            return (f"No ε up to {self.rows[-1].epsilon:g} is expected to find a topic in data of this size: the "
+                    "documents would be a public model's, whatever ε is spent.") if self.rows else ""
+        return f"The smallest ε expected to find topics in data of this size is ε = {self.suggested:g}."
+
+    def lines(self) -> list[str]:
+        """The table as `privet plan` prints it."""
+        out = [f"Expected release by epsilon, {self.count_words()}, at delta = {self.delta:.2g}. {TABLE_BASIS}"]
+        out.append(f"  {'epsilon':>7}  {'protection':<26} {'topics':<20} documents")
+        for row in self.rows:
+            mark = "  <- smallest that finds topics" if row.epsilon == self.suggested else ""
+            out.append(f"  {row.epsilon:>7g}  {row.headline:<26} {row.topics_words():<20} "
+                       f"{row.documents_words()}{mark}")
+        out.append(f"  {self.suggestion_words()}")
+        return out
+
+
+def epsilon_table(spec: RunSpec, n_loaded: int, epsilons: tuple[float, ...] = EPSILON_TABLE) -> EpsilonTable:
+    """The planner's own forecast (``PlanSummary.topic_forecast``) at each ε of ``epsilons``, every other setting as in
+    ``spec``: at the stated public bound on the units when there is one, else at ``n_loaded`` (on screen only).
+    Charges, loads and writes nothing."""
+    from core.wording import guarantee_words
+
+    spec = facts(spec.method).public_defaults(spec)  # a copy, as ``plan`` plans it
+    delta = resolve_delta(spec)
+    bound = public_unit_bound(spec)
+    units = bound if bound is not None else max(int(n_loaded), 0)
+    method = method_for(spec)
+    rows = []
+    for epsilon in epsilons:
+        words = guarantee_words(epsilon, delta)
+        at = copy.deepcopy(spec)
+        at.privacy.epsilon = float(epsilon)
+        try:
+            forecast = method.plan_summary(at, delta, units).topic_forecast
+        except PrivetError:
+            forecast = None
+        if forecast is None:
+            rows.append(EpsilonRow(float(epsilon), words.band, words.headline))
+            continue
+        rows.append(EpsilonRow(float(epsilon), words.band, words.headline, forecast.expected_topics,
+                               forecast.fewest_topics, forecast.most_topics, forecast.documents_range))
+    return EpsilonTable(tuple(rows), units, bound is not None, delta)

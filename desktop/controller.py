@@ -94,6 +94,7 @@ class LedgerStatus:
     n_entries: int
     dataset_name: str = ""  # the name the run will be booked under
     delta: float = 0.0  # the δ the spent ε is stated at (the cap's, else the runs' summed)
+    n_runs: int = 0  # the runs charged (``n_entries`` counts their charges, one per stage)
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,9 @@ class WizardController:
     _corpus: Any = None
     _default_task: str = ""
     _speed: tuple[str, float, float] | None = None  # the estimate's last speed test: device, reading, when
+    # Whether the wizard may pre-select its suggestions (the ε table's smallest ε that finds topics, a public list
+    # that fits the task): a new run's; False for a spec opened from a file or a run resumed, whose choices stand.
+    suggest_defaults: bool = True
 
     # --- data -------------------------------------------------------------------------------
 
@@ -258,6 +262,19 @@ class WizardController:
         plan = self._plan_or_none()
         return None if plan is None else plan.documents_words
 
+    def epsilon_table(self) -> Any:
+        """``core.planning.epsilon_table``: what each ε of the Budget page's table is expected to release, at the stated
+        public bound on the units, else at the loaded count (this screen only); ``None`` before data is loaded or
+        when the spec cannot be planned."""
+        if self.summary is None:
+            return None
+        from core.planning import epsilon_table  # imports the methods (torch): on first use, not at window start
+
+        try:
+            return epsilon_table(self.spec, self.summary.n_units)
+        except PrivetError:
+            return None
+
     def estimate(self) -> Any:
         """``core.planning.run_estimate`` for this spec and corpus: the time of the path that will really run
         (``None`` before data is loaded)."""
@@ -338,7 +355,7 @@ class WizardController:
         with Ledger() as ledger:
             spend = ledger.summary(key)  # the ledger's one total (core.ledger.total), as `privet ledger` shows it
         return LedgerStatus(spend.spent_rho, spend.spent_epsilon, spend.cap_epsilon, spend.cap_delta,
-                            spend.n_charges, self.booking().name, spend.delta)
+                            spend.n_charges, self.booking().name, spend.delta, spend.n_runs)
 
     def budget_problem(self, rho: float, delta: float, delta_part: float = 0.0) -> str:
         """Why this run would exceed the booked dataset's cap (empty when allowed), in ε and words: what is
@@ -401,7 +418,7 @@ class WizardController:
     def for_run(cls, run_dir: str | Path) -> "WizardController":
         """A controller for resuming an interrupted run: its spec from run.json, its data reloaded."""
         meta = json.loads((Path(run_dir) / "run.json").read_text(encoding="utf-8"))
-        controller = cls(spec=RunSpec.from_dict(meta["spec"]))
+        controller = cls(spec=RunSpec.from_dict(meta["spec"]), suggest_defaults=False)
         data = controller.spec.data
         if data.path:
             controller.load_data(data.path, data.text_column, data.id_column, data.person_column, data.label_column)
@@ -411,6 +428,7 @@ class WizardController:
         """Load a run spec; reload its data (if it names any) so the summary matches."""
         spec = RunSpec.load(path)
         self.spec = spec
+        self.suggest_defaults = False  # the file's ε and lists stand
         self.summary = None
         self._corpus = None
         if spec.data.path:

@@ -9,14 +9,15 @@ the store.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from core.ledger.schema import RELEASE_STAGE
 from core.ledger.total import FALLBACK_DELTA, dataset_total, run_deltas, stated
 
-__all__ = ["FALLBACK_DELTA", "CumulativeSpend", "DatasetSpend", "RunSpend", "all_datasets", "charged_summary",
-           "cumulative_after", "dataset_spend", "run_spend"]
+__all__ = ["FALLBACK_DELTA", "CumulativeSpend", "DatasetSpend", "RunSpend", "after_run_words", "all_datasets",
+           "charged_summary", "cumulative_after", "dataset_spend", "run_spend", "runs_words", "spent_words"]
 
 
 class LedgerReader(Protocol):
@@ -106,12 +107,23 @@ def run_spend(ledger: LedgerReader, run_id: str, delta: float | None = None) -> 
 
 @dataclass(frozen=True)
 class CumulativeSpend:
-    """A dataset's total before and after a planned run, at one δ (the cap's when a cap is set)."""
+    """A dataset's total before and after a planned run, at one δ (the cap's when a cap is set). ``spent_epsilon``
+    at ``spent_delta`` is the total before the run as the ledger states it (``dataset_spend``: the figure every page
+    shows as spent); ``before_epsilon`` is the same total restated at the δ of the total after the run."""
 
     delta: float
     before_epsilon: float
     after_epsilon: float
     cap_epsilon: float | None
+    spent_epsilon: float = 0.0
+    spent_delta: float = 0.0
+    n_runs: int = 0
+
+    @property
+    def restated(self) -> bool:
+        """Whether the total after the run is stated at another δ than the total spent so far (no cap: a dataset's
+        total is stated at the sum of its runs' δ, so each run moves it)."""
+        return self.n_runs > 0 and not math.isclose(self.delta, self.spent_delta, rel_tol=1e-9)
 
     @property
     def within_cap(self) -> bool:
@@ -126,8 +138,36 @@ def cumulative_after(ledger: LedgerReader, fingerprint: str, planned_rho: float,
     rows, cap = ledger.entries(fingerprint), ledger.cap(fingerprint)
     after = dataset_total(rows, cap, planned_rho, planned_delta_part, delta)
     before = dataset_total(rows, cap)
+    runs = len({r["run_id"] for r in rows if r["kind"] == "charge"})
     return CumulativeSpend(after.delta, stated(before.rho, before.delta_part, after.delta).epsilon, after.epsilon,
-                           float(cap[0]) if cap else None)
+                           float(cap[0]) if cap else None, before.epsilon, before.delta, runs)
+
+
+def runs_words(n_runs: int) -> str:
+    """'1 run', '2 runs': the ledger's runs, never its charges (a run is charged once per stage)."""
+    return f"{n_runs} run{'' if n_runs == 1 else 's'}"
+
+
+def spent_words(epsilon: float, delta: float, n_runs: int) -> str:
+    """What a dataset has spent, as every page states it: 'ε = 4 at δ = 1e-06 in 1 run' ('nothing yet')."""
+    if n_runs <= 0:
+        return "nothing yet"
+    return f"ε = {epsilon:.3g} at δ = {delta:.2g} in {runs_words(n_runs)}"
+
+
+AFTER_RUN_LEAD = "After this run, this dataset's total will be"
+
+
+def after_run_words(after: CumulativeSpend, lead: str = AFTER_RUN_LEAD) -> str:
+    """The dataset's total after a planned run, with the total spent so far as every page states it; when the total
+    after is stated at another δ, why, in words, and what the runs so far come to at that δ."""
+    text = (f"{lead} ε ≈ {after.after_epsilon:.3g} at δ = {after.delta:.2g}. "
+            f"Spent so far: {spent_words(after.spent_epsilon, after.spent_delta, after.n_runs)}.")
+    if after.restated:
+        text += (f" Why the δ changes: with no cap, a dataset's total is stated at the sum of its runs' δ, so this "
+                 f"run's δ moves it from {after.spent_delta:.2g} to {after.delta:.2g}; at that larger δ the runs so far "
+                 f"come to ε ≈ {after.before_epsilon:.3g}, the same privacy loss stated another way.")
+    return text
 
 
 def charged_summary(spend: RunSpend, labels: dict[str, str] | None = None) -> str:

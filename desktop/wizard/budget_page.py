@@ -6,13 +6,16 @@ import math
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
-    QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit,
-    QSlider, QVBoxLayout, QWidget,
+    QAbstractItemView, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel,
+    QLineEdit, QPlainTextEdit, QSlider, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
 from core.certificate.render import PARAMETER_MEANINGS
 from core.errors import PrivetError
+from core.ledger.view import after_run_words, spent_words
+from core.planning import TABLE_BASIS
 from core.privacy.budget import EPSILON_TRADE_OFF
 from core.progress import stage_label
 from desktop.budget_bands import band_for
@@ -30,6 +33,7 @@ SYMBOLS = {"rho_total": "ρ", "sigma_h": "σ_h", "sigma_c": "σ_c", "sigma_mu": 
            "c_over_tau": "c/τ", "c": "c", "sigma": "σ", "min_topic_units": "units per topic",
            "rho_per_iteration": "ρ per round", "threshold": "vote threshold", "sensitivity": "sensitivity",
            "epsilon_guaranteed": "ε of the summary choice"}
+TABLE_HEADERS = ("ε", "Protection", "Expected topics", "Expected documents")
 
 
 def derived_label(key: str) -> str:
@@ -114,11 +118,36 @@ class BudgetPage(Page):
         form.labelForField(self.delta).setBuddy(self.delta)
         form.addRow("", self.delta_meaning)
 
+        # What each ε is expected to release (core.planning.epsilon_table): a row picked sets ε.
+        self.table = QTableWidget(0, len(TABLE_HEADERS))
+        self.table.setObjectName("epsilon_table")
+        self.table.setHorizontalHeaderLabels(TABLE_HEADERS)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.table.setToolTip("What each ε is expected to release on data of this size. Click a row to use its ε.")
+        self.table.itemSelectionChanged.connect(self._row_picked)
+        self.table_note = QLabel()
+        self.table_note.setObjectName("epsilon_table_note")
+        self.table_note.setWordWrap(True)
+        self.epsilon_table: Any = None  # core.planning.EpsilonTable shown, or None
+        self._table_key: Any = None
+        self._suggested_for: set[Any] = set()  # the data and methods an ε was suggested for (once each)
+        self._officer_chose = False  # ε typed, dragged or picked by the officer: never replaced by a suggestion
+        self._syncing = False
         self.unit = QLabel()
         self.unit.setWordWrap(True)
         self.ledger = QLabel()
         self.ledger.setWordWrap(True)
+        self.ledger.setObjectName("ledger")
         self.ledger.setToolTip("From the budget ledger on this computer: every run on this dataset is charged there.")
+        self.after_run = QLabel()  # the dataset's total after this run (core.ledger.view.after_run_words)
+        self.after_run.setWordWrap(True)
+        self.after_run.setObjectName("after_run")
         self.dataset_runs = DatasetRunsView()  # why the total is less than the sum, and this dataset's runs
         self.split = StackedBar()
         self.split_caption = QLabel()
@@ -152,6 +181,11 @@ class BudgetPage(Page):
 
         layout, outer = scrolling_layouts(self)  # scrolls: with Advanced open the page is taller than the wizard
         layout.addLayout(form)
+        self.table_box = QGroupBox("What each ε is expected to release")
+        table_layout = QVBoxLayout(self.table_box)
+        table_layout.addWidget(self.table)
+        table_layout.addWidget(self.table_note)
+        layout.addWidget(self.table_box)
         layout.addWidget(self.band)
         layout.addWidget(self.meaning)
         rationale_form = QFormLayout()
@@ -160,6 +194,7 @@ class BudgetPage(Page):
         layout.addLayout(rationale_form)
         layout.addWidget(self.unit)
         layout.addWidget(self.ledger)
+        layout.addWidget(self.after_run)
         layout.addWidget(self.dataset_runs)
         layout.addWidget(split_box)
         layout.addWidget(self.warnings)
@@ -182,12 +217,16 @@ class BudgetPage(Page):
     def initializePage(self) -> None:  # noqa: N802 - Qt API
         privacy = self.controller.spec.privacy
         self.dataset_name.setText(self.controller.spec.data.dataset_name)
-        self.set_epsilon(privacy.epsilon)
+        self._syncing = True
+        self.epsilon.setValue(privacy.epsilon)  # the spec's ε, not a choice made on this page
+        self._syncing = False
         self.delta.setCurrentText(AUTO_DELTA if privacy.delta <= 0 else f"{privacy.delta:g}")
         self.conversion.setCurrentIndex(max(0, self.conversion.findData(privacy.conversion)))
         self.rationale.setPlainText(privacy.rationale)
         self.unit.setText(f"<b>Unit of privacy:</b> {self.controller.unit_description()}. The guarantee "
                           "covers adding or removing any one such unit.")
+        self.refresh_table()
+        self._suggest_epsilon()
         self.refresh_plan()
 
     def store(self) -> None:
@@ -202,6 +241,8 @@ class BudgetPage(Page):
     # --- inputs ---------------------------------------------------------------------------------
 
     def set_epsilon(self, epsilon: float) -> None:
+        """The officer's choice of ε (typed, or a test's): never replaced by the table's suggestion."""
+        self._officer_chose = True
         self.epsilon.setValue(epsilon)
 
     def set_delta_text(self, text: str) -> None:
@@ -222,14 +263,112 @@ class BudgetPage(Page):
     def _slider_moved(self, position: int) -> None:
         eps = round(slider_to_eps(position), 2)
         if abs(eps - self.epsilon.value()) > 0.005 and eps_to_slider(self.epsilon.value()) != position:
+            self._officer_chose = True
             self.epsilon.setValue(eps)
 
     def _epsilon_changed(self, value: float) -> None:
+        if not self._syncing and self.epsilon.hasFocus():
+            self._officer_chose = True  # typed in the box
         self.slider.blockSignals(True)
         self.slider.setValue(eps_to_slider(value))
         self.slider.blockSignals(False)
         self._show_band(value)
+        self._select_row(value)
         self._debounce.start()
+
+    # --- the ε table ------------------------------------------------------------------------------
+
+    def refresh_table(self) -> None:
+        """Ask core for the table (``core.planning.epsilon_table``) when anything but ε changed since it was drawn."""
+        spec = self.controller.spec
+        summary = self.controller.summary
+        key = None if summary is None else (summary.fingerprint, summary.n_units, repr(_without_epsilon(spec)))
+        if key == self._table_key:
+            return
+        self._table_key = key
+        self.epsilon_table = self.controller.epsilon_table() if key is not None else None
+        self._show_table()
+
+    def table_rows(self) -> list[tuple[str, ...]]:
+        """The table as shown, one tuple of cell texts per row (tests and screenshots)."""
+        return [tuple(_cell(self.table.item(r, c)) for c in range(self.table.columnCount()))
+                for r in range(self.table.rowCount())]
+
+    def selected_row(self) -> int | None:
+        rows = self.table.selectionModel().selectedRows()
+        return rows[0].row() if rows else None
+
+    def pick_row(self, row: int) -> None:
+        """Select a row, as a click does: its ε becomes this run's."""
+        self.table.selectRow(row)
+
+    def _show_table(self) -> None:
+        table = self.epsilon_table
+        self._syncing = True
+        self.table.setRowCount(0)
+        if table is None or not any(row.expected_topics is not None for row in table.rows):
+            self.table_box.setVisible(False)
+            self._syncing = False
+            return
+        self.table_box.setVisible(True)
+        unit = self.controller.unit_word()
+        self.table.setRowCount(len(table.rows))
+        for r, row in enumerate(table.rows):
+            band = band_for(row.epsilon, table.delta, unit)
+            suggested = " (smallest that finds topics)" if row.epsilon == table.suggested else ""
+            cells = (f"{row.epsilon:g}{suggested}", f"■ {row.headline}", row.topics_words(), row.documents_words())
+            for c, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setData(Qt.ItemDataRole.UserRole, row.epsilon)
+                if c == 1:
+                    item.setForeground(QColor(band.colour))
+                    item.setData(Qt.ItemDataRole.UserRole + 1, band.name)
+                self.table.setItem(r, c, item)
+        self.table.resizeRowsToContents()
+        height = self.table.horizontalHeader().height() + sum(self.table.rowHeight(r) for r in range(len(table.rows)))
+        self.table.setFixedHeight(height + 2 * self.table.frameWidth())
+        self.table_note.setText(f"Computed {table.count_words()}, at δ = {table.delta:.2g}. {TABLE_BASIS} "
+                                f"{table.suggestion_words()} Click a row to use its ε.")
+        self._syncing = False
+        self._select_row(self.epsilon.value())
+
+    def _suggest_epsilon(self) -> None:
+        """Select the smallest ε whose forecast holds topics, once per data and method, unless the officer chose ε
+        or the spec came from a file: a suggestion she sees and confirms, never a decision of the run."""
+        table, summary = self.epsilon_table, self.controller.summary
+        if table is None or table.suggested is None or summary is None or self._officer_chose:
+            return
+        if not self.controller.suggest_defaults:
+            return
+        key = (summary.fingerprint, self.controller.spec.method)
+        if key in self._suggested_for:
+            return
+        self._suggested_for.add(key)
+        self._syncing = True
+        self.epsilon.setValue(table.suggested)
+        self._syncing = False
+
+    def _select_row(self, epsilon: float) -> None:
+        """Keep the table's selection on the row of this ε (none when ε is not in the table)."""
+        self._syncing = True
+        self.table.clearSelection()
+        for r in range(self.table.rowCount()):
+            item = self.table.item(r, 0)
+            if item is not None and abs(float(item.data(Qt.ItemDataRole.UserRole)) - epsilon) < 1e-9:
+                self.table.selectRow(r)
+        self._syncing = False
+
+    def _row_picked(self) -> None:
+        if self._syncing:
+            return
+        row = self.selected_row()
+        if row is None:
+            return
+        item = self.table.item(row, 0)
+        if item is None:
+            return
+        self._officer_chose = True
+        self.epsilon.setValue(float(item.data(Qt.ItemDataRole.UserRole)))
 
     # --- plan -----------------------------------------------------------------------------------
 
@@ -247,6 +386,7 @@ class BudgetPage(Page):
         privacy.delta = delta
         privacy.conversion = self.conversion.currentData()
         self._plan_error = ""
+        self.refresh_table()  # δ, the conversion or the dataset may have changed; ε alone does not redraw it
         try:
             self.plan_result = self.controller.plan()
         except PrivetError as exc:
@@ -294,16 +434,33 @@ class BudgetPage(Page):
         status = self.controller.ledger_status()
         self.dataset_runs.show_dataset(self.controller.booked_key() if status is not None else None)
         self.dataset_runs.setVisible(status is not None)
+        self.after_run.setText("")
         if status is None:
             self.ledger.setText("<b>Budget already spent on this dataset:</b> none recorded.")
             return
         cap = (f"cap ε = {status.cap_epsilon:g} at δ = {status.cap_delta:.2g} (set or raised in Settings → Budgets)"
                if status.cap_epsilon is not None else "no cap set (a cap can be set in Settings → Budgets)")
-        spent = (f"ε = {status.spent_epsilon:.3g} in {status.n_entries} charge{'' if status.n_entries == 1 else 's'}"
-                 if status.n_entries else "nothing yet")
+        spent = spent_words(status.spent_epsilon, status.delta, status.n_runs)  # the same words on every page
         self.ledger.setText(f"<b>This run is booked on the dataset '{_html(status.dataset_name)}'.</b> Budget "
                             f"already spent on it: {spent}; {cap}.")
         if plan is not None:
+            after = self.controller.cumulative(plan.rho_total, plan.delta, plan.delta_spent)
+            if after is not None:
+                self.after_run.setText(_html(after_run_words(after)))
             problem = self.controller.budget_problem(plan.rho_total, plan.delta, plan.delta_spent)
             if problem:
                 self._plan_error = problem
+
+
+def _cell(item: QTableWidgetItem | None) -> str:
+    return "" if item is None else item.text()
+
+
+def _without_epsilon(spec: Any) -> Any:
+    """The spec's settings other than ε (what the ε table depends on), for telling when to redraw it."""
+    from dataclasses import asdict
+
+    settings = asdict(spec)
+    settings.get("privacy", {}).pop("epsilon", None)
+    settings.get("privacy", {}).pop("rationale", None)
+    return settings

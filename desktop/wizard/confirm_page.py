@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
 
 from core.errors import PrivetError
 from core.estimate import duration_words
+from core.ledger.view import after_run_words
 from core.progress import stage_label
 from core.wording import PERMITTED_USE_NAMES, PERMITTED_USES, guarantee_words, permitted_use_words
 from desktop.active_runs import ActiveRuns
@@ -160,10 +161,9 @@ class ConfirmPage(Page):
         after = self.controller.cumulative(plan.rho_total, plan.delta, plan.delta_spent)
         if after is None:
             return ""
-        cap = (f" of its cap ε = {after.cap_epsilon:g}" if after.cap_epsilon is not None
-               else " (no cap is set for this dataset)")
-        text = (f"After this run, this dataset will have spent ε ≈ {after.after_epsilon:.3g}{cap} "
-                f"(so far ε ≈ {after.before_epsilon:.3g}; totals at δ = {after.delta:.2g}).")
+        cap = (f" Its cap is ε = {after.cap_epsilon:g}." if after.cap_epsilon is not None
+               else " No cap is set for this dataset.")
+        text = escape(after_run_words(after), quote=False) + cap  # the Budget page's words: one spent figure on every page
         if not after.within_cap:
             text += " This is more than the cap: the run will be refused."
         return text

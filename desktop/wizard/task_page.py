@@ -131,6 +131,7 @@ class TaskPage(Page):
         layout.addStretch(1)
         outer.addWidget(self.message)
         self.task.textChanged.connect(self.completeChanged.emit)
+        self.task.textChanged.connect(self._offer_lists)
         self.example.textChanged.connect(self.completeChanged.emit)
         self.form.currentIndexChanged.connect(lambda *_: self.completeChanged.emit())
         self.count_mode.currentIndexChanged.connect(lambda *_: self._count_changed())
@@ -160,6 +161,7 @@ class TaskPage(Page):
         self.cluster_size.setValue(values.k)
         self.self_filter.setChecked(own.self_filter)
         self.topic_names.load(spec)
+        self._offer_lists()
         self.advanced.setVisible(options.writes_tokens)
         self.cluster_size.setEnabled(options.cluster_size)
         self.self_filter.setEnabled(options.self_filter)
@@ -259,6 +261,13 @@ class TaskPage(Page):
             self.count_mode.setCurrentIndex(self.count_mode.findData(AS_MANY))  # a number typed: this many
         else:
             self._count_changed()
+
+    def _offer_lists(self) -> None:
+        """Tick a public list that fits the task and the column names (``core.methods.list_offer``)."""
+        from core.methods.list_offer import public_words
+
+        words = public_words(self.controller.spec, self.task.toPlainText())
+        self.topic_names.suggest(words, self.controller.suggest_defaults)
 
     def _browse(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Choose where to export")

@@ -2,7 +2,9 @@
 
 Shown on the Task page. It only relays choices into the run spec, through the chosen method's facts
 (``MethodFacts.wizard_values`` and ``store_wizard_values``); the lists and their sizes come from
-``core.methods.dp_synrag.vocabulary``.
+``core.methods.dp_synrag.vocabulary``. A shipped list that fits the task's and the columns' public words
+(``core.methods.list_offer``: ICD-10-CM for clinical text) is ticked for a new run, with one line on
+why it is free, until the officer ticks or unticks it herself.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
 
 from core import method_catalogue
 from core.method_catalogue import WizardValues
+from core.methods.list_offer import offered_lists
 from core.methods.dp_synrag.vocabulary import shipped_domain_lists
 from core.runspec import RunSpec
 
@@ -32,14 +35,22 @@ class TopicNamesBox(QWidget):
                                  "share are released, with noise. A phrase of one document alone is not released.")
         note = QLabel(TRADE_OFF)
         note.setWordWrap(True)
+        self.offer = QLabel()  # why a list was ticked for her, and why it is free (empty: none offered)
+        self.offer.setObjectName("list_offer")
+        self.offer.setWordWrap(True)
+        self.offer.setVisible(False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        for box in self.lists.values():
+        for name, box in self.lists.items():
             box.setToolTip("A public terminology added to the topic vocabulary; it costs no budget.")
+            box.clicked.connect(lambda _checked, n=name: self._decided.add(n))  # her own choice stands
             layout.addWidget(box)
+        layout.addWidget(self.offer)
         layout.addWidget(self.discover)
         layout.addWidget(note)
         self._other: list[str] = []
+        self._decided: set[str] = set()  # lists the officer ticked or unticked herself
+        self._offered: set[str] = set()  # lists ticked by the offer (unticked again when it no longer fits)
 
     def load(self, spec: RunSpec) -> None:
         chosen = _values(spec)
@@ -48,6 +59,24 @@ class TopicNamesBox(QWidget):
         self._other = [entry for entry in chosen.domain_lists if entry not in self.lists]  # lists given by path stay
         self.discover.setChecked(chosen.discover_phrases)
         self.setEnabled(_asks(spec))
+
+    def suggest(self, public_words: list[str], allowed: bool = True) -> None:
+        """Tick the shipped lists that fit these public words (the task, the column names; never the text) unless
+        the officer decided on them; a list ticked by an earlier offer that no longer fits is unticked again.
+        ``allowed``: False for a spec opened from a file or a resumed run (its lists stand)."""
+        fits = {offer.name: offer for offer in offered_lists(public_words)} if allowed and self.isEnabled() else {}
+        for name, box in self.lists.items():
+            if name in self._decided:
+                continue
+            if name in fits and not box.isChecked():
+                box.setChecked(True)
+                self._offered.add(name)
+            elif name not in fits and name in self._offered:
+                box.setChecked(False)
+                self._offered.discard(name)
+        shown = [fits[name].words() for name in self._offered if name in fits and name not in self._decided]
+        self.offer.setText(" ".join(shown))
+        self.offer.setVisible(bool(shown))
 
     def store(self, spec: RunSpec) -> None:
         if not _asks(spec):

@@ -93,8 +93,9 @@ def test_confirm_shows_the_cumulative_epsilon_of_the_dataset(wizard, tmp_path):
     with Ledger() as ledger:
         expected = cumulative_after(ledger, key, plan.rho_total, plan.delta)
     text = wizard.confirm_page.cumulative.text()
-    assert f"will have spent ε ≈ {expected.after_epsilon:.3g} of its cap ε = 30" in text
-    assert f"so far ε ≈ {expected.before_epsilon:.3g}" in text
+    assert f"total will be ε ≈ {expected.after_epsilon:.3g} at δ = 0.001" in text and "Its cap is ε = 30" in text
+    assert f"Spent so far: ε = {expected.before_epsilon:.3g} at δ = 0.001 in 1 run" in text  # as on the Budget page
+    assert "Why the δ changes" not in text  # with a cap, both totals are stated at the cap's δ
     assert expected.before_epsilon == pytest.approx(epsilon_of(0.5, 1e-3))
     assert expected.after_epsilon > expected.before_epsilon and expected.after_epsilon > 4.0
 
