@@ -106,6 +106,7 @@ class DPSynRAGSpec:
     skeletons_per_unit: int = 2  # m_s: skeletons each unit proposes at most (one per document)
     forms_fraction: float = 0.0  # both releases' share of rho; 0 = the plan's default (privet plan shows it)
     forms_delta_fraction: float = 0.0  # their share of delta; 0 = the plan's default (privet plan shows it)
+    form_by_rule: bool = False  # set by the public rule: document_form is the task's pick, the fallback of the forms
     # How each synthetic document is written (docs/method.md §2.6): "topic_line" (the released topic line
     # only, no token stage), "private" (private prediction, the seed's step 4), "realised" (a public writer
     # turns the released topic into a document of the corpus's form; no token stage) or "realised+private"
@@ -178,6 +179,7 @@ class DPSynRAGSpec:
         "skeletons_per_unit": whole("skeletons each unit proposes", low=1, high=MAX_PHRASES_PER_UNIT),
         "forms_fraction": number("the structure discovery's share of the budget", low=0, high=1, open_low=True,
                                  open_high=True, zero_default=True),
+        "form_by_rule": flag("whether the document form was chosen by the task's rule (set by Privet)"),
         "forms_delta_fraction": number("the structure discovery's share of delta", low=0, high=1, open_low=True,
                                        open_high=True, zero_default=True),
         "self_filter_mode": text_rule("the self-filter", choices=("similarity", "score", "answer")),

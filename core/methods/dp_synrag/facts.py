@@ -93,6 +93,7 @@ PARAMETER_MEANINGS = {  # DP-SynRAG (and DP-Synth, which shares R, T, tau and th
                         "and structure discovery)",
     "discover_forms": "whether the corpus's own document forms were released with DP and followed (structure "
                       "discovery; off when a form is chosen by hand)",
+    "form_by_rule": "whether the fallback document form was chosen from the task's words (not by the custodian)",
     "openers_per_unit": "clause openers (a form's wording) each unit proposed at most",
     "skeletons_per_unit": "skeletons (whole forms) each unit proposed at most",
     "forms_fraction": "share of the budget spent on finding the corpus's own forms (0 = the plan's default share, "

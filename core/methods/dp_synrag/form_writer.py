@@ -31,10 +31,11 @@ from core.methods.dp_synrag.roles import CONDITION, DRUG, SYMPTOM, RoleSources, 
 from core.methods.dp_synrag.structure import SLOT, ReleasedForms
 from core.models.base import LanguageModel
 
-TEXT_TOKENS = 24  # the longest [text] slot
+TEXT_TOKENS = 16  # the longest [text] slot the writer fills with its own words
+SHORT_TEXT_TOKENS = 6  # ... before a number ("mg [text] [number] weeks": a dose's frequency)
 NUMBER_DIGITS = 2  # the writer's own number (no rule knows its kind): one or two digits
 PULL = 2.5  # logit bonus for the first token of a released word not yet written
-CLOSE_AFTER = 10  # tokens into a [text] slot after which a clause end is favoured more and more
+CLOSE_AFTER = 6  # tokens into a [text] slot after which a clause end is favoured more and more
 TEMPERATURE = 0.8
 TOP_P = 0.95
 TOP_K = 64
@@ -80,6 +81,10 @@ NUMBER_RULES: tuple[tuple[re.Pattern[str], re.Pattern[str], Sequence[int]], ...]
 )
 
 
+YEARS = tuple(range(2019, 2026))
+DAYS = tuple(range(1, 29))
+
+
 def number_choices(before: str, after: str) -> Sequence[int]:
     """The plausible values of a ``[number]`` slot from the form's wording around it (public), or () for the writer."""
     for left, right, choices in NUMBER_RULES:
@@ -115,6 +120,8 @@ def role_filler(role: str | None, words: Sequence[str], roles: Mapping[str, str 
     typed = [w for w in words if roles.get(w) == role]
     if role == CONDITION and not typed and roles.get(topic) is None:
         typed = [topic]
+    if role == SYMPTOM and not typed:  # a clinical form's untyped released words are mostly what patients report
+        typed = [w for w in words if roles.get(w) is None and w != topic]
     if role == SYMPTOM:
         typed = typed[:3]
         return typed[0] if len(typed) == 1 else ", ".join(typed[:-1]) + " and " + typed[-1] if typed else ""
@@ -200,6 +207,7 @@ class _Row:
     space_first: bool = False  # the slot's first token carries the space its fixed wording left off
     forced: bool = False  # the piece being written is forced whole (fixed wording, initials, a month, typed words)
     used: set[str] = field(default_factory=set)  # typed words written in a slot already
+    enumerated: int = 0  # the last number of an enumerated line written
 
 
 class FormWriter:
@@ -318,6 +326,16 @@ class FormWriter:
     def _number_choices(self, row: _Row) -> Sequence[int]:
         before = row.pieces[row.at - 1].text if row.at and row.pieces[row.at - 1].kind == "fixed" else ""
         after = row.pieces[row.at + 1].text if row.at + 1 < len(row.pieces) and row.pieces[row.at + 1].kind == "fixed" else ""
+        kind = lambda k: row.pieces[k].kind if 0 <= k < len(row.pieces) else ""  # noqa: E731
+        if kind(row.at + 2) == "month" and after.strip() == "":
+            return DAYS  # "19 February 2024"
+        if kind(row.at - 2) == "month" and before.strip() == "":
+            return YEARS if kind(row.at - 4) == "number" else DAYS  # "19 February 2024" / "March 28"
+        if kind(row.at - 2) == "number" and before.strip() == "," and kind(row.at - 4) == "month":
+            return YEARS  # "March 28, 2024"
+        if (not before or before.endswith("\n")) and after[:1] in (".", ")"):  # an enumerated line: "2. Plan: …"
+            row.enumerated += 1
+            return (row.enumerated,)
         return number_choices(before, after)
 
     def _typed_filler(self, row: _Row) -> str:
@@ -348,12 +366,13 @@ class FormWriter:
                 return choice if bool(t.digits[choice]) and not t.texts[choice].startswith(" ") else None
             scores[~t.digits] = -math.inf
             return self._sample(scores)
-        if row.slot_tokens >= TEXT_TOKENS:
+        nxt = row.pieces[row.at + 1] if row.at + 1 < len(row.pieces) else None
+        if row.slot_tokens >= (SHORT_TEXT_TOKENS if nxt is not None and nxt.kind == "number" else TEXT_TOKENS):
             return None
         scores[t.has_digit] = -math.inf
         if not row.slot_text.strip():
             scores[t.clause_end] = -math.inf
-        elif row.slot_tokens > CLOSE_AFTER:
+        elif row.slot_tokens > CLOSE_AFTER:  # the longer it runs, the likelier its clause ends
             scores[t.clause_end] += 0.5 * (row.slot_tokens - CLOSE_AFTER)
         for word in row.words:
             if self.roles.get(word) is None and word.lower() not in row.text:
@@ -363,6 +382,11 @@ class FormWriter:
         choice = self._sample(scores)
         if bool(t.clause_end[choice]):
             return None
+        if nxt is not None and nxt.kind == "fixed" and row.slot_text.strip():  # it starts the form's next words itself
+            head = nxt.text.strip().split(" ")[0].lower()
+            word = t.texts[choice].strip().lower()
+            if len(word) >= 3 and head.startswith(word):
+                return None
         return choice
 
     def _sample(self, scores: torch.Tensor) -> int:

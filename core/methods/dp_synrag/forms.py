@@ -33,6 +33,8 @@ def with_chosen_form(spec: RunSpec) -> RunSpec:
     """``spec`` with ``document_form`` chosen by the rule when it is automatic and no example was typed (a copy;
     ``spec`` itself is unchanged). ``"none"`` stays a plain document; any other value is kept."""
     p = spec.dp_synrag
+    if p.form_by_rule:  # chosen already (the rule is applied once; a second pass changes nothing)
+        return spec
     if p.document_form != AUTOMATIC or p.public_example.strip() or not p.realisation:
         if not p.discover_forms:
             return spec
@@ -41,6 +43,7 @@ def with_chosen_form(spec: RunSpec) -> RunSpec:
         return chosen
     chosen = copy.deepcopy(spec)
     chosen.dp_synrag.document_form = form_for_task(spec.task)[0]  # the fallback when no form of the corpus is released
+    chosen.dp_synrag.form_by_rule = True
     return chosen
 
 

@@ -54,16 +54,18 @@ MAX_CLOSER_WORDS = 4
 _INSIDE_OPENER = re.compile(r"^[ \-]$")  # a separator an opener may span: one space or a hyphen
 # public abbreviations a form writes around its numbers and headings (units, vital signs, titles); no English word list
 # holds them, yet they are a form's wording, not a slot's filler
-ABBREVIATIONS = frozenset(
-    "mg mcg ml kg g cm mm km lb lbs oz hr hrs h min mins sec yr yrs y o wk wks mo mos bpm mmhg bp hr rr spo temp "
-    "dob pt pts dr mr mrs ms st no tel ref id iv im po prn bd bid tds tid qds qid od am pm pmh hpi ros dx rx hx tx "
-    "sx fx cc".split()
-)
-MONTHS = frozenset(
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec "
-    "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun".split()
-)
+ABBREVIATIONS = frozenset([
+    "mg", "mcg", "ml", "kg", "g", "cm", "mm", "km", "lb", "lbs", "oz", "hr", "hrs", "h", "min", "mins", "sec",
+    "yr", "yrs", "y", "o", "wk", "wks", "mo", "mos", "bpm", "mmhg", "bp", "hr", "rr", "spo", "temp", "dob",
+    "pt", "pts", "dr", "mr", "mrs", "ms", "st", "no", "tel", "ref", "id", "iv", "im", "po", "prn", "bd", "bid",
+    "tds", "tid", "qds", "qid", "od", "am", "pm", "pmh", "hpi", "ros", "dx", "rx", "hx", "tx", "sx", "fx", "cc"
+])
+MONTHS = frozenset([
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "mon", "tue", "tues", "wed",
+    "thu", "thur", "thurs", "fri", "sat", "sun"
+])
 
 
 @dataclass(frozen=True)

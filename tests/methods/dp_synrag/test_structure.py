@@ -205,3 +205,15 @@ def test_the_writer_follows_released_forms_only_when_they_stand_for_enough_of_th
     forms = ReleasedForms(("A [text].",), (40.0,))
     assert follows_forms(forms, 100.0) and not follows_forms(forms, 1000.0)
     assert not follows_forms(ReleasedForms(), 100.0)
+
+
+def test_the_public_rule_picks_the_fallback_form_once_and_keeps_structure_discovery_on():
+    from core.methods.dp_synrag.forms import with_chosen_form
+    from core.runspec import RunSpec
+
+    spec = RunSpec.from_dict({"task": "Answer questions about patients."})
+    once = with_chosen_form(spec)
+    assert once.dp_synrag.document_form == "clinical_note" and once.dp_synrag.discovers_forms
+    assert with_chosen_form(once) == once  # idempotent: a resume compares the settings after the rule
+    by_hand = with_chosen_form(RunSpec.from_dict({"task": "x", "dp_synrag": {"document_form": "review"}}))
+    assert not by_hand.dp_synrag.discovers_forms
