@@ -67,14 +67,17 @@ CUE_CHARS = 40  # how far back the cue words are read
 # Numbers a form's wording says the kind of (public rules on the released form's words; anything else is the
 # writer's own digits): (pattern on the wording before, pattern on the wording after, choices).
 _DOSES = (5, 10, 20, 25, 40, 50, 100, 200, 250, 500)
-NUMBER_RULES: tuple[tuple[re.Pattern[str], re.Pattern[str], Sequence[int]], ...] = (
+NUMBER_RULES: tuple[tuple[re.Pattern[str], re.Pattern[str], Sequence[int | str]], ...] = (
     (re.compile(r"$"), re.compile(r"^\s*(mg|mcg|µg|ml|g|units?|iu)\b", re.I), _DOSES),
     (re.compile(r"$"), re.compile(r"^[\s-]*(years?[\s-]*old|y/?o|yrs?|y\b)", re.I), tuple(range(18, 91))),
     (re.compile(r"\b(age|aged)\W*$", re.I), re.compile(r""), tuple(range(18, 91))),
     (re.compile(r"$"), re.compile(r"^\s*(weeks?|days?|months?|hours?|wks?|hrs?)\b", re.I), tuple(range(2, 13))),
     (re.compile(r"\b(bp|blood pressure)\W*$", re.I), re.compile(r""), tuple(range(100, 171))),
     (re.compile(r"(\bpulse|\bhr|heart rate|\bbpm)\W*$", re.I), re.compile(r""), tuple(range(55, 121))),
-    (re.compile(r"\b(temp|temperature)\W*$", re.I), re.compile(r""), tuple(range(36, 40))),
+    (re.compile(r"\b(temp|temperature|t)\W*$", re.I), re.compile(r"^\s*(c|°c)?\b", re.I), tuple(range(36, 40))),
+    (re.compile(r"\b(cat|category|level|triage category|priority)\W*$", re.I), re.compile(r""), tuple(range(1, 6))),
+    (re.compile(r"(spo|sat|sats|saturation)\W*$", re.I), re.compile(r"^\s*%"), tuple(range(90, 101))),
+    (re.compile(r"$"), re.compile(r"^\s*%"), tuple(range(5, 96))),
     (re.compile(r"^[/-]$"), re.compile(r"^[/-]$"), tuple(range(1, 13))),  # a date's middle part
     (re.compile(r"^[/-]$"), re.compile(r""), tuple(range(2019, 2026))),  # a date's last part
     (re.compile(r""), re.compile(r"^[/-]$"), tuple(range(1, 29))),  # a date's first part
@@ -82,10 +85,12 @@ NUMBER_RULES: tuple[tuple[re.Pattern[str], re.Pattern[str], Sequence[int]], ...]
 
 
 YEARS = tuple(range(2019, 2026))
+HOURS = tuple(range(0, 24))
+MINUTES = tuple(f"{m:02d}" for m in range(60))
 DAYS = tuple(range(1, 29))
 
 
-def number_choices(before: str, after: str) -> Sequence[int]:
+def number_choices(before: str, after: str) -> Sequence[int | str]:
     """The plausible values of a ``[number]`` slot from the form's wording around it (public), or () for the writer."""
     for left, right, choices in NUMBER_RULES:
         if left.search(before[-30:]) and right.search(after[:30]):
@@ -323,10 +328,17 @@ class FormWriter:
             return token
         return None
 
-    def _number_choices(self, row: _Row) -> Sequence[int]:
+    def _number_choices(self, row: _Row) -> Sequence[int | str]:
         before = row.pieces[row.at - 1].text if row.at and row.pieces[row.at - 1].kind == "fixed" else ""
         after = row.pieces[row.at + 1].text if row.at + 1 < len(row.pieces) and row.pieces[row.at + 1].kind == "fixed" else ""
         kind = lambda k: row.pieces[k].kind if 0 <= k < len(row.pieces) else ""  # noqa: E731
+        if before == "/" and kind(row.at - 2) == "number" and re.search(r"\b(bp|blood pressure)\W*$",
+                                                                         row.pieces[row.at - 3].text, re.I):
+            return tuple(range(60, 101))  # "BP 138/[number]": the diastolic
+        if after[:1] == ":" and kind(row.at + 2) == "number":
+            return HOURS  # "17:[number]"
+        if before == ":" and kind(row.at - 2) == "number":
+            return MINUTES
         if kind(row.at + 2) == "month" and after.strip() == "":
             return DAYS  # "19 February 2024"
         if kind(row.at - 2) == "month" and before.strip() == "":
@@ -346,6 +358,9 @@ class FormWriter:
         role = slot_role(before, dose)
         fresh = [w for w in row.words if w not in row.used] or list(row.words)
         filler = role_filler(role, fresh, self.roles, row.words[0])
+        if dose and slot_role(before) == CONDITION and filler:  # "?[text] 25 mg given": a condition, then its drug
+            condition = role_filler(CONDITION, fresh, self.roles, row.words[0])
+            filler = f"{condition}, {filler}" if condition and condition != filler else filler
         row.used.update(w for w in row.words if w in filler.split(", ") or w == filler or f" {w}" in f" {filler}")
         return filler
 

@@ -123,9 +123,20 @@ def _slot_kind(tokens: Sequence[Token], i: int, clause_start: bool, lists: FormL
     if t.text[:1].isupper() and not clause_start and i >= 2 and tokens[i - 1].text == " " and \
             _slot_kind(tokens, i - 2, False, lists) == "name":
         return "name"  # "Austin Weaver": a capitalised word after a name
-    if low.replace("’", "'") not in lists.english:
+    if low.replace("’", "'") not in lists.english and not _label_letters(tokens, i):
         return "content"
     return ""
+
+
+def _label_letters(tokens: Sequence[Token], i: int) -> bool:
+    """Capitals that are a form's label, not a word: "CC", "HR", "BP", or one capital before a colon ("S:", "O:") or
+    a reading ("T 37.6")."""
+    text = tokens[i].text
+    if not text.isupper():
+        return False
+    after = tokens[i + 1].text if i + 1 < len(tokens) else ""
+    reading = after == " " and i + 2 < len(tokens) and tokens[i + 2].kind == "number"  # "T 37.6"
+    return 2 <= len(text) <= 5 or after.startswith(":") or reading
 
 
 def _is_clause_end(sep: str) -> bool:
