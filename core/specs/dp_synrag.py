@@ -237,9 +237,10 @@ class DPSynRAGSpec:
 
     @property
     def discovers_forms(self) -> bool:
-        """Whether structure discovery runs: on, the public writer alone (``text = "realised"``) and no example typed
-        (a form chosen by hand switches it off: ``core.methods.dp_synrag.forms.with_chosen_form``)."""
-        return self.discover_forms and self.text == "realised" and not self.public_example.strip()
+        """Whether structure discovery runs: on, the public writer alone (``text = "realised"``), and no form chosen by
+        hand (no example typed; ``document_form`` automatic, or the task's pick as the fallback: ``form_by_rule``)."""
+        return (self.discover_forms and self.text == "realised" and not self.public_example.strip()
+                and (self.document_form == "" or self.form_by_rule))
 
     @property
     def token_stage(self) -> bool:

@@ -190,7 +190,7 @@ def test_the_same_data_under_a_new_name_is_refused_and_a_known_source_warns(tmp_
     changed = tiny_spec(tmp_path)
     changed.data.person_column = "patient"  # another view of the same file, now under a new name: same documents
     changed.data.dataset_name = "Clinic notes"
-    with pytest.raises(PrivetError, match="already budgeted under the dataset name 'notes.csv'.*100% of these documents"):
+    with pytest.raises(PrivetError, match="already budgeted under the dataset name 'notes.csv'.*100%"):
         plan(changed)
 
 

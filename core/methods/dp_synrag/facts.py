@@ -24,7 +24,8 @@ from core.specs.dp_synrag import AUTOMATIC_MOST_DOCUMENTS
 # 0.4 : 0.4 : 0.2; with one, the co-keywords and the phrases take fixed shares of the whole budget.
 _SHARES = (
     f"{REALISED_FRACTIONS['hist']:g} : {REALISED_FRACTIONS['cluster_keywords']:g} : "
-    f"{REALISED_FRACTIONS['phrases']:g} for topics, their descriptions and phrases, rescaled to what the counts leave"
+    f"{REALISED_FRACTIONS['phrases']:g} for topics, their descriptions and phrases, and {REALISED_FRACTIONS['forms']:g} "
+    "for the corpus's own forms when they are looked for, rescaled to what the counts leave"
 )
 
 STAGE_LABELS = {

@@ -33,14 +33,8 @@ def with_chosen_form(spec: RunSpec) -> RunSpec:
     """``spec`` with ``document_form`` chosen by the rule when it is automatic and no example was typed (a copy;
     ``spec`` itself is unchanged). ``"none"`` stays a plain document; any other value is kept."""
     p = spec.dp_synrag
-    if p.form_by_rule:  # chosen already (the rule is applied once; a second pass changes nothing)
-        return spec
-    if p.document_form != AUTOMATIC or p.public_example.strip() or not p.realisation:
-        if not p.discover_forms:
-            return spec
-        chosen = copy.deepcopy(spec)  # a form chosen by hand (or typed) is followed: no structure discovery
-        chosen.dp_synrag.discover_forms = False
-        return chosen
+    if p.form_by_rule or p.document_form != AUTOMATIC or p.public_example.strip() or not p.realisation:
+        return spec  # chosen already, or by hand (then no structure discovery: ``DPSynRAGSpec.discovers_forms``)
     chosen = copy.deepcopy(spec)
     chosen.dp_synrag.document_form = form_for_task(spec.task)[0]  # the fallback when no form of the corpus is released
     chosen.dp_synrag.form_by_rule = True

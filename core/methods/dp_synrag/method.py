@@ -105,7 +105,7 @@ class DPSynRAGMethod:
             *form_notes(plan, result.forms, result.followed_forms),
             "Keyword extraction, clustering membership and the self-filter are deterministic or post-processing "
             "steps; every step that looks at the private data through a released value is charged above.",
-            *(FORM_WRITER_NOTES if result.followed_forms else generation_notes(spec.dp_synrag)),
+            *(form_writer_notes(spec.dp_synrag) if result.followed_forms else generation_notes(spec.dp_synrag)),
         ]
         if result.settings_note:
             notes.insert(len(COMMON_NOTES), result.settings_note)
@@ -200,6 +200,18 @@ FORM_WRITER_NOTES = [
     "(temperature 0.8, top-p 0.95) only varies the wording and is not part of the privacy guarantee; no private "
     "document is read (post-processing, no privacy cost)."
 ]
+
+
+def form_writer_notes(p) -> list[str]:
+    """How the documents were written in the corpus's released forms (all public), with the length statistic's use."""
+    notes = list(FORM_WRITER_NOTES)
+    if p.length_setting == "dp":
+        notes.append("Length: the corpus's median words per document was released (charged above as the length "
+                     "statistic); documents written in the corpus's released forms take those forms' own length, so "
+                     "it shaped nothing further.")
+    notes.append(f"Near-duplicates: a document whose word 3-gram Jaccard similarity with a document already kept was at "
+                 f"least {NEAR_DUPLICATE_JACCARD:g} was dropped. This reads only synthetic text: post-processing, no cost.")
+    return notes
 
 
 TEXT_WORDS = {

@@ -15,12 +15,13 @@ from core.specs.dp_synrag import DPSynRAGSpec
 _NUMBER = r"(\d+(?:\.\d+)?)"
 
 
-def _realised_ratios(name: str) -> tuple[float, float, float]:
-    """(topics, descriptions, phrases) as the words for ``name`` state them without a token stage."""
-    found = re.search(rf"without a token stage {_NUMBER} : {_NUMBER} : {_NUMBER}", PARAMETER_MEANINGS[name])
+def _realised_ratios(name: str) -> tuple[float, float, float, float]:
+    """(topics, descriptions, phrases, forms) as the words for ``name`` state them without a token stage."""
+    found = re.search(rf"without a token stage {_NUMBER} : {_NUMBER} : {_NUMBER} for topics, their descriptions and "
+                      rf"phrases, and {_NUMBER} for the corpus's own forms", PARAMETER_MEANINGS[name])
     assert found, f"{name}: the words state no default share without a token stage"
-    hist, ck, p = (float(x) for x in found.groups())
-    return hist, ck, p
+    hist, ck, p, forms = (float(x) for x in found.groups())
+    return hist, ck, p, forms
 
 
 def _with_tokens(name: str) -> float:
@@ -40,9 +41,11 @@ def test_the_default_spec_takes_the_shares_its_words_state():
     assert spec.text == "realised" and not spec.token_stage and spec.discover_phrases and not spec.refine
     plan = plan_dp_synrag(spec, 4.0, 1e-6)
     left = 1.0 - plan.size_fraction - plan.length_fraction  # what the counts leave the topic stages
+    assert spec.discovers_forms
     for name in ("hist_fraction", "cluster_keywords_fraction", "phrases_fraction"):
-        hist, ck, p = _realised_ratios(name)
-        total = hist + ck + p
+        hist, ck, p, forms = _realised_ratios(name)
+        total = hist + ck + p + forms
+        assert plan.forms_fraction == pytest.approx(forms / total * left, rel=1e-12), name
         assert plan.hist_fraction == pytest.approx(hist / total * left, rel=1e-12), name
         assert plan.cluster_keywords_fraction == pytest.approx(ck / total * left, rel=1e-12), name
         assert plan.phrases_fraction == pytest.approx(p / total * left, rel=1e-12), name

@@ -76,7 +76,8 @@ def test_privet_plan_says_which_form_the_writer_follows_and_why(tmp_path, capsys
     spec.save(spec_file)
     assert privet(["plan", str(spec_file)]) == 0
     out = capsys.readouterr().out
-    assert "Document form: Clinical note" in out and "'patient'" in out
+    assert "Document form: the corpus's own forms" in out  # structure discovery, with the task's pick as fallback
+    assert "Clinical note" in out and "'patient'" in out
 
 
 def test_a_realised_document_with_nothing_beyond_the_forms_opening_is_not_kept():

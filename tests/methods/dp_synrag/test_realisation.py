@@ -245,7 +245,8 @@ def test_charges_equal_the_plan_for_every_variant(tmp_path, text, privet_home):
 
 
 def test_without_a_token_stage_its_share_moves_to_topics_and_co_keywords():
-    shares = dict(hist_fraction=0.4, cluster_keywords_fraction=0.4, discover_phrases=False, size_bound=1000, length="form")
+    shares = dict(hist_fraction=0.4, cluster_keywords_fraction=0.4, discover_phrases=False, discover_forms=False,
+                  size_bound=1000, length="form")
     on = plan_dp_synrag(DPSynRAGSpec(**shares, text="private"), 10.0, 1e-6)
     off = plan_dp_synrag(DPSynRAGSpec(**shares, text="realised"), 10.0, 1e-6)
     assert STAGE_TOKENS in on.per_stage() and STAGE_TOKENS not in off.per_stage()
