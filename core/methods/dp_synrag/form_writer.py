@@ -85,7 +85,7 @@ NUMBER_RULES: tuple[tuple[re.Pattern[str], re.Pattern[str], Sequence[int | str]]
 
 
 YEARS = tuple(range(2019, 2026))
-HOURS = tuple(range(0, 24))
+HOURS = tuple(range(24))
 MINUTES = tuple(f"{m:02d}" for m in range(60))
 DAYS = tuple(range(1, 29))
 
