@@ -123,7 +123,7 @@ def role_filler(role: str | None, words: Sequence[str], roles: Mapping[str, str 
     if role is None:
         return ""
     typed = [w for w in words if roles.get(w) == role]
-    if role == CONDITION and not typed and roles.get(topic) is None:
+    if role == CONDITION and not typed:  # the topic's own word stands for what the form names there
         typed = [topic]
     if role == SYMPTOM and not typed:  # a clinical form's untyped released words are mostly what patients report
         typed = [w for w in words if roles.get(w) is None and w != topic]
