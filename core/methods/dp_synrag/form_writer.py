@@ -312,11 +312,11 @@ class FormWriter:
         """The token ``row`` appends now, or None when it is finished."""
         while not row.done:
             if row.pending:
-                token = row.pending.pop(0)
-                self._append(row, token)
+                forced = row.pending.pop(0)
+                self._append(row, forced)
                 if not row.pending and row.forced:
                     self._next_piece(row)
-                return token
+                return forced
             kind = row.pieces[row.at].kind if row.at < len(row.pieces) else ""
             token = self._sample_slot(row, kind, logits)
             if token is None:  # the slot is finished: the next piece writes now
