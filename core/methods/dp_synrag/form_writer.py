@@ -421,6 +421,6 @@ def prompt(task: str, topic: str, related: Sequence[str], skeleton: str) -> str:
 def tidy(text: str) -> str:
     """Spaces the joins left: doubled spaces, a space before a punctuation mark, an empty pair of commas."""
     text = re.sub(r"[ \t]+", " ", text)
-    text = re.sub(r" ([,.;:!?])", r"\1", text)
+    text = re.sub(r"(?<=\w) ([,.])(?=\s|$)", r"\1", text)  # "sweating ." left at a join; a form's own spacing stays
     text = re.sub(r",\s*([.;:])", r"\1", text)
     return text.strip()

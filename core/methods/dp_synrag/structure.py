@@ -136,7 +136,8 @@ def _label_letters(tokens: Sequence[Token], i: int) -> bool:
         return False
     after = tokens[i + 1].text if i + 1 < len(tokens) else ""
     reading = after == " " and i + 2 < len(tokens) and tokens[i + 2].kind == "number"  # "T 37.6"
-    return 2 <= len(text) <= 5 or after.startswith(":") or reading
+    unit = i >= 2 and tokens[i - 1].text == " " and tokens[i - 2].kind == "number"  # "37.6 C"
+    return 2 <= len(text) <= 5 or after.startswith(":") or reading or unit
 
 
 def _is_clause_end(sep: str) -> bool:
@@ -150,7 +151,8 @@ def _opener_prefixes(tokens: Sequence[Token], start: int, clause_start: bool, li
     while i < len(tokens) and words < MAX_OPENER_WORDS:
         t = tokens[i]
         kind = "" if t.kind != "word" else _slot_kind(tokens, i, clause_start and i == start, lists)
-        heading = kind == "content" and start == 0 and i == 0 and t.text[:1].isupper()  # a title: "Triage 17:25"
+        line_start = start == 0 or (tokens[start - 1].kind == "sep" and "\n" in tokens[start - 1].text)
+        heading = kind == "content" and line_start and i == start and t.text[:1].isupper()  # "Triage 17:25"
         if t.kind != "word" or (kind and not heading):
             break
         words += 1
