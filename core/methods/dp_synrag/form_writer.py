@@ -29,6 +29,7 @@ import torch
 
 from core.methods.dp_synrag.roles import CONDITION, DRUG, SYMPTOM, RoleSources, assign_roles
 from core.methods.dp_synrag.structure import SLOT, ReleasedForms
+from core.methods.dp_synrag.vocabulary import load_person_names
 from core.models.base import LanguageModel
 
 TEXT_TOKENS = 16  # the longest [text] slot the writer fills with its own words
@@ -169,6 +170,8 @@ class TokenTable:
     clause_end: torch.Tensor  # holds . ; : ! ? or a line break
     banned: torch.Tensor  # brackets, special tokens, control characters
     space_start: torch.Tensor  # starts with a space (and holds more)
+    name_like: torch.Tensor  # a capitalised given name or surname of the public list: the writer never writes one
+    letters: torch.Tensor  # letters only (no space): a unit or a letter written onto a number ("86M", "5mg")
 
     @property
     def size(self) -> int:
@@ -192,7 +195,10 @@ def _table(tokenizer, vocab_size: int) -> TokenTable:
         i in special or not t or bool(set(t) & _ODD) or "\ufffd" in t or any(ord(c) < 32 and c != "\n" for c in t)
         for i, t in enumerate(texts)
     ])
-    return TokenTable(tuple(texts), digits, has_digit, clause_end, banned, space_start)
+    names = load_person_names()
+    name_like = torch.tensor([t.strip()[:1].isupper() and t.strip().lower() in names for t in texts])
+    letters = torch.tensor([t.isalpha() for t in texts])
+    return TokenTable(tuple(texts), digits, has_digit, clause_end, banned, space_start, name_like, letters)
 
 
 @dataclass
@@ -384,7 +390,12 @@ class FormWriter:
         nxt = row.pieces[row.at + 1] if row.at + 1 < len(row.pieces) else None
         if row.slot_tokens >= (SHORT_TEXT_TOKENS if nxt is not None and nxt.kind == "number" else TEXT_TOKENS):
             return None
-        scores[t.has_digit] = -math.inf
+        scores[t.has_digit | t.name_like] = -math.inf
+        prev = row.pieces[row.at - 1] if row.at else None
+        if prev is not None and prev.kind == "number":  # written onto a number: one unit or letter ("86M")
+            if row.slot_tokens:
+                return None
+            scores[~t.letters] = -math.inf
         if not row.slot_text.strip():
             scores[t.clause_end] = -math.inf
         elif row.slot_tokens > CLOSE_AFTER:  # the longer it runs, the likelier its clause ends
