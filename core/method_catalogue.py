@@ -43,6 +43,10 @@ def _no_work(*_args: Any) -> list[tuple[str, float]]:
     return []
 
 
+def _no_bound(*_args: Any) -> int:
+    return 0
+
+
 def _copy(spec: Any) -> Any:
     return copy.deepcopy(spec)
 
@@ -158,6 +162,8 @@ class MethodFacts:
     # the desktop's Review page: the corpus's own forms a finished run released under DP and whether the documents
     # were written in them (run folder) -> [ReleasedFormsView], or [] when the run looked for no forms
     released_forms: Callable[[Any], list] = _no_lines
+    # core.planning's gate: the public upper bound on the units the method's own section states (spec); 0 = none
+    stated_unit_bound: Callable[[Any], int] = _no_bound
     wizard: WizardOptions = WizardOptions()
     # the wizard: the run-spec section its task page stores the number of documents (R), the tokens (T) and the
     # self-filter in, given the spec (created in the spec if the method's section is optional and missing)

@@ -119,7 +119,7 @@ CONSENT_SENTENCE = "It needs an explicit 'spend anyway'."  # core.methods.dp_syn
 def public_unit_bound(spec: RunSpec) -> int | None:
     """The custodian's stated public upper bound on the units (``[privacy] max_units``, ``[dp_synrag]
     size_bound``; the smaller when both are stated), or None. Never the loaded count."""
-    stated = [bound for bound in (spec.privacy.max_units, spec.dp_synrag.size_bound) if bound > 0]
+    stated = [bound for bound in (spec.privacy.max_units, facts(spec.method).stated_unit_bound(spec)) if bound > 0]
     return min(stated) if stated else None
 
 

@@ -405,6 +405,11 @@ def _fallback_form(spec: Any) -> str:
     return label.replace(" (shipped example)", "")
 
 
+def stated_unit_bound(spec: Any) -> int:
+    """The public upper bound on the units ``[dp_synrag] size_bound`` states (0: none)."""
+    return int(spec.dp_synrag.size_bound)
+
+
 FACTS = MethodFacts(
     stage_labels=STAGE_LABELS,
     parameter_meanings=PARAMETER_MEANINGS,
@@ -414,6 +419,7 @@ FACTS = MethodFacts(
     parameters_not_used=parameters_not_used,
     plan_header=form_lines,
     plan_lines=phrase_lines,
+    stated_unit_bound=stated_unit_bound,
     plan_notes=plan_notes,
     expected_settings_lines=expected_settings_lines,
     priced_documents=priced_documents,
