@@ -348,7 +348,8 @@ class FormWriter:
         if kind(row.at + 2) == "month" and after.strip() == "":
             return DAYS  # "19 February 2024"
         if kind(row.at - 2) == "month" and before.strip() == "":
-            return YEARS if kind(row.at - 4) == "number" else DAYS  # "19 February 2024" / "March 28"
+            day_first = kind(row.at - 4) == "number" and row.pieces[row.at - 3].text.strip() == ""
+            return YEARS if day_first else DAYS  # "19 February 2024" / "March 28"
         if kind(row.at - 2) == "number" and before.strip() == "," and kind(row.at - 4) == "month":
             return YEARS  # "March 28, 2024"
         if (not before or before.endswith("\n")) and after[:1] in (".", ")"):  # an enumerated line: "2. Plan: …"
