@@ -38,3 +38,31 @@ def test_every_document_keeps_the_forms_wording_and_fills_each_slot_even_with_a_
                          r"[^\d\[\]]+ ?\d{1,3} mg for [A-Z][a-z]+\.$")
     for text in texts:
         assert pattern.match(text), text
+
+
+def _choices(skeleton: str) -> list[tuple]:
+    from core.methods.dp_synrag.form_writer import _Row
+
+    writer = FormWriter.__new__(FormWriter)  # the number rules read the released form only
+    row = _Row(0, pieces_of(skeleton), ("a",))
+    out = []
+    for i, piece in enumerate(row.pieces):
+        if piece.kind == "number":
+            row.at = i
+            out.append(tuple(writer._number_choices(row)))
+    return out
+
+
+def test_a_numbers_kind_comes_from_the_forms_wording_around_it():
+    day_first, month_first, vitals, listed = (
+        _choices("Admitted: [number] [month] [number]\n"),
+        _choices("[name] ([number], male) was admitted on [month] [number], [number] with [text]."),
+        _choices("HR [number] BP [number]/[number] at [number]:[number]. Cat [number]. [text] [number] mg."),
+        _choices("[number]. Plan: [text].\n[number]. Review: [text]."),
+    )
+    assert max(day_first[0]) <= 28 and min(day_first[1]) >= 2019
+    assert month_first[0] == () and max(month_first[1]) <= 28 and min(month_first[2]) >= 2019
+    hr, systolic, diastolic, hour, minute, category, dose = vitals
+    assert min(hr) >= 55 and min(systolic) >= 100 and max(diastolic) <= 100 and max(hour) <= 23
+    assert "07" in minute and max(category) <= 5 and 100 in dose
+    assert listed == [(1,), (2,)]
