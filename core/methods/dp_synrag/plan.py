@@ -304,27 +304,12 @@ class DPSynRAGPlan:
 
     def form_releases(self) -> tuple[Release, Release]:
         """Structure discovery's two DP set unions: the clause openers, then the skeletons (docs/method.md §2.0b)."""
-        openers = Release(
-            STAGE_FORM_OPENERS, SPARSE_HISTOGRAM,
-            f"the corpus's own forms, released under DP (1 of 2): noisy counts of clause openers released above a "
-            f"threshold (each unit: <= {self.m_o} openers of its own text, never past a name, number or rare word); "
-            f"besides rho it spends delta_o={self.delta_openers:.3g} of delta",
-            f"Structure discovery, openers: Gaussian noise sigma_o={self.sigma_o:.4g}, <= {self.m_o} per unit, released "
-            f"above tau_o={self.tau_o:.4g} (delta_o={self.delta_openers:.3g})",
-            sensitivity=math.sqrt(self.m_o), sigma=self.sigma_o, delta=self.delta_openers, threshold=self.tau_o,
-            items_per_unit=self.m_o,
+        return (
+            _set_union(STAGE_FORM_OPENERS, "1 of 2", "clause openers", "openers of its own text, never past a name, "
+                       "number or rare word", "o", self.m_o, self.sigma_o, self.tau_o, self.delta_openers),
+            _set_union(STAGE_FORM_SKELETONS, "2 of 2", "document skeletons (released openers and slots only)",
+                       "skeletons", "s", self.m_s, self.sigma_s, self.tau_s, self.delta_skeletons),
         )
-        skeletons = Release(
-            STAGE_FORM_SKELETONS, SPARSE_HISTOGRAM,
-            f"the corpus's own forms, released under DP (2 of 2): noisy counts of document skeletons (released openers "
-            f"and slots only) released above a threshold (each unit: <= {self.m_s} skeletons); besides rho it spends "
-            f"delta_s={self.delta_skeletons:.3g} of delta",
-            f"Structure discovery, skeletons: Gaussian noise sigma_s={self.sigma_s:.4g}, <= {self.m_s} per unit, "
-            f"released above tau_s={self.tau_s:.4g} (delta_s={self.delta_skeletons:.3g})",
-            sensitivity=math.sqrt(self.m_s), sigma=self.sigma_s, delta=self.delta_skeletons, threshold=self.tau_s,
-            items_per_unit=self.m_s,
-        )
-        return openers, skeletons
 
     def release(self, stage: str) -> Release:
         return find(self.releases(), stage)
@@ -343,6 +328,19 @@ class DPSynRAGPlan:
         d["per_stage"] = self.per_stage()
         return d
 
+
+
+def _set_union(stage: str, part: str, items: str, per_unit: str, sub: str, m: int, sigma: float, tau: float,
+               delta: float) -> Release:
+    """One of structure discovery's releases: a Gaussian sparse histogram of <= m items per unit."""
+    return Release(
+        stage, SPARSE_HISTOGRAM,
+        f"the corpus's own forms, released under DP ({part}): noisy counts of {items} released above a threshold "
+        f"(each unit: <= {m} {per_unit}); besides rho it spends delta_{sub}={delta:.3g} of delta",
+        f"Structure discovery, {items.split(' (')[0]}: Gaussian noise sigma_{sub}={sigma:.4g}, <= {m} per unit, "
+        f"released above tau_{sub}={tau:.4g} (delta_{sub}={delta:.3g})",
+        sensitivity=math.sqrt(m), sigma=sigma, delta=delta, threshold=tau, items_per_unit=m,
+    )
 
 
 def _fraction(override: float, default: float) -> float:
