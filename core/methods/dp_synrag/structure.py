@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from core.corpus import Unit
+from core.corpus.loader import UNIT_SEPARATOR  # how a person's documents are joined into one unit
 from core.methods.base import MethodContext
 from core.methods.dp_synrag.vocabulary import load_person_names, read_word_list
 from core.paths import resources_dir
@@ -43,7 +44,6 @@ from core.privacy.set_union import expected_releases, item_counts
 from core.progress import ProgressEvent, StageProgress
 
 MAX_OPENER_WORDS = 6
-UNIT_SEPARATOR = "\n\n"  # how a person's documents are joined into one unit (core.corpus.loader)
 SLOT_KINDS = ("name", "number", "month", "text")
 SLOT = re.compile(r"\[(name|number|month|text)\]")
 MIN_FIXED_WORDS = 3  # a skeleton with fewer fixed words says nothing of a form ("[text]. [text].")
