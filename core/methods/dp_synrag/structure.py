@@ -364,9 +364,6 @@ class ReleasedForms:
         """The released skeletons' noisy counts over the released size: the share of units they stand for."""
         return sum(self.counts) / size if size > 0 else 0.0
 
-    def to_dict(self) -> dict[str, object]:
-        return {"skeletons": list(self.skeletons), "counts": list(self.counts), "openers": self.openers}
-
 
 MIN_COVERAGE = 0.2  # the released forms are followed when their noisy counts stand for this share of the released size
 
