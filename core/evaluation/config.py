@@ -65,6 +65,22 @@ class DatasetConfig:
         return load_templates(self.folder / self.templates_file)
 
 
+def _clinic_like(kind: str) -> DatasetConfig:
+    """A clinic-like demo corpus of ``privet demo-data --kind KIND`` (its notes, catalogue and public templates)."""
+    return DatasetConfig(
+        name=kind,
+        corpus_file="notes.csv",
+        text_column="note",
+        id_column="id",
+        person_column="patient",
+        benign_kind="diagnosis",
+        task="Answer questions about which condition matches a patient's symptoms.",
+        domain_lists=(f"demo/{kind}/domain_words.txt",),
+        roles_file="diseases.json",
+        templates_file="templates.json",
+    )
+
+
 DATASET_CONFIGS = {
     "clinic": DatasetConfig(
         name="clinic",
@@ -83,30 +99,8 @@ DATASET_CONFIGS = {
     ),
     # Two invented clinic-like corpora in forms of their own (``privet demo-data --kind discharge|triage``; issue
     # 55): no shipped document form and no public example, so whatever form the documents take comes from the data.
-    "discharge": DatasetConfig(
-        name="discharge",
-        corpus_file="notes.csv",
-        text_column="note",
-        id_column="id",
-        person_column="patient",
-        benign_kind="diagnosis",
-        task="Answer questions about which condition matches a patient's symptoms.",
-        domain_lists=("demo/discharge/domain_words.txt",),
-        roles_file="diseases.json",
-        templates_file="templates.json",
-    ),
-    "triage": DatasetConfig(
-        name="triage",
-        corpus_file="notes.csv",
-        text_column="note",
-        id_column="id",
-        person_column="patient",
-        benign_kind="diagnosis",
-        task="Answer questions about which condition matches a patient's symptoms.",
-        domain_lists=("demo/triage/domain_words.txt",),
-        roles_file="diseases.json",
-        templates_file="templates.json",
-    ),
+    "discharge": _clinic_like("discharge"),
+    "triage": _clinic_like("triage"),
     "movielens": DatasetConfig(
         name="movielens",
         corpus_file="users.csv",
