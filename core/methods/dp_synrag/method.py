@@ -105,7 +105,7 @@ class DPSynRAGMethod:
             *form_notes(plan, result.forms, result.followed_forms),
             "Keyword extraction, clustering membership and the self-filter are deterministic or post-processing "
             "steps; every step that looks at the private data through a released value is charged above.",
-            *(form_writer_notes(spec.dp_synrag) if result.followed_forms else generation_notes(spec.dp_synrag)),
+            *generation_notes(spec.dp_synrag, in_forms=result.followed_forms),
         ]
         if result.settings_note:
             notes.insert(len(COMMON_NOTES), result.settings_note)
@@ -202,18 +202,6 @@ FORM_WRITER_NOTES = [
 ]
 
 
-def form_writer_notes(p) -> list[str]:
-    """How the documents were written in the corpus's released forms (all public), with the length statistic's use."""
-    notes = list(FORM_WRITER_NOTES)
-    if p.length_setting == "dp":
-        notes.append("Length: the corpus's median words per document was released (charged above as the length "
-                     "statistic); documents written in the corpus's released forms take those forms' own length, so "
-                     "it shaped nothing further.")
-    notes.append(f"Near-duplicates: a document whose word 3-gram Jaccard similarity with a document already kept was at "
-                 f"least {NEAR_DUPLICATE_JACCARD:g} was dropped. This reads only synthetic text: post-processing, no cost.")
-    return notes
-
-
 TEXT_WORDS = {
     "topic_line": "each document is its topic's released words only (no private prediction)",
     "private": "each document was written by private prediction from its cluster's documents",
@@ -234,10 +222,11 @@ def text_stage_notes(p) -> list[str]:
     ]
 
 
-def generation_notes(p) -> list[str]:
-    """How the synthetic text was written, in plain words for the certificate (all public settings)."""
-    notes = [f"Documents (text = \"{p.text}\"): {TEXT_WORDS[p.text]}."]
-    if p.realisation:
+def generation_notes(p, in_forms: bool = False) -> list[str]:
+    """How the synthetic text was written, in plain words for the certificate (all public settings).
+    ``in_forms``: the documents were written in the corpus's released forms (the form writer), not the shipped form."""
+    notes = list(FORM_WRITER_NOTES) if in_forms else [f"Documents (text = \"{p.text}\"): {TEXT_WORDS[p.text]}."]
+    if p.realisation and not in_forms:
         example = public_example(p.document_form, p.public_example)
         demos = demonstrations(example)
         notes.append(
@@ -292,10 +281,13 @@ def generation_notes(p) -> list[str]:
             "vote counts at once (charged above), and a cluster's words were released only where the noisy count "
             "clears the noise level. Only these released words describe a cluster to the public row."
         )
-    notes.extend(shape_notes(p))
+    notes.extend(shape_notes(p, in_forms))
     if p.token_stage:
         notes.extend(token_notes(p))
-    if p.self_filter:
+    if p.self_filter and in_forms:
+        notes.append("Self-filter: not applied to documents written in the corpus's released forms (the filter judges "
+                     "texts against the shipped form's example, which these documents do not follow).")
+    elif p.self_filter:
         notes.append(
             f"Self-filter ({p.self_filter_mode}): synthetic texts were kept or dropped by reading only synthetic "
             "and public text (threshold calibrated on shipped public sentences): post-processing, no cost. When the "
@@ -304,8 +296,9 @@ def generation_notes(p) -> list[str]:
     return notes
 
 
-def shape_notes(p) -> list[str]:
-    """The corpus's shape and the near-duplicate filter in plain words (docs/method.md §6.2; public settings)."""
+def shape_notes(p, in_forms: bool = False) -> list[str]:
+    """The corpus's shape, its length and the near-duplicate filter in plain words (docs/method.md §6.2; public
+    settings). ``in_forms``: the documents took the released forms' own length."""
     notes = []
     if not p.token_stage:
         size = ("the public upper bound stated by the custodian" if p.size_bound
@@ -328,7 +321,12 @@ def shape_notes(p) -> list[str]:
                "were merged into one, their released counts summed" if p.merge_topics else "")
             + ". This reads only released values: post-processing, no cost."
         )
-    if p.text == "realised" and p.length_setting == "dp":
+    if in_forms:
+        if p.length_setting == "dp":
+            notes.append("Length: the corpus's median words per document was released (charged above as the length "
+                         "statistic); documents written in the corpus's released forms take those forms' own length, "
+                         "so it shaped nothing further.")
+    elif p.text == "realised" and p.length_setting == "dp":
         notes.append(
             "Length: the documents were written toward the corpus's median words per document, released by the "
             f"exponential mechanism over the public range {MIN_WORDS} to {MAX_WORDS} words (charged above as the length "

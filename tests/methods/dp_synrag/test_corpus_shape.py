@@ -466,6 +466,17 @@ def test_the_certificate_says_the_shape_is_post_processing():
     assert "released DP size count" in automatic
 
 
+def test_documents_written_in_the_corpus_s_own_forms_keep_the_shape_and_topic_notes():
+    """The certificate of a run whose documents followed the released forms still states the corpus shape, the
+    co-keywords and the near-duplicate filter, and names the form writer instead of the shipped form's realisation."""
+    spec = DPSynRAGSpec(text="realised")
+    in_forms = " ".join(generation_notes(spec, in_forms=True))
+    assert "at most as many as the topics' released counts add up to, and at least one per topic" in in_forms
+    assert "Near-duplicates" in in_forms and "released forms" in in_forms
+    assert "Public realisation" not in in_forms and "Public realisation" in " ".join(generation_notes(spec))
+    assert ("Topic descriptions" in in_forms) == bool(spec.cluster_keywords)
+
+
 # -- the wizard: the Task page asks how many, the Review page shows the allocation ----------------------------
 
 
