@@ -9,7 +9,8 @@ the model's logits session:
   bracket or line break, ended where it writes a clause's end (the skeleton's own punctuation follows) or after
   ``TEXT_TOKENS``;
 * ``[number]`` is one to three digits of the writer's choosing; ``[name]`` an invented pair of initials
-  ("K. S."); ``[month]`` a month drawn at random.
+  ("K. S."); ``[month]`` a month drawn at random, never earlier than the document's month before it; a
+  document's years are one year, drawn at its first date (so "Admitted … Discharged …" keep their order by month).
 
 The prompt holds only the public task, the topic's released words and the released skeleton. Nothing here reads a
 private document.
@@ -28,8 +29,10 @@ import numpy as np
 import torch
 
 from core.methods.dp_synrag.roles import CONDITION, DRUG, SYMPTOM, RoleSources, assign_roles
+from core.methods.dp_synrag.sentence_cuts import respell_variants
 from core.methods.dp_synrag.structure import SLOT, ReleasedForms
 from core.methods.dp_synrag.vocabulary import load_person_names
+from core.models import threads
 from core.models.base import LanguageModel
 
 TEXT_TOKENS = 16  # the longest [text] slot the writer fills with its own words
@@ -65,6 +68,8 @@ SLOT_CUES = (
 CUE_CHARS = 40  # how far back the cue words are read
 
 
+YEARS = tuple(range(2019, 2026))
+
 # Numbers a form's wording says the kind of (public rules on the released form's words; anything else is the
 # writer's own digits): (pattern on the wording before, pattern on the wording after, choices).
 _DOSES = (5, 10, 20, 25, 40, 50, 100, 200, 250, 500)
@@ -80,12 +85,11 @@ NUMBER_RULES: tuple[tuple[re.Pattern[str], re.Pattern[str], Sequence[int | str]]
     (re.compile(r"(spo|sat|sats|saturation)\W*$", re.I), re.compile(r"^\s*%"), tuple(range(90, 101))),
     (re.compile(r"$"), re.compile(r"^\s*%"), tuple(range(5, 96))),
     (re.compile(r"^[/-]$"), re.compile(r"^[/-]$"), tuple(range(1, 13))),  # a date's middle part
-    (re.compile(r"^[/-]$"), re.compile(r""), tuple(range(2019, 2026))),  # a date's last part
+    (re.compile(r"^[/-]$"), re.compile(r""), YEARS),  # a date's last part
     (re.compile(r""), re.compile(r"^[/-]$"), tuple(range(1, 29))),  # a date's first part
 )
 
 
-YEARS = tuple(range(2019, 2026))
 HOURS = tuple(range(24))
 MINUTES = tuple(f"{m:02d}" for m in range(60))
 DAYS = tuple(range(1, 29))
@@ -217,6 +221,8 @@ class _Row:
     done: bool = False
     space_first: bool = False  # the slot's first token carries the space its fixed wording left off
     forced: bool = False  # the piece being written is forced whole (fixed wording, initials, a month, typed words)
+    year: int = 0  # the document's year, drawn at its first date (0: none yet): its dates share it
+    month_floor: int = 0  # the index of its last month: a later month is no earlier (dates in order)
     used: set[str] = field(default_factory=set)  # typed words written in a slot already
     enumerated: int = 0  # the last number of an enumerated line written
 
@@ -249,11 +255,12 @@ class FormWriter:
         out = [""] * len(skeletons)
 
         def finished(row: _Row) -> None:
-            out[row.index] = tidy(self.llm.decode(row.written))
+            out[row.index] = respell_variants(tidy(self.llm.decode(row.written)), row.words)
             if on_done is not None:
                 on_done(row.index, out[row.index])
 
         for start in range(0, len(skeletons), batch):
+            threads.match_free_cores()  # each batch on the cores free now (a neighbour may have come or gone)
             rows = [_Row(i, pieces_of(skeletons[i]), (topics[i][0], *topics[i][1]))
                     for i in range(start, min(start + batch, len(skeletons)))]
             messages = [prompt(task, topics[r.index][0], topics[r.index][1], skeletons[r.index]) for r in rows]
@@ -305,9 +312,10 @@ class FormWriter:
                 a, b = self.rng.choice(_INITIALS), self.rng.choice(_INITIALS)
                 row.pending.extend(self.encode(f"{space}{a}. {b}."))
             elif piece.kind == "month":
-                row.pending.extend(self.encode(space + self.rng.choice(MONTH_NAMES)))
+                row.month_floor = self.rng.randrange(row.month_floor, len(MONTH_NAMES))
+                row.pending.extend(self.encode(space + MONTH_NAMES[row.month_floor]))
             elif piece.kind == "number" and (choices := self._number_choices(row)):
-                row.pending.extend(self.encode(space + str(self.rng.choice(choices))))
+                row.pending.extend(self.encode(space + str(self._draw(row, choices))))
             else:
                 row.space_first, row.forced = bool(space), False
                 return  # a slot the writer fills: "text" or "number"
@@ -356,6 +364,13 @@ class FormWriter:
             row.enumerated += 1
             return (row.enumerated,)
         return number_choices(before, after)
+
+    def _draw(self, row: _Row, choices: Sequence[int | str]) -> int | str:
+        """A value of ``choices``; a year is drawn once per document, so its dates fall in one year."""
+        if tuple(choices) != YEARS:
+            return self.rng.choice(choices)
+        row.year = row.year or self.rng.choice(YEARS)
+        return row.year
 
     def _typed_filler(self, row: _Row) -> str:
         """A ``[text]`` slot whose wording before it names a role, written as the topic's words of that role."""

@@ -195,7 +195,8 @@ def form_notes(plan: DPSynRAGPlan, forms: ReleasedForms, followed: bool) -> list
 FORM_WRITER_NOTES = [
     "Documents (text = \"realised\"): a public writer (the run's language model) wrote each document in one of the "
     "released forms, drawn in proportion to the forms' noisy counts: the form's fixed wording verbatim, invented "
-    "initials for a name, a month drawn at random, and its own words and numbers for the other slots, from a prompt "
+    "initials for a name, a month drawn at random (a document's dates in one year and in order by month), and its own "
+    "words and numbers for the other slots (a misspelt copy of a released word written as the word), from a prompt "
     "holding only the public task, the topic's released words and the released form. Its sampling randomness "
     "(temperature 0.8, top-p 0.95) only varies the wording and is not part of the privacy guarantee; no private "
     "document is read (post-processing, no privacy cost)."

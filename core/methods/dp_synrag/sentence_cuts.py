@@ -22,6 +22,9 @@ the previous response." (6 of the 136 documents above, by this rule). A sentence
 meta-text pattern finds something in it (``core.junk.talks_about_a_text``) or it opens with "The above" or
 "This content / response / example".
 
+:func:`respell_variants` writes a variant as its released word instead, for the form writer, whose variant stands
+in the slot of its role.
+
 It reads the document, the topic's released words and public frequencies only.
 """
 
@@ -54,6 +57,19 @@ def variant_of(token: str, released: Sequence[str]) -> str | None:
     if best is None or len(best) < MIN_LETTERS or SequenceMatcher(None, word, best).ratio() < SIMILARITY:
         return None
     return best
+
+
+def respell_variants(text: str, released: Sequence[str]) -> str:
+    """``text`` with each variant of a released word written as that word (the form writer's documents: there a
+    variant stands in a form's slot of its role, so the released word belongs where it stands)."""
+    return _WORD.sub(lambda m: _cased(variant_of(m.group(0), released), m.group(0)), text)
+
+
+def _cased(word: str | None, like: str) -> str:
+    """``word`` with ``like``'s capital first letter (``like`` itself when ``word`` is None)."""
+    if word is None:
+        return like
+    return word[:1].upper() + word[1:] if like[:1].isupper() else word
 
 
 def about_a_text(sentence: str) -> bool:

@@ -66,3 +66,27 @@ def test_a_numbers_kind_comes_from_the_forms_wording_around_it():
     assert min(hr) >= 55 and min(systolic) >= 100 and max(diastolic) <= 100 and max(hour) <= 23
     assert "07" in minute and max(category) <= 5 and 100 in dose
     assert listed == [(1,), (2,)]
+
+
+def test_a_documents_dates_share_one_year_and_keep_their_order_by_month():
+    llm = build_tiny_language_model(packaged_tokenizer())
+    writer = FormWriter(llm, torch.Generator().manual_seed(5), random.Random(5))  # test mode: fixed public seeds
+    skeleton = "Admitted: [number] [month] [number]\nDischarged: [number] [month] [number]\nSeen [number]/[number]/[number]."
+    texts = writer.write("Discharge summaries.", [skeleton] * 12, [("vemrenopathy", ("hives",))] * 12, batch=6)
+    months = {m: i for i, m in enumerate(("January", "February", "March", "April", "May", "June", "July", "August",
+                                           "September", "October", "November", "December"))}
+    for text in texts:
+        found = re.findall(r"\d+ ([A-Z][a-z]+) (\d{4})", text)
+        assert len(found) == 2, text
+        (m1, y1), (m2, y2) = found
+        assert y1 == y2 and months[m1] <= months[m2], text
+        assert text.rstrip(".").endswith("/" + y1), text  # the numeric date takes the document's year too
+
+
+def test_a_misspelt_copy_of_a_released_word_is_written_as_the_word():
+    from core.methods.dp_synrag.sentence_cuts import respell_variants
+
+    text = "Final diagnosis: Grogaemia. Medication: shetamvir 10 mg, a tablet."
+    assert respell_variants(text, ["grogasemia", "sheitumvir"]) == (
+        "Final diagnosis: Grogasemia. Medication: sheitumvir 10 mg, a tablet.")
+    assert respell_variants("Reports dizziness.", ["dizzyness"]) == "Reports dizziness."  # an English word stays

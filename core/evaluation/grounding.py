@@ -1,0 +1,180 @@
+"""Grounding: does each synthetic document state only what was released (issue 56, item 4)?
+
+A document of DP-SynRAG is written from its topic's released words and, when the corpus's own forms were
+released, in one of those forms. Whatever *fact* it states beyond them, the writer invented. Two shares:
+
+* ``unsupported_share`` — the share of documents holding at least one **unsupported content term**. A content
+  term is a phrase that states a fact a reader would take at its word:
+
+  - a condition, drug or symptom of the corpus's catalogue (the demo generator's truth, ``diseases.json``);
+  - an ICD-10-CM condition or symptom name (the shipped public lists, ``resources/vocab/icd10-cm*.txt``) or a
+    general disease word (``GENERAL_CONDITIONS``: "cancer", "tumour", …);
+  - a word public morphology marks as a drug or a condition (a WHO INN stem or a condition suffix on a word that
+    is no common English word; ``core.methods.dp_synrag.roles.morphology_role``);
+  - an institution (``INSTITUTIONS``: "court", "police", "school", …);
+  - a date (a month name beside a number, a weekday, or a numeric date), unless a released form holds a month slot.
+
+  A dosage form ("tablets") alone and the generic heads of ``GENERIC`` ("illness", "pain") state no fact.
+
+  A term is *supported* when each of its words is among the released words of the document's topic (the topic
+  word, its co-keywords and the words merged into it) or the released forms' fixed wording. The document's topic
+  is the released topic whose words it holds most of (the writer puts every released word of a topic in its
+  document), read from the run's checkpoints (released values only).
+* ``mix_share`` — the share of documents whose catalogue terms belong to no single condition: a document naming
+  terms of two conditions where none of the catalogue's conditions holds all of them (a symptom shared by two
+  conditions mixes nothing).
+
+Evaluation only: it reads the synthetic documents, the run's released values and public lists, never a private
+document, and writes counts and the synthetic corpus's own most frequent unsupported terms.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from core.methods.dp_synrag.roles import DOSAGE_FORMS, morphology_role
+from core.methods.dp_synrag.vocabulary import read_word_list
+from core.paths import resources_dir
+
+GENERAL_CONDITIONS = ("cancer", "tumour", "tumor", "carcinoma", "leukaemia", "leukemia", "lymphoma", "covid")
+INSTITUTIONS = ("court", "police", "school", "prison", "council", "tribunal", "church", "university", "landlord",
+                "headmaster", "employer")
+GENERIC = frozenset(("illness", "pain", "injury", "blood", "disease", "disorder", "condition", "infection",
+                     "symptom", "symptoms", "sickness"))  # ICD-10-CM heads that state no fact on their own
+_MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
+_DATE = re.compile(rf"\b\d{{1,4}}[/.-]\d{{1,2}}[/.-]\d{{1,4}}\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}\b|\b{_MONTH}\s+\d{{1,4}}\b"
+                   r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.IGNORECASE)
+_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+MAX_TERM_WORDS = 6
+TOP_TERMS = 15
+
+
+@dataclass(frozen=True)
+class Release:
+    """What a run released that a document may state: each topic's words, and the forms' fixed words."""
+
+    topics: tuple[frozenset[str], ...] = ()
+    form_words: frozenset[str] = frozenset()
+    month_slot: bool = False
+
+
+@dataclass
+class GroundingScore:
+    documents: int = 0
+    unsupported: int = 0
+    mixed: int = 0
+    terms: Counter = field(default_factory=Counter)
+
+    def to_dict(self) -> dict:
+        n = self.documents
+        return {"documents": n, "unsupported_documents": self.unsupported, "mix_documents": self.mixed,
+                "unsupported_share": self.unsupported / n if n else None,
+                "mix_share": self.mixed / n if n else None,
+                "unsupported_terms": dict(self.terms.most_common(TOP_TERMS))}
+
+
+def words_of(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def catalogue_conditions(path: Path) -> dict[str, frozenset[str]]:
+    """The demo catalogue (``diseases.json``): condition -> its terms (its name, drug and symptoms), lower-cased."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    return {d["name"].lower(): frozenset([d["name"].lower(), d["drug"].lower(), *(s.lower() for s in d["symptoms"])])
+            for d in data["diseases"]}
+
+
+def public_terms() -> frozenset[str]:
+    """The shipped public condition and symptom names (ICD-10-CM) and the general disease words."""
+    vocab = resources_dir() / "vocab"
+    return frozenset([*read_word_list(vocab / "icd10-cm.txt"), *read_word_list(vocab / "icd10-cm.symptoms.txt"),
+                      *GENERAL_CONDITIONS])
+
+
+def english_words() -> frozenset[str]:
+    """The shipped list of common English words (morphology marks no word of it)."""
+    return frozenset(read_word_list(resources_dir() / "vocab" / "english.txt"))
+
+
+def read_release(run_dir: Path) -> Release:
+    """The released topics and forms of a finished DP-SynRAG run, from its checkpoints (DP outputs only)."""
+    root = Path(run_dir) / "checkpoints" / "dp_synrag"
+    topics: list[frozenset[str]] = []
+    form_words: set[str] = set()
+    month = False
+    for folder in [root, *sorted(p for p in root.glob("class-*") if p.is_dir())]:
+        shape = folder / "corpus-shape.json"
+        if shape.is_file():
+            for t in json.loads(shape.read_text(encoding="utf-8"))["shape"]["topics"]:
+                topics.append(frozenset(w for item in [t["word"], *t.get("co_keywords", ()), *t.get("merged_words", ())]
+                                        for w in words_of(item)))
+        forms = folder / "form_skeletons.json"
+        if forms.is_file():
+            for skeleton in json.loads(forms.read_text(encoding="utf-8")).get("items", []):
+                month = month or "[month]" in skeleton
+                form_words.update(words_of(re.sub(r"\[(name|number|month|text)\]", " ", skeleton)))
+    return Release(tuple(topics), frozenset(form_words), month)
+
+
+def _term_at(words: Sequence[str], i: int, vocabulary: frozenset[str], english: frozenset[str]) -> str | None:
+    """The longest content term starting at word ``i`` (None: none starts there)."""
+    for n in range(min(MAX_TERM_WORDS, len(words) - i), 1, -1):
+        phrase = " ".join(words[i:i + n])
+        if phrase in vocabulary:
+            return phrase
+    word = words[i]
+    if word in GENERIC or word in DOSAGE_FORMS:
+        return None
+    return word if word in vocabulary or word in INSTITUTIONS or morphology_role(word, english) else None
+
+
+def content_terms(document: str, vocabulary: frozenset[str], english: frozenset[str], month_slot: bool) -> list[str]:
+    """The content terms ``document`` states (module docstring), longest match first, in order."""
+    words = words_of(document)
+    found: list[str] = []
+    i = 0
+    while i < len(words):
+        term = _term_at(words, i, vocabulary, english)
+        if term:
+            found.append(term)
+        i += len(term.split()) if term else 1
+    return found + ([] if month_slot else [m.group(0).lower() for m in _DATE.finditer(document)])
+
+
+def topic_of(document_words: set[str], release: Release) -> frozenset[str]:
+    """The released topic whose words, other than the forms' fixed wording, the document holds most of (empty
+    when it holds none)."""
+    words = document_words - release.form_words
+    best = max(release.topics, key=lambda t: len(t & words), default=frozenset())
+    return best if best & words else frozenset()
+
+
+def mixes_conditions(terms: Iterable[str], conditions: Mapping[str, frozenset[str]]) -> bool:
+    """Whether catalogue ``terms`` span two conditions with no single condition holding them all."""
+    named = {t for t in terms if any(t in c for c in conditions.values())}
+    if not named:
+        return False
+    owners = {name for name, c in conditions.items() if named & c}
+    return len(owners) > 1 and not any(named <= c for c in conditions.values())
+
+
+def grounding(documents: Sequence[str], release: Release, conditions: Mapping[str, frozenset[str]],
+              vocabulary: frozenset[str] | None = None, english: frozenset[str] | None = None) -> GroundingScore:
+    """Both shares of ``documents`` (module docstring)."""
+    english = english_words() if english is None else english
+    catalogue = frozenset(t for c in conditions.values() for t in c)
+    vocabulary = (public_terms() if vocabulary is None else vocabulary) | catalogue
+    score = GroundingScore(documents=len(documents))
+    for document in documents:
+        terms = content_terms(document, vocabulary, english, release.month_slot)
+        supported = topic_of(set(words_of(document)), release) | release.form_words
+        unsupported = [t for t in terms if not set(words_of(t)) <= supported]
+        score.unsupported += bool(unsupported)
+        score.terms.update(set(unsupported))
+        score.mixed += mixes_conditions(terms, conditions)
+    return score
