@@ -173,7 +173,7 @@ def test_readme_spec_shape_with_the_icd10_cm_list_plans_and_runs(tmp_path, prive
     result = run_pipeline(spec)
     digest = hashlib.sha256((resources_dir() / "vocab" / "icd10-cm.txt").read_bytes()).hexdigest()
     assert result.record.method_parameters["domain_lists"] == [f"icd10-cm.txt (sha256 {digest})"]
-    assert any("icd10-cm.txt" in n and digest in n for n in result.record.scope_notes)
+    assert any("icd10-cm.txt" in n and digest in n and "cost no privacy budget" in n for n in result.record.scope_notes)
     assert any("delta_p" in n for n in result.record.scope_notes)
     out = tmp_path / "plan.txt"
     spec_path = tmp_path / "spec.toml"

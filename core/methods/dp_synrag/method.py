@@ -92,6 +92,7 @@ class DPSynRAGMethod:
             + (
                 ", with the public domain list(s) "
                 + "; ".join(f"{i.file} ({i.entries} entries, SHA-256 {i.sha256})" for i in lists)
+                + " (a published list, not read from the data: it cost no privacy budget)"
                 if lists
                 else ""
             )
