@@ -12,7 +12,7 @@ import time
 
 from core.errors import PrivetError
 from core.evaluation.config import DATASETS, SCALES, make_config
-from core.evaluation.downstream import DOWNSTREAM_DATASETS
+from core.evaluation.labelled_data import DOWNSTREAM_DATASETS
 from core.evaluation.results_page import regenerate, stamp
 from core.progress import CallbackReporter, ProgressEvent
 
@@ -135,13 +135,8 @@ def _downstream(args: argparse.Namespace) -> int:
     """``--downstream``: classifiers trained on labelled synthetic corpora, tested on held-out real documents."""
     from dataclasses import replace
 
-    from core.evaluation.downstream import (
-        DEFAULT_MEMBERS,
-        LabelledSettings,
-        dataset_config,
-        run_downstream,
-        write_downstream,
-    )
+    from core.evaluation.downstream import DEFAULT_MEMBERS, LabelledSettings, run_downstream, write_downstream
+    from core.evaluation.labelled_data import dataset_config
     from core.evaluation.evaluate import work_folder
 
     if args.ablation:

@@ -16,6 +16,12 @@ from core.paths import resources_dir
 from core.runspec import AugPESpec, DPSynRAGSpec, ModelChoice
 
 METHODS = ("dp_synrag", "dp_synth", "dp_synrag_l1", "rpsg", "aug_pe")
+# The experiment's own choices among the methods, named here only (the other evaluation modules compare with
+# these names, never with a method's key): the method under test, whose corpus at the largest ε sets the
+# baselines' size and is query-time DP-RAG's comparison; and the methods run at every ε (the others at the
+# largest only, unless the scale's ``sweep_all_methods``).
+REFERENCE_METHOD = "dp_synrag"
+SWEPT_METHODS = ("dp_synrag", "aug_pe")
 DATASETS = ("clinic", "movielens", "news", "discharge", "triage")
 SCALES = ("tiny", "demo", "seed")
 
@@ -143,7 +149,7 @@ class ScaleConfig:
     top_k: int  # documents retrieved per question
     answer_tokens: int  # tokens of a RAG answer
     mia_per_class: int  # members and non-members scored by the membership attacks
-    sweep_all_methods: bool  # False: only DP-SynRAG is swept over epsilon; baselines at the largest
+    sweep_all_methods: bool  # False: only SWEPT_METHODS are swept over epsilon; the others at the largest
     dp_rag_queries: tuple[int, ...] = (1, 10, 100, 1000)
     dp_rag_questions: int = 40
     self_bleu_sample: int = 50

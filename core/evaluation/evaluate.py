@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from core.evaluation import coverage, dp_rag, leakage, membership, quality, roles, runs
-from core.evaluation.config import EvaluationConfig, ScaleConfig
+from core.evaluation.config import REFERENCE_METHOD, EvaluationConfig, ScaleConfig
 from core.evaluation.data import EvaluationData, prepare_data
 from core.evaluation.public_only import PUBLIC_ONLY_LABEL, PUBLIC_ONLY_METHOD, public_only_documents
 from core.evaluation.retrieval import VectorIndex
@@ -82,7 +82,7 @@ def run_evaluation(config: EvaluationConfig, reporter: Reporter = NULL_REPORTER,
                   "benign_questions": len(data.benign), "attack_questions": len(data.attack)},
         "settings": {"top_k": scale.top_k, "answer_tokens": scale.answer_tokens, "mia_per_class": scale.mia_per_class,
                      "dp_synrag": {k: v for k, v in scale.dp_synrag.__dict__.items() if k != "domain_lists"},
-                     **({"aug_pe": dict(scale.aug_pe.__dict__)} if "aug_pe" in config.methods else {})},
+                     **own_settings(scale, config.methods)},
         "runs": [c.summary() for c in corpora],
     }
     _say(reporter, "evaluate", "Embedding the members and the held-out non-members")
@@ -121,12 +121,18 @@ def public_only_tokens(scale: ScaleConfig) -> int:
     return scale.dp_synrag.T + 16
 
 
+def own_settings(scale: ScaleConfig, methods: tuple[str, ...]) -> dict[str, dict]:
+    """The scale's own section of each compared method that has one (Aug-PE's), by its key; the method under
+    test's (``scale.dp_synrag``) is recorded on its own."""
+    return {m: dict(vars(getattr(scale, m))) for m in methods if m != REFERENCE_METHOD and hasattr(scale, m)}
+
+
 FALLBACK_COMPARISON_SIZE = 12  # the baselines' size when no DP-SynRAG corpus was written (its R may be adaptive)
 
 
 def comparison_size(config: EvaluationConfig, corpora: list) -> int:
     """How many documents the baselines write: as many as DP-SynRAG wrote at the largest ε, else R (or 12)."""
-    dp = [c for c in corpora if c.method == "dp_synrag" and c.epsilon == config.max_epsilon and c.texts]
+    dp = [c for c in corpora if c.method == REFERENCE_METHOD and c.epsilon == config.max_epsilon and c.texts]
     return len(dp[0].texts) if dp else (config.scale.dp_synrag.R or FALLBACK_COMPARISON_SIZE)
 
 
@@ -318,7 +324,7 @@ def dp_rag_curve(data: EvaluationData, corpora: list, models: Models, config: Ev
         hits = per_question.get(label)
         return sum(hits[:n]) / n if hits and n else None
 
-    synthetic = next((c.label for c in corpora if c.method == "dp_synrag" and c.epsilon == eps), None)
+    synthetic = next((c.label for c in corpora if c.method == REFERENCE_METHOD and c.epsilon == eps), None)
     return {
         "epsilon_total": eps,
         "delta": delta,

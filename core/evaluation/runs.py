@@ -16,7 +16,7 @@ from pathlib import Path
 from core.checkpoints import Checkpoints
 from core.corpus import dataset_fingerprint
 from core.errors import PrivetError
-from core.evaluation.config import EvaluationConfig
+from core.evaluation.config import SWEPT_METHODS, EvaluationConfig
 from core.ledger import Ledger
 from core.methods import registry
 from core.methods.base import MethodContext, SyntheticDoc
@@ -189,10 +189,11 @@ def run_method(spec: RunSpec, work_dir: Path, run_dir: Path, llm, embedder,
 
 
 def plan_runs(config: EvaluationConfig) -> list[tuple[str, float]]:
-    """(method, epsilon) pairs: DP-SynRAG and Aug-PE over every epsilon; other baselines too unless the scale limits them."""
+    """(method, epsilon) pairs: the swept methods (DP-SynRAG and Aug-PE) over every epsilon; the other baselines too
+    unless the scale limits them."""
     pairs = []
     for method in config.methods:
-        sweep = method in ("dp_synrag", "aug_pe") or config.scale.sweep_all_methods
+        sweep = method in SWEPT_METHODS or config.scale.sweep_all_methods
         for eps in (config.epsilons if sweep else (config.max_epsilon,)):
             pairs.append((method, eps))
     return pairs

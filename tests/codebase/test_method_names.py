@@ -25,12 +25,15 @@ OWN_PLACES = ("core/methods/", "core/method_catalogue.py")
 SECTIONS = frozenset(f.name for f in fields(RunSpec)) & KEYS  # a method's own section of the run spec
 SECTION_PLACES = ("core/methods/", "core/specs/", "core/runspec.py", "core/method_catalogue.py")
 
-# Paths (a folder ends in "/") that may still name methods, and why. Each must still need it (checked below).
+# Paths (a folder ends in "/") that may still hold a list or a table of method names, and why. Each must still
+# need it (checked below). A comparison or a match with a method name is allowed in none of them.
 ALLOWED = {
-    "core/evaluation/": "privet evaluate is an experiment over named methods (docs/method.md §5): its scales list "
-                        "the methods it compares and its report picks DP-SynRAG's rows; it is not the product's "
-                        "method plumbing",
+    "core/evaluation/config.py": "privet evaluate is an experiment over named methods (docs/method.md §5): its "
+                                 "scales list the methods it compares, and it names the method under test and "
+                                 "the methods it sweeps over ε once, here (the other evaluation modules compare "
+                                 "with those names)",
 }
+COMPARISONS = ("compared with a method name", "matched against a method name")
 # Paths that still read or write a method's section as an attribute, and why. Each must still need it.
 SECTION_ALLOWED = {
     "core/evaluation/": "privet evaluate sets each compared method's section for its scales (an experiment)",
@@ -134,8 +137,17 @@ def test_the_checks_find_a_planted_branch():
 
 def test_no_method_name_is_branched_on_outside_the_methods():
     found = [f"{path}:{line}: {what}" for path, source in _sources("core") + _sources("desktop")
-             if not _allowed(path) for line, what in branches(source)]
+             if not path.startswith(OWN_PLACES) for line, what in branches(source)
+             if what in COMPARISONS or not _allowed(path)]
     assert not found, "ask core.method_catalogue.facts(key) instead:\n" + "\n".join(found)
+
+
+def test_the_evaluation_compares_no_method_name():
+    """The 7 comparisons privet evaluate once made (runs.py, downstream.py, evaluate.py) read the catalogue or the
+    experiment's named choices (core.evaluation.config) instead."""
+    found = [f"{path}:{line}: {what}" for path, source in _sources("core/evaluation")
+             for line, what in branches(source) if what in COMPARISONS]
+    assert not found, found
 
 
 def test_no_method_section_is_read_outside_the_methods():

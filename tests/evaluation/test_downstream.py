@@ -13,23 +13,25 @@ from core.errors import PrivetError
 from core.evaluation.config import make_config
 from core.evaluation.downstream import (
     MAJORITY,
-    LabelledRow,
     LabelledSettings,
     TrainingSet,
-    clinic_rows,
-    dataset_config,
     downstream_markdown,
-    healthtweets_rows,
     like_labels,
-    news_rows,
     one_per_unit,
-    outlet,
     per_class_subset,
     run_downstream,
-    split_labelled,
     training_row,
     without_links_sample,
     write_downstream,
+)
+from core.evaluation.labelled_data import (
+    LabelledRow,
+    clinic_rows,
+    dataset_config,
+    healthtweets_rows,
+    news_rows,
+    outlet,
+    split_labelled,
 )
 
 
