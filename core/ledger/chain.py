@@ -20,7 +20,6 @@ after the data folder was lost).
 
 from __future__ import annotations
 
-import math
 import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -31,12 +30,12 @@ import sqlite_utils
 
 from core.errors import LedgerError, PrivetError
 from core.ledger import highwater, witness
+from core.ledger.floors import as_strict, chained_caps, ledger_floors, owed, shortfall
 from core.ledger.head import record_problems
 from core.ledger.schema import (
     ADDED_COLUMNS, CHAIN_SCHEMA, CHAINED_FIELDS, GENESIS_HASH, IDENTITY_SCHEMA, KINDS, LEDGER_EVENTS, TRIGGERS, now,
     row_hash,
 )
-from core.ledger.total import run_deltas
 from core.paths import data_dir
 from core.private_files import private_file, private_folder, touch_private
 
@@ -185,26 +184,8 @@ class LedgerFile:
 
     def floors(self) -> dict[str, highwater.Floor]:
         """Per dataset key (as the rows hold it): Σρ, Σδ spent outright and Σ of the runs' δ of its charges,
-        its cap and its name: what the high-water mark keeps as floors. The ledger's own events are not a dataset."""
-        conn = self.db.conn
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        columns = {r[1] for r in conn.execute("PRAGMA table_info(charges)")}
-        part = "delta_part" if "delta_part" in columns else "0.0"
-        rows: dict[str, list[dict[str, Any]]] = {}
-        for key, run_id, stage, rho, delta, delta_part in conn.execute(
-                f"SELECT dataset_fp, run_id, stage, rho, delta, {part} FROM charges WHERE kind = 'charge' ORDER BY seq"):
-            rows.setdefault(str(key), []).append(
-                {"run_id": run_id, "stage": stage, "rho": float(rho), "delta": float(delta),
-                 "delta_part": float(delta_part or 0.0)})
-        caps = _chained_caps(conn)
-        names = _names(conn, tables)
-        out: dict[str, highwater.Floor] = {}
-        for key in sorted((set(rows) | set(caps)) - {LEDGER_EVENTS}):
-            charges = rows.get(key, [])
-            out[key] = highwater.Floor(
-                rho=math.fsum(r["rho"] for r in charges), delta_part=math.fsum(r["delta_part"] for r in charges),
-                run_delta=math.fsum(run_deltas(charges).values()), name=names.get(key, ""), cap=caps.get(key))
-        return out
+        its cap and its name: what the high-water mark keeps as floors (``core.ledger.floors``)."""
+        return ledger_floors(self.db.conn)
 
     # ----------------------------------------------------------------- carrying totals over
     def record_event(self, stage: str, description: str) -> int:
@@ -221,14 +202,14 @@ class LedgerFile:
         low-level append, not ``Ledger.charge``: a carry-over is not a new spend, so the cap check (which may
         well refuse it, the history having reached the cap) does not apply."""
         have = self.floors()
-        caps = _chained_caps(self.db.conn)
+        caps = chained_caps(self.db.conn)
         carried = []
         for old_key, floor in sorted(floors.items()):
             key = (keys or {}).get(old_key, old_key)
             had = have.get(key, highwater.Floor(0.0))
-            rho, part, run_delta = (_short(floor.rho, had.rho), _short(floor.delta_part, had.delta_part),
-                                    _short(floor.run_delta, had.run_delta))
-            cap = floor.cap if floor.cap and not _as_strict(caps.get(key), floor.cap) else None
+            rho, part, run_delta = (shortfall(floor.rho, had.rho), shortfall(floor.delta_part, had.delta_part),
+                                    shortfall(floor.run_delta, had.run_delta))
+            cap = floor.cap if floor.cap and not as_strict(caps.get(key), floor.cap) else None
             if cap is not None:
                 self._restore_cap(key, cap, why)
             if rho or part or run_delta:
@@ -290,13 +271,13 @@ class LedgerFile:
         accepted = self.verify_chain()
         mark, mark_problem = highwater.read_mark(self.path)
         floors = dict(mark.floors) if mark is not None else {}
-        owed = sorted(k for k, f in floors.items() if _owed(f, self.floors().get(k)))
+        owing = sorted(k for k, f in floors.items() if owed(f, self.floors().get(k)))
         if mark is None:
             kept = ("No totals are kept outside the data folder for this ledger" + (f" ({mark_problem})" if mark_problem
                     else "") + ", so the budget spent by entries it has lost is no longer counted.")
         else:
             kept = ("The totals kept with the high-water mark outside the data folder are carried over, so no "
-                    f"dataset's total falls below what was charged ({len(owed)} dataset(s) get a carry-over entry).")
+                    f"dataset's total falls below what was charged ({len(owing)} dataset(s) get a carry-over entry).")
         if not acknowledge:
             listed = "".join(f"\n  - {p}" for p in accepted) or " none (the ledger passes its check)"
             raise PrivetError(
@@ -370,7 +351,6 @@ class LedgerFile:
         return problems
 
 
-
 def _add_new_columns(conn: sqlite3.Connection) -> None:
     """Give a ledger written by an older version the columns added since (``schema.ADDED_COLUMNS``); their
     defaults are what older rows meant (no δ spent outright, no record hash), so no row hash changes."""
@@ -380,32 +360,12 @@ def _add_new_columns(conn: sqlite3.Connection) -> None:
             conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {ddl}")
 
 
-def _chained_caps(conn: sqlite3.Connection) -> dict[str, tuple[float, float]]:
-    """Each dataset's cap by the chain's last cap row (the caps table is written just after that row)."""
-    return {str(r[0]): (float(r[1]), float(r[2])) for r in conn.execute(
-        "SELECT dataset_fp, epsilon, delta FROM charges WHERE kind = 'cap' ORDER BY seq")}
 
 
-def _names(conn: sqlite3.Connection, tables: set[str]) -> dict[str, str]:
-    """The dataset name of every identity key and view fingerprint (the settings tables, when they exist yet)."""
-    if not {"datasets", "views"} <= tables:
-        return {}
-    names = {str(k): str(n) for k, n in conn.execute("SELECT dataset_id, name FROM datasets")}
-    for fingerprint, key in conn.execute("SELECT fingerprint, dataset_id FROM views"):
-        if str(key) in names:
-            names.setdefault(str(fingerprint), names[str(key)])
-    return names
 
 
-def _short(floor: float, had: float) -> float:
-    """What ``had`` lacks of ``floor`` (0.0 within rounding: a carried sum is never exactly the floor)."""
-    gap = floor - had
-    return gap if gap > 1e-12 * max(abs(floor), 1e-300) and gap > 0.0 else 0.0
 
 
-def _as_strict(current: tuple[float, float] | None, floor_cap: tuple[float, float]) -> bool:
-    """Whether the ledger's ``current`` cap is at least as strict as the one the mark knew, in ε and in δ."""
-    return current is not None and current[0] <= floor_cap[0] and current[1] <= floor_cap[1]
 
 
 def head_record_problems(path: Path, rows: int | None, row_hash_at: Callable[[int], str | None]) -> list[str]:
@@ -415,11 +375,6 @@ def head_record_problems(path: Path, rows: int | None, row_hash_at: Callable[[in
             + record_problems(highwater.read_mark(path), rows, row_hash_at, highwater.mark_words(path)))
 
 
-def _owed(floor: highwater.Floor, had: highwater.Floor | None) -> bool:
-    """Whether the ledger holds less of a dataset than its floor (a carry-over entry will be written)."""
-    had = had or highwater.Floor(0.0)
-    return bool(_short(floor.rho, had.rho) or _short(floor.delta_part, had.delta_part)
-                or _short(floor.run_delta, had.run_delta))
 
 
 def _is_missing(path: Path) -> bool:
