@@ -10,7 +10,7 @@ keyed hash can only be recomputed on the installation that holds the key.
 Content sketches are keyed the same way (they cannot be used to test a guess either):
 
 - **v2, the shingle sketch** (``scan_content``). Each document's text is put in *identity form*
-  (``identity_words``: NFKC, case-folded, format characters such as zero-width spaces removed,
+  (``identity_text``: NFKC, case-folded, format characters such as zero-width spaces removed,
   punctuation and symbols turned into spaces, whitespace collapsed) and cut into overlapping
   ``SHINGLE_WORDS``-word shingles (a shorter document is one shingle). Each distinct shingle is hashed
   with keyed BLAKE2b (its key derived from the installation secret); the sketch keeps the
@@ -20,7 +20,7 @@ Content sketches are keyed the same way (they cannot be used to test a guess eit
   kind share, so it does not count as evidence. Upper- or lower-casing, punctuation, zero-width
   characters, a prefix or suffix on every note, notes split in two or merged in pairs leave almost
   every shingle as it was.
-- **v1, the document sketch** (``content_sketch``): the 256 smallest keyed hashes of the whole,
+- **v1, the document sketch** (``document_hash``, kept by ``scan_content``): the 256 smallest keyed hashes of the whole,
   whitespace-normalised document texts. Ledgers written before v2 hold only these; new views store
   both, and a v1 sketch is compared in the v1 way (whole documents).
 
@@ -155,11 +155,6 @@ def identity_text(text: str) -> str:
     if any(c.isdigit() for c in folded):
         folded = _MIXED_WORD.sub(lambda m: m.group().translate(_LEET), folded)
     return folded.translate(_I_TO_L)
-
-
-def identity_words(text: str) -> list[str]:
-    """The words of ``text`` in identity form."""
-    return identity_text(text).split()
 
 
 def spaceless(identity: str) -> str:
@@ -367,19 +362,6 @@ def document_hash(text: str, secret: bytes) -> int:
     """The v1 keyed hash of one document's whitespace-normalised text."""
     digest = hmac.new(secret, SKETCH_TAG + " ".join(text.split()).encode("utf-8"), hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big")
-
-
-def content_sketch(corpus: Corpus, *, key: bytes | None = None, size: int = SKETCH_SIZE) -> list[int]:
-    """The v1 sketch: the ``size`` smallest keyed hashes of the corpus's document texts (bottom-k), sorted.
-
-    A document's hash depends on its text only (whitespace-normalised): not on its id, its row, the
-    file's name, the person column or ``max_unit_chars``.
-    """
-    secret = installation_secret() if key is None else key
-    documents = _BottomK(size)
-    for text in corpus_texts(corpus):
-        documents.add_document({document_hash(text, secret): ""})
-    return documents.smallest()
 
 
 # --- one pass over the text: the sketches and the lookups in the known ones ------------------------
@@ -607,8 +589,3 @@ def _contained(a: list[int], b: list[int], size: int) -> float:
         return 0.0
     in_b = set(b)
     return sum(1 for h in seen if h in in_b) / len(seen)
-
-
-def sketch_overlap(a: list[int], b: list[int], size: int = SKETCH_SIZE) -> float:
-    """The v1 measure of older versions: the larger of the two bottom-k containments (A in B, B in A)."""
-    return max(_contained(a, b, size), _contained(b, a, size))

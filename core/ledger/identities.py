@@ -95,10 +95,6 @@ class DatasetIdentities(LedgerFile):
         self.db.execute("INSERT OR IGNORE INTO datasets (dataset_id, name, created_at) VALUES (?, ?, ?)",
                         [dataset_id, name, now()])
 
-    def sketches(self) -> list[tuple[str, list[int]]]:
-        """``(dataset_id, v1 sketch)`` of every view registered with one (core.corpus.fingerprint)."""
-        return [(r[0], json.loads(r[1])) for r in self.db.execute("SELECT dataset_id, sketch FROM sketches")]
-
     def shingle_sketches(self) -> list[tuple[str, ContentSketch]]:
         """``(dataset_id, content sketch)`` of every view registered with one of the version this code reads
         (``SHINGLE_VERSION``; a v2 sketch was made with an older identity form and is not comparable)."""

@@ -146,12 +146,6 @@ class Accountant:
         """Record an ε-bounded-range mechanism (``bounded_range_event``: ρ = ε²/8)."""
         return self.record(bounded_range_event(stage, epsilon, count, parallel, description))
 
-    def sparse_histogram(
-        self, stage: str, max_items: int, sigma: float, delta: float, threshold: float, description: str = ""
-    ) -> PrivacyEvent:
-        """Record a Gaussian sparse histogram (``sparse_histogram_event``: ρ = K/(2σ²) and its δ)."""
-        return self.record(sparse_histogram_event(stage, max_items, sigma, delta, threshold, description))
-
     def total_rho(self) -> float:
         """Sequential composition of all events."""
         return math.fsum(e.total_rho for e in self._events)
