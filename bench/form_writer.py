@@ -25,7 +25,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--documents", type=int, default=0, help="the first N documents of the shape (0: all)")
     parser.add_argument("--task", default="Answer questions about the documents of this collection.")
-    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    parser.add_argument("--threads", type=int, default=0, help="threads (0: the free cores, as a run chooses them)")
     parser.add_argument("--batch", type=int, default=0, help="rows per batch (0: the writer's default)")
     parser.add_argument("--backend", default="transformers", choices=("transformers", "llama.cpp"))
     args = parser.parse_args()
@@ -36,8 +36,10 @@ def main() -> None:
     from core.models.registry import load_language_model
     from core.runspec import ModelChoice
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    from core.models import threads
+
+    threads.configure(args.threads)  # the writer chooses its threads at each batch: 0 = the free cores, N = N
+    threads.match_free_cores()
     saved = args.run_dir / "checkpoints" / "dp_synrag"
     released = json.loads((saved / "form_skeletons.json").read_text())
     forms = ReleasedForms(tuple(released["items"]), tuple(float(c) for c in released["counts"]))

@@ -142,3 +142,70 @@ def test_a_llamacpp_model_changes_the_threads_of_its_contexts():
     model.set_threads(1)  # unchanged: nothing to do
     assert calls == [("main", 1, 1), ("shard", 1, 1)]
     model._contexts = []  # nothing for __del__ to free
+
+
+def _busy_two_cores(monkeypatch) -> None:
+    monkeypatch.setattr(threads, "usable_cores", lambda: 2)
+    monkeypatch.setattr(threads, "load_average", lambda: 1.5)  # one neighbour keeps a core busy
+    monkeypatch.setattr(threads._own, "sample", lambda load, cores: 0.0)
+
+
+def _threads_per_batch(llm) -> list[int]:
+    """torch's threads at each batch the writer starts (each batch opens one logits session)."""
+    seen: list[int] = []
+    start = llm.start_logits
+
+    def counted(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return start(*args, **kwargs)
+
+    llm.start_logits = counted
+    return seen
+
+
+def test_the_form_writer_writes_each_batch_on_the_free_cores_unless_told(monkeypatch):
+    """The writing stage is post-processing (no charge, so no charged stage's start re-chooses the threads): the
+    writer chooses them from the free cores at each batch, and a followed llama.cpp model follows; [compute]
+    threads and PRIVET_THREADS still win."""
+    import random
+
+    from core.methods.dp_synrag.form_writer import FormWriter
+    from core.models.registry import packaged_tokenizer
+    from core.models.tiny import build_tiny_language_model
+
+    _busy_two_cores(monkeypatch)
+    llm = build_tiny_language_model(packaged_tokenizer())
+    seen = _threads_per_batch(llm)
+    llama = FakeLlama()
+    threads.configure(0)
+    threads.follow(llama)
+    torch.set_num_threads(2)
+    writer = FormWriter(llm, torch.Generator().manual_seed(3), random.Random(3))
+    write = lambda: writer.write("Answer questions.", ["Seen: [name]. [text]."] * 3, [("fever", ())] * 3, batch=2)  # noqa: E731
+    write()
+    assert seen == [1, 1] and set(llama.threads) == {1}
+    threads.configure(2)  # [compute] threads = 2
+    threads.follow(llama)
+    write()
+    assert seen[2:] == [2, 2] and llama.threads[-1] == 2
+    threads.configure(0)
+    monkeypatch.setenv(threads.ENV, "2")
+    torch.set_num_threads(1)
+    write()
+    assert seen[4:] == [2, 2]
+
+
+def test_the_realised_writer_writes_each_batch_on_the_free_cores(monkeypatch):
+    from core.methods.dp_synrag import realisation as rl
+    from core.models.registry import load_language_model
+    from core.progress import NULL_REPORTER
+    from core.runspec import ModelChoice
+
+    _busy_two_cores(monkeypatch)
+    llm = load_language_model(ModelChoice(source="tiny-random"))
+    seen = _threads_per_batch(llm)
+    threads.configure(0)
+    torch.set_num_threads(2)
+    topics = [rl.Topic(f"topic{i}", ("cough",)) for i in range(3)]
+    rl.realise(topics, "Write notes.", "", llm, NULL_REPORTER, 4, batch=2)
+    assert seen and set(seen) == {1}

@@ -55,6 +55,7 @@ from core.methods.dp_synrag.slots import PhraseJoiner, Placement, form_slots, le
 from core.methods.dp_synrag.sentence_cuts import cut_sentences
 from core.methods.dp_synrag.vocabulary import load_stop_words, split_words
 from core.methods.dp_synrag.writing_progress import WRITER_BATCH, DraftWork, stepping
+from core.models import threads
 from core.models.base import LanguageModel
 from core.paths import resources_dir
 from core.progress import ProgressEvent, Reporter, StageProgress
@@ -714,6 +715,7 @@ def realise(
         last = attempt == ATTEMPTS - 1
         for group in _by_demonstration(todo, shown):
             for start in range(0, len(group), batch):
+                threads.match_free_cores()  # each batch on the cores free now (a neighbour may have come or gone)
                 chunk = group[start : start + batch]
                 d = shown[chunk[0]]
                 demo = demos[d] if d >= 0 else None
