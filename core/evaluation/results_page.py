@@ -5,7 +5,9 @@ The results folder (``docs/results/``) holds one folder per dataset (``clinic``,
 (``privet evaluate --downstream``) of that dataset; a second downstream run of another method sits beside it
 as ``downstream-<name>.json``. The page shows, per dataset, compact tables of those files, each with the
 command recorded in its JSON, when it finished and the commit of its code. Every table of a run stays in the
-folder's ``summary.md`` / ``downstream.md``; earlier runs and their narrative are in ``history.md``.
+folder's ``summary.md`` / ``downstream.md``; earlier runs and their narrative are in ``history.md``. Before the
+datasets, the seed's Table 1 on the clinic (``seed_comparison.json`` in the results folder): DP-SynRAG beside
+DP-Synth, Aug-PE, public-only and query-time DP-RAG, each row with the run (round, code, command) that measured it.
 
 Regenerate with ``python -m core.evaluation.results_page`` or ``privet evaluate ... --results-page
 docs/results.md``. Like every evaluation figure, nothing here enters an export or a certificate.
@@ -25,7 +27,10 @@ from pathlib import Path
 from core.provenance import source_root
 
 DATASET_ORDER = ("clinic", "news", "movielens", "healthtweets")
-MAX_LINES = 250
+MAX_LINES = 280
+# In the results folder: the seed's Table 1 on the clinic, its rows gathered by hand from the runs it names (a
+# newer run of a method replaces its rows there); shown before the datasets' newest runs.
+COMPARISON = "seed_comparison.json"
 PLOTS = ("utility_vs_epsilon.png", "dp_rag_queries.png", "membership_auc.png")  # as core.evaluation.report writes
 ATTACKS = ("nearest_similarity", "loss", "reference")
 SPLIT_WORDS = (("members", "members"), ("non_members", "non-members"), ("canaries", "canaries"),
@@ -272,9 +277,31 @@ def dataset_folders(results_dir: Path) -> list[Path]:
     return sorted(folders, key=lambda p: (rank.get(p.name, len(rank)), p.name))
 
 
+def comparison_lines(results_dir: Path) -> list[str]:
+    """The seed's comparison (``COMPARISON``): one row per method and ε, each with the run that measured it (its
+    round, code and command below the table) or "not measured" and the command that would measure it."""
+    path = results_dir / COMPARISON
+    if not path.exists():
+        return []
+    data = json.loads(path.read_text(encoding="utf-8"))
+    runs = data["runs"]
+    rows = [[r["method"], r["epsilon"], r.get("documents"), r.get("retrieval_proxy"), r.get("rag_accuracy"),
+             f"run {r['run']}" if r["run"] else f"not measured ({r['why_not']})"] for r in data["rows"]]
+    lines = ["", f"## {data['title']}", "", *data["intro"], ""]
+    lines += _table(["method", "ε", "documents", "retrieval proxy", "RAG accuracy", "measured by"], rows)
+    lines.append("")
+    for key, run in runs.items():
+        lines.append(f"- Run {key}: {run['round']}; code {run['code']}; finished {run['finished']}; its JSON: "
+                     f"`{run['source']}`. `{run['command']}`")
+    for r in data["rows"]:
+        if not r["run"]:
+            lines.append(f"- {r['method']} at ε = {r['epsilon']}, not measured: `{r['would_run']}`")
+    return lines
+
+
 def render_page(results_dir: Path, page: Path) -> str:
-    """The whole page, from every dataset folder under ``results_dir``."""
-    lines = INTRO.splitlines()
+    """The whole page: the seed's comparison, then every dataset folder under ``results_dir``."""
+    lines = INTRO.splitlines() + comparison_lines(results_dir)
     folders = dataset_folders(results_dir)
     if not folders:
         lines += ["", f"No results yet: no `{results_dir.name}/<dataset>/results.json`."]

@@ -183,3 +183,31 @@ def test_privet_evaluate_with_results_page_rewrites_the_page_after_the_run(tmp_p
     recorded = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert recorded["commit"] and recorded["command"].endswith(f"--results-page {page}")
     assert f"```sh\n{recorded['command']}\n```" in page.read_text(encoding="utf-8")
+
+
+def test_the_seeds_comparison_names_a_run_or_a_command_for_every_row_and_agrees_with_the_runs_in_the_tree():
+    """docs/results/seed_comparison.json (the seed's Table 1 on the clinic): DP-Synth and Aug-PE beside DP-SynRAG,
+    every row measured by a named run (round, code, command) or "not measured" with the command that would; a row
+    of a run whose JSON is in the tree shows that JSON's figures."""
+    results = ROOT / "docs" / "results"
+    data = json.loads((results / "seed_comparison.json").read_text(encoding="utf-8"))
+    methods = {r["method"] for r in data["rows"]}
+    assert {"DP-SynRAG", "DP-Synth", "Aug-PE"} <= methods
+    for run in data["runs"].values():
+        assert run["code"] and run["round"] and "privet evaluate " in run["command"]
+    for row in data["rows"]:
+        if not row["run"]:
+            assert row["would_run"].startswith("privet evaluate ") and row["why_not"]
+            continue
+        run = data["runs"][row["run"]]
+        if not (results / run["source"]).is_file():
+            continue  # an older run, kept in git history (its source says where)
+        recorded = json.loads((results / run["source"]).read_text(encoding="utf-8"))
+        assert recorded["command"] == run["command"] and recorded["commit"] == run["code"]
+        utility = {u["corpus"]: u for u in recorded["utility"]}
+        found = [u for u in utility.values() if u.get("n_documents") == row.get("documents")
+                 and u.get("retrieval_hit_rate") == row.get("retrieval_proxy")
+                 and u.get("answer_accuracy") == row.get("rag_accuracy")]
+        dp_rag = [p["accuracy"] for p in recorded["dp_rag"]["points"]]
+        assert found or (row["method"].startswith("query-time DP-RAG") and row["rag_accuracy"] in dp_rag), row
+    assert "## The seed's comparison" in render_page(results, ROOT / "docs" / "results.md")
