@@ -137,3 +137,39 @@ def test_every_test_file_named_anywhere_exists():
                       for name in re.findall(r"(?<![\w/.])(tests/[\w/]*test_\w+\.py)", _text(source))
                       if not (ROOT / name).is_file()})
     assert missing == [], missing
+
+
+def _method_sections() -> list[str]:
+    return re.findall(r"^#{2,4} (\d+(?:\.\d+)*[a-z]?)\.? ", _text(ROOT / "docs" / "method.md"), flags=re.M)
+
+
+def test_method_md_is_a_guide_in_the_order_of_the_algorithm():
+    """docs/method.md (issue 59): at most 700 lines, its sections in numerical order (2.4b after 2.4.9, no gap such
+    as a missing 6.1), every section but the chapter heads naming the test files that check it (they exist:
+    test_every_test_file_named_anywhere_exists)."""
+    text = _text(ROOT / "docs" / "method.md")
+    assert len(text.splitlines()) <= 700
+    sections = _method_sections()
+
+    def key(number: str) -> tuple:
+        return tuple((int(re.match(r"\d+", p).group()), p.lstrip("0123456789")) for p in number.split("."))
+
+    assert sections == sorted(sections, key=key), sections
+    for chapter in {s.split(".")[0] for s in sections}:
+        subsections = [s for s in sections if s.startswith(f"{chapter}.") and s != f"{chapter}."]
+        assert not subsections or subsections[0] in (f"{chapter}.0", f"{chapter}.1"), (chapter, subsections[:2])
+    bodies = re.split(r"^#{2,4} ", text, flags=re.M)[1:]
+    untested = [b.splitlines()[0] for b in bodies if re.match(r"\d+\.\d", b) and "tests/" not in b
+                and not b.startswith(("2.4 ", "3.2 ", "3.4 ", "3.6 ", "2.4.3 ", "2.4.5 "))]
+    assert untested == [], untested
+
+
+def test_every_method_md_section_cited_exists():
+    """A citation "method.md §2.4b" or "method.md, section 2.0b" (the certificate's words) anywhere in the code, the
+    tests, the bench scripts or the docs names a section docs/method.md has."""
+    sections = set(_method_sections()) | {s.split(".")[0] for s in _method_sections()}
+    sources = [*DOCS, *(p for folder in ("core", "desktop", "bench", "tests", "tools") for p in (ROOT / folder).rglob("*.py"))]
+    cited = {(_relative(p), n) for p in sources for n in re.findall(
+        r"method\.md(?:,? (?:§|section )|[^\n§]{0,3}§)(\d+(?:\.\d+)*[a-z]?)", _text(p))}
+    missing = sorted((path, n) for path, n in cited if n.rstrip(".") not in sections)
+    assert len(cited) > 50 and missing == [], missing
