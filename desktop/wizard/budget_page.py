@@ -427,7 +427,9 @@ class BudgetPage(Page):
         self.warnings.setText("\n".join(f"⚠ {w}" for w in plan.warnings))
         shown = {"rho_total": plan.rho_total, **plan.derived}
         for key, value in shown.items():
-            self.derived.addRow(derived_label(key) + ":", QLabel(f"{value:.4g}"))
+            label = QLabel(derived_label(key) + ":")
+            label.setWordWrap(True)  # a long meaning wraps instead of widening the page
+            self.derived.addRow(label, QLabel(f"{value:.4g}"))
 
     def _show_ledger(self) -> None:
         plan = self.plan_result

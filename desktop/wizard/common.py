@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget, QWizardPage
+from PySide6.QtGui import QShowEvent
+from PySide6.QtWidgets import (
+    QComboBox, QFrame, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget, QWizardPage,
+)
 
 from desktop.controller import WizardController
 
@@ -32,6 +35,41 @@ def scrolling_layouts(page: QWidget) -> tuple[QVBoxLayout, QVBoxLayout]:
     outer.setContentsMargins(0, 0, 0, 0)
     outer.addWidget(scroll, 1)
     return layout, outer
+
+
+def shrinkable(combo: QComboBox, characters: int = 24) -> QComboBox:
+    """A combo box whose longest choice does not set the page's smallest width: it fills the row it is in and
+    shrinks to ``characters`` on a narrow screen (its list still shows every choice whole)."""
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(characters)
+    combo.setSizePolicy(QSizePolicy.Policy.Expanding, combo.sizePolicy().verticalPolicy())
+    return combo
+
+
+def fit_to_screen(window: QWidget) -> None:
+    """Shrink ``window`` to the free area of its screen (less the taskbar; its frame included), so that a laptop
+    screen (1280 × 720, or 1366 × 768 at 125 %) shows its buttons: the pages scroll up and down instead."""
+    screen = window.screen()
+    if screen is None:
+        return
+    free = screen.availableGeometry()
+    frame = window.frameGeometry().size() - window.geometry().size()  # the title bar and borders, once shown
+    width = min(window.width(), free.width() - frame.width())
+    height = min(window.height(), free.height() - frame.height())
+    if (width, height) != (window.width(), window.height()):
+        window.resize(max(width, window.minimumWidth()), max(height, window.minimumHeight()))
+
+
+class FitsScreen:
+    """Mixin for a top-level window: the first time it is shown, it is shrunk to fit its screen."""
+
+    _fitted = False
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt API
+        super().showEvent(event)  # type: ignore[misc]
+        if not self._fitted:
+            self._fitted = True
+            fit_to_screen(self)  # type: ignore[arg-type]
 
 
 class Page(QWizardPage):

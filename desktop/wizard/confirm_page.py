@@ -20,6 +20,7 @@ from desktop.active_runs import ActiveRuns
 from desktop.controller import METHOD_SHORT_NAMES, WizardController
 from desktop.widgets.collapsible import Collapsible
 from desktop.widgets.dataset_runs import DatasetRunsView
+from desktop.widgets.wrapped_check import wrapped_check
 from desktop.wizard.common import Page, scrolling_layouts
 from desktop.wizard.spend_anyway import SpendAnywayBox
 from desktop.wizard.task_page import FORMAT_NAMES
@@ -63,8 +64,7 @@ class ConfirmPage(Page):
         self.rho = QLabel()
         self.rho.setWordWrap(True)
         self.advanced = Collapsible("Advanced", self.rho)
-        self.understood = QCheckBox("I &understand that once the run starts, this budget is spent, even if the "
-                                    "run is cancelled or fails.")
+        self.understood = QCheckBox()
         self.understood.toggled.connect(lambda *_: self.completeChanged.emit())
         self.spend_anyway = SpendAnywayBox(controller.spec.privacy, lambda: self.completeChanged.emit())
         # scrolls: the summary, the dataset's runs and the consent do not fit every screen
@@ -76,7 +76,8 @@ class ConfirmPage(Page):
         layout.addLayout(use_form)
         layout.addWidget(self.advanced)
         layout.addWidget(self.spend_anyway)
-        layout.addWidget(self.understood)
+        layout.addWidget(wrapped_check(self.understood, "I &understand that once the run starts, this budget is spent, "
+                                                        "even if the run is cancelled or fails."))
         layout.addStretch(1)
         outer.addWidget(self.message)
         self.plan_result: Any = None

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (
 from core.errors import PrivetError
 from desktop.controller import CorpusSummary, WizardController
 from desktop.widgets.histogram import Histogram
-from desktop.wizard.common import Page
+from desktop.wizard.common import Page, scrolling_layouts
 
 NONE = "(none)"
 MISSING = "(not in this file)"
@@ -92,10 +92,11 @@ class DataPage(Page):
         box_layout.addWidget(self.histogram)
         box_layout.addWidget(self.warnings)
 
-        layout = QVBoxLayout(self)
+        layout, outer = scrolling_layouts(self)  # scrolls: the summary and the warnings do not fit every screen
         layout.addLayout(form)
-        layout.addWidget(self.message)
-        layout.addWidget(box, 1)
+        layout.addWidget(box)
+        layout.addStretch(1)
+        outer.addWidget(self.message)  # why Next is blocked stays in view
 
         self.path.editingFinished.connect(self._path_changed)
         self.path.textChanged.connect(self._inputs_changed)

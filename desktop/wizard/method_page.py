@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QButtonGroup, QLabel, QRadioButton, QVBoxLayout
+from PySide6.QtWidgets import QButtonGroup, QLabel, QRadioButton
 
 from desktop.controller import WizardController
-from desktop.wizard.common import Page
+from desktop.wizard.common import Page, scrolling_layouts
 
 
 class MethodPage(Page):
@@ -13,7 +13,7 @@ class MethodPage(Page):
         super().__init__(controller, "Method", "How the synthetic text is made.")
         self.group = QButtonGroup(self)
         self.buttons: dict[str, QRadioButton] = {}
-        layout = QVBoxLayout(self)
+        layout, outer = scrolling_layouts(self)  # the explanations wrap; on a small screen the page scrolls
         for i, info in enumerate(controller.available_methods()):
             button = QRadioButton(f"&{i + 1}  {info.title}")
             button.setToolTip(info.scope)
@@ -31,7 +31,7 @@ class MethodPage(Page):
             layout.addWidget(explanation)
             layout.addWidget(scope)
         layout.addStretch(1)
-        layout.addWidget(self.message)
+        outer.addWidget(self.message)
         self.group.buttonToggled.connect(lambda *_: self.completeChanged.emit())
 
     def initializePage(self) -> None:  # noqa: N802 - Qt API

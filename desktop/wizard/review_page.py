@@ -17,7 +17,7 @@ from core.evaluation.run_fidelity import figure_lines
 from core.method_catalogue import ReleasedFormsView
 from desktop.controller import WizardController, verify_folder
 from desktop.widgets.collapsible import Collapsible
-from desktop.wizard.common import Page
+from desktop.wizard.common import Page, scrolling_layouts
 from desktop.wizard.run_page import RunPage
 
 LIST_LABEL_CHARS = 90
@@ -26,6 +26,7 @@ FORMS_LISTED = 5  # the corpus's own forms listed on the Review page (the rest a
 FORM_CHARS = 110  # the commonest form quoted in the summary line, at most
 DOCUMENTS_TAB = "Synthetic documents"
 PAIRS_TAB = "Side by side with yours (real text: this screen only)"
+TABS_MIN_HEIGHT = 220  # pixels of the documents (or the side-by-side view), at least: the page scrolls
 PAIR_MIN_HEIGHT = 90  # pixels of one document side by side, at least (the tab scrolls)
 
 
@@ -205,7 +206,9 @@ class ReviewPage(Page):
         self.guarantee.setObjectName("guarantee")
         self.guarantee.setStyleSheet("font-weight: bold;")
 
-        layout = QVBoxLayout(self)
+        # What there is to read scrolls (up and down) on a small screen; the export row and its outcome stay in view.
+        self.tabs.setMinimumHeight(TABS_MIN_HEIGHT)
+        layout, outer = scrolling_layouts(self)
         layout.addWidget(self.guarantee)
         layout.addWidget(self.count)
         layout.addWidget(self.allocation)
@@ -214,10 +217,10 @@ class ReviewPage(Page):
         layout.addWidget(self.tabs, 1)
         layout.addWidget(check_box)
         layout.addWidget(self.fidelity_box)
-        layout.addLayout(row)
-        layout.addWidget(self.export_result)
-        layout.addWidget(self.path_row)
-        layout.addWidget(self.message)
+        outer.addLayout(row)
+        outer.addWidget(self.export_result)
+        outer.addWidget(self.path_row)
+        outer.addWidget(self.message)
 
     def initializePage(self) -> None:  # noqa: N802 - Qt API
         result = self.run_page.result or {}

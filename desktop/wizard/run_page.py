@@ -26,9 +26,10 @@ from desktop.controller import WizardController, in_app_words
 from desktop.relay import RunRelay
 from desktop.widgets.collapsible import Collapsible
 from desktop.widgets.stacked_bar import StackedBar
-from desktop.wizard.common import Page
+from desktop.wizard.common import Page, scrolling_layouts
 
 MAX_PREVIEWS = 200
+PREVIEW_MIN_HEIGHT = 160  # pixels of the live preview and the log, at least (the page scrolls)
 TICK_MS = 1000  # the time left counts down once a second between progress events
 
 
@@ -62,6 +63,7 @@ class RunPage(Page):
         stage_box = QGroupBox("Stages")
         stage_box.setLayout(self.stages)
         self.overall = QLabel()
+        self.overall.setWordWrap(True)
         self.overall.setObjectName("overall_eta")
         self.meter = StackedBar()
         self.meter.setToolTip("Budget charged so far; each stage is charged when it starts.")
@@ -101,13 +103,15 @@ class RunPage(Page):
         buttons.addWidget(self.resume_button)
         buttons.addStretch(1)
 
-        layout = QVBoxLayout(self)
+        splitter.setMinimumHeight(PREVIEW_MIN_HEIGHT)
+        # The stages, the meter and the preview scroll (up and down) on a small screen; Cancel and the message stay.
+        layout, outer = scrolling_layouts(self)
         layout.addWidget(stage_box)
         layout.addWidget(self.overall)
         layout.addWidget(meter_box)
         layout.addWidget(splitter, 1)
-        layout.addLayout(buttons)
-        layout.addWidget(self.message)
+        outer.addLayout(buttons)
+        outer.addWidget(self.message)
 
         relay.event.connect(self.on_event)
         relay.succeeded.connect(self.on_succeeded)
@@ -391,6 +395,7 @@ class RunPage(Page):
             bar = QProgressBar()
             bar.setFormat("%v / %m")
             eta = QLabel()
+            eta.setWordWrap(True)  # "a little longer than planned": wrapped, never cut
             label = QLabel(stage_label(stage).capitalize())  # whole: wrapped, never cut
             label.setWordWrap(True)
             label.setToolTip(stage)

@@ -11,6 +11,8 @@ from typing import Any
 
 from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
 
+from desktop.widgets.wrapped_check import wrapped_check
+
 WARNING_STYLE = "color: #b71c1c;"
 
 
@@ -25,15 +27,16 @@ class SpendAnywayBox(QWidget):
         self.text.setWordWrap(True)
         self.text.setObjectName("forecast_warning")
         self.text.setStyleSheet(WARNING_STYLE)
-        self.box = QCheckBox("&Spend anyway: I accept that this run may release no topics, only text no better "
-                             "than a public model writes from the task alone.")
+        self.box = QCheckBox()
         self.box.setObjectName("spend_anyway")
         self.box.toggled.connect(self._toggled)
         self.box.toggled.connect(lambda *_: on_change())
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.text)
-        layout.addWidget(self.box)
+        self.box_row = wrapped_check(self.box, "&Spend anyway: I accept that this run may release no topics, only "
+                                       "text no better than a public model writes from the task alone.")
+        layout.addWidget(self.box_row)
         self.needed = False  # the run is refused without the tick (decided from public values only)
         self.warned = False  # about 0 topics expected (shown; at the loaded count it only warns)
         self.hide()
@@ -49,6 +52,7 @@ class SpendAnywayBox(QWidget):
         self.warned = bool(plan is not None and (plan.spends_for_nothing or self.needed))
         self.setVisible(self.warned)
         self.box.setVisible(self.needed)
+        self.box_row.setVisible(self.needed)  # the box's words with it
         if not self.warned:
             self.text.setText("")
             return

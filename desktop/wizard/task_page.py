@@ -14,7 +14,7 @@ from core.methods.document_forms import FORM_LABELS
 from core.specs.dp_synrag import DOCUMENT_COUNT_CHOICES, MAX_DOCUMENTS, documents_setting_words
 from desktop.controller import WizardController
 from desktop.widgets.collapsible import Collapsible
-from desktop.wizard.common import Page, scrolling_layouts
+from desktop.wizard.common import Page, scrolling_layouts, shrinkable
 from desktop.wizard.topic_names import TopicNamesBox
 
 FORMATS = ("jsonl", "csv")
@@ -34,7 +34,7 @@ class TaskPage(Page):
         self.task.setTabChangesFocus(True)
         self.task.setFixedHeight(70)
         self.task.setToolTip("What the synthetic corpus will be used for. Do not put private details here.")
-        self.count_mode = QComboBox()  # DP-SynRAG: [dp_synrag] documents (docs/method.md §6.2)
+        self.count_mode = shrinkable(QComboBox())  # DP-SynRAG: [dp_synrag] documents (docs/method.md §6.2)
         for label, value in COUNT_MODES:
             self.count_mode.addItem(label, value)
         self.count_mode.setToolTip("How many synthetic documents DP-SynRAG writes. They are shared among the topics "
@@ -60,7 +60,7 @@ class TaskPage(Page):
         folder_row = QHBoxLayout()
         folder_row.addWidget(self.folder, 1)
         folder_row.addWidget(browse)
-        self.form = QComboBox()
+        self.form = shrinkable(QComboBox())
         for name, label in FORM_CHOICES:
             self.form.addItem(label, name)
         self.form.setToolTip("The kind of document the corpus holds. The public writer turns each released topic "
@@ -80,6 +80,7 @@ class TaskPage(Page):
         self.irb.setToolTip("Ethics / IRB protocol number, if any")
 
         form = QFormLayout()
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # a narrow screen: labels above their fields
         form.addRow("&Task description:", self.task)
         count_row = QHBoxLayout()
         count_row.addWidget(self.count_mode)
@@ -109,8 +110,7 @@ class TaskPage(Page):
         self.cluster_size.setSpecialValueText("Automatic")  # 0: the adaptive default chooses
         self.cluster_size.setToolTip("How many private documents are used to write each synthetic document (k in "
                                      "the certificate). More: less noise per document, fewer distinct topics.")
-        self.self_filter = QCheckBox("&Keep only useful documents: the model reads each synthetic document and drops "
-                                     "those it judges not useful for the task")
+        self.self_filter = QCheckBox("&Keep only useful documents")
         self.self_filter.setToolTip("Post-processing of the synthetic text; costs no budget. Needs a capable model.")
         advanced_body = QWidget()
         advanced = QFormLayout(advanced_body)
@@ -121,6 +121,8 @@ class TaskPage(Page):
         advanced.addRow("", _note("Private documents behind each synthetic one: more means less noise per "
                                   "document but fewer distinct topics."))
         advanced.addRow("", self.self_filter)
+        advanced.addRow("", _note("The model reads each synthetic document and drops those it judges not useful for "
+                                  "the task."))
         for widget in (self.tokens, self.cluster_size):
             advanced.labelForField(widget).setBuddy(widget)
         self.advanced = Collapsible("Advanced", advanced_body)

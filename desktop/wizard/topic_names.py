@@ -18,6 +18,7 @@ from core.method_catalogue import WizardValues
 from core.methods.list_offer import offered_lists
 from core.methods.dp_synrag.vocabulary import shipped_domain_lists
 from core.runspec import RunSpec
+from desktop.widgets.wrapped_check import wrapped_check
 
 TRADE_OFF = ("A public word list costs no privacy budget but only knows its own terms; discovering the corpus's "
              "own phrases costs a share of the budget but also finds local names (a ward, a product, a new condition).")
@@ -28,9 +29,9 @@ class TopicNamesBox(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.lists = {info.name: QCheckBox(f"{info.description} ({info.entries:,} entries)")
-                      for info in shipped_domain_lists()}
-        self.discover = QCheckBox("&Discover the corpus's own phrases (costs part of the budget)")
+        words = {info.name: f"{info.description} ({info.entries:,} entries)" for info in shipped_domain_lists()}
+        self.lists = {name: QCheckBox() for name in words}
+        self.discover = QCheckBox()
         self.discover.setToolTip("Each document proposes a few of its rarest phrases; only phrases many documents "
                                  "share are released, with noise. A phrase of one document alone is not released.")
         note = QLabel(TRADE_OFF)
@@ -44,9 +45,9 @@ class TopicNamesBox(QWidget):
         for name, box in self.lists.items():
             box.setToolTip("A public terminology added to the topic vocabulary; it costs no budget.")
             box.clicked.connect(lambda _checked, n=name: self._decided.add(n))  # her own choice stands
-            layout.addWidget(box)
+            layout.addWidget(wrapped_check(box, words[name]))  # wrapped: a list's long name never widens the page
         layout.addWidget(self.offer)
-        layout.addWidget(self.discover)
+        layout.addWidget(wrapped_check(self.discover, "&Discover the corpus's own phrases (costs part of the budget)"))
         layout.addWidget(note)
         self._other: list[str] = []
         self._decided: set[str] = set()  # lists the officer ticked or unticked herself

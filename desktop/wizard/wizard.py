@@ -17,6 +17,7 @@ from desktop.wizard.confirm_page import ConfirmPage
 from desktop.wizard.data_page import DataPage
 from desktop.wizard.method_page import MethodPage
 from desktop.wizard.model_page import ModelPage
+from desktop.wizard.common import FitsScreen
 from desktop.wizard.review_page import ReviewPage
 from desktop.wizard.run_page import RunPage
 from desktop.wizard.task_page import TaskPage
@@ -27,7 +28,7 @@ OPEN_BUTTON = QWizard.WizardButton.CustomButton2
 KEEP, STOP, BACK = "keep", "stop", "back"
 
 
-class RunWizard(QWizard):
+class RunWizard(FitsScreen, QWizard):
     """Edits ``controller.spec`` page by page, runs it in a child process, then reviews and exports.
 
     Closing it during a run asks first: keep the run going (the wizard hides; the main window lists
@@ -65,7 +66,7 @@ class RunWizard(QWizard):
                                         self.task_page, self.confirm_page, self.run_page, self.review_page)):
             self.setPage(page_id, page)
         self.currentIdChanged.connect(self._page_changed)
-        self.resize(900, 720)
+        self.resize(900, 720)  # shrunk to the screen's free area when shown (FitsScreen): the pages scroll
 
     def save_spec(self, path: str) -> None:
         self.controller.save_spec(path)
