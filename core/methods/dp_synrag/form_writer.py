@@ -59,7 +59,7 @@ PROMPT = ("Write one document of a collection used for this purpose: {task}\n"
 # slot is then written as the topic's released words of that role, when it has some (docs/method.md §2.6b).
 SLOT_CUES = (
     (CONDITION, ("diagnos", "assessment", "impression", "consistent with", "condition", "suspected", "problem",
-                 "cause", "due to", "known", "dx", "possible", "probable", "likely", "?")),
+                 "confirmed", "cause", "due to", "known", "dx", "possible", "probable", "likely", "?")),
     (DRUG, ("prescri", "start", "treat", "medic", "meds", "rx", "take", "given", "therapy", "drug", "dose",
             "continue", "plan")),
     (SYMPTOM, ("symptom", "complain", "report", "present", "has had", "suffer", "experienc", "because of",
@@ -117,6 +117,8 @@ def slot_role(before: str, dose_after: bool = False) -> str | None:
     if dose_after:
         return DRUG
     tail = before.lower()[-CUE_CHARS:]
+    if re.search(r"\b(confirmed|supported|shown) by\W*$", tail):
+        return None  # "confirmed by [text]": a test, not the condition
     found = [(tail.rfind(stem) + len(stem), len(stem), role) for role, stems in SLOT_CUES for stem in stems
              if stem in tail]
     return max(found)[2] if found else None  # the cue nearest the slot; of two ending there, the longer

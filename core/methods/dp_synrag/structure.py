@@ -204,24 +204,33 @@ def closer_suffixes(tokens: Sequence[Token], hard: int, lists: FormLists) -> lis
 
 
 def propose_openers(unit: Unit, lists: FormLists, max_items: int) -> list[str]:
-    """At most ``max_items`` distinct openers of one unit's own text, shortest first: those at clause starts and after
-    names or numbers, and the closers before names, numbers and months, by their number of words (document order
-    within); then those after commas. A function of this unit and public lists only."""
-    main: list[tuple[int, str]] = []
+    """At most ``max_items`` distinct openers of one unit's own text. First each *whole* wording, in document order:
+    the longest opener at each clause start and after each name or number (it ends where a slot or a punctuation
+    mark begins: "Medication on discharge", "A skin biopsy confirmed"), and the longest closer before each name,
+    number and month ("and went home on", "clinic review in"); then their shorter prefixes and suffixes, shortest
+    first; then the openers after commas. A form's wording is whole where it meets a slot, so it comes first however
+    many clauses a document has. A function of this unit and public lists only."""
+    whole: list[str] = []
+    parts: list[tuple[int, str]] = []
     later: list[str] = []
     for doc in documents_of(unit):
         tokens = tokens_of(doc)
         starts, commas = opener_positions(tokens, lists)
+        found: list[list[str]] = []
         for p in starts:
             at_start = p == 0 or (tokens[p - 1].kind == "sep" and _is_clause_end(tokens[p - 1].text))
-            main.extend((n, text) for n, (text, _) in enumerate(_opener_prefixes(tokens, p, at_start, lists)))
+            found.append([text for text, _ in _opener_prefixes(tokens, p, at_start, lists)])
         for j in range(len(tokens)):
-            if tokens[j].kind != "sep" and _slot_kind(tokens, j, False, lists) in ("number", "name", "month"):
-                main.extend(enumerate(closer_suffixes(tokens, j, lists)))
+            if tokens[j].kind != "sep" and _slot_kind(tokens, j, False, lists) in ("number", "name", "month", "content"):
+                found.append(closer_suffixes(tokens, j, lists))
+        for chain in found:  # each chain shortest first: its last is the whole wording
+            if chain:
+                whole.append(chain[-1])
+                parts.extend(enumerate(chain[:-1]))
         for p in commas:
             later.extend(text for text, _ in _opener_prefixes(tokens, p, False, lists))
-    ordered = [text for _, text in sorted(main, key=lambda item: item[0])]
-    return list(dict.fromkeys([*ordered, *later]))[:max_items]
+    ordered = [text for _, text in sorted(parts, key=lambda item: item[0])]
+    return list(dict.fromkeys([*whole, *ordered, *later]))[:max_items]
 
 
 def skeleton_of(document: str, openers: Mapping[str, float], lists: FormLists) -> str:
@@ -270,6 +279,12 @@ def skeleton_of(document: str, openers: Mapping[str, float], lists: FormLists) -
         elif not in_text:
             pieces.append("[text]")
             in_text, text_start = True, i
+        elif kind == "content" and i > text_start and tokens[i - 1].text == " ":
+            closed = _with_closer(tokens, text_start, i, openers, lists)  # "A [text] confirmed [text]"
+            if closed != "[text]":
+                pieces[-1] = closed
+                pieces.extend([" ", "[text]"])
+                text_start = i
         i += 1
     return _merge_names("".join(pieces)).strip()
 
@@ -277,11 +292,12 @@ def skeleton_of(document: str, openers: Mapping[str, float], lists: FormLists) -
 def _with_closer(tokens: Sequence[Token], start: int, hard: int, released: Mapping[str, float], lists: FormLists) -> str:
     """A text slot from ``start`` ending before the hard token at ``hard``: "[text]", or its longest released closer
     written out ("[text] and discharged on", or the closer alone when it is the whole slot)."""
-    found = _until_fan_out([(c, 0) for c in closer_suffixes(tokens, hard, lists)], released, lists, _child_of_closer)
+    head = "".join(x.text for x in tokens[start : hard - 1])
+    inside = [(c, 0) for c in closer_suffixes(tokens, hard, lists) if len(c) <= len(head)]  # none reaches before the slot
+    found = _until_fan_out(inside, released, lists, _child_of_closer)
     if not found:
         return "[text]"
     closer = found[0]
-    head = "".join(x.text for x in tokens[start : hard - 1])
     if head == closer:
         return closer
     return "[text]" + head[len(head) - len(closer) - 1] + closer if head.endswith(closer) else "[text]"

@@ -90,3 +90,10 @@ def test_a_misspelt_copy_of_a_released_word_is_written_as_the_word():
     assert respell_variants(text, ["grogasemia", "sheitumvir"]) == (
         "Final diagnosis: Grogasemia. Medication: sheitumvir 10 mg, a tablet.")
     assert respell_variants("Reports dizziness.", ["dizzyness"]) == "Reports dizziness."  # an English word stays
+
+
+def test_what_a_test_confirmed_is_the_condition_but_what_confirmed_it_is_not():
+    from core.methods.dp_synrag.form_writer import slot_role
+
+    assert slot_role("A skin biopsy confirmed ") == "condition"
+    assert slot_role("Working diagnosis of x, confirmed by ") is None

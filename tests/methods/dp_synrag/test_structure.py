@@ -57,6 +57,24 @@ def test_openers_stop_at_names_numbers_and_words_no_english_list_holds(lists):
     assert len(propose_openers(Unit("a", NOTE), lists, 5)) == 5  # at most m_o, clause starts first
 
 
+def test_a_forms_whole_wording_comes_before_the_prefixes_of_its_fillers(lists):
+    """The cap of m_o openers per unit keeps each clause's whole wording and the longest closer before a name, number,
+    month or rare word ("and went home on", "the family doctor within", "confirmed") before the shorter prefixes."""
+    note = ("Jon Barry (42, male) was admitted on March 3, 2024 with dry mouth and cold hands and went home on March 9, "
+            "2024. A skin biopsy confirmed pelthiremia. He leaves hospital on geiklorzole 5 mg every evening for 2 weeks "
+            "and should see the family doctor within 4 weeks.")
+    everything = propose_openers(Unit("a", note), lists, 200)
+    capped = propose_openers(Unit("a", note), lists, 12)
+    assert {"and went home on", "the family doctor within", "A skin biopsy confirmed"} <= set(capped)
+    assert len(everything) > 12 and "confirmed" in everything
+
+
+def test_a_released_closer_before_a_rare_word_splits_the_text_slot(lists):
+    released = dict.fromkeys({"A", "confirmed", "He leaves hospital on"}, 100.0)
+    assert skeleton_of("A skin biopsy confirmed pelthiremia. He leaves hospital on geiklorzole.", released, lists) == (
+        "A [text] confirmed [text]. He leaves hospital on [text].")
+
+
 def test_a_skeleton_keeps_released_openers_and_slots_the_rest(lists):
     released = dict.fromkeys({"Seen today", "Presenting symptoms were", "The findings are consistent with",
                               "I prescribed", "mg once", "mg", "weeks"}, 100.0)
@@ -86,19 +104,29 @@ def test_a_branching_into_fillers_stays_in_the_slot(lists):
     assert "mg twice" in skeleton_of(note, co_occurring, lists)
 
 
-def test_the_demo_clinics_templates_become_few_shared_skeletons(demo_units, lists):
-    """With the openers the demo's notes share, its five templates give a handful of skeletons held by many notes."""
+def test_the_demo_clinics_templates_become_few_shared_skeletons_in_their_own_wording(demo_units, lists):
+    """With the openers the demo's notes share (m_o = 32, those at least 47 notes propose: τ_o at ε = 10), its
+    templates give a handful of skeletons held by most notes, and most of those skeletons, their slots filled with
+    anything, are in one of the demo's own templates: a form's whole wording ("Working diagnosis of", "and return
+    for follow-up in", "supported a diagnosis of") is proposed before the prefixes of its fillers."""
+    from core.evaluation.own_form import TemplateMatcher, load_templates
+
     counts: dict[str, int] = {}
     for unit in demo_units:
-        for o in propose_openers(unit, lists, 24):
+        for o in propose_openers(unit, lists, 32):
             counts[o] = counts.get(o, 0) + 1
-    openers = {o: float(c) for o, c in counts.items() if c >= 40}
+    openers = {o: float(c) for o, c in counts.items() if c >= 47}
     skeletons: dict[str, int] = {}
     for unit in demo_units:
         for s in propose_skeletons(unit, openers, lists, 2):
             skeletons[s] = skeletons.get(s, 0) + 1
-    top = sorted(skeletons.values(), reverse=True)
-    assert sum(top[:10]) >= 0.85 * len(demo_units)  # most notes share one of ten skeletons (fillers stay in slots)
+    top = sorted(skeletons.items(), key=lambda item: -item[1])[:10]
+    held = sum(n for _, n in top)
+    assert held >= 0.7 * len(demo_units)  # most notes share one of ten skeletons (fillers stay in slots)
+    templates = TemplateMatcher(load_templates(NOTES.parent / "templates.json"))
+    fill = {"name": "Ann Lee", "number": "12", "month": "May", "text": "fever"}
+    in_template = sum(n for s, n in top if templates.which(SLOT.sub(lambda m: fill[m.group(1)], s)) is not None)
+    assert in_template >= 0.5 * held  # round 5 session 1's shortest-first proposals: 230 of 550 (0.42)
     assert not any(re.search(r"\d", SLOT.sub("", s)) for s in skeletons)
 
 
