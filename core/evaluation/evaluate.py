@@ -100,7 +100,7 @@ def run_evaluation(config: EvaluationConfig, reporter: Reporter = NULL_REPORTER,
     _say(reporter, "evaluate", "Fidelity: classifier test, own forms, MMD²")
     result["fidelity"] = fidelity_rows(data, corpora, models.embedder, config, member_emb, (held, held_emb))
     if config.dataset.roles_file:
-        result["roles"] = role_rows(data, corpora, config)
+        result["roles"] = role_rows(data, corpora, config, work)
     result["notes"] = notes
     result["seconds"] = round(time.monotonic() - t0, 1)
     result["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -257,15 +257,27 @@ def fidelity_rows(data: EvaluationData, corpora: list, embedder, config: Evaluat
     return rows
 
 
-def role_rows(data: EvaluationData, corpora: list, config: EvaluationConfig) -> list[dict]:
+def role_rows(data: EvaluationData, corpora: list, config: EvaluationConfig, work: Path) -> list[dict]:
     """Role accuracy and the topic shares' total variation to the members of every corpus, and of the real
-    members' documents (core/evaluation/roles.py)."""
-    truth = roles.clinic_truth(config.dataset.folder / config.dataset.roles_file)
+    members' documents (core/evaluation/roles.py); and every corpus's grounding (core/evaluation/grounding.py): the
+    share of documents stating a content term no released word of their topic supports (``unsupported_share``) and
+    the share mixing the catalogue's conditions (``mix_share``), read against the run's own released values."""
+    from core.evaluation import grounding
+
+    path = config.dataset.folder / config.dataset.roles_file
+    truth = roles.clinic_truth(path)
+    conditions = grounding.catalogue_conditions(path)
     real = [r.text for r in data.members]
-    rows = [{"corpus": c.label, "method": c.method, "epsilon": c.epsilon, **roles.role_accuracy(c.texts, truth).to_dict(),
-             "topic_tv": roles.topic_share_tv(c.texts, real, truth),
-             "topic_tv_floor": roles.topic_tv_floor(c.texts, real, truth)}
-            for c in corpora]
+    rows = []
+    for c in corpora:
+        release = grounding.read_release(runs.run_folder(work, c.label))
+        grounded = grounding.grounding(c.texts, release, conditions).to_dict()
+        rows.append({"corpus": c.label, "method": c.method, "epsilon": c.epsilon,
+                     **roles.role_accuracy(c.texts, truth).to_dict(),
+                     "topic_tv": roles.topic_share_tv(c.texts, real, truth),
+                     "topic_tv_floor": roles.topic_tv_floor(c.texts, real, truth),
+                     "unsupported_share": grounded["unsupported_share"], "mix_share": grounded["mix_share"],
+                     "unsupported_terms": grounded["unsupported_terms"]})
     rows.append({"corpus": PRIVATE, "method": "private", "epsilon": None,
                  **roles.role_accuracy(real, truth).to_dict(), "topic_tv": 0.0, "topic_tv_floor": 0.0})
     return rows

@@ -217,6 +217,9 @@ def test_privet_evaluate_tiny_writes_json_and_plots_without_private_text(tmp_pat
     roles = {r["corpus"]: r for r in result["roles"]}
     assert PUBLIC_ONLY_LABEL in roles and "### Role accuracy" in summary
     assert roles["non-private (members)"]["role_accuracy"] == 1.0 and roles["non-private (members)"]["pairs"] > 0
+    # grounding (core/evaluation/grounding.py): every synthetic corpus's shares, read against its own release
+    assert all(0.0 <= r["unsupported_share"] <= 1.0 and 0.0 <= r["mix_share"] <= 1.0
+               for r in result["roles"] if r["corpus"] != "non-private (members)" and r["pairs"] is not None)
     # fidelity (core/evaluation/fidelity.py): the classifier test and the own-form share of every corpus and ε,
     # against the demo clinic's own templates; figures only (no side-by-side real text)
     fidelity = {(r["corpus"], r["epsilon"]): r for r in result["fidelity"]}
