@@ -77,6 +77,7 @@ NUMBER_RULES: tuple[tuple[re.Pattern[str], re.Pattern[str], Sequence[int | str]]
     (re.compile(r"$"), re.compile(r"^\s*(mg|mcg|µg|ml|g|units?|iu)\b", re.I), _DOSES),
     (re.compile(r"$"), re.compile(r"^[\s-]*(years?[\s-]*old|y/?o|yrs?|y\b)", re.I), tuple(range(18, 91))),
     (re.compile(r"\b(age|aged)\W*$", re.I), re.compile(r""), tuple(range(18, 91))),
+    (re.compile(r"\($"), re.compile(r"^\s*,?\s*(male|female|man|woman|m|f)\b", re.I), tuple(range(18, 91))),  # "(67, male)"
     (re.compile(r"$"), re.compile(r"^\s*(weeks?|days?|months?|hours?|wks?|hrs?)\b", re.I), tuple(range(2, 13))),
     (re.compile(r"\b(bp|blood pressure)\W*$", re.I), re.compile(r""), tuple(range(100, 171))),
     (re.compile(r"(\bpulse|\bhr|heart rate|\bbpm)\W*$", re.I), re.compile(r""), tuple(range(55, 121))),
@@ -130,8 +131,8 @@ def role_filler(role: str | None, words: Sequence[str], roles: Mapping[str, str 
     if role is None:
         return ""
     typed = [w for w in words if roles.get(w) == role]
-    if role == CONDITION and not typed:  # the topic's own word stands for what the form names there
-        typed = [topic]
+    if role == CONDITION and not typed:  # the topic's own word stands for what the form names there, unless typed
+        typed = [topic] if roles.get(topic) in (None, CONDITION) else []  # as another role ("Final diagnosis: <drug>")
     if role == SYMPTOM and not typed:  # a clinical form's untyped released words are mostly what patients report
         typed = [w for w in words if roles.get(w) is None and w != topic]
     if role == SYMPTOM:
@@ -452,4 +453,5 @@ def tidy(text: str) -> str:
     text = re.sub(r"[ \t]+", " ", text)
     text = re.sub(r"(?<=\w) ([,.])(?=\s|$)", r"\1", text)  # "sweating ." left at a join; a form's own spacing stays
     text = re.sub(r",\s*([.;:])", r"\1", text)
+    text = re.sub(r"\b(for|to|on|in|of|at|and|the|a|an|with|by|mg) \1\b", r"\1", text)  # "mg for for 5 weeks": doubled at a join
     return text.strip()

@@ -61,7 +61,7 @@ def test_a_numbers_kind_comes_from_the_forms_wording_around_it():
         _choices("[number]. Plan: [text].\n[number]. Review: [text]."),
     )
     assert max(day_first[0]) <= 28 and min(day_first[1]) >= 2019
-    assert month_first[0] == () and max(month_first[1]) <= 28 and min(month_first[2]) >= 2019
+    assert min(month_first[0]) == 18 and max(month_first[1]) <= 28 and min(month_first[2]) >= 2019
     hr, systolic, diastolic, hour, minute, category, dose = vitals
     assert min(hr) >= 55 and min(systolic) >= 100 and max(diastolic) <= 100 and max(hour) <= 23
     assert "07" in minute and max(category) <= 5 and 100 in dose
@@ -97,3 +97,12 @@ def test_what_a_test_confirmed_is_the_condition_but_what_confirmed_it_is_not():
 
     assert slot_role("A skin biopsy confirmed ") == "condition"
     assert slot_role("Working diagnosis of x, confirmed by ") is None
+
+
+def test_an_age_beside_a_sex_a_drug_topic_in_no_condition_slot_and_no_doubled_word_at_a_join():
+    from core.methods.dp_synrag.form_writer import number_choices, role_filler, tidy
+
+    assert min(number_choices("(", ", male) was admitted on")) == 18  # "(67, male)": an age
+    assert role_filler("condition", ["klinthemzole", "stiffness"], {"klinthemzole": "drug"}, "klinthemzole") == ""
+    assert role_filler("condition", ["tusfosemia"], {}, "tusfosemia") == "tusfosemia"
+    assert tidy("firklitora 200 mg for for 5 weeks.") == "firklitora 200 mg for 5 weeks."
