@@ -407,8 +407,8 @@ class BudgetPage(Page):
         self.delta_meaning.setText(band.delta)
 
     def derived_rows(self) -> list[str]:
-        """The labels of the Advanced panel's derived-parameter rows (each parameter once)."""
-        return [self.derived.itemAt(r, QFormLayout.ItemRole.LabelRole).widget().text()
+        """The meanings of the Advanced panel's derived-parameter rows (each parameter once), beside each value."""
+        return [self.derived.itemAt(r, QFormLayout.ItemRole.FieldRole).widget().text()
                 for r in range(self.derived.rowCount())]
 
     def _show_plan(self, plan: Any) -> None:
@@ -427,9 +427,9 @@ class BudgetPage(Page):
         self.warnings.setText("\n".join(f"⚠ {w}" for w in plan.warnings))
         shown = {"rho_total": plan.rho_total, **plan.derived}
         for key, value in shown.items():
-            label = QLabel(derived_label(key) + ":")
-            label.setWordWrap(True)  # a long meaning wraps instead of widening the page
-            self.derived.addRow(label, QLabel(f"{value:.4g}"))
+            meaning = QLabel(derived_label(key))
+            meaning.setWordWrap(True)  # the value first, then its meaning, which wraps instead of widening the page
+            self.derived.addRow(QLabel(f"{value:.4g}"), meaning)
 
     def _show_ledger(self) -> None:
         plan = self.plan_result

@@ -7,7 +7,7 @@ from pathlib import Path
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import (
-    QCheckBox, QFileDialog, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QListWidget, QMessageBox,
+    QCheckBox, QFileDialog, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QListView, QListWidget, QMessageBox,
     QPlainTextEdit, QPushButton, QScrollArea, QSplitter, QTabWidget, QVBoxLayout, QWidget,
 )
 from PySide6.QtCore import Qt
@@ -96,6 +96,10 @@ class ReviewPage(Page):
 
         self.documents = QListWidget()
         self.documents.setToolTip("Synthetic documents; select one to read it")
+        # each document's first words wrap within the list: it never scrolls sideways on a laptop screen
+        self.documents.setWordWrap(True)
+        self.documents.setResizeMode(QListView.ResizeMode.Adjust)
+        self.documents.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.viewer = QPlainTextEdit()
         self.viewer.setReadOnly(True)
         self.documents.currentRowChanged.connect(self._show_document)

@@ -7,7 +7,7 @@ from typing import Any
 
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
-    QSpinBox, QWidget,
+    QSpinBox, QVBoxLayout, QWidget,
 )
 
 from core.methods.document_forms import FORM_LABELS
@@ -82,9 +82,9 @@ class TaskPage(Page):
         form = QFormLayout()
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # a narrow screen: labels above their fields
         form.addRow("&Task description:", self.task)
-        count_row = QHBoxLayout()
+        count_row = QVBoxLayout()  # the choice above the number: each choice's words show whole on a laptop screen
         count_row.addWidget(self.count_mode)
-        count_row.addWidget(self.count, 1)
+        count_row.addWidget(self.count)
         form.addRow("&Number of synthetic documents:", count_row)
         form.addRow("", self.count_note)
         self.topic_names = TopicNamesBox()

@@ -3,9 +3,10 @@
 ``layout_problems(window)`` lists, in words, every way the shown window does not fit: the window larger than the
 screen's free area; a visible control (button, check box, combo box, line or text edit, spin box, slider, table,
 list, progress bar) or label outside the window or cut by a parent; a scroll area that scrolls sideways; a label
-cut short (a one-line label narrower than its text, a wrapped label shorter than its text); a tab out of its bar
-(a stacked bar's legend is a wrapped label: ``desktop.widgets.stacked_bar``). Scrolling up and down inside a page
-is allowed: a widget below a scroll area's visible part is not a problem.
+cut short (a one-line label narrower than its text, a wrapped label shorter than its text); a combo box choice
+that would show cut when chosen; a tab out of its bar (a stacked bar's legend is a wrapped label:
+``desktop.widgets.stacked_bar``). Scrolling up and down inside a page is allowed: a widget below a scroll area's
+visible part is not a problem.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from PySide6.QtCore import QPoint, QRect
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QAbstractButton, QAbstractScrollArea, QAbstractSlider, QAbstractSpinBox, QApplication, QComboBox, QLabel,
-    QLineEdit, QProgressBar, QScrollArea, QScrollBar, QTabBar, QWidget,
+    QLineEdit, QProgressBar, QScrollArea, QScrollBar, QStyle, QStyleOptionComboBox, QTabBar, QWidget,
 )
 
 # The free area of the two laptop screens of issue 56, less about 60 px for a taskbar and the title bar:
@@ -123,6 +124,19 @@ def _label_cut(label: QLabel) -> str:
     return ""
 
 
+def _combo_cut(combo: QComboBox) -> str:
+    """Why a combo box's choice is cut when shown ('' when each of its choices shows whole)."""
+    if combo.isEditable() or combo.count() == 0:
+        return ""
+    option = QStyleOptionComboBox()
+    combo.initStyleOption(option)
+    field = combo.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, option,
+                                         QStyle.SubControl.SC_ComboBoxEditField, combo)
+    need, longest = max((combo.fontMetrics().horizontalAdvance(combo.itemText(i)), combo.itemText(i))
+                        for i in range(combo.count()))
+    return f"{field.width()} px for {need} px of '{longest[:40]}…'" if need > field.width() + SLACK else ""
+
+
 def layout_problems(window: QWidget, screen: tuple[int, int]) -> list[str]:
     """Every way the shown ``window`` does not fit ``screen`` (its free width and height), in words."""
     settle(window)
@@ -147,6 +161,8 @@ def layout_problems(window: QWidget, screen: tuple[int, int]) -> list[str]:
             words = _label_cut(widget)
             if words:
                 problems.append(f"{_name(widget)} {words}")
+        if isinstance(widget, QComboBox) and _combo_cut(widget):
+            problems.append(f"{_name(widget)} shows a choice cut short ({_combo_cut(widget)})")
         if isinstance(widget, QAbstractScrollArea) and widget.horizontalScrollBar().maximum() > 0:
             problems.append(f"{_name(widget)} scrolls sideways ({widget.horizontalScrollBar().maximum()} px)")
     for bar in window.findChildren(QTabBar):

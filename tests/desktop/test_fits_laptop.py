@@ -9,6 +9,7 @@ sideways, or when a label's text is cut short. Fast: no child process (the run p
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,7 @@ from desktop.wizard import RunWizard
 from desktop.wizard.wizard import BUDGET, CONFIRM, DATA, METHOD, MODEL, REVIEW, RUN, TASK
 
 PAGES = {"data": DATA, "method": METHOD, "budget": BUDGET, "model": MODEL, "task": TASK, "confirm": CONFIRM,
-         "run": RUN, "review": REVIEW}
+         "run": RUN, "review": REVIEW, "review-side-by-side": REVIEW}
 
 
 @pytest.fixture
@@ -76,6 +77,9 @@ def running(wizard: RunWizard) -> None:
 
 def finished(wizard: RunWizard, tmp_path: Path) -> None:
     run_dir = finished_run(tmp_path / "runs" / "20261201-fits", 10.0, 12)
+    long = "Case file. Client: M. S., 21, referred by a sympathetic school nurse for a persistent cough and fever. " * 3
+    (run_dir / "synthetic.jsonl").write_text("".join(json.dumps({"id": f"s{i}", "text": f"{long} {i}"}) + "\n"
+                                                     for i in range(12)), encoding="utf-8")
     _forms(run_dir, [SEEN * 3, DISCHARGE] + [f"Form {i}: [text], [number]." for i in range(6)],
            [25.3, 14.0, 9, 8, 7, 6, 5, 4])
     custodian_fidelity(run_dir, _corpus(_real()), _real(30)[::-1], HashEmbedder())
@@ -88,7 +92,7 @@ def open_page(wizard: RunWizard, name: str, tmp_path: Path) -> None:
         loaded(wizard, tmp_path)
     if name == "run":
         running(wizard)
-    if name == "review":
+    if name.startswith("review"):
         finished(wizard, tmp_path)
     wizard.setStartId(PAGES[name])
     wizard.restart()
@@ -98,9 +102,10 @@ def open_page(wizard: RunWizard, name: str, tmp_path: Path) -> None:
             getattr(page, section).set_expanded(True)
     if name == "data":
         loaded(wizard, tmp_path)
-    if name == "review":
+    if name.startswith("review"):
         page.forms_more.set_expanded(True)
-        page.show_side_by_side()
+    if name == "review-side-by-side":
+        page.show_side_by_side()  # the second tab: 3 documents beside the nearest of hers
     assert wizard.currentId() == PAGES[name]
 
 
