@@ -19,6 +19,7 @@ from core.certificate import verify_export
 from core.certificate.privacy_record import PrivacyRecord
 from core.corpus import dataset_fingerprint, list_columns, load_corpus
 from core.corpus.columns import suggest_columns
+from core.corpus.profile import TableColumns, table_columns
 from core.errors import BudgetError, PrivetError
 from core.export import ReleaseSize, export_release, release_size
 from core.ledger import Ledger
@@ -52,6 +53,7 @@ class CorpusSummary:
     warnings: list[str]
     fingerprint: str
     n_label_values: int = 0  # with a label column: how many different labels it holds (on screen only)
+    skipped_files: tuple[Any, ...] = ()  # core.corpus.model.SkippedFile: each file of a folder not loaded, and why
 
 
 # The wizard's methods, their words and short names: those registered in core.method_catalogue.
@@ -127,6 +129,12 @@ class WizardController:
         """Column names of a table file ([] for a folder); raises ``CorpusError``."""
         return list(list_columns(path))
 
+    @staticmethod
+    def table_columns(path: str) -> TableColumns:
+        """The columns of a table file with core's statistics of each (words per row, share of numbers: never a
+        cell's text), named by position when the file has no header row; raises ``CorpusError``."""
+        return table_columns(path)
+
     def load_data(self, path: str, text_column: str = "", id_column: str = "", person_column: str = "",
                   label_column: str = "") -> CorpusSummary:
         """Load the corpus, remember the choices in the spec and return its summary."""
@@ -144,9 +152,10 @@ class WizardController:
             n_empty_skipped=report.n_empty_skipped,
             n_truncated=report.n_truncated,
             lengths=report.lengths,
-            warnings=list(report.warnings),
+            warnings=[w for w in report.warnings if w not in report.file_warnings],  # files skipped: listed apart
             fingerprint=dataset_fingerprint(corpus),
             n_label_values=report.n_label_values,
+            skipped_files=tuple(report.skipped_files),
         )
         if self.spec.task in (RunSpec().task, self._default_task) or not self.spec.task.strip():
             self.spec.task = self._default_task = GENERIC_TASK.format(name=Path(str(path)).stem or "this collection")

@@ -8,8 +8,9 @@ import sys
 from typing import TextIO
 
 from core.corpus.fingerprint import dataset_fingerprint
-from core.corpus.loader import DEFAULT_MAX_UNIT_CHARS, list_columns, load_corpus
+from core.corpus.loader import DEFAULT_MAX_UNIT_CHARS, load_corpus
 from core.corpus.model import Corpus, LengthSummary
+from core.corpus.profile import table_columns
 
 BAR_WIDTH = 40
 
@@ -42,8 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--columns",
         action="store_true",
-        help="only list the column names of a table file's header row (in a file without a header row, "
-        "that first row is a private record: do not share the output)",
+        help="only list the columns of a table file: its header row's names (or 'column 1', 'column 2', ... in a "
+        "file without one), each with its words per row and share of numbers, never its text",
     )
     parser.set_defaults(func=run_inspect)
 
@@ -51,9 +52,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_inspect(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     if getattr(args, "columns", False):
-        names = list_columns(args.path)
-        out.write("Header row (first line of the file; if the file has no header row this is a private "
-                  "record, do not share it):\n" + "".join(f"  {i}. {name}\n" for i, name in enumerate(names, 1)))
+        found = table_columns(args.path)
+        if found.has_header:
+            out.write("Header row (first line of the file; if the file has no header row this is a private "
+                      "record, do not share it), each column with its statistics (never its text):\n")
+        else:
+            out.write("No header row: the columns are named by position (--text-column \"column 3\" chooses the "
+                      "third). Each with its statistics, never its text:\n")
+        out.write("".join(f"  {i}. {p.choice()}\n" for i, p in enumerate(found.profiles, 1)))
         return 0
     corpus = load_corpus(
         args.path,

@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.corpus.collector import WarningCollector
-from core.corpus.columns import looks_like_header
+from core.corpus.columns import is_position_name, looks_like_header
 from core.corpus.decoding import decode_bytes
 from core.corpus.labels import UNLABELLED, check_label_values, unit_label
-from core.corpus.model import Corpus, LoadReport, Unit
+from core.corpus.model import Corpus, LoadReport, SkippedFile, Unit
 from core.corpus.stats import length_summary
 from core.corpus.tables import TABLE_SUFFIXES, Table, parse_table
 from core.errors import CorpusError
@@ -78,7 +78,7 @@ def load_corpus(
         documents = _read_folder(source, max_file_bytes, report, notes)
         columns: dict[str, str] = {}
     else:
-        table = _read_table_file(source, max_file_bytes)
+        table = read_table(source, max_file_bytes, chosen=(text_column, id_column, person_column, label_column))
         report.n_files_read = 1
         columns = _choose_columns(table, source, text_column, id_column, person_column, label_column)
         documents = _table_documents(table, source, columns, report, notes)
@@ -93,6 +93,7 @@ def load_corpus(
     if label_column:
         _report_labels(documents, units, tuple(labels), by_person, report, notes)
     report.warnings = notes.render()
+    report.file_warnings = notes.render(files_only=True)
     return Corpus(
         units=units,
         report=report,
@@ -104,11 +105,27 @@ def load_corpus(
 
 
 def list_columns(path: str | Path, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[str]:
-    """Column names of a table file in file order (``[]`` for a folder), for the column pickers."""
+    """Column names of a table file in file order (``[]`` for a folder), for the column pickers: a header row's
+    names, or "column 1", "column 2", … for a file without one (``core.corpus.tables``)."""
     source = _existing(path)
     if source.is_dir():
         return []
-    return _read_table_file(source, max_file_bytes).columns
+    return read_table(source, max_file_bytes).columns
+
+
+def read_table(path: str | Path, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES, chosen: Sequence[str] = ()) -> Table:
+    """The table file ``path``, its header row decided from its first row (``core.corpus.tables``). ``chosen``: the
+    column names asked for; a file read as header-less whose first row holds one of them (and none is a position
+    name such as "column 2") is read with that row as its header, as a spec written before header-less files were
+    recognised names its columns."""
+    source = _existing(path)
+    text = _table_text(source, max_file_bytes)
+    table = parse_table(text, source)
+    names = [name for name in chosen if name]
+    if (not table.has_header and names and not any(is_position_name(n) for n in names)
+            and any(n in table.first_row for n in names)):
+        table = parse_table(text, source, header=True)
+    return table
 
 
 # --- reading --------------------------------------------------------------------------------
@@ -155,7 +172,9 @@ def _read_folder(
         name = file.relative_to(folder).as_posix()
         if file.suffix.lower() not in DOCUMENT_SUFFIXES:
             report.n_ignored_files += 1
-            notes.add("file(s) ignored (not .txt or .md)", name)
+            notes.add("file(s) ignored (not .txt or .md)", name, skips_file=True)
+            report.skipped_files.append(SkippedFile(name, "not a .txt or .md file",
+                                                    "save it as a .txt file if it is one of the documents"))
             continue
         text = _read_document_file(file, name, max_file_bytes, report, notes)
         if text is None:
@@ -195,25 +214,32 @@ def _read_document_file(
     try:
         if file.stat().st_size > max_file_bytes:
             report.n_too_large += 1
-            notes.add(f"file(s) over the {max_file_bytes:,}-byte limit skipped", name)
+            notes.add(f"file(s) over the {max_file_bytes:,}-byte limit skipped", name, skips_file=True)
+            report.skipped_files.append(SkippedFile(name, f"over the {max_file_bytes:,}-byte limit",
+                                                    "split it into one file per document"))
             return None
         data = file.read_bytes()
     except OSError:
-        notes.add("file(s) that could not be opened skipped", name)
+        notes.add("file(s) that could not be opened skipped", name, skips_file=True)
+        report.skipped_files.append(SkippedFile(name, "it could not be opened", "check that you may read it"))
         return None
     decoded = decode_bytes(data)
     if decoded.problem == "binary":
         report.n_binary += 1
-        notes.add("binary file(s) skipped (NUL bytes)", name)
+        notes.add("binary file(s) skipped (NUL bytes)", name, skips_file=True)
+        report.skipped_files.append(SkippedFile(name, "a binary file, not text (it holds NUL bytes)",
+                                                "save the document as a .txt file"))
         return None
     if decoded.problem == "undecodable":
         report.n_undecodable += 1
-        notes.add("file(s) not in UTF-8/UTF-16 skipped (save them as UTF-8)", f"{name} ({decoded.detail})")
+        notes.add("file(s) not in UTF-8/UTF-16 skipped (save them as UTF-8)", f"{name} ({decoded.detail})", skips_file=True)
+        report.skipped_files.append(SkippedFile(name, f"not in UTF-8 or UTF-16 ({decoded.detail})",
+                                                "open it and save it again as UTF-8 text"))
         return None
     return decoded.text
 
 
-def _read_table_file(source: Path, max_file_bytes: int) -> Table:
+def _table_text(source: Path, max_file_bytes: int) -> str:
     suffix = source.suffix.lower()
     if suffix in DOCUMENT_SUFFIXES:
         raise CorpusError(
@@ -246,7 +272,7 @@ def _read_table_file(source: Path, max_file_bytes: int) -> Table:
             f"{source.name} is not UTF-8 or UTF-16 text ({decoded.detail}).",
             "Save it again as UTF-8 (in a spreadsheet: 'CSV UTF-8').",
         )
-    return parse_table(decoded.text, source)
+    return decoded.text
 
 
 # --- columns --------------------------------------------------------------------------------
@@ -257,6 +283,12 @@ def _choose_columns(table: Table, source: Path, text: str, id_: str, person: str
     for role, name in (("text", text), ("id", id_), ("person", person), ("label", label)):
         if not name:
             continue
+        if name not in table.columns and not table.has_header:
+            asked = f"'{name}'" if is_position_name(name) else "chosen"  # any other name may be private text
+            raise CorpusError(
+                f"The {role} column {asked} is not in {source.name}, which has {_columns_found(table)}",
+                f"Choose the {role} column by its position: {_both_ways(source, role)}.",
+            )
         if name not in table.columns:
             raise CorpusError(
                 f"The {role} column '{name}' is not in {source.name}, which has {_columns_found(table)}",
@@ -289,16 +321,33 @@ def _default_text_column(table: Table, source: Path) -> str:
         return named[0]
     if len(table.columns) == 1:
         return table.columns[0]
+    if not table.has_header:
+        raise CorpusError(
+            f"Which column of {source.name} holds the text? It has {_columns_found(table)}",
+            f"Choose the text column: {_both_ways(source, 'text')}.",
+        )
     raise CorpusError(
         f"Which column of {source.name} holds the text? None is named 'text'; it has {_columns_found(table)}",
-        f"Choose the text column by its header name (--text-column NAME on the command line; "
-        f"`privet inspect {source.name} --columns` shows the header row), or use the wizard's column picker.",
+        f"Choose the text column by its header name: on the command line --text-column NAME "
+        f"(`privet inspect {source.name} --columns` shows the header row with each column's words per row); in the "
+        "wizard, the Text column picker on the Private data page.",
     )
 
 
+def _both_ways(source: Path, role: str) -> str:
+    """The two ways to choose a column of a file without a header row: the command line and the wizard."""
+    return (f'on the command line --{role}-column "column 3" for the third column (`privet inspect {source.name} '
+            "--columns` lists each column with its words per row and its share of numbers, never its text); in the "
+            f"wizard, the {role.capitalize()} column picker on the Private data page, which lists the same")
+
+
 def _columns_found(table: Table) -> str:
-    """'3 columns: id, body, patient.' when the first row reads as a header row (``looks_like_header``);
-    otherwise the number only, with why: without a header row the names would be a private record."""
+    """'3 columns: id, body, patient.' when the first row reads as a header row (``looks_like_header``); for a
+    file without a header row, its columns' names by position; otherwise the number only, with why: without a
+    header row the names would be a private record."""
+    if not table.has_header:
+        named = "is named" if len(table.columns) == 1 else "are named"
+        return f"no header row, so its {_count_columns(table)} {named} by position: {', '.join(table.columns)}."
     if looks_like_header(table.columns):
         return f"{_count_columns(table)}: {', '.join(name.strip() for name in table.columns)}."
     return f"{_count_columns(table)}. {COLUMNS_NOT_SHOWN}"

@@ -38,6 +38,15 @@ class LengthSummary:
     bin_counts: list[int]
 
 
+@dataclass(frozen=True)
+class SkippedFile:
+    """A file of a folder that was not loaded: its path in the folder, why, and what to do (never its text)."""
+
+    name: str
+    why: str
+    fix: str = ""
+
+
 @dataclass
 class LoadReport:
     """What happened while loading: counts and short warnings naming files or rows, never text."""
@@ -57,6 +66,8 @@ class LoadReport:
     n_unlabelled_units: int = 0
     lengths: LengthSummary | None = None
     warnings: list[str] = field(default_factory=list)
+    skipped_files: list[SkippedFile] = field(default_factory=list)  # every file of a folder not loaded, by name
+    file_warnings: list[str] = field(default_factory=list)  # the lines of ``warnings`` that ``skipped_files`` lists
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -3,6 +3,9 @@
 Row numbers are what a person would look up: for CSV/TSV the record number with the
 header as row 1 (as a spreadsheet shows it); for JSONL the line number. Messages name
 rows and columns, never cell contents.
+
+A CSV/TSV whose first row is plainly a record (``core.corpus.columns.first_row_reads_as_data``) has no header
+row: its columns are named by position ("column 1", "column 2", …) and its first row is a row of data.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.corpus.columns import first_row_reads_as_data, position_names
 from core.errors import CorpusError
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl")
@@ -35,14 +39,19 @@ class Table:
     duplicate_columns: set[str] = field(default_factory=set)
     warnings: list[str] = field(default_factory=list)
     n_rows_skipped: int = 0
+    has_header: bool = True  # False: the columns are named by position, and the first row is data
+    # The first row's cells as the file writes them (a header row's names, or a header-less file's first record:
+    # private then). Only compared with a chosen column name (``core.corpus.loader``); never shown.
+    first_row: list[str] = field(default_factory=list, repr=False)
 
 
-def parse_table(text: str, path: Path) -> Table:
-    """Parse decoded ``text`` of ``path`` according to its suffix."""
+def parse_table(text: str, path: Path, header: bool | None = None) -> Table:
+    """Parse decoded ``text`` of ``path`` according to its suffix. ``header`` (CSV/TSV): whether the first row is a
+    header row; ``None``: decided from the row (``first_row_reads_as_data``)."""
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
         return _parse_jsonl(text, path)
-    return _parse_delimited(text, path, "\t" if suffix == ".tsv" else _csv_delimiter(text))
+    return _parse_delimited(text, path, "\t" if suffix == ".tsv" else _csv_delimiter(text), header)
 
 
 def _csv_delimiter(text: str) -> str:
@@ -51,7 +60,7 @@ def _csv_delimiter(text: str) -> str:
     return ";" if ";" in header and "," not in header else ","
 
 
-def _parse_delimited(text: str, path: Path, delimiter: str) -> Table:
+def _parse_delimited(text: str, path: Path, delimiter: str, header_row: bool | None = None) -> Table:
     # The csv module's field limit (128 KiB) is process-wide; only ever raise it, to fit this file.
     if csv.field_size_limit() < len(text) + 1:
         csv.field_size_limit(len(text) + 1)
@@ -70,13 +79,17 @@ def _parse_delimited(text: str, path: Path, delimiter: str) -> Table:
     records = [(n, r) for n, r in records if any(cell.strip() for cell in r)]
     if not records:
         raise CorpusError(f"{path.name} has no header row and no data.", "Choose a file with a header row.")
-    header_number, header = records[0]
-    columns = [name.strip() for name in header]
-    table = Table(columns=_unique(columns), rows=[], row_label="row", duplicate_columns=_duplicates(columns))
-    for number, record in records[1:]:
+    _header_number, header = records[0]
+    if header_row is None:
+        header_row = not first_row_reads_as_data(header)
+    columns = [name.strip() for name in header] if header_row else position_names(len(header))
+    table = Table(columns=_unique(columns), rows=[], row_label="row", duplicate_columns=_duplicates(columns),
+                  has_header=header_row, first_row=[cell.strip() for cell in header])
+    first_words = "the header has" if header_row else "the first row has"
+    for number, record in records[1:] if header_row else records:
         if len(record) != len(columns):
             table.warnings.append(
-                f"{path.name} row {number}: {len(record)} fields but the header has {len(columns)}."
+                f"{path.name} row {number}: {len(record)} fields but {first_words} {len(columns)}."
             )
         values = {name: (record[i] if i < len(record) else "") for i, name in enumerate(columns)}
         table.rows.append(Row(number=number, values=values))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -10,12 +11,19 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import PrivetError
+from core.corpus.profile import TableColumns
 from desktop.controller import CorpusSummary, WizardController
 from desktop.widgets.histogram import Histogram
 from desktop.wizard.common import Page, scrolling_layouts
 
 NONE = "(none)"
 MISSING = "(not in this file)"
+SKIPPED_STYLE = "QGroupBox { border: 2px solid #ef8f00; border-radius: 4px; font-weight: bold; margin-top: 1.4em; } " \
+                "QGroupBox::title { subcontrol-origin: margin; left: 8px; color: #8d4e00; }"
+SKIPPED_SHOWN = 30  # files listed by name (the rest are counted)
+HEADERLESS_NOTE = ("This file has no header row, so its columns are named by position. Beside each: its words per "
+                   "row, its share of numbers and how many different values it holds (never its text). Choose the "
+                   "column that holds the documents as the text column.")
 
 
 class DataPage(Page):
@@ -76,6 +84,11 @@ class DataPage(Page):
                              ("How labels are &kept:", self.label_mode)):
             form.addRow(label, combo)
             form.labelForField(combo).setBuddy(combo)
+        self.columns_note = QLabel()  # a file without a header row: its columns are named by position
+        self.columns_note.setObjectName("columns_note")
+        self.columns_note.setWordWrap(True)
+        self.columns_note.setVisible(False)
+        form.addRow("", self.columns_note)
         form.addRow("", self.load_button)
 
         self.summary = QLabel()
@@ -83,14 +96,27 @@ class DataPage(Page):
         self.histogram = Histogram()
         self.warnings = QLabel()
         self.warnings.setWordWrap(True)
+        self.warnings.setObjectName("load_warnings")
         self.warnings.setStyleSheet("color: #8d6e00;")
+        # Files of a folder that were not loaded, each by name with why and what to do: right under the counts,
+        # above the chart, where she looks (never a warning line under the chart).
+        self.skipped = QLabel()
+        self.skipped.setObjectName("skipped_files")
+        self.skipped.setWordWrap(True)
+        self.skipped.setTextFormat(Qt.TextFormat.RichText)
+        self.skipped_box = QGroupBox()
+        self.skipped_box.setObjectName("skipped_files_box")
+        self.skipped_box.setStyleSheet(SKIPPED_STYLE)
+        QVBoxLayout(self.skipped_box).addWidget(self.skipped)
+        self.skipped_box.setVisible(False)
         box = QGroupBox("What was loaded")
         box_layout = QVBoxLayout(box)
         box_layout.addWidget(self.summary)
+        box_layout.addWidget(self.skipped_box)
+        box_layout.addWidget(self.warnings)
         self.lengths_label = QLabel("Lengths (characters):")
         box_layout.addWidget(self.lengths_label)
         box_layout.addWidget(self.histogram)
-        box_layout.addWidget(self.warnings)
 
         layout, outer = scrolling_layouts(self)  # scrolls: the summary and the warnings do not fit every screen
         layout.addLayout(form)
@@ -184,15 +210,19 @@ class DataPage(Page):
     def _fill_columns(self, text: str = "", id_: str = "", person: str = "", suggest: bool = False,
                       label: str = "") -> None:
         path = self.path.text().strip()
-        columns: list[str] = []
+        found: TableColumns | None = None
         if path and Path(path).expanduser().is_file():
             try:
-                columns = self.controller.columns(path)
+                found = self.controller.table_columns(path)
             except PrivetError as exc:
                 self.set_message(exc.user_message())
-        if suggest and columns:
+        columns = found.names if found is not None else []
+        choices = {p.name: p.choice() for p in found.profiles} if found is not None else {}
+        self.columns_note.setText(HEADERLESS_NOTE if found is not None and not found.has_header else "")
+        self.columns_note.setVisible(bool(self.columns_note.text()))
+        if suggest and found is not None and columns:
             had_columns = self.text_column.count() > 1  # the user saw columns before: keep an explicit "(none)"
-            guess = self.controller.suggest_columns(columns)
+            guess = found.suggested()  # by name; without a header row, the wordiest column as the text
             before = {"text": text, "id": id_, "person": person}
             text = text if text in columns else guess["text"]
             id_ = id_ if id_ in columns or (had_columns and not id_) else guess["id"]
@@ -205,7 +235,7 @@ class DataPage(Page):
             combo.clear()
             combo.addItem(NONE if with_none else "(automatic)", "")
             for name in columns:
-                combo.addItem(name, name)
+                combo.addItem(choices.get(name, name), name)  # the name, with core's statistics of the column
             if chosen and columns and chosen not in columns:
                 # A name asked for (a run spec, the demo) that this file lacks stays chosen, so that Load
                 # says so with the columns found (core.corpus.loader) instead of silently using another.
@@ -266,7 +296,28 @@ class DataPage(Page):
             text = self.warnings.text()
             self.warnings.setText((text + "\n" if text else "") + "\n".join(f"⚠ {w}" for w in extra))
 
+    def skipped_names(self) -> list[str]:
+        """The files listed as not loaded (what she reads in the box)."""
+        summary = self.controller.summary
+        return [f.name for f in summary.skipped_files] if summary is not None else []
+
+    def _show_skipped(self, summary: CorpusSummary | None) -> None:
+        files = list(summary.skipped_files) if summary is not None else []
+        self.skipped_box.setVisible(bool(files))
+        if not files:
+            self.skipped.clear()
+            return
+        n = len(files)
+        self.skipped_box.setTitle(f"⚠ {n} file{'s were' if n != 1 else ' was'} not loaded")
+        items = "".join(f"<li><b>{escape(f.name)}</b>: {escape(f.why)}" + (f" — {escape(f.fix)}." if f.fix else ".")
+                        + "</li>" for f in files[:SKIPPED_SHOWN])
+        more = f"<p>… and {n - SKIPPED_SHOWN} more.</p>" if n > SKIPPED_SHOWN else ""
+        self.skipped.setText(f"<ul style='margin-left: 0px; -qt-list-indent: 1;'>{items}</ul>{more}"
+                             "Their documents are not part of this run. Fix them and press Load again, or go on "
+                             "without them.")
+
     def _show_summary(self, summary: CorpusSummary | None) -> None:
+        self._show_skipped(summary)
         if summary is None:
             self.summary.setText("Nothing loaded yet.")
             self.histogram.set_data([], [])

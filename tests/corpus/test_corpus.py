@@ -201,9 +201,13 @@ def test_missing_column_is_named_with_the_columns_of_a_header_row(tmp_path):
     with pytest.raises(CorpusError, match="'text' is not in n.csv, which has 3 columns: id, patient, note"):
         load_corpus(path, text_column="text")
     headerless = write_csv(tmp_path / "h.csv", ["17", "Alma Fenwick", "came in with flu"], [["2", "q", "m"]])
-    with pytest.raises(CorpusError, match="which has 3 columns") as info:
-        load_corpus(headerless, text_column="text")
-    assert "Alma" not in info.value.user_message() and "not repeated" in info.value.user_message()
+    with pytest.raises(CorpusError, match="which has no header row, so its 3 columns are named by position") as info:
+        load_corpus(headerless, text_column="text")  # issue 56: a first row that is plainly a record is data
+    assert "Alma" not in info.value.user_message() and "column 1, column 2, column 3" in info.value.user_message()
+    unusual = write_csv(tmp_path / "u.csv", ["Visit Notes", "MRN"], [["came in with flu", "17"], ["a rash", "18"]])
+    with pytest.raises(CorpusError, match="which has 2 columns") as info:  # a header of unusual names: not repeated
+        load_corpus(unusual, text_column="text")
+    assert "Visit Notes" not in info.value.user_message() and "not repeated" in info.value.user_message()
     with pytest.raises(CorpusError, match="person column 'who'"):
         load_corpus(path, text_column="note", person_column="who")
 
