@@ -11,7 +11,7 @@ TORCH_SPEC ?= torch==2.13.0
 # make bundle GPU=1: the CUDA bundle (the environment must hold CUDA torch and a CUDA llama.cpp; installer/README.md)
 GPU ?= 0
 
-.PHONY: setup setup-cluster run test lint demo-data gui clean bench screenshots bundle smoke-check gpu-check
+.PHONY: setup setup-cluster run test lint demo-data gui clean bench screenshots screenshots-laptop bundle smoke-check gpu-check
 
 setup: $(STAMP)
 
@@ -59,6 +59,14 @@ gpu-check: $(STAMP)
 
 screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python docs/make_screenshots.py
+
+# Every page at 1366×768 with 125 % scaling (a 1093×554 window: the screen less its taskbar), every default, on a
+# 200-patient clinic file (issue 56): a live run with the packaged models, up to an hour on 2 cores.
+LAPTOP_DATA := $(or $(TMPDIR),/tmp)/privet-laptop-data
+screenshots-laptop: $(STAMP)
+	$(BIN)/privet demo-data --patients 200 --seed 23 --force $(LAPTOP_DATA)
+	QT_QPA_PLATFORM=offscreen QT_SCALE_FACTOR=1.25 $(BIN)/python docs/make_screenshots.py \
+		--data $(LAPTOP_DATA)/notes.csv --size 1093x554 --out docs/screenshots/defaults-laptop
 
 # The self-contained desktop bundle + archive in dist/ (installer/README.md). Build tools only, not run time.
 bundle: $(STAMP)

@@ -2,6 +2,8 @@
 
     QT_QPA_PLATFORM=offscreen python docs/make_screenshots.py [--model default|tiny] [--out docs/screenshots]
     QT_QPA_PLATFORM=offscreen python docs/make_screenshots.py --from-run PRIVET_HOME/runs/RUN_ID
+    QT_QPA_PLATFORM=offscreen QT_SCALE_FACTOR=1.25 python docs/make_screenshots.py --data FILE --size 1093x554 \
+        --out docs/screenshots/defaults-laptop        # what `make screenshots-laptop` runs
 
 Three ways, all with the real widgets:
 
@@ -13,12 +15,18 @@ Three ways, all with the real widgets:
   grandparent: ledger, runs) is copied to a temporary folder first and left untouched. Nothing is run, so
   the live-run screenshot (07-run.png) is not taken; the finished run, review and export pages show the
   real synthetic corpus.
-* ``--data FILE --task TEXT [--epsilon E]``: a new run as a custodian starts one, with every default: the wizard opens
-  empty, FILE is chosen on the Private data page (the columns it suggests are kept), TEXT is typed as the
-  task and E as ε, and nothing else is touched; the run is live, with the packaged models. For example, on a clinic file
-  that is not the demo's: ``privet demo-data --patients 200 --seed 7 D``, then
+* ``--data FILE [--task TEXT] [--epsilon E]``: a new run as a custodian starts one, with every default: the wizard
+  opens empty, FILE is chosen on the Private data page (the columns it suggests are kept), TEXT (if given) is typed as
+  the task and E as ε, and nothing else is touched; the run is live, with the packaged models. For example, on a clinic
+  file that is not the demo's: ``privet demo-data --patients 200 --seed 7 D``, then
   ``--data D/notes.csv --task "…" --out docs/screenshots/defaults-200``.
 * ``--model tiny``: the tiny random test models (a quick check of the script; texts are nonsense).
+
+``--size WxH`` is the window's size in logical pixels (default 960x760). A laptop screen of 1366 × 768 at 125 %
+scaling is 1093 × 614 logical pixels, 1093 × 554 without its taskbar and title bar: with ``QT_SCALE_FACTOR=1.25``
+the pictures are then 1366 × 692 pixels, what that screen shows (``make screenshots-laptop``: every default on
+``privet demo-data --patients 200 --seed 23``, into docs/screenshots/defaults-laptop/). A page taller than the
+window scrolls up and down; its lower part is saved as well (``NN-page-end.png``).
 
 Everything is written in a temporary Privet data folder.
 """
@@ -54,11 +62,29 @@ def wait_until(app, condition, timeout_s: float) -> None:
 
 
 def grab(widget, out: Path, name: str, app) -> None:
+    """``name.png``; for a wizard page that scrolls (a small window), also its end, ``name-end.png``."""
+    from PySide6.QtWidgets import QScrollArea, QWizard
+
     for _ in range(5):
         app.processEvents()
     path = out / f"{name}.png"
     widget.grab().save(str(path))
     print(f"wrote {path}")
+    page = widget.currentPage() if isinstance(widget, QWizard) else None
+    areas = [a for a in (page.findChildren(QScrollArea) if page is not None else []) if a.isVisible()]
+    tall = [a for a in areas if a.verticalScrollBar().maximum() > 0 and a.widget() is not None
+            and a.widget().parentWidget() is a.viewport()]  # the page's own scroll area, not a list inside it
+    if tall:
+        bar = tall[0].verticalScrollBar()
+        bar.setValue(bar.maximum())
+        for _ in range(5):
+            app.processEvents()
+        end = out / f"{name}-end.png"
+        widget.grab().save(str(end))
+        print(f"wrote {end}")
+        bar.setValue(0)
+        for _ in range(3):
+            app.processEvents()
 
 
 def certificate_pages(pdf: Path, out: Path) -> None:
@@ -93,9 +119,17 @@ def main() -> int:
     parser.add_argument("--epsilon", type=float, default=None, help="with --data: the ε typed on the Budget page")
     parser.add_argument("--task", default="", help="with --data: the task description typed on the Task page")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--size", default=f"{SIZE[0]}x{SIZE[1]}", metavar="WxH",
+                        help="the window's size in logical pixels (1093x554: a 1366×768 laptop at 125 %%, with "
+                             "QT_SCALE_FACTOR=1.25)")
     args = parser.parse_args()
-    if args.data is not None and (args.from_run is not None or not args.task):
-        parser.error("--data needs --task and cannot be combined with --from-run")
+    if args.data is not None and args.from_run is not None:
+        parser.error("--data cannot be combined with --from-run")
+    try:
+        size = tuple(int(part) for part in args.size.lower().split("x"))
+        assert len(size) == 2 and min(size) > 0
+    except (ValueError, AssertionError):
+        parser.error(f"--size must be WIDTHxHEIGHT, e.g. 1093x554 (got {args.size!r})")
     args.out.mkdir(parents=True, exist_ok=True)
     home = tempfile.mkdtemp(prefix="privet-screens-")
     run_dir = None
@@ -121,7 +155,7 @@ def main() -> int:
 
     app = QApplication.instance() or QApplication([])
     window = MainWindow(DesktopSettings(custodian="Demo custodian", organisation="Privet demo clinic"))
-    window.resize(*SIZE)
+    window.resize(*size)
     if run_dir is not None:
         wizard = window._open_wizard(WizardController.for_run(run_dir))
         wizard.show()
@@ -134,7 +168,7 @@ def main() -> int:
             return 1
     else:
         wizard = window.new_run(demo_spec_path())
-    wizard.resize(*SIZE)
+    wizard.resize(*size)
     spec = wizard.controller.spec
     if args.model == "tiny" and run_dir is None:
         spec.llm = ModelChoice(source="tiny-random")
@@ -153,7 +187,7 @@ def main() -> int:
     wizard.next()
     grab(wizard, args.out, "04-model", app)
     wizard.next()
-    if args.data is not None:
+    if args.data is not None and args.task:
         wizard.task_page.task.setPlainText(args.task)
     grab(wizard, args.out, "05-task", app)
     wizard.next()
