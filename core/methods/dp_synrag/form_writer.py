@@ -80,8 +80,8 @@ NUMBER_RULES: tuple[tuple[re.Pattern[str], re.Pattern[str], Sequence[int | str]]
     (re.compile(r"\($"), re.compile(r"^\s*,?\s*(male|female|man|woman|m|f)\b", re.I), tuple(range(18, 91))),  # "(67, male)"
     (re.compile(r"$"), re.compile(r"^\s*(weeks?|days?|months?|hours?|wks?|hrs?)\b", re.I), tuple(range(2, 13))),
     (re.compile(r"\b(bp|blood pressure)\W*$", re.I), re.compile(r""), tuple(range(100, 171))),
-    (re.compile(r"(\bpulse|\bhr|heart rate|\bbpm)\W*$", re.I), re.compile(r""), tuple(range(55, 121))),
-    (re.compile(r"\b(temp|temperature|t)\W*$", re.I), re.compile(r"^\s*(c|°c)?\b", re.I), tuple(range(36, 40))),
+    (re.compile(r"(\bpulse|\bhr|heart rate|\bbpm)(\s+of)?\W*$", re.I), re.compile(r""), tuple(range(55, 121))),
+    (re.compile(r"\b(temp|temperature|t)\W*$", re.I), re.compile(r""), tuple(range(36, 40))),
     (re.compile(r"\b(cat|category|level|triage category|priority)\W*$", re.I), re.compile(r""), tuple(range(1, 6))),
     (re.compile(r"(spo|sat|sats|saturation)\W*$", re.I), re.compile(r"^\s*%"), tuple(range(90, 101))),
     (re.compile(r"$"), re.compile(r"^\s*%"), tuple(range(5, 96))),
@@ -363,6 +363,8 @@ class FormWriter:
             return YEARS if day_first else DAYS  # "19 February 2024" / "March 28"
         if kind(row.at - 2) == "number" and before.strip() == "," and kind(row.at - 4) == "month":
             return YEARS  # "March 28, 2024"
+        if kind(row.at - 2) == "name" and before.strip() == ",":
+            return tuple(range(18, 91))  # "[name], [number]": an age ("Seen today: K. S., 67")
         if (not before or before.endswith("\n")) and after[:1] in (".", ")"):  # an enumerated line: "2. Plan: …"
             row.enumerated += 1
             return (row.enumerated,)

@@ -103,6 +103,8 @@ def test_an_age_beside_a_sex_a_drug_topic_in_no_condition_slot_and_no_doubled_wo
     from core.methods.dp_synrag.form_writer import number_choices, role_filler, tidy
 
     assert min(number_choices("(", ", male) was admitted on")) == 18  # "(67, male)": an age
+    assert min(number_choices(" BP 120/80 T ", ". Cat ")) == 36 and min(number_choices("apart from a pulse of ", ".")) == 55
+    assert min(_choices("Triage [number]:[number]: [name], [number][text]. CC [text].")[2]) == 18
     assert role_filler("condition", ["klinthemzole", "stiffness"], {"klinthemzole": "drug"}, "klinthemzole") == ""
     assert role_filler("condition", ["tusfosemia"], {}, "tusfosemia") == "tusfosemia"
     assert tidy("firklitora 200 mg for for 5 weeks.") == "firklitora 200 mg for 5 weeks."
