@@ -52,6 +52,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/private_prediction.py
 	$(BIN)/python bench/realisation.py
+	$(BIN)/python bench/writer_limit.py
 
 gpu-check: $(STAMP)
 	$(BIN)/python bench/gpu_kit.py --out bench/kit
