@@ -19,6 +19,13 @@ file of N patients that is not the demo's (``privet demo-data --patients N --see
 minimal spec on the first N real news leads of ``privet evaluate --dataset news``. The estimate is the plan's
 (``core.planning.run_estimate``: the settings the adaptive default will choose, the forecast's most
 documents), and the row says whether the documents written fall in the forecast's range.
+
+``--conditions idle,busy`` runs every case twice in a row: on the machine as it is, then with ``--busy-processes``
+(default 2) processes that only spin (``python -c 'while True: pass'``) started ``--busy-warmup`` seconds before
+the plan is made and killed when the run ends, so the plan's speed test, the thread choice and the run all see
+them. The busy run is calibrated by the idle one before it, as a custodian's next run would be.
+
+    python bench/estimate.py --cases clinic-100 --conditions idle,busy --json-out W/estimate-busy.json
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import csv
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -135,7 +143,12 @@ def case_spec(name: str, work: Path) -> RunSpec:
     return spec
 
 
-def run_case(name: str, work: Path) -> dict[str, Any]:
+def busy_processes(n: int) -> list[subprocess.Popen]:
+    """``n`` processes that keep a core each busy until killed."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
+def run_case(name: str, work: Path, condition: str = "idle") -> dict[str, Any]:
     from core.pipeline import load_spec_corpus, plan, run_pipeline
     from core.planning import run_estimate
 
@@ -145,12 +158,13 @@ def run_case(name: str, work: Path) -> dict[str, Any]:
     summary = plan(spec, corpus)
     planned = run_estimate(spec, summary)
     forecast = summary.documents_range or (0, 0)
-    reporter = TimingReporter(EtaTracker(planned), trace=work / f"trace-{name}.jsonl")
+    reporter = TimingReporter(EtaTracker(planned), trace=work / f"trace-{name}-{condition}.jsonl")
     with open(reporter.trace, "w", encoding="utf-8") as fh:  # type: ignore[arg-type]
         fh.write(json.dumps({"case": name, "units": n_units, "estimate_s": round(planned.total_s, 1),
                              "basis": planned.basis}) + "\n")
     start = time.monotonic()
-    result = run_pipeline(spec, reporter, run_dir=work / f"run-{name}")
+    load_before = os.getloadavg()[0]
+    result = run_pipeline(spec, reporter, run_dir=work / f"run-{name}-{condition}")
     actual = time.monotonic() - start
     factor = reporter.tracker.finished_factor()
     if factor is not None:
@@ -158,6 +172,9 @@ def run_case(name: str, work: Path) -> dict[str, Any]:
     half = min(reporter.samples, key=lambda s: abs(s[0] - actual / 2)) if reporter.samples else (0.0, 0.0)
     return {
         "case": name,
+        "condition": condition,
+        "load_average_at_start": round(load_before, 2),
+        "load_average_at_end": round(os.getloadavg()[0], 2),
         "model": spec.llm.source,
         "units": n_units,
         "documents": result.n_synthetic,
@@ -177,10 +194,10 @@ def run_case(name: str, work: Path) -> dict[str, Any]:
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    head = ("| case | model | units | docs (forecast) | estimate | actual | estimate ÷ actual | at half time: predicted "
-            "left / true left | speed test: × slower | estimate based on |\n|---|---|---|---|---|---|---|---|---|---|\n")
+    head = ("| case | condition | model | units | docs (forecast) | estimate | actual | estimate ÷ actual | at half time: predicted "
+            "left / true left | speed test: × slower | estimate based on |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
     body = "".join(
-        f"| {r['case']} | {r['model']} | {r['units']} | {r['documents']} ({r['forecast_documents'][0]}–"
+        f"| {r['case']} | {r.get('condition', 'idle')} | {r['model']} | {r['units']} | {r['documents']} ({r['forecast_documents'][0]}–"
         f"{r['forecast_documents'][1]}) | {r['estimate_s']:.0f} s | "
         f"{r['actual_s']:.0f} s | **{r['estimate_over_actual']:.2f}** | {r['at_half_predicted_left_s']:.0f} s / "
         f"{r['at_half_true_left_s']:.0f} s | {r.get('busy_factor', 1.0):.2f} | {r['basis']} |\n" for r in rows)
@@ -190,6 +207,11 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", default="tiny-120,tiny-600,smol-200,demo")
+    parser.add_argument("--conditions", default="idle",
+                        help="idle, busy or both in a row (idle,busy): busy runs beside --busy-processes spinning ones")
+    parser.add_argument("--busy-processes", type=int, default=2)
+    parser.add_argument("--busy-warmup", type=float, default=30.0,
+                        help="seconds the busy processes run before the plan is made (the load average sees them)")
     parser.add_argument("--json-out", type=Path, default=None)
     parser.add_argument("--work", type=Path, default=None,
                         help="keep the data folder (ledger, calibration) and runs here instead of a temporary folder; "
@@ -199,15 +221,27 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="privet-bench-estimate-") as tmp:
         work = args.work.resolve() if args.work else Path(tmp)
         calibration = work / "home" / "calibration.json"
-        for name in args.cases.split(","):
+        runs = [(name.strip(), c.strip()) for name in args.cases.split(",") for c in args.conditions.split(",")]
+        for name, condition in runs:
+            if condition not in ("idle", "busy"):
+                raise SystemExit(f"unknown condition {condition!r}: use idle or busy")
             # Each case its own data folder (a subset of the demo corpus is the same dataset to the ledger,
             # which would refuse a new name for it), with the speed calibration of the cases before it.
-            home = work / f"home-{name.strip()}"
+            home = work / (f"home-{name}" if condition == "idle" else f"home-{name}-{condition}")
             home.mkdir(parents=True, exist_ok=True)
             if calibration.is_file():
                 shutil.copyfile(calibration, home / "calibration.json")
             os.environ["PRIVET_HOME"] = str(home)
-            row = run_case(name.strip(), work)
+            hogs = busy_processes(args.busy_processes) if condition == "busy" else []
+            try:
+                if hogs:
+                    time.sleep(args.busy_warmup)
+                row = run_case(name, work, condition)
+            finally:
+                for hog in hogs:
+                    hog.kill()
+                    hog.wait()
+            row["busy_processes"] = len(hogs)
             calibration = home / "calibration.json"
             rows.append(row)
             print(json.dumps(row), flush=True)
