@@ -227,8 +227,9 @@ def propose_openers(unit: Unit, lists: FormLists, max_items: int) -> list[str]:
             if chain:
                 whole.append(chain[-1])
                 parts.extend(enumerate(chain[:-1]))
-        for p in commas:
-            later.extend(text for text, _ in _opener_prefixes(tokens, p, False, lists))
+        for p in commas:  # after a comma, a wording that opens a slot ("…, confirmed by") ranks with the parts
+            for n, (text, _) in enumerate(_opener_prefixes(tokens, p, False, lists)):
+                (parts.append((n, text)) if _opens_a_slot(text, lists) else later.append(text))
     ordered = [text for _, text in sorted(parts, key=lambda item: item[0])]
     return list(dict.fromkeys([*whole, *ordered, *later]))[:max_items]
 
@@ -248,14 +249,15 @@ def skeleton_of(document: str, openers: Mapping[str, float], lists: FormLists) -
             nxt = tokens[i + 1] if i + 1 < len(tokens) else None
             ends = _is_clause_end(t.text)
             hard_next = nxt is not None and _slot_kind(tokens, i + 1, False, lists) in ("number", "name", "month")
-            if in_text and not ends and not hard_next:
+            joins = in_text and "," in t.text and nxt is not None and _joining_opener(tokens, i + 1, openers, lists)
+            if in_text and not ends and not hard_next and not joins:
                 i += 1  # a text slot spans commas and spaces
                 continue
             if in_text and hard_next:  # the slot's last words may be a released closer: "[text] and discharged on"
                 pieces[-1] = _with_closer(tokens, text_start, i + 1, openers, lists)
             in_text = False
             pieces.append(_clean_sep(t.text))
-            lookup = ends or lookup or (after_opener and bool(re.search(r"[^\s]", t.text)))
+            lookup = ends or joins or lookup or (after_opener and bool(re.search(r"[^\s]", t.text)))
             clause_start = ends
             i += 1
             continue
@@ -287,6 +289,27 @@ def skeleton_of(document: str, openers: Mapping[str, float], lists: FormLists) -
                 text_start = i
         i += 1
     return _merge_names("".join(pieces)).strip()
+
+
+LIST_WORDS = frozenset({"and", "or", "but", "nor"})
+
+
+def _joining_opener(tokens: Sequence[Token], start: int, released: Mapping[str, float], lists: FormLists) -> bool:
+    """Whether a text slot ends at the comma before ``start``: a released opener of two or more words begins there
+    and ends on a word that opens a slot ("…, confirmed by [text]", "…, present for [text]"), not on a list's
+    conjunction ("…, skin rash and …" goes on as the slot's list)."""
+    if tokens[start].kind != "word":
+        return False
+    found = _until_fan_out(_opener_prefixes(tokens, start, False, lists), released, lists, _parent)
+    if found is None:
+        return False
+    return _opens_a_slot(found[0], lists)
+
+
+def _opens_a_slot(wording: str, lists: FormLists) -> bool:
+    """Two or more words ending on a function word other than a list's conjunction ("confirmed by", "present for")."""
+    words = wording.lower().split()
+    return len(words) >= 2 and words[-1] in lists.common and words[-1] not in LIST_WORDS
 
 
 def _with_closer(tokens: Sequence[Token], start: int, hard: int, released: Mapping[str, float], lists: FormLists) -> str:

@@ -75,6 +75,12 @@ def test_a_released_closer_before_a_rare_word_splits_the_text_slot(lists):
         "A [text] confirmed [text]. He leaves hospital on [text].")
 
 
+def test_a_released_wording_that_opens_a_slot_after_a_comma_ends_the_text_slot_but_a_list_goes_on(lists):
+    released = dict.fromkeys({"Working diagnosis of", "confirmed by", "Complains of", "skin rash and"}, 100.0)
+    note = "Complains of insomnia, skin rash and excessive sweating. Working diagnosis of stoumdrirism, confirmed by a skin biopsy."
+    assert skeleton_of(note, released, lists) == "Complains of [text]. Working diagnosis of [text], confirmed by [text]."
+
+
 def test_a_skeleton_keeps_released_openers_and_slots_the_rest(lists):
     released = dict.fromkeys({"Seen today", "Presenting symptoms were", "The findings are consistent with",
                               "I prescribed", "mg once", "mg", "weeks"}, 100.0)
@@ -126,7 +132,7 @@ def test_the_demo_clinics_templates_become_few_shared_skeletons_in_their_own_wor
     templates = TemplateMatcher(load_templates(NOTES.parent / "templates.json"))
     fill = {"name": "Ann Lee", "number": "12", "month": "May", "text": "fever"}
     in_template = sum(n for s, n in top if templates.which(SLOT.sub(lambda m: fill[m.group(1)], s)) is not None)
-    assert in_template >= 0.5 * held  # round 5 session 1's shortest-first proposals: 230 of 550 (0.42)
+    assert in_template >= 0.7 * held  # round 5 session 1's shortest-first proposals: 230 of 550 (0.42); now 368 of 461
     assert not any(re.search(r"\d", SLOT.sub("", s)) for s in skeletons)
 
 
