@@ -404,7 +404,7 @@ class ReleasedForms:
         return sum(self.counts) / size if size > 0 else 0.0
 
 
-MIN_COVERAGE = 0.2  # the released forms are followed when their noisy counts stand for this share of the released size
+MIN_COVERAGE = 0.1  # the released forms are followed when their noisy counts stand for this share of the released size
 
 
 def follows_forms(forms: ReleasedForms, size: float | None) -> bool:
