@@ -130,7 +130,7 @@ class MethodFacts:
     Callables take the run spec (and the other arguments named) and return plain values; none reads
     private data but ``plan_lines``, which prints only what ``privet plan`` shows on screen."""
 
-    stage_labels: Mapping[str, str] = field(default_factory=dict)  # stage key -> plain name (core.progress)
+    stage_labels: Mapping[str, str] = field(default_factory=dict)  # stage key -> plain name (core.specs.stage_labels)
     # "stage_<round>" stages: the key's head -> its plain name with "{round}" (Aug-PE's votes per round)
     round_labels: Mapping[str, str] = field(default_factory=dict)
     parameter_meanings: Mapping[str, str] = field(default_factory=dict)  # the certificate's "meaning" column
@@ -303,7 +303,7 @@ def facts(key: str) -> MethodFacts:
 
 class RegisteredWords(Mapping[str, str]):
     """Shared words and every registered method's own (one ``MethodFacts`` field), read when asked, so a
-    method registered later is included: ``core.progress.STAGE_LABELS``, the certificate's meanings."""
+    method registered later is included: ``core.specs.stage_labels.STAGE_LABELS``, the certificate's meanings."""
 
     def __init__(self, shared: Mapping[str, str], field_name: str) -> None:
         self._shared, self._field = shared, field_name

@@ -23,7 +23,6 @@ import contextlib
 import json
 import logging
 import math
-import secrets
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -36,7 +35,7 @@ from core.certificate.privacy_record import PrivacyRecord, reconcile_stages
 from core.checkpoints import Checkpoints
 from core.compute.factory import compute_backend
 from core.corpus import Corpus
-from core.ledger.booking import Booking, book_dataset, load_spec_corpus, record_booking
+from core.ledger.booking import Booking, book_dataset, load_spec_corpus, new_run_id, record_booking
 from core.errors import BudgetError, PrivetError
 from core.export import (
     RUN_FILE, check_output_folder, export_release, read_synthetic, refuse_protected_output, release_size, write_synthetic,
@@ -97,11 +96,6 @@ FidelityHook = Callable[[Path, Corpus, list[SyntheticDoc], Any, Reporter], dict 
 
 
 # -- running -------------------------------------------------------------------------------
-
-
-def new_run_id() -> str:
-    """The date and a random part: the run id is exported, so it holds no time of day."""
-    return datetime.now(timezone.utc).strftime("%Y%m%d") + "-" + secrets.token_hex(4)
 
 
 @dataclass

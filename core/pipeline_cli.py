@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TextIO
 
 from core import method_catalogue
-from core.progress import ProgressEvent, stage_label
+from core.progress import ProgressEvent
+from core.specs.stage_labels import stage_label
 from core.runspec import RunSpec
 
 

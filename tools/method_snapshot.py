@@ -146,7 +146,7 @@ def ran(method: str, folder: Path) -> dict[str, Any]:
 
 def snapshot() -> dict[str, Any]:
     from core.certificate.render import PARAMETER_MEANINGS
-    from core.progress import STAGE_LABELS, stage_label
+    from core.specs.stage_labels import STAGE_LABELS, stage_label
 
     labels = {s: stage_label(s) for s in [*STAGE_LABELS, "aug_pe_histogram_1", "aug_pe_histogram_12", "unknown_stage"]}
     with tempfile.TemporaryDirectory() as folder:

@@ -17,7 +17,7 @@ from typing import Any
 
 from core import method_catalogue
 from core.paths import resources_dir
-from core.progress import stage_label
+from core.specs.stage_labels import stage_label
 
 TEMPLATE = ("templates", "certificate.html")
 

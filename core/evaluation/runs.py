@@ -18,11 +18,12 @@ from core.corpus import dataset_fingerprint
 from core.errors import PrivetError
 from core.evaluation.config import SWEPT_METHODS, EvaluationConfig
 from core.ledger import Ledger
+from core.ledger.booking import load_spec_corpus, new_run_id
 from core.methods import registry
 from core.methods.base import MethodContext, SyntheticDoc
 from core.methods.class_conditional import method_for
+from core.methods.wave_size import default_batch_rows
 from core.paths import resources_dir
-from core.pipeline import default_batch_rows, load_spec_corpus, new_run_id
 from core.privacy.planner import public_delta
 from core.progress import NULL_REPORTER, Reporter
 from core.runspec import DataSpec, OutputSpec, PrivacySpec, RunSpec

@@ -43,7 +43,9 @@ past its cap check, which is what binds text to a dataset.
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from core.corpus import Corpus, DatasetIdentity, dataset_fingerprint, dataset_identity, load_corpus
@@ -305,3 +307,8 @@ def load_spec_corpus(spec: RunSpec) -> Corpus:
         raise PrivetError("The run spec names no data.", "Set [data] path to a folder or a .csv/.tsv/.jsonl file.")
     return load_corpus(d.path, d.text_column, d.id_column, d.person_column, d.max_unit_chars,
                        label_column=d.label_column, labels=d.labels)
+
+
+def new_run_id() -> str:
+    """The date and a random part: the run id is exported, so it holds no time of day."""
+    return datetime.now(timezone.utc).strftime("%Y%m%d") + "-" + secrets.token_hex(4)

@@ -17,7 +17,7 @@ from core.errors import PrivetError
 from core.ledger.view import after_run_words, spent_words
 from core.planning import TABLE_BASIS
 from core.privacy.budget import EPSILON_TRADE_OFF
-from core.progress import stage_label
+from core.specs.stage_labels import stage_label
 from desktop.budget_bands import band_for
 from desktop.controller import WizardController
 from desktop.widgets.collapsible import Collapsible

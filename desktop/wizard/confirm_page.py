@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
 from core.errors import PrivetError
 from core.estimate import duration_words
 from core.ledger.view import after_run_words
-from core.progress import stage_label
+from core.specs.stage_labels import stage_label
 from core.wording import PERMITTED_USE_NAMES, PERMITTED_USES, guarantee_words, permitted_use_words
 from desktop.active_runs import ActiveRuns
 from desktop.controller import METHOD_SHORT_NAMES, WizardController

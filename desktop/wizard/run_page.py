@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 from core.errors import PrivetError
 from core.estimate import EtaTracker, duration_words
 from core.ledger.view import charged_summary
-from core.progress import STAGE_LABELS, stage_label
+from core.specs.stage_labels import STAGE_LABELS, stage_label
 from desktop.active_runs import ActiveRuns
 from desktop.controller import WizardController, in_app_words
 from desktop.relay import RunRelay

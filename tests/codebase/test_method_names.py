@@ -191,14 +191,14 @@ def test_the_facts_agree_and_load_without_the_model_code():
     """Two methods may share a parameter's or a stage's words only word for word, and reading the facts
     (every label and meaning, as the certificate and the progress lines do) imports no torch."""
     from core.certificate.render import SHARED_PARAMETER_MEANINGS
-    from core.progress import SHARED_STAGE_LABELS
+    from core.specs.stage_labels import SHARED_STAGE_LABELS
 
     for field, shared in (("parameter_meanings", SHARED_PARAMETER_MEANINGS), ("stage_labels", SHARED_STAGE_LABELS)):
         seen = dict(shared)
         for method in method_catalogue.METHODS:
             for key, words in getattr(method_catalogue.facts(method.key), field).items():
                 assert seen.setdefault(key, words) == words, f"{method.key}: {field}[{key!r}] differs"
-    code = ("import sys; from core import method_catalogue as c; from core.progress import STAGE_LABELS; "
+    code = ("import sys; from core import method_catalogue as c; from core.specs.stage_labels import STAGE_LABELS; "
             "from core.certificate.render import PARAMETER_MEANINGS; dict(STAGE_LABELS); dict(PARAMETER_MEANINGS); "
             "[c.facts(k) for k in c.names()]; print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)

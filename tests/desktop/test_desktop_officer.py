@@ -18,7 +18,8 @@ from core.estimate import Estimate, EtaTracker, estimate
 from core.ledger import Ledger
 from core.ledger.view import RunSpend, charged_summary, cumulative_after, run_spend
 from core.privacy.budget import RECOMMENDED_EPSILON, epsilon_of
-from core.progress import STAGE_LABELS, ProgressEvent, stage_label
+from core.progress import ProgressEvent
+from core.specs.stage_labels import STAGE_LABELS, stage_label
 from core.runspec import RunSpec
 from desktop.budget_bands import band_for
 from desktop.runner import TEST_HOOK_ENV

@@ -24,7 +24,8 @@ from core.paths import resources_dir
 from core.pipeline_cli import TerminalReporter, cmd_plan
 from core.planning import plan
 from core.privacy.forecast import forecast_topics
-from core.progress import STAGE_LABELS, ProgressEvent, stage_label
+from core.progress import ProgressEvent
+from core.specs.stage_labels import STAGE_LABELS, stage_label
 from core.runspec import DPSynRAGSpec, RunSpec
 from core.wording import factor_words, guarantee_words
 from desktop.controller import WizardController

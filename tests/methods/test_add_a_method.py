@@ -132,7 +132,7 @@ def test_a_registered_toy_plans_runs_and_is_certified(registered, tmp_path):
     from core.methods import registry
     from core.pipeline import run_pipeline
     from core.pipeline_cli import cmd_plan
-    from core.progress import stage_label
+    from core.specs.stage_labels import stage_label
 
     spec = _spec(tmp_path)
     assert spec.problems() == [] and registry.get(KEY).name == KEY

@@ -245,7 +245,7 @@ def test_finished_run_has_every_stage_finished_and_a_cancelled_one_resumes(tmp_p
 @pytest.mark.parametrize("typed", [True, False])
 def test_every_parameter_of_a_labelled_run_has_a_meaning_on_the_certificate(tmp_path, typed):
     from core.certificate.render import HIDDEN_PARAMETERS, PARAMETER_MEANINGS
-    from core.progress import stage_label
+    from core.specs.stage_labels import stage_label
 
     spec = _labelled_spec(tmp_path, DEPARTMENTS if typed else None)
     method = method_for(spec)

@@ -252,7 +252,7 @@ def test_evaluation_sweeps_aug_pe_over_epsilon_at_the_scale_sizes():
 
 def test_privet_plan_shows_the_per_iteration_budget(tmp_path, capsys):
     from core.cli import main as privet
-    from core.progress import stage_label
+    from core.specs.stage_labels import stage_label
 
     spec = aug_pe_spec(tmp_path, iterations=2)
     path = tmp_path / "spec.toml"

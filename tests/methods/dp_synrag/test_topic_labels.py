@@ -120,7 +120,7 @@ def test_the_topic_label_counts_take_their_share_and_the_total_stays_one_rho(tmp
 
 def test_every_parameter_and_stage_of_labels_by_topic_has_plain_words(tmp_path):
     from core.certificate.render import PARAMETER_MEANINGS
-    from core.progress import stage_label
+    from core.specs.stage_labels import stage_label
 
     spec = _spec(tmp_path)
     method = method_for(spec)
