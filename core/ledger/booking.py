@@ -59,9 +59,9 @@ from core.corpus.fingerprint import (
     scan_content,
 )
 from core.corpus.identity import name_stem, normalise_name, separate_identity
-from core.errors import BudgetError, PrivetError
+from core.common.errors import BudgetError, PrivetError
 from core.ledger.store import Ledger
-from core.runspec import DataSpec, RunSpec
+from core.specs.runspec import DataSpec, RunSpec
 
 # The share of a known dataset's text found in a load (or of the load's text in the known dataset) that makes
 # them one dataset. Chosen by tests/ledger/test_dataset_identity.py: two different clinic corpora from the same

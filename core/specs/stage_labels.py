@@ -1,18 +1,18 @@
 """The plain names of the stages a run reports: for the CLI's progress lines, the desktop app and the certificate.
 
 The shared stages' names are here; each method's own are in its package (``MethodFacts.stage_labels`` and
-``round_labels`` in the method catalogue). The progress events themselves are ``core.progress``'s.
+``round_labels`` in the method catalogue). The progress events themselves are ``core.common.progress``'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from core import method_catalogue
+from core.specs import method_catalogue
 
 
 # Plain names of the stages every method shares (the pipeline's, private prediction's, the label counts');
-# each method's own are in its package (``core.method_catalogue.MethodFacts.stage_labels``).
+# each method's own are in its package (``core.specs.method_catalogue.MethodFacts.stage_labels``).
 SHARED_STAGE_LABELS: dict[str, str] = {
     "models": "loading the models",
     "embedding": "reading the documents",

@@ -13,7 +13,7 @@ from core.corpus import load_corpus
 from core.ledger import Ledger
 from core.ledger.booking import book_dataset, record_booking
 from core.specs.stage_labels import stage_label
-from core.runspec import DataSpec
+from core.specs.runspec import DataSpec
 from desktop.runner import TEST_HOOK_ENV
 from desktop.wizard import run_page as run_page_module
 

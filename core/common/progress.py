@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field, asdict
 from typing import Callable, Protocol
 
-from core.errors import Cancelled
+from core.common.errors import Cancelled
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from core.bundle import bundle_info
+from core.install.bundle import bundle_info
 
 
 def bundle_identity() -> dict[str, str]:
-    """The frozen bundle's identity (``core.bundle``), or ``{}`` when run from source."""
+    """The frozen bundle's identity (``core.install.bundle``), or ``{}`` when run from source."""
     info = bundle_info()
     return {} if info is None else info.to_dict()
 
