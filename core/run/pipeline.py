@@ -66,7 +66,7 @@ from core.install.provenance import bundle_identity, git_commit
 from core.run.resume import ResumeQuote, canonical_spec, check_resumable, resume_quote, run_meta
 from core.specs.runspec import RunSpec
 
-# Names callers import from here (the desktop, the CLI, the evaluation, tests).
+# Names callers import from here (the desktop, the CLI, tests).
 __all__ = [
     "RUN_FILE", "ResumeQuote", "RunResult", "dataset_booking", "default_batch_rows", "estimate_cost",
     "load_spec_corpus", "new_run_id", "plan", "read_synthetic", "register_dataset", "resume_quote", "run_pipeline",
@@ -91,7 +91,7 @@ class RunResult:
 
 # The fidelity hook (``core.evaluation.run_fidelity.custodian_fidelity``, which ``privet run`` and the desktop's run
 # process pass): (run folder, loaded private corpus, synthetic documents, loaded embedder, reporter) -> the report,
-# written to the private run folder only. Passed in, not imported: the evaluation package imports this module.
+# written to the private run folder only. Passed in, not imported: the command line and the desktop choose it.
 FidelityHook = Callable[[Path, Corpus, list[SyntheticDoc], Any, Reporter], dict | None]
 
 
