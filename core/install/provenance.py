@@ -16,7 +16,7 @@ def bundle_identity() -> dict[str, str]:
 
 def source_root() -> Path:
     """The folder of this source checkout (the git work tree when run from source)."""
-    return Path(__file__).resolve().parents[1]
+    return Path(__file__).resolve().parents[2]
 
 
 def git_commit() -> str:
