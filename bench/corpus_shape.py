@@ -37,8 +37,8 @@ from typing import Any, Sequence
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from core.paths import resources_dir  # noqa: E402
-from core.runspec import ModelChoice, RunSpec  # noqa: E402
+from core.common.paths import resources_dir  # noqa: E402
+from core.specs.runspec import ModelChoice, RunSpec  # noqa: E402
 
 DEMO = resources_dir() / "demo"
 
@@ -55,7 +55,7 @@ def total_variation(p: dict[str, float], q: dict[str, float]) -> float:
 
 
 def measure(documents: int, epsilon: float, llm: str, text: str, length: str) -> dict[str, Any]:
-    from core.pipeline import run_pipeline
+    from core.run.pipeline import run_pipeline
 
     spec = RunSpec.load(str(DEMO / "demo_run.toml"))
     if llm == "tiny-random":

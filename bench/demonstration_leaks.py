@@ -1,6 +1,6 @@
 """How often does a document take a demonstration's content? (docs/results/history.md, issue 32 item 3)
 
-Runs a spec end to end (``core.pipeline.run_pipeline`` in test mode: a throw-away ledger, nothing
+Runs a spec end to end (``core.run.pipeline.run_pipeline`` in test mode: a throw-away ledger, nothing
 exported), records every released topic and the document the public writer made of it, and counts the
 documents that hold a **demonstration-only content word**:
 
@@ -45,14 +45,14 @@ from core.methods.dp_synrag import realisation as rl
 from core.methods.dp_synrag import text as text_stage
 from core.methods.dp_synrag.demonstration_guard import DemonstrationGuard, PublicLists, same_word
 from core.methods.dp_synrag.vocabulary import split_words
-from core.runspec import RunSpec
+from core.specs.runspec import RunSpec
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def record_run(spec: RunSpec) -> dict[str, Any]:
     """Run ``spec`` in test mode and return the writer's inputs and outputs (public text only)."""
-    from core.pipeline import run_pipeline
+    from core.run.pipeline import run_pipeline
 
     seen: dict[str, Any] = {}
     real = text_stage.realise

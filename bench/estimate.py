@@ -1,8 +1,8 @@
 """How honest is the time estimate? Estimate ÷ actual for a sequence of real runs on this computer.
 
-Each case is a full ``privet run`` (``core.pipeline.run_pipeline``, no export) in a throw-away data folder
+Each case is a full ``privet run`` (``core.run.pipeline.run_pipeline``, no export) in a throw-away data folder
 (``PRIVET_HOME``), so the ledger and the speed calibration start empty and only this bench's runs feed
-them, in order: a case is estimated with what the cases before it measured (``core.estimate``: the
+them, in order: a case is estimated with what the cases before it measured (``core.run.estimate``: the
 per-stage calibration the desktop's child process also saves), exactly as a custodian's next run would be.
 For every case the table gives the estimate before the run, the actual wall time, their ratio, and the
 time left the run-time tracker (``EtaTracker``, what the Run page shows) predicted when half of the
@@ -17,7 +17,7 @@ calibrated separately, so they show how far one run's calibration carries to ano
 a minimal spec (method, task, data, ε = 10: every other setting the library's default) on a fresh clinic
 file of N patients that is not the demo's (``privet demo-data --patients N --seed 7``); ``news-N`` the same
 minimal spec on the first N real news leads of ``privet evaluate --dataset news``. The estimate is the plan's
-(``core.planning.run_estimate``: the settings the adaptive default will choose, the forecast's most
+(``core.run.planning.run_estimate``: the settings the adaptive default will choose, the forecast's most
 documents), and the row says whether the documents written fall in the forecast's range.
 
 ``--conditions idle,busy`` runs every case twice in a row: on the machine as it is, then with ``--busy-processes``
@@ -45,10 +45,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's core/, not an installed one
 
-from core.estimate import EtaTracker, calibration_key, save_calibration
-from core.paths import resources_dir
-from core.progress import ProgressEvent
-from core.runspec import ModelChoice, RunSpec
+from core.run.estimate import EtaTracker, calibration_key, save_calibration
+from core.common.paths import resources_dir
+from core.common.progress import ProgressEvent
+from core.specs.runspec import ModelChoice, RunSpec
 
 DEMO_SPEC = resources_dir() / "demo" / "demo_run.toml"
 
@@ -149,8 +149,8 @@ def busy_processes(n: int) -> list[subprocess.Popen]:
 
 
 def run_case(name: str, work: Path, condition: str = "idle") -> dict[str, Any]:
-    from core.pipeline import load_spec_corpus, plan, run_pipeline
-    from core.planning import run_estimate
+    from core.run.pipeline import load_spec_corpus, plan, run_pipeline
+    from core.run.planning import run_estimate
 
     spec = case_spec(name, work)
     corpus = load_spec_corpus(spec)

@@ -34,7 +34,7 @@ def main() -> None:
     from core.methods.dp_synrag.shape import CorpusShape
     from core.methods.dp_synrag.structure import ReleasedForms
     from core.models.registry import load_language_model
-    from core.runspec import ModelChoice
+    from core.specs.runspec import ModelChoice
 
     from core.models import threads
 

@@ -143,7 +143,7 @@ def engine_bench(models: Models, sizes: Sizes, notes: list[dict[str, str]]) -> d
 
     from core.methods.private_prediction import PredictionGroup
     from core.models.random_weights import parameter_count
-    from core.prompts import render
+    from core.common.prompts import render
 
     llm = models.build(sizes.bench_shape)
     n_rows = sizes.bench_groups * sizes.bench_rows
@@ -290,7 +290,7 @@ class EngineRecorder:
 def dp_synrag_run(models: Models, sizes: Sizes, notes: list[dict[str, str]], workdir: Path) -> dict:
     import torch
 
-    from core.checkpoints import Checkpoints
+    from core.common.checkpoints import Checkpoints
     from core.corpus import Unit
     from core.methods.base import MethodContext
     from core.methods.compute_backend import LOCAL
@@ -299,10 +299,10 @@ def dp_synrag_run(models: Models, sizes: Sizes, notes: list[dict[str, str]], wor
     from core.methods.wave_size import wave_rows
     from core.models.random_weights import parameter_count
     from core.models.tiny import HashingEmbedder
-    from core.paths import resources_dir
+    from core.common.paths import resources_dir
     from core.methods.dp_synrag.plan import plan_dp_synrag
-    from core.progress import CallbackReporter
-    from core.runspec import RunSpec
+    from core.common.progress import CallbackReporter
+    from core.specs.runspec import RunSpec
 
     device = models.device
     start_all = time.perf_counter()
@@ -379,7 +379,7 @@ def realisation_check(models: Models, sizes: Sizes) -> dict:
 
     from core.methods.dp_synrag import public_decoding as pd
     from core.methods.dp_synrag import realisation as rl
-    from core.progress import NULL_REPORTER
+    from core.common.progress import NULL_REPORTER
 
     llm = models.build(sizes.bench_shape)
     rows, T = sizes.realise_rows, sizes.realise_tokens

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 
 from core.methods.dp_synrag.vocabulary import load_vocabulary, write_zipf_table
 from core.models.registry import packaged_tokenizer
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 
 KIT_LIMIT_BYTES = 40 * 2**20  # leaves room for the project's files within the 64 MiB that travel
 DOMAIN_LIST = "vocab/medical_demo_domain.txt"

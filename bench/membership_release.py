@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 from core.evaluation import membership
 from core.evaluation.retrieval import VectorIndex
 from core.models.registry import load_embedder, load_language_model
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 from core.specs.common import ModelChoice
 
 CONTEXT_DOCS, MIA_TOKENS = 3, 48  # the demo scale's (core.evaluation.config)

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from core.checkpoints import Checkpoints
+from core.common.checkpoints import Checkpoints
 from core.evaluation import runs
 from core.evaluation.config import make_config
 from core.evaluation.data import prepare_data

@@ -43,10 +43,10 @@ from core.methods.private_prediction.prompts import template_prefix_length
 from core.methods.private_prediction import EngineConfig, PredictionGroup, PrivatePredictionEngine
 from core.models.registry import load_language_model
 from core.models.transformers_backend import left_pad
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 from core.privacy.mechanisms import TokenSampler, clip_logits
-from core.prompts import render
-from core.runspec import ModelChoice
+from core.common.prompts import render
+from core.specs.runspec import ModelChoice
 
 CLIP, TAU = 0.116, 1.0
 VARIANTS = ("engine", "hf_generate", "dp_rag_style", "naive", "llamacpp")

@@ -1,4 +1,4 @@
-"""How steady the estimate's speed test is (core.machine_speed.probe): N probes of the median of 5 readings
+"""How steady the estimate's speed test is (core.run.machine_speed.probe): N probes of the median of 5 readings
 against N probes of one 0.5 s reading, on 1 and on 2 torch threads, with the load average before and after.
 
     python bench/probe_spread.py [--probes 8]
@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core import machine_speed
+from core.run import machine_speed
 
 
 def main() -> None:

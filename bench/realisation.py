@@ -37,7 +37,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's core/, not an installed one
 
-from core.machine_speed import probe_rate
+from core.run.machine_speed import probe_rate
 from core.methods.dp_synrag import public_decoding as pd
 from core.methods.dp_synrag import realisation as rl
 from core.models.transformers_backend import left_pad
@@ -135,7 +135,7 @@ def measure(llm, rows: int, T: int, decoding: pd.Decoding, repeats: int = 1) -> 
     for run in VARIANTS.values():
         run(llm, warm, 2, decoding)
     turns: dict[str, list[tuple[float, int]]] = {k: [] for k in VARIANTS}
-    probes: list[float] = []  # the estimate's speed test between turns (core.machine_speed.REFERENCE_ROUNDS_S)
+    probes: list[float] = []  # the estimate's speed test between turns (core.run.machine_speed.REFERENCE_ROUNDS_S)
     for _ in range(repeats):
         for name, run in VARIANTS.items():
             turns[name].append(run(llm, batch, T, decoding))
@@ -171,7 +171,7 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     from core.models.registry import load_language_model
-    from core.runspec import ModelChoice
+    from core.specs.runspec import ModelChoice
 
     llm = load_language_model(ModelChoice(source="default", backend="transformers", device=args.device))
     report = {

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 import core.methods.dp_synrag.algorithm as algorithm
 from core.evaluation import runs
 from core.evaluation.config import make_config
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 
 
 class _NoWriter:

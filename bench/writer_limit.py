@@ -2,7 +2,7 @@
 plain batched decode, idle and with two busy processes beside it, in one run on one machine.
 
 1. **A released draw.** A clinic file of ``--patients`` patients (``privet demo-data --patients N --seed 7``) and a
-   minimal spec (ε = 10, the packaged model unless ``--model``) run through ``core.pipeline.run_pipeline`` up to the
+   minimal spec (ε = 10, the packaged model unless ``--model``) run through ``core.run.pipeline.run_pipeline`` up to the
    writing stage: the call to ``write_texts`` (``core/methods/dp_synrag/text.py``, step 4 of the algorithm) is
    captured with the arguments the pipeline gives it (the released shape, the released forms when they are followed,
    the loaded model) and the run stops there. Nothing is written by the pipeline; the ledger is a throw-away one
@@ -52,9 +52,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's core/, not an installed one
 
-from core.checkpoints import Checkpoints  # noqa: E402
+from core.common.checkpoints import Checkpoints  # noqa: E402
 from core.models import threads  # noqa: E402
-from core.progress import NULL_REPORTER  # noqa: E402
+from core.common.progress import NULL_REPORTER  # noqa: E402
 
 TASK = "Answer patients' questions about which disease matches their symptoms."
 TARGETS = {"writer_over_limit": 0.7, "busy_over_idle": 0.4, "seconds_for_200_documents": 180.0}
@@ -89,8 +89,8 @@ def released_draw(work: Path, patients: int, model: str) -> Draw:
     """Run the pipeline on a fresh clinic file up to its writing stage and keep what it would write from."""
     from core.demo.generate import make_clinic_corpus, write_clinic
     from core.methods.dp_synrag import algorithm
-    from core.pipeline import run_pipeline
-    from core.runspec import ModelChoice, RunSpec
+    from core.run.pipeline import run_pipeline
+    from core.specs.runspec import ModelChoice, RunSpec
 
     write_clinic(make_clinic_corpus(patients, seed=7), work / "clinic")
     spec = RunSpec.from_dict({"method": "dp_synrag", "task": TASK, "privacy": {"epsilon": 10.0},
@@ -303,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"limit torch generate: {limits['torch_generate']}", flush=True)
     if "llamacpp" not in skip and args.model == "default":
         from core.models.registry import load_language_model
-        from core.runspec import ModelChoice
+        from core.specs.runspec import ModelChoice
 
         threads.apply_threads(limit_threads)
         gguf = load_language_model(ModelChoice(source="default", backend="llamacpp", device="cpu"))

@@ -13,8 +13,8 @@ import os
 import sys
 
 from core import __version__
-from core.bundle import version_text
-from core.errors import PrivetError
+from core.install.bundle import version_text
+from core.common.errors import PrivetError
 
 INTERNAL_ERROR = 70  # EX_SOFTWARE: a bug; user errors exit 1
 
@@ -22,8 +22,8 @@ COMMAND_MODULES = (
     "core.corpus.cli",  # inspect
     "core.models.cli",  # models
     "core.methods.dp_synrag.vocab_cli",  # vocab
-    "core.pipeline_cli",  # plan, run
-    "core.export_cli",  # export, verify, ledger, keys
+    "core.run.pipeline_cli",  # plan, run
+    "core.run.export_cli",  # export, verify, ledger, keys
     "core.evaluation.cli",  # evaluate
     "core.evaluation.fidelity_cli",  # fidelity
     "core.demo.cli",  # demo-data

@@ -9,8 +9,8 @@ import sys
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from core.errors import PrivetError
-from core.paths import resources_dir
+from core.common.errors import PrivetError
+from core.common.paths import resources_dir
 from desktop.main_window import MainWindow
 
 DEMO_SPEC = "demo/demo_run.toml"

@@ -1,4 +1,4 @@
-"""The colour of a privacy budget ε on screen. The words come from ``core.wording`` (one voice for
+"""The colour of a privacy budget ε on screen. The words come from ``core.common.wording`` (one voice for
 every screen and the certificate); this module only adds a colour per band.
 """
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.wording import guarantee_words
+from core.common.wording import guarantee_words
 
 COLOURS = {"strong": ("green", "#2e7d32"), "moderate": ("amber", "#ef8f00"), "weak": ("red", "#c62828"),
            "none": ("red", "#c62828")}

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.ledger import Ledger
 from core.ledger.view import DatasetSpend
 from desktop.overview import ledger_overview

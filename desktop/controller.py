@@ -20,23 +20,23 @@ from core.certificate.privacy_record import PrivacyRecord
 from core.corpus import dataset_fingerprint, list_columns, load_corpus
 from core.corpus.columns import suggest_columns
 from core.corpus.profile import TableColumns, table_columns
-from core.errors import BudgetError, PrivetError
-from core.export import ReleaseSize, export_release, release_size
+from core.common.errors import BudgetError, PrivetError
+from core.run.export import ReleaseSize, export_release, release_size
 from core.ledger import Ledger
 from core.ledger.total import COMBINING_PLAIN, COMBINING_WORDS
 from core.ledger.view import cumulative_after, run_spend
-from core.paths import data_dir
-from core.wording import guarantee_words
+from core.common.paths import data_dir
+from core.common.wording import guarantee_words
 from core.privacy.budget import RECOMMENDED_EPSILON, epsilon_of, resolve_delta
-from core import method_catalogue
-from core.method_catalogue import MethodEntry, ReleasedFormsView, WizardOptions, WizardValues
-from core.runspec import RunSpec
+from core.specs import method_catalogue
+from core.specs.method_catalogue import MethodEntry, ReleasedFormsView, WizardOptions, WizardValues
+from core.specs.runspec import RunSpec
 from core.specs.label_modes import LabelModeChoice, label_mode_choices, label_mode_words
-from core.internal_check import InternalCheck, find_identifiers, private_identifiers
+from core.evaluation.internal_check import InternalCheck, find_identifiers, private_identifiers
 
 DEFAULT_EXPORT_FOLDER = "privet-releases"
 PREVIEW_LIMIT = 5000  # synthetic documents read for the review page
-SPEED_TEST_REUSE_S = 60.0  # how long the wizard reuses one speed test of the estimate (core.machine_speed)
+SPEED_TEST_REUSE_S = 60.0  # how long the wizard reuses one speed test of the estimate (core.run.machine_speed)
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class CorpusSummary:
     skipped_files: tuple[Any, ...] = ()  # core.corpus.model.SkippedFile: each file of a folder not loaded, and why
 
 
-# The wizard's methods, their words and short names: those registered in core.method_catalogue.
+# The wizard's methods, their words and short names: those registered in core.specs.method_catalogue.
 MethodInfo = MethodEntry
 METHODS = method_catalogue.METHODS
 METHOD_SHORT_NAMES = method_catalogue.short_names()
@@ -210,11 +210,11 @@ class WizardController:
     # --- method and budget ------------------------------------------------------------------
 
     def available_methods(self) -> list[MethodInfo]:
-        """The methods a run spec can name (``core.method_catalogue``), in the wizard's order."""
+        """The methods a run spec can name (``core.specs.method_catalogue``), in the wizard's order."""
         return list(method_catalogue.METHODS)  # read when asked: a method registered later is offered too
 
     def wizard_options(self) -> WizardOptions:
-        """What the wizard asks for the chosen method (its package's facts, read through ``core.method_catalogue``)."""
+        """What the wizard asks for the chosen method (its package's facts, read through ``core.specs.method_catalogue``)."""
         return method_catalogue.facts(self.spec.method).wizard
 
     def wizard_section(self) -> Any:
@@ -232,16 +232,16 @@ class WizardController:
         method_catalogue.facts(self.spec.method).store_wizard_values(self.spec, values)
 
     def plan(self) -> Any:
-        """``core.pipeline.plan``: the budget split, derived parameters and estimates, for the corpus already
+        """``core.run.pipeline.plan``: the budget split, derived parameters and estimates, for the corpus already
         loaded (a slider move does not read the private file again)."""
-        from core.pipeline import plan  # imports the models (torch): on first use, not at window start
+        from core.run.pipeline import plan  # imports the models (torch): on first use, not at window start
 
         return plan(self.spec, corpus=self._corpus, busy=self._speed_test())
 
     def _speed_test(self) -> float:
-        """``core.machine_speed.busy_factor``, taken again at most once a minute: a slider move re-plans, and
+        """``core.run.machine_speed.busy_factor``, taken again at most once a minute: a slider move re-plans, and
         must not wait half a second for it."""
-        from core.machine_speed import busy_factor
+        from core.run.machine_speed import busy_factor
 
         device, now = self.spec.llm.device, time.monotonic()
         if self._speed is None or self._speed[0] != device or now - self._speed[2] > SPEED_TEST_REUSE_S:
@@ -272,12 +272,12 @@ class WizardController:
         return None if plan is None else plan.documents_words
 
     def epsilon_table(self) -> Any:
-        """``core.planning.epsilon_table``: what each ε of the Budget page's table is expected to release, at the stated
+        """``core.run.planning.epsilon_table``: what each ε of the Budget page's table is expected to release, at the stated
         public bound on the units, else at the loaded count (this screen only); ``None`` before data is loaded or
         when the spec cannot be planned."""
         if self.summary is None:
             return None
-        from core.planning import epsilon_table  # imports the methods (torch): on first use, not at window start
+        from core.run.planning import epsilon_table  # imports the methods (torch): on first use, not at window start
 
         try:
             return epsilon_table(self.spec, self.summary.n_units)
@@ -285,21 +285,21 @@ class WizardController:
             return None
 
     def estimate(self) -> Any:
-        """``core.planning.run_estimate`` for this spec and corpus: the time of the path that will really run
+        """``core.run.planning.run_estimate`` for this spec and corpus: the time of the path that will really run
         (``None`` before data is loaded)."""
         if self.summary is None:
             return None
-        from core.planning import run_estimate  # imports the methods (torch): on first use, not at window start
+        from core.run.planning import run_estimate  # imports the methods (torch): on first use, not at window start
 
         return run_estimate(self.spec, self.plan())
 
     def booking(self) -> Any:
-        """``core.pipeline.dataset_booking``: the dataset the run will be booked under (the same function the
+        """``core.run.pipeline.dataset_booking``: the dataset the run will be booked under (the same function the
         run books with), or ``None`` before data is loaded. Raises ``PrivetError`` for the same data under a
         new chosen name."""
         if self._corpus is None:
             return None
-        from core.pipeline import dataset_booking  # imports the models (torch): on first use, not at window start
+        from core.run.pipeline import dataset_booking  # imports the models (torch): on first use, not at window start
 
         return dataset_booking(self.spec, self._corpus)
 
@@ -350,8 +350,8 @@ class WizardController:
         return load_fidelity(run_dir)
 
     def resume_quote(self, run_dir: str | Path) -> Any:
-        """``core.pipeline.resume_quote``: what resuming ``run_dir`` may charge again (the consent dialog's text)."""
-        from core.pipeline import resume_quote
+        """``core.run.pipeline.resume_quote``: what resuming ``run_dir`` may charge again (the consent dialog's text)."""
+        from core.run.pipeline import resume_quote
 
         return resume_quote(self.spec, Path(run_dir), corpus=self._corpus)
 
@@ -466,8 +466,8 @@ class WizardController:
     @staticmethod
     def new_run_dir() -> Path:
         """A fresh folder under the data folder's ``runs/``, named by the run id the pipeline, ledger and
-        certificate use (``core.pipeline.new_run_id``)."""
-        from core.pipeline import new_run_id  # imports torch: on first use, not at window start
+        certificate use (``core.run.pipeline.new_run_id``)."""
+        from core.run.pipeline import new_run_id  # imports torch: on first use, not at window start
 
         runs = data_dir() / "runs"
         runs.mkdir(parents=True, exist_ok=True)
@@ -543,7 +543,7 @@ class WizardController:
 
     @staticmethod
     def release_size(run_dir: str | Path) -> ReleaseSize:
-        """``core.export.release_size``: the run's document count and, when none or very few, why and what to do."""
+        """``core.run.export.release_size``: the run's document count and, when none or very few, why and what to do."""
         try:
             return release_size(Path(run_dir))
         except (OSError, PrivetError):

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.certificate.signing import export_public_key, load_signing_key, public_key_fingerprint
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from desktop.budgets import BudgetsPanel
 from desktop.controller import verify_folder
 from desktop.settings import DesktopSettings

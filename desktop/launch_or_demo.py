@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 
 DEMO_SPEC = "demo/demo_run.toml"
 

@@ -14,8 +14,8 @@ from PySide6.QtWidgets import (
 )
 
 from core import __version__
-from core.errors import PrivetError
-from core.paths import data_dir, resources_dir
+from core.common.errors import PrivetError
+from core.common.paths import data_dir, resources_dir
 from core.ledger.view import DatasetSpend
 from desktop.active_runs import ActiveRuns
 from desktop.controller import WizardController

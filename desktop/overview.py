@@ -8,8 +8,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.errors import PrivetError
-from core.paths import data_dir
+from core.common.errors import PrivetError
+from core.common.paths import data_dir
 from core.ledger import Ledger
 from core.ledger.schema import RELEASE_STAGE
 from core.ledger.view import DatasetSpend, all_datasets, run_spend

@@ -1,4 +1,4 @@
-"""Run ``core.pipeline.run_pipeline`` in a child process (multiprocessing, spawn).
+"""Run ``core.run.pipeline.run_pipeline`` in a child process (multiprocessing, spawn).
 
 The GUI never runs model code. The child receives the run spec as a plain dict and a run
 folder, reports every ``ProgressEvent`` as a dict over a queue and polls a cancel event.
@@ -33,12 +33,12 @@ MAX_DETAIL_CHARS = 300
 
 @dataclass
 class QueueReporter:
-    """The child's ``core.progress.Reporter``: events go into the queue, cancel comes from the event."""
+    """The child's ``core.common.progress.Reporter``: events go into the queue, cancel comes from the event."""
 
     out: Any  # multiprocessing Queue
     cancel_event: Any  # multiprocessing Event
     delay_s: float = 0.0
-    tracker: Any = None  # core.estimate.EtaTracker: adds the run's overall time left to each event
+    tracker: Any = None  # core.run.estimate.EtaTracker: adds the run's overall time left to each event
 
     def emit(self, event: Any) -> None:
         data = event.to_dict()
@@ -67,7 +67,7 @@ def _test_hook_delay() -> float:
 
 def describe_failure(exc: BaseException) -> tuple[str, bool]:
     """A message a privacy officer can act on, and whether resuming the run can help."""
-    from core.errors import PrivetError
+    from core.common.errors import PrivetError
 
     if isinstance(exc, PrivetError):
         return exc.user_message(), True
@@ -89,7 +89,7 @@ def describe_failure(exc: BaseException) -> tuple[str, bool]:
 def accepted_up_to(accepted_rho: float | None) -> Any:
     """The child's resume consent: what the custodian accepted in the wizard's dialog (``None``: nothing).
 
-    The dialog showed a ``core.pipeline.ResumeQuote``; the resume goes ahead only if it would charge no more
+    The dialog showed a ``core.run.pipeline.ResumeQuote``; the resume goes ahead only if it would charge no more
     than that (the ledger may have changed in between)."""
     if accepted_rho is None:
         return None
@@ -100,15 +100,15 @@ def child_main(request: dict[str, Any], out: Any, cancel_event: Any) -> None:
     """Entry point of the child process: run the pipeline and report one terminal message."""
     try:
         delay = _test_hook_delay()
-        from core.errors import Cancelled
+        from core.common.errors import Cancelled
         from core.evaluation.run_fidelity import custodian_fidelity
-        from core.pipeline import run_pipeline
-        from core.runspec import RunSpec
+        from core.run.pipeline import run_pipeline
+        from core.specs.runspec import RunSpec
 
         spec = RunSpec.from_dict(request["spec"])
         tracker = None
         if request.get("estimate"):
-            from core.estimate import Estimate, EtaTracker
+            from core.run.estimate import Estimate, EtaTracker
 
             tracker = EtaTracker(Estimate.from_dict(request["estimate"]))
         reporter = QueueReporter(out, cancel_event, delay, tracker)
@@ -140,7 +140,7 @@ def _remember_speed(spec: Any, tracker: Any) -> None:
     if factor is None:
         return
     try:
-        from core.estimate import calibration_key, save_calibration
+        from core.run.estimate import calibration_key, save_calibration
 
         save_calibration(calibration_key(spec), factor, tracker.stage_factors())
     except OSError:
@@ -170,7 +170,7 @@ class RunProcess:
     spec: dict[str, Any]
     run_dir: Path
     resume: bool = False
-    estimate: dict[str, Any] | None = None  # core.estimate.Estimate.to_dict(), for the overall time left
+    estimate: dict[str, Any] | None = None  # core.run.estimate.Estimate.to_dict(), for the overall time left
     accepted_rho: float | None = None  # a resume: the most the custodian agreed it may charge (its quote)
     _ctx: Any = field(default_factory=lambda: mp.get_context("spawn"))
     _process: Any = None

@@ -7,7 +7,7 @@ import os
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from core.paths import data_dir
+from core.common.paths import data_dir
 
 FILE_NAME = "desktop_settings.json"
 

@@ -147,7 +147,7 @@ def main() -> int:
 
     from PySide6.QtWidgets import QApplication
 
-    from core.runspec import ModelChoice
+    from core.specs.runspec import ModelChoice
     from desktop.app import demo_spec_path
     from desktop.controller import WizardController
     from desktop.main_window import MainWindow
@@ -210,7 +210,7 @@ def main() -> int:
     grab(wizard, args.out, "07-run-finished", app)
     wizard.next()
     review = wizard.review_page
-    # outside the Privet data folder: a release is never written inside it (core.export.refuse_protected_output)
+    # outside the Privet data folder: a release is never written inside it (core.run.export.refuse_protected_output)
     review.out_dir.setText(str(Path(tempfile.mkdtemp(prefix="privet-screens-export-")) / "demo-release"))
     review.ask_about_small_release = lambda problem: True  # the question's own dialog is not part of the pictures
     exported = review.export()

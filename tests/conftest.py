@@ -28,13 +28,13 @@ def privet_home(tmp_path_factory, monkeypatch):
 
 @pytest.fixture(autouse=True)
 def steady_computer(request, monkeypatch):
-    """The estimate's speed test (``core.machine_speed``) reads the reference rate, so that estimates in tests
+    """The estimate's speed test (``core.run.machine_speed``) reads the reference rate, so that estimates in tests
     do not depend on how busy the machine is; tests of the speed test itself opt out (``real_speed_test``)."""
     if "real_speed_test" in request.keywords:
         return
-    import core.machine_speed
+    import core.run.machine_speed
 
-    monkeypatch.setattr(core.machine_speed, "probe_rate", lambda seconds=0.0: core.machine_speed.REFERENCE_ROUNDS_S)
+    monkeypatch.setattr(core.run.machine_speed, "probe_rate", lambda seconds=0.0: core.run.machine_speed.REFERENCE_ROUNDS_S)
 
 
 @pytest.fixture

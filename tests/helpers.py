@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from core.runspec import ModelChoice, RunSpec
+from core.specs.runspec import ModelChoice, RunSpec
 
 if TYPE_CHECKING:
     from desktop.controller import WizardController

@@ -31,7 +31,7 @@ import json
 import re
 from pathlib import Path
 
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 
 N_WORDS = 30_000
 MIN_LENGTH = 3
@@ -39,7 +39,7 @@ MIN_LENGTH = 3
 _CANDIDATES = 60_000
 _ALPHA = re.compile(r"[a-z]+")
 
-HERE = resources_dir() / "vocab"  # the shipped word lists (core.paths locates resources)
+HERE = resources_dir() / "vocab"  # the shipped word lists (core.common.paths locates resources)
 
 
 def stop_words() -> list[str]:

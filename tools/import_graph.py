@@ -237,7 +237,7 @@ def shortest_cycle(graph: dict[str, set[str]], component: list[str]) -> list[str
 
 
 def package_of(module: str) -> str:
-    """``core.privacy.planner`` -> ``core.privacy``; top-level modules (``core.pipeline``) stay themselves."""
+    """``core.privacy.planner`` -> ``core.privacy``; top-level modules (``core.cli``) stay themselves."""
     parts = module.split(".")
     return ".".join(parts[:2]) if len(parts) >= 2 else module
 

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from core.methods.registry import get, names  # noqa: E402
-from core.runspec import ModelChoice, RunSpec  # noqa: E402
+from core.specs.runspec import ModelChoice, RunSpec  # noqa: E402
 
 DEMO = ROOT / "resources" / "demo" / "demo_run.toml"
 RUN_UNITS = 120
@@ -71,9 +71,9 @@ def tables(html: str) -> dict[str, str]:
 def planned(method: str) -> dict[str, Any]:
     from core.certificate.build import parameters_not_used
     from core.certificate.render import _guarantee, _parameters
-    from core.estimate import estimate
-    from core.pipeline import load_spec_corpus, plan
-    from core.pipeline_cli import cmd_plan
+    from core.run.estimate import estimate
+    from core.run.pipeline import load_spec_corpus, plan
+    from core.run.pipeline_cli import cmd_plan
 
     spec = demo_spec(method)
     with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as fh:
@@ -109,9 +109,9 @@ def planned(method: str) -> dict[str, Any]:
 def ran(method: str, folder: Path) -> dict[str, Any]:
     from core.certificate.build import build_certificate
     from core.certificate.render import render_html
-    from core.export import _why_few, read_synthetic
-    from core.pipeline import run_pipeline
-    from core.progress import CallbackReporter
+    from core.run.export import _why_few, read_synthetic
+    from core.run.pipeline import run_pipeline
+    from core.common.progress import CallbackReporter
 
     source = DEMO.parent / "clinic" / "notes.csv"
     data = folder / f"{method}-notes.csv"
@@ -146,7 +146,7 @@ def ran(method: str, folder: Path) -> dict[str, Any]:
 
 def snapshot() -> dict[str, Any]:
     from core.certificate.render import PARAMETER_MEANINGS
-    from core.progress import STAGE_LABELS, stage_label
+    from core.specs.stage_labels import STAGE_LABELS, stage_label
 
     labels = {s: stage_label(s) for s in [*STAGE_LABELS, "aug_pe_histogram_1", "aug_pe_histogram_12", "unknown_stage"]}
     with tempfile.TemporaryDirectory() as folder:
@@ -184,9 +184,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.compare:
         return compare(Path(args.compare[0]), Path(args.compare[1]))
-    import core.machine_speed  # the estimate's speed test reads the reference rate: plan text not machine-dependent
+    import core.run.machine_speed  # the estimate's speed test reads the reference rate: plan text not machine-dependent
 
-    core.machine_speed.probe_rate = lambda seconds=0.0: core.machine_speed.REFERENCE_ROUNDS_S  # type: ignore[assignment]
+    core.run.machine_speed.probe_rate = lambda seconds=0.0: core.run.machine_speed.REFERENCE_ROUNDS_S  # type: ignore[assignment]
     Path(args.out).write_text(json.dumps(snapshot(), indent=1, sort_keys=True, default=str), encoding="utf-8")
     return 0
 

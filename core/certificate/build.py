@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 from core.certificate.privacy_record import PrivacyRecord, sampler_kind
 from core.certificate.signing import SigningKey, load_signing_key, public_key_fingerprint
-from core import method_catalogue
-from core.errors import PrivetError
+from core.specs import method_catalogue
+from core.common.errors import PrivetError
 from core.ledger.schema import RELEASE_STAGE
 from core.ledger.store import CAP_REASON
 from core.ledger.recovery import history_notes
 from core.ledger.total import COMBINING_PLAIN, COMBINING_WORDS
-from core.wording import PERMITTED_USES, guarantee_words, permitted_use_words
+from core.common.wording import PERMITTED_USES, guarantee_words, permitted_use_words
 
 if TYPE_CHECKING:
     from core.ledger import Ledger
@@ -359,7 +359,7 @@ DATA_COMMITMENT_TAG = b"privet/certificate-data-commitment/v1\n"
 
 def data_commitment(fingerprint: str, salt: bytes, key: bytes | None = None) -> str:
     """HMAC-SHA256, under the installation secret, of a view's keyed fingerprint and a per-certificate salt."""
-    from core.installation import installation_secret
+    from core.install.installation import installation_secret
 
     secret = installation_secret() if key is None else key
     return hmac.new(secret, DATA_COMMITMENT_TAG + salt + fingerprint.encode("ascii"), hashlib.sha256).hexdigest()

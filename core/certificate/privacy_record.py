@@ -22,10 +22,10 @@ from typing import Any
 
 import rfc8785
 
-from core import method_catalogue
-from core.errors import PrivetError
-from core.installation import installation_secret
-from core.private_files import write_private
+from core.specs import method_catalogue
+from core.common.errors import PrivetError
+from core.install.installation import installation_secret
+from core.common.private_files import write_private
 from core.privacy.conversion import REDRAWN_SUFFIX
 
 METHODS = method_catalogue.names()
@@ -69,7 +69,7 @@ def claim_hash(claim: dict[str, Any]) -> str:
 
 
 def record_mac(text: str) -> str:
-    """HMAC-SHA256 of a record's exact file text under the installation secret (``core.installation``)."""
+    """HMAC-SHA256 of a record's exact file text under the installation secret (``core.install.installation``)."""
     return hmac.new(installation_secret(), _MAC_LABEL + text.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
@@ -99,7 +99,7 @@ class PrivacyRecord:
     finished_at: str = ""
     privet_version: str = ""
     privet_commit: str = ""
-    privet_bundle: dict[str, str] = field(default_factory=dict)  # core.bundle.BundleInfo; {} from source
+    privet_bundle: dict[str, str] = field(default_factory=dict)  # core.install.bundle.BundleInfo; {} from source
     end_to_end_dp: bool = True
     scope_notes: list[str] = field(default_factory=list)
     test_mode: bool = False

@@ -15,9 +15,9 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from core import method_catalogue
-from core.paths import resources_dir
-from core.progress import stage_label
+from core.specs import method_catalogue
+from core.common.paths import resources_dir
+from core.specs.stage_labels import stage_label
 
 TEMPLATE = ("templates", "certificate.html")
 
@@ -57,7 +57,7 @@ def _table(headers: list[str], rows: list[list[str]], widths: list[int] | None =
 
 
 # The certificate's "meaning" column: the words every method shares here, each method's own in its package
-# (``core.method_catalogue.MethodFacts.parameter_meanings``), read when asked.
+# (``core.specs.method_catalogue.MethodFacts.parameter_meanings``), read when asked.
 SHARED_PARAMETER_MEANINGS = {
     # derived by the planner
     "rho_total": "privacy loss of the whole run, in zCDP (ρ; converted to ε above)",

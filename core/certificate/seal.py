@@ -7,7 +7,7 @@ RFC 8785 canonical JSON of the ``certificate`` object.
 An export folder verifies when: the signature is valid (under the key given by the IRB, or else the
 embedded one), every file listed under ``outputs`` and ``renderings`` has the listed size and SHA-256,
 ``public_key.pem`` is the signing key, and the folder holds nothing else (but the release marker
-``.privet-release``, which says Privet wrote the folder: ``core.export``).
+``.privet-release``, which says Privet wrote the folder: ``core.run.export``).
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from core.certificate.signing import (
     public_key_pem,
     verify_bytes,
 )
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 
 CERTIFICATE_FILE = "certificate.json"
 PUBLIC_KEY_FILE = "public_key.pem"
-RELEASE_MARKER = ".privet-release"  # written by every export; only a folder holding it may be overwritten (core.export)
+RELEASE_MARKER = ".privet-release"  # written by every export; only a folder holding it may be overwritten (core.run.export)
 
 
 def canonical_bytes(certificate: dict[str, Any]) -> bytes:

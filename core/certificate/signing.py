@@ -30,8 +30,8 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from core.errors import PrivetError
-from core.paths import data_dir
+from core.common.errors import PrivetError
+from core.common.paths import data_dir
 
 SERVICE = "privet"
 USERNAME = "certificate-signing-key-ed25519"

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.methods.compute_backend import LOCAL, ComputeBackend, EngineFactory
 from core.models.base import LanguageModel
-from core.runspec import ComputeSpec, ModelChoice
+from core.specs.runspec import ComputeSpec, ModelChoice
 from core.specs.rules import check_value, rules_of
 
 BACKENDS = ComputeSpec.RULES["backend"].choices  # ("local", "ray"): the [compute] rules say which

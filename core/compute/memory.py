@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.methods.wave_size import default_batch_rows
-from core.runspec import RunSpec
+from core.specs.runspec import RunSpec
 
 BASE_MB = 1200.0  # the loaded models and the process, before any KV cache
 # The packaged model (SmolLM2-135M): 30 layers, K and V, 3 KV heads x 64 dims, float32.

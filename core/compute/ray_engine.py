@@ -27,8 +27,8 @@ from typing import Callable, Sequence
 
 from core.compute.ray_pool import RayPool
 from core.methods.private_prediction import EngineConfig, GroupOutput, PredictionGroup, deliver, pack_waves
-from core.progress import StageProgress
-from core.runspec import ComputeSpec, ModelChoice
+from core.common.progress import StageProgress
+from core.specs.runspec import ComputeSpec, ModelChoice
 
 
 @dataclass(frozen=True)

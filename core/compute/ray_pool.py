@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from core.errors import PrivetError
-from core.private_files import private_folder
-from core.progress import StageProgress
-from core.runspec import ComputeSpec
+from core.common.errors import PrivetError
+from core.common.private_files import private_folder
+from core.common.progress import StageProgress
+from core.specs.runspec import ComputeSpec
 
 MAX_ATTEMPTS = 3  # a task whose actor died is handed out again at most this many times in all
 

@@ -19,8 +19,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from core.compute.ray_pool import RayPool
-from core.progress import StageProgress
-from core.runspec import ComputeSpec, ModelChoice
+from core.common.progress import StageProgress
+from core.specs.runspec import ComputeSpec, ModelChoice
 
 BATCHES_PER_CHUNK = 4  # a chunk handed to one actor = this many of the single-process batches
 

@@ -1,7 +1,7 @@
 """A dataset fingerprint that names a corpus without revealing or confirming its content, and the
 content sketches that tell whether two loads hold the same text (``core.ledger.booking``).
 
-The fingerprint is HMAC-SHA256 under this installation's secret key (core/installation.py) over a
+The fingerprint is HMAC-SHA256 under this installation's secret key (core/install/installation.py) over a
 canonical serialisation of the units: sorted by uid, each uid and text as UTF-8 with an
 8-byte big-endian length prefix, after a version tag and the unit count. A plain hash
 would let anyone holding a guessed corpus check the guess against a certificate; the
@@ -48,7 +48,7 @@ from collections.abc import Iterable, Iterator, Set
 from dataclasses import dataclass
 
 from core.corpus.model import Corpus, Unit
-from core.installation import installation_secret
+from core.install.installation import installation_secret
 
 FORMAT_TAG = b"privet/dataset-fingerprint/v1\n"
 

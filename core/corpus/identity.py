@@ -23,8 +23,8 @@ import hmac
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.errors import PrivetError
-from core.installation import installation_secret
+from core.common.errors import PrivetError
+from core.install.installation import installation_secret
 
 FORMAT_TAG = b"privet/dataset-identity/v1\n"
 DATA_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".txt", ".md")

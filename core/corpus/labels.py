@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from core.errors import CorpusError
+from core.common.errors import CorpusError
 from core.specs.rules import MAX_LABELS
 
 # A value longer than this, or of more words, reads as free text, not as a category.

@@ -28,7 +28,7 @@ from core.corpus.labels import UNLABELLED, check_label_values, unit_label
 from core.corpus.model import Corpus, LoadReport, SkippedFile, Unit
 from core.corpus.stats import length_summary
 from core.corpus.tables import TABLE_SUFFIXES, Table, parse_table
-from core.errors import CorpusError
+from core.common.errors import CorpusError
 
 DOCUMENT_SUFFIXES = (".txt", ".md")
 DEFAULT_MAX_UNIT_CHARS = 4000

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from core.corpus.columns import first_row_reads_as_data, position_names
-from core.errors import CorpusError
+from core.common.errors import CorpusError
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 
 _CLINIC_FILES = ("notes.csv", "questions.jsonl", "diseases.json", "domain_words.txt", "templates.json")
 _FILES = {

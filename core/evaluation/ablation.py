@@ -22,13 +22,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.evaluation import quality, runs
 from core.evaluation.config import EvaluationConfig
 from core.evaluation.data import prepare_data
 from core.evaluation.retrieval import VectorIndex
 from core.evaluation.utility import score_utility
-from core.progress import NULL_REPORTER, Reporter
+from core.common.progress import NULL_REPORTER, Reporter
 
 ROUND_ONE: dict[str, Any] = {
     "text": "private",  # the settings table is about private prediction's settings

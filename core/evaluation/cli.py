@@ -10,11 +10,11 @@ import argparse
 import sys
 import time
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.evaluation.config import DATASETS, SCALES, make_config
 from core.evaluation.labelled_data import DOWNSTREAM_DATASETS
 from core.evaluation.results_page import regenerate, stamp
-from core.progress import CallbackReporter, ProgressEvent
+from core.common.progress import CallbackReporter, ProgressEvent
 
 
 def register(subparsers) -> None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from core.errors import PrivetError
-from core.paths import resources_dir
-from core.runspec import AugPESpec, DPSynRAGSpec, ModelChoice
+from core.common.errors import PrivetError
+from core.common.paths import resources_dir
+from core.specs.runspec import AugPESpec, DPSynRAGSpec, ModelChoice
 
 METHODS = ("dp_synrag", "dp_synth", "dp_synrag_l1", "rpsg", "aug_pe")
 # The experiment's own choices among the methods, named here only (the other evaluation modules compare with

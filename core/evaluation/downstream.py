@@ -36,16 +36,16 @@ from pathlib import Path
 
 import numpy as np
 
-from core import method_catalogue
+from core.specs import method_catalogue
 from core.evaluation import membership, runs
 from core.evaluation.config import REFERENCE_METHOD, EvaluationConfig
 from core.evaluation.labelled_data import LabelledRow, evenly, labelled_rows, split_labelled, write_labelled_members
 from core.evaluation.public_only import PUBLIC_ONLY_LABEL, public_only_documents
 from core.evaluation.report import plot_downstream
 from core.evaluation.retrieval import VectorIndex
-from core.links import without_links
+from core.common.links import without_links
 from core.models.registry import load_embedder, load_language_model
-from core.progress import NULL_REPORTER, ProgressEvent, Reporter
+from core.common.progress import NULL_REPORTER, ProgressEvent, Reporter
 
 DEFAULT_MEMBERS = 600  # members given to the generator when --members is not given
 HELD_OUT_SCORED = 600  # held-out non-members the classifiers are tested on (evenly spaced)
@@ -260,7 +260,7 @@ def real_sample(members: list[LabelledRow], size: int) -> TrainingSet:
 
 
 def without_links_sample(sample: TrainingSet) -> TrainingSet | None:
-    """The same real sample with its links and handles removed (``core.links.without_links``), as DP-SynRAG's
+    """The same real sample with its links and handles removed (``core.common.links.without_links``), as DP-SynRAG's
     keywords and phrases see the texts (docs/method.md §2.1): the ceiling of what a corpus written from the texts'
     content alone can reach. None when no text of the sample holds a link or a handle (the row would repeat)."""
     texts = [without_links(t) for t in sample.texts]

@@ -22,9 +22,9 @@ from core.evaluation.retrieval import VectorIndex
 from core.evaluation.runs import evaluation_delta
 from core.evaluation.utility import contains_any, score_utility
 from core.models.registry import load_embedder, load_language_model
-from core.paths import data_dir
+from core.common.paths import data_dir
 from core.privacy.conversion import eps_to_rho
-from core.progress import NULL_REPORTER, ProgressEvent, Reporter, StageProgress
+from core.common.progress import NULL_REPORTER, ProgressEvent, Reporter, StageProgress
 
 PRIVATE = "non-private (members)"
 NONE = "no retrieval"

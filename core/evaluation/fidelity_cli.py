@@ -11,7 +11,7 @@ import argparse
 import json
 from pathlib import Path
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 
 EMBEDDERS = ("default", "tiny", "none")
 
@@ -74,7 +74,7 @@ def _embedder(choice: str):
     if choice == "none":
         return None
     from core.models.registry import load_embedder
-    from core.runspec import ModelChoice
+    from core.specs.runspec import ModelChoice
 
     model = load_embedder(ModelChoice(source="tiny-random" if choice == "tiny" else "default"))
     return lambda texts: model.embed(texts)

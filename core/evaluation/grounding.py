@@ -39,7 +39,7 @@ from pathlib import Path
 
 from core.methods.dp_synrag.roles import DOSAGE_FORMS, morphology_role
 from core.methods.dp_synrag.vocabulary import read_word_list
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 
 GENERAL_CONDITIONS = ("cancer", "tumour", "tumor", "carcinoma", "leukaemia", "leukemia", "lymphoma", "covid")
 INSTITUTIONS = ("court", "police", "school", "prison", "council", "tribunal", "church", "university", "landlord",

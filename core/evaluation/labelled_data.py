@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.evaluation.config import DATASET_CONFIGS, DatasetConfig
 from core.evaluation.news import lead, news_zip_path
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 
 DOWNSTREAM_DATASETS = ("clinic", "news", "healthtweets")
 MIN_OUTLET_ARTICLES = 100  # news: outlets with at least this many articles

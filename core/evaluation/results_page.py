@@ -24,7 +24,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from core.provenance import source_root
+from core.install.provenance import source_root
 
 DATASET_ORDER = ("clinic", "news", "movielens", "healthtweets")
 MAX_LINES = 280

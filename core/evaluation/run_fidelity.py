@@ -1,6 +1,6 @@
 """The fidelity report at the end of a run, for the custodian's own screen (issue 55 item 4, SPEC §7).
 
-``privet run`` and the desktop's run process pass :func:`custodian_fidelity` to ``core.pipeline.run_pipeline``
+``privet run`` and the desktop's run process pass :func:`custodian_fidelity` to ``core.run.pipeline.run_pipeline``
 (its ``fidelity`` hook): once the synthetic corpus is written, it computes the report of
 :mod:`core.evaluation.fidelity` — the real-vs-synthetic classifier AUC, the own-form share, MMD² beside a
 same-size real sample's and a few synthetic documents beside their nearest real ones — from the private
@@ -10,7 +10,7 @@ loaded for it; without an embedder MMD² is left out and the report says so).
 **Never exported.** The figures are computed on the private corpus without noise and the side-by-side pairs
 quote real documents, so the report is written to the private run folder only (``fidelity.json``, mode 0600)
 and shown on the custodian's screen: the Review page, and the figures (no real text) at the end of
-``privet run``. ``core.export`` copies a run folder's files by an allow-list that does not name it, and the
+``privet run``. ``core.run.export`` copies a run folder's files by an allow-list that does not name it, and the
 certificate never reads it.
 
 Computing it never fails a run: an error leaves a report that says why it is missing.
@@ -26,12 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from core.private_files import write_private
-from core.progress import NULL_REPORTER, Reporter, StageProgress
+from core.common.private_files import write_private
+from core.common.progress import NULL_REPORTER, Reporter, StageProgress
 
 log = logging.getLogger(__name__)
 
-FIDELITY_FILE = "fidelity.json"  # in the private run folder only; never in core.export's allow-list
+FIDELITY_FILE = "fidelity.json"  # in the private run folder only; never in core.run.export's allow-list
 STAGE_FIDELITY = "fidelity"
 MAX_REAL = 1000  # real documents compared at most (a seeded sample beyond): bounds the time at the end of a run
 N_PAIRS = 3

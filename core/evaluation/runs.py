@@ -13,19 +13,20 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from core.checkpoints import Checkpoints
+from core.common.checkpoints import Checkpoints
 from core.corpus import dataset_fingerprint
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.evaluation.config import SWEPT_METHODS, EvaluationConfig
 from core.ledger import Ledger
+from core.ledger.booking import load_spec_corpus, new_run_id
 from core.methods import registry
 from core.methods.base import MethodContext, SyntheticDoc
 from core.methods.class_conditional import method_for
-from core.paths import resources_dir
-from core.pipeline import default_batch_rows, load_spec_corpus, new_run_id
+from core.methods.wave_size import default_batch_rows
+from core.common.paths import resources_dir
 from core.privacy.planner import public_delta
-from core.progress import NULL_REPORTER, Reporter
-from core.runspec import DataSpec, OutputSpec, PrivacySpec, RunSpec
+from core.common.progress import NULL_REPORTER, Reporter
+from core.specs.runspec import DataSpec, OutputSpec, PrivacySpec, RunSpec
 
 
 @dataclass

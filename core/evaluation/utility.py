@@ -12,7 +12,7 @@ from typing import Sequence
 
 from core.evaluation.retrieval import VectorIndex
 from core.models.base import LanguageModel
-from core.prompts import render
+from core.common.prompts import render
 
 NO_DOCUMENTS = "(no documents)"
 MAX_DOC_CHARS = 600  # per retrieved document in the prompt

@@ -43,7 +43,9 @@ past its cap check, which is what binds text to a dataset.
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from core.corpus import Corpus, DatasetIdentity, dataset_fingerprint, dataset_identity, load_corpus
@@ -57,9 +59,9 @@ from core.corpus.fingerprint import (
     scan_content,
 )
 from core.corpus.identity import name_stem, normalise_name, separate_identity
-from core.errors import BudgetError, PrivetError
+from core.common.errors import BudgetError, PrivetError
 from core.ledger.store import Ledger
-from core.runspec import DataSpec, RunSpec
+from core.specs.runspec import DataSpec, RunSpec
 
 # The share of a known dataset's text found in a load (or of the load's text in the known dataset) that makes
 # them one dataset. Chosen by tests/ledger/test_dataset_identity.py: two different clinic corpora from the same
@@ -305,3 +307,8 @@ def load_spec_corpus(spec: RunSpec) -> Corpus:
         raise PrivetError("The run spec names no data.", "Set [data] path to a folder or a .csv/.tsv/.jsonl file.")
     return load_corpus(d.path, d.text_column, d.id_column, d.person_column, d.max_unit_chars,
                        label_column=d.label_column, labels=d.labels)
+
+
+def new_run_id() -> str:
+    """The date and a random part: the run id is exported, so it holds no time of day."""
+    return datetime.now(timezone.utc).strftime("%Y%m%d") + "-" + secrets.token_hex(4)

@@ -28,7 +28,7 @@ from typing import Any, Self
 
 import sqlite_utils
 
-from core.errors import LedgerError, PrivetError
+from core.common.errors import LedgerError, PrivetError
 from core.ledger import highwater, witness
 from core.ledger.floors import as_strict, chained_caps, ledger_floors, owed, shortfall
 from core.ledger.head import record_problems
@@ -36,8 +36,8 @@ from core.ledger.schema import (
     ADDED_COLUMNS, CHAIN_SCHEMA, CHAINED_FIELDS, GENESIS_HASH, IDENTITY_SCHEMA, KINDS, LEDGER_EVENTS, TRIGGERS, now,
     row_hash,
 )
-from core.paths import data_dir
-from core.private_files import private_file, private_folder, touch_private
+from core.common.paths import data_dir
+from core.common.private_files import private_file, private_folder, touch_private
 
 TAMPER_FIX = (
     "Do not run anything until this is resolved: restore the data folder (ledger.db and ledger.witness "

@@ -47,7 +47,7 @@ import keyring.errors
 
 from core.ledger.head import HeadWords
 from core.ledger.seal import DAMAGED, moves_back, sealed, unseal
-from core.private_files import private_file, private_folder, write_private
+from core.common.private_files import private_file, private_folder, write_private
 
 SERVICE = "privet"
 VERSION = 2

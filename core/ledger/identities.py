@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 
 from core.corpus.fingerprint import SHINGLE_VERSION, ContentSketch
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.ledger.chain import LedgerFile
 from core.ledger.schema import LEDGER_EVENTS, now
 

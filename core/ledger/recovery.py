@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from core.corpus.identity import dataset_identity
-from core.errors import LedgerError, PrivetError
+from core.common.errors import LedgerError, PrivetError
 from core.ledger import highwater
 from core.ledger.chain import REWITNESS_STAGE, Carried, LedgerFile, check_before_run, default_path
 from core.ledger.schema import LEDGER_EVENTS

@@ -2,7 +2,7 @@
 
 Both hold the same facts (number of entries, newest entry and its chain hash) as a small JSON object
 with an HMAC-SHA256, each under its own label so one cannot be passed off as the other. The witness is
-sealed with the installation secret (``core.installation``, in the data folder, beside it); the
+sealed with the installation secret (``core.install.installation``, in the data folder, beside it); the
 high-water mark with a key kept outside the data folder (``core.ledger.highwater``), so that it still
 authenticates when the data folder is lost. Both only ever move forward: a record is not replaced when it
 vouches for more entries than the ledger holds, or names an entry the ledger no longer has.
@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
-from core.installation import installation_secret
+from core.install.installation import installation_secret
 
 T = TypeVar("T")
 

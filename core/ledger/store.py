@@ -17,7 +17,7 @@ import os
 import socket
 from typing import Any
 
-from core.errors import BudgetError, PrivetError
+from core.common.errors import BudgetError, PrivetError
 from core.ledger.identities import DatasetIdentities
 from core.ledger.schema import RECORD_STAGE, now
 from core.ledger.total import COMBINING_WORDS, Total, dataset_total

@@ -30,7 +30,7 @@ from typing import Any
 
 from core.ledger.head import HeadWords
 from core.ledger.seal import DAMAGED, moves_back, sealed, unseal
-from core.private_files import touch_private, write_private
+from core.common.private_files import touch_private, write_private
 
 WITNESS_SUFFIX = ".witness"
 VERSION = 1

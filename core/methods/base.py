@@ -12,7 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
-from core.checkpoints import Checkpoints
+from core.common.checkpoints import Checkpoints
 from core.corpus import Corpus
 from core.methods.compute_backend import LOCAL, ComputeBackend
 from core.models.base import Embedder, LanguageModel
@@ -23,8 +23,8 @@ from core.privacy.forecast import TopicForecast
 from core.privacy.mechanisms import SAMPLER_DESCRIPTIONS, TokenSampler
 from core.privacy import release
 from core.privacy.randomness import secure_rng, test_mode_rng, test_mode_torch_generator
-from core.progress import Reporter
-from core.runspec import RunSpec
+from core.common.progress import Reporter
+from core.specs.runspec import RunSpec
 
 COMMON_NOTES = (
     "Randomness: every noise draw and every sampled token comes from the operating system's entropy "
@@ -89,15 +89,15 @@ class PlanSummary:
     delta_spent: float = 0.0  # the part of δ spent by (ε, δ) stages (phrase discovery); the rest is the conversion's
     topic_forecast: TopicForecast | None = None  # expected topics (DP-SynRAG; core.privacy.forecast; on screen)
     forecast_advice: tuple[str, ...] = ()  # what would help when about 0 topics are expected
-    # The forecast at the custodian's stated public upper bound on the units (core.planning.spending_gate), the
+    # The forecast at the custodian's stated public upper bound on the units (core.run.planning.spending_gate), the
     # only one that may refuse a run (SPEC §6: never the true count); None when no bound is stated.
     gate_forecast: TopicForecast | None = None
-    budget_outlook: tuple[str, ...] = ()  # the dataset's total after this run, and a cap refusal (core.planning)
+    budget_outlook: tuple[str, ...] = ()  # the dataset's total after this run, and a cap refusal (core.run.planning)
     # The method's settings as the adaptive default is expected to choose them for this corpus (DP-SynRAG: R
     # and k from the custodian's own count of units; on screen only, the run chooses from its DP size count).
     expected_settings: object | None = None
     # How many times slower than the built-in speed figures' computer this one ran a short public workload when
-    # the plan was made (core.machine_speed; the estimate's CPU speeds are divided by it).
+    # the plan was made (core.run.machine_speed; the estimate's CPU speeds are divided by it).
     busy_factor: float = 1.0
 
     @property
@@ -143,7 +143,7 @@ class SyntheticDoc:
 
 @dataclass
 class MethodContext:
-    """Everything a method needs besides the units. Built by ``core.pipeline``.
+    """Everything a method needs besides the units. Built by ``core.run.pipeline``.
 
     ``test_seed`` is set only in the explicit non-private test mode (export refused);
     otherwise every mechanism draws from OS entropy and nothing is seeded.

@@ -36,9 +36,9 @@ from typing import Any
 
 import numpy as np
 
-from core.checkpoints import Checkpoints
+from core.common.checkpoints import Checkpoints
 from core.corpus import Corpus
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.methods import registry
 from core.methods.base import Method, MethodContext, MethodOutput, PlanSummary, SyntheticDoc, stages_from_events
 from core.privacy.class_counts import (
@@ -59,9 +59,9 @@ from core.privacy.class_counts import (
 from core.privacy.conversion import approx_eps_to_rho, approx_rho_to_eps
 from core.privacy.mechanisms import GAUSSIAN_OPENDP, SAMPLER_DESCRIPTIONS
 from core.privacy.release import Charge, accountant_of, run_release
-from core.progress import ProgressEvent
-from core.method_catalogue import class_conditional_methods, topic_label_methods
-from core.runspec import RunSpec
+from core.common.progress import ProgressEvent
+from core.specs.method_catalogue import class_conditional_methods, topic_label_methods
+from core.specs.runspec import RunSpec
 from core.specs.common import label_mode_of
 
 CHECKPOINT_COUNTS = "class_counts"  # {"labels": [...], "noisy": [...]}: released, so a resume never redraws it

@@ -18,7 +18,7 @@ import numpy as np
 from core.methods.private_prediction import EngineConfig, PrivatePredictionEngine
 from core.models.base import Embedder, LanguageModel
 from core.privacy.mechanisms import TokenSampler
-from core.progress import StageProgress
+from core.common.progress import StageProgress
 
 EngineFactory = Callable[[LanguageModel, EngineConfig, TokenSampler], Any]
 """factory(llm, EngineConfig, TokenSampler) -> an object with the engine's ``run`` method."""

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from core.runspec import RunSpec
+from core.specs.runspec import RunSpec
 
 ICD10_CM = "icd10-cm"
 FREE_WORDS = "A public word list costs no privacy budget: it is published, not read from your data."
@@ -68,8 +68,8 @@ def public_words(spec: RunSpec, task: str | None = None) -> list[str]:
 
 def plan_offer_lines(spec: RunSpec) -> list[str]:
     """What `privet plan` says about the public lists that fit this spec ([] when none fits, or when the method
-    finds no topic names: its facts, ``core.method_catalogue``)."""
-    from core import method_catalogue
+    finds no topic names: its facts, ``core.specs.method_catalogue``)."""
+    from core.specs import method_catalogue
 
     facts = method_catalogue.facts(spec.method)
     if not facts.wizard.topic_names:

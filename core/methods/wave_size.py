@@ -7,7 +7,7 @@ out-of-memory the engine halves the wave anyway.
 
 from __future__ import annotations
 
-from core.runspec import RunSpec
+from core.specs.runspec import RunSpec
 
 __all__ = ["default_batch_rows", "default_memory_budget_mb", "kv_bytes_per_token", "wave_rows"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from core.errors import ModelError
+from core.common.errors import ModelError
 
 # End-of-turn tokens of common chat formats; counted as EOS when the tokenizer has them.
 _END_OF_TURN_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<end_of_turn>", "</s>")

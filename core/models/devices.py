@@ -7,7 +7,7 @@ import re
 
 import torch
 
-from core.errors import ModelError
+from core.common.errors import ModelError
 
 _CUDA_RE = re.compile(r"^cuda(?::(\d+))?$")
 

@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from core.errors import ModelError
+from core.common.errors import ModelError
 from core.models.hf_loading import quiet_loading
 
 

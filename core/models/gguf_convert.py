@@ -20,7 +20,7 @@ from typing import Callable
 
 import torch
 
-from core.errors import ModelError
+from core.common.errors import ModelError
 from core.models.hf_loading import load_tokenizer, quiet_loading
 from core.models.sources import model_cache_root, sha256_file
 

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from core.errors import ModelError
+from core.common.errors import ModelError
 
 
 def set_offline() -> None:

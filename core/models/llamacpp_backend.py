@@ -28,7 +28,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from core.errors import ModelError
+from core.common.errors import ModelError
 from core.models.chat import ChatTokenizer
 from core.models.generation import decode_rows
 from core.models.gguf_cpu import cpu_copy, existing_cpu_copy, slow_on_cpu

@@ -18,12 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.errors import ModelError
+from core.common.errors import ModelError
 from core.models import sources
 from core.models.base import Embedder, LanguageModel
 from core.models.devices import resolve_device
 from core.models.hf_loading import load_tokenizer, set_offline
-from core.runspec import ModelChoice
+from core.specs.runspec import ModelChoice
 
 __all__ = [
     "ResolvedModel",

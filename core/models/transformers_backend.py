@@ -12,7 +12,7 @@ from typing import Sequence
 
 import torch
 
-from core.errors import ModelError
+from core.common.errors import ModelError
 from core.models.chat import ChatTokenizer
 from core.models.generation import decode_rows
 from core.models.hf_loading import load_tokenizer, quiet_loading

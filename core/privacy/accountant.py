@@ -29,7 +29,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.privacy.conversion import approx_rho_to_eps
 
 MECHANISMS = ("gaussian", "bounded_range", "gaussian_sparse_histogram")

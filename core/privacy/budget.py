@@ -13,7 +13,7 @@ from core.privacy.conversion import rho_to_eps
 from core.privacy.planner import public_delta
 
 if TYPE_CHECKING:
-    from core.runspec import RunSpec
+    from core.specs.runspec import RunSpec
 
 # A moderate default for new runs: the middle of the range the literature calls moderate (1 < ε ≤ 5).
 RECOMMENDED_EPSILON = 4.0

@@ -24,7 +24,7 @@ import math
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 
 METHODS = ("tight", "loose")
 
@@ -126,7 +126,7 @@ def _check_spent(delta: float, delta_spent: float) -> None:
         )
 
 
-REDRAWN_SUFFIX = " (redrawn after resume)"  # a record stage drawn again after a resume (core.pipeline)
+REDRAWN_SUFFIX = " (redrawn after resume)"  # a record stage drawn again after a resume (core.run.pipeline)
 
 
 def redrawn_delta(stages: list[dict]) -> float:

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 
 _OPENDP_GRID_EXPONENT = -40  # noise granularity 2^-40 ≈ 9e-13
 _SCALE_SLACK = 1e-6  # σ is raised by this relative amount so the grid rounding never costs extra ρ

@@ -24,7 +24,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.privacy.gaussian import gaussian_noise as gaussian_noise
 from core.privacy.randomness import secure_rng, secure_torch_generator, test_mode_keyed_uniform
 from core.privacy.set_union import SCALE_SLACK, check_items

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.privacy.conversion import METHODS
 
 STAGE_SIZE = "size"

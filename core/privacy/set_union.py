@@ -32,7 +32,7 @@ from collections.abc import Sequence
 
 from scipy.stats import norm
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 
 SCALE_SLACK = 1e-4  # the largest relative raise of σ the sampler may make for this mechanism
 _GRID = 2.0**-40  # OpenDP's noise granularity (core.privacy.mechanisms)

@@ -6,15 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from core import method_catalogue
+from core.specs import method_catalogue
 from core.specs.rules import (
     MAX_LABELS, MAX_THREADS, MAX_UNIT_CHARS, MAX_UNITS, MAX_WORKERS, Rule, flag, name, name_problem, number, path_text, text, texts,
     whole,
 )
-from core.wording import PERMITTED_USES, WEAK_MAX
+from core.common.wording import PERMITTED_USES, WEAK_MAX
 
 # Above this epsilon the run goes ahead with a loud warning; above the hard limit it is refused.
-WEAK_EPSILON = WEAK_MAX  # core.wording: above it, no meaningful protection
+WEAK_EPSILON = WEAK_MAX  # core.common.wording: above it, no meaningful protection
 MAX_EPSILON = 100.0
 # The smallest ε and δ a run may ask for. Far smaller values cannot be carried through the planner's
 # arithmetic (ε = 1e-300 gives ρ ≈ 1e-601, below the smallest float; δ = 5e-324 is the smallest subnormal
@@ -89,7 +89,7 @@ class DataSpec:
 
 # Which methods synthesise per class (core/methods/class_conditional.py) and which can label by topic
 # (label_mode "topic_labels", core/methods/class_conditional.TopicLabelled): each method's catalogue entry says
-# (core.method_catalogue.MethodEntry.labels); the others refuse a label column.
+# (core.specs.method_catalogue.MethodEntry.labels); the others refuse a label column.
 
 
 def label_mode_of(data: DataSpec, method: str) -> str:
@@ -165,7 +165,7 @@ class OutputSpec:
     irb_protocol: str = ""
     export_at_end: bool = True  # False: the run only keeps the release in its run folder and the desktop
     # exports it to ``folder`` from its review page (the folder is kept through a resume)
-    permitted_use: str = "internal"  # what the release may be used for (core.wording.PERMITTED_USES): printed on
+    permitted_use: str = "internal"  # what the release may be used for (core.common.wording.PERMITTED_USES): printed on
     # the certificate's first page, an export identity field like the custodian (not in the privacy record)
 
     RULES: ClassVar[dict[str, Rule]] = {

@@ -2,7 +2,7 @@
 the label column is chosen, and what a run of the chosen method will do with the labels.
 
 The words are the core's, so the desktop shows them without naming a method: which methods label by topic is
-``core.method_catalogue.topic_label_methods()``; whether a method rewrites each private document (and so keeps each
+``core.specs.method_catalogue.topic_label_methods()``; whether a method rewrites each private document (and so keeps each
 document's own label, released without differential privacy) is its catalogue entry's ``wizard.documents``.
 Public wording only: nothing here reads data.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core import method_catalogue
+from core.specs import method_catalogue
 from core.specs.common import LABEL_MODES, DataSpec, label_mode_of
 
 

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 
 # -- size limits (the one table; the sections' RULES refer to these) ---------------------------------------
 # Tokens: one document, one generation. 4096 is twice the packaged model's whole context (2048 tokens in

@@ -13,11 +13,11 @@ from PySide6.QtWidgets import (
 )
 
 from core.certificate.render import PARAMETER_MEANINGS
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.ledger.view import after_run_words, spent_words
-from core.planning import TABLE_BASIS
+from core.run.planning import TABLE_BASIS
 from core.privacy.budget import EPSILON_TRADE_OFF
-from core.progress import stage_label
+from core.specs.stage_labels import stage_label
 from desktop.budget_bands import band_for
 from desktop.controller import WizardController
 from desktop.widgets.collapsible import Collapsible
@@ -118,7 +118,7 @@ class BudgetPage(Page):
         form.labelForField(self.delta).setBuddy(self.delta)
         form.addRow("", self.delta_meaning)
 
-        # What each ε is expected to release (core.planning.epsilon_table): a row picked sets ε.
+        # What each ε is expected to release (core.run.planning.epsilon_table): a row picked sets ε.
         self.table = QTableWidget(0, len(TABLE_HEADERS))
         self.table.setObjectName("epsilon_table")
         self.table.setHorizontalHeaderLabels(TABLE_HEADERS)
@@ -134,7 +134,7 @@ class BudgetPage(Page):
         self.table_note = QLabel()
         self.table_note.setObjectName("epsilon_table_note")
         self.table_note.setWordWrap(True)
-        self.epsilon_table: Any = None  # core.planning.EpsilonTable shown, or None
+        self.epsilon_table: Any = None  # core.run.planning.EpsilonTable shown, or None
         self._table_key: Any = None
         self._suggested_for: set[Any] = set()  # the data and methods an ε was suggested for (once each)
         self._officer_chose = False  # ε typed, dragged or picked by the officer: never replaced by a suggestion
@@ -279,7 +279,7 @@ class BudgetPage(Page):
     # --- the ε table ------------------------------------------------------------------------------
 
     def refresh_table(self) -> None:
-        """Ask core for the table (``core.planning.epsilon_table``) when anything but ε changed since it was drawn."""
+        """Ask core for the table (``core.run.planning.epsilon_table``) when anything but ε changed since it was drawn."""
         spec = self.controller.spec
         summary = self.controller.summary
         key = None if summary is None else (summary.fingerprint, summary.n_units, repr(_without_epsilon(spec)))

@@ -1,5 +1,5 @@
 """Step 6: the commit page — a summary of everything, the ε this run spends and what the dataset will
-have spent after it (from ``core.ledger.view``), and the time estimate (from ``core.estimate``)."""
+have spent after it (from ``core.ledger.view``), and the time estimate (from ``core.run.estimate``)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QFormLayout, QLabel, QWizard,
 )
 
-from core.errors import PrivetError
-from core.estimate import duration_words
+from core.common.errors import PrivetError
+from core.run.estimate import duration_words
 from core.ledger.view import after_run_words
-from core.progress import stage_label
-from core.wording import PERMITTED_USE_NAMES, PERMITTED_USES, guarantee_words, permitted_use_words
+from core.specs.stage_labels import stage_label
+from core.common.wording import PERMITTED_USE_NAMES, PERMITTED_USES, guarantee_words, permitted_use_words
 from desktop.active_runs import ActiveRuns
 from desktop.controller import METHOD_SHORT_NAMES, WizardController
 from desktop.widgets.collapsible import Collapsible
@@ -149,7 +149,7 @@ class ConfirmPage(Page):
         return words
 
     def set_permitted_use(self, use: str) -> None:
-        """Choose what the release may be used for (one of ``core.wording.PERMITTED_USES``)."""
+        """Choose what the release may be used for (one of ``core.common.wording.PERMITTED_USES``)."""
         self.permitted_use.setCurrentIndex(self.permitted_use.findData(use))
 
     def _permitted_use_changed(self) -> None:

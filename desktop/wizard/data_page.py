@@ -10,7 +10,7 @@ from PySide6.QtWidgets import (
     QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout,
 )
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.corpus.profile import TableColumns
 from desktop.controller import CorpusSummary, WizardController
 from desktop.widgets.histogram import Histogram

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import (
     QLineEdit, QPushButton, QRadioButton, QTableWidget, QTableWidgetItem, QVBoxLayout,
 )
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from desktop.controller import WizardController
 from desktop.hardware import GpuInfo, detect_gpus
 from desktop.wizard.common import Page

@@ -12,9 +12,9 @@ from PySide6.QtWidgets import (
 )
 from PySide6.QtCore import Qt
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.evaluation.run_fidelity import figure_lines
-from core.method_catalogue import ReleasedFormsView
+from core.specs.method_catalogue import ReleasedFormsView
 from desktop.controller import WizardController, verify_folder
 from desktop.widgets.collapsible import Collapsible
 from desktop.wizard.common import Page, scrolling_layouts

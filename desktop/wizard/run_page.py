@@ -3,7 +3,7 @@ cancel and resume.
 
 The pipeline runs in a child process (``desktop.relay.RunRelay``); this page only shows its events.
 Every budget figure comes from ``core`` (the plan, the ledger via ``core.ledger.view``); every
-time figure from ``core.estimate`` (computed in the child during the run).
+time figure from ``core.run.estimate`` (computed in the child during the run).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from PySide6.QtWidgets import (
     QProgressBar, QPushButton, QSplitter, QVBoxLayout,
 )
 
-from core.errors import PrivetError
-from core.estimate import EtaTracker, duration_words
+from core.common.errors import PrivetError
+from core.run.estimate import EtaTracker, duration_words
 from core.ledger.view import charged_summary
-from core.progress import STAGE_LABELS, stage_label
+from core.specs.stage_labels import STAGE_LABELS, stage_label
 from desktop.active_runs import ActiveRuns
 from desktop.controller import WizardController, in_app_words
 from desktop.relay import RunRelay
@@ -222,7 +222,7 @@ class RunPage(Page):
         return "Resuming…" if resume else "Running…"
 
     def ask_resume_consent(self) -> float | None:
-        """Show what resuming charges again (``core.pipeline.resume_quote``) and ask; the ρ accepted, or ``None``.
+        """Show what resuming charges again (``core.run.pipeline.resume_quote``) and ask; the ρ accepted, or ``None``.
         A resume that charges nothing asks nothing (``resume_free``; the page then says so)."""
         self.resume_free = False
         try:

@@ -13,11 +13,11 @@ from dataclasses import replace
 
 from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
 
-from core import method_catalogue
-from core.method_catalogue import WizardValues
+from core.specs import method_catalogue
+from core.specs.method_catalogue import WizardValues
 from core.methods.list_offer import offered_lists
 from core.methods.dp_synrag.vocabulary import shipped_domain_lists
-from core.runspec import RunSpec
+from core.specs.runspec import RunSpec
 from desktop.widgets.wrapped_check import wrapped_check
 
 TRADE_OFF = ("A public word list costs no privacy budget but only knows its own terms; discovering the corpus's "
@@ -88,10 +88,10 @@ class TopicNamesBox(QWidget):
 
 
 def _values(spec: RunSpec) -> WizardValues:
-    """The spec's topic names as the chosen method's facts read them (``core.method_catalogue``)."""
+    """The spec's topic names as the chosen method's facts read them (``core.specs.method_catalogue``)."""
     return method_catalogue.facts(spec.method).wizard_values(spec)
 
 
 def _asks(spec: RunSpec) -> bool:
-    """Whether the chosen method finds topic names (its wizard options, ``core.method_catalogue``)."""
+    """Whether the chosen method finds topic names (its wizard options, ``core.specs.method_catalogue``)."""
     return method_catalogue.facts(spec.method).wizard.topic_names

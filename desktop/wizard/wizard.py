@@ -7,7 +7,7 @@ from pathlib import Path
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget, QWizard
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from desktop.active_runs import ActiveRuns
 from desktop.controller import WizardController
 from desktop.hardware import GpuInfo

@@ -35,7 +35,7 @@ cp "$here/privet-desktop" "$here/install-desktop-entry.sh" "$here/privet.desktop
 cp resources/icons/privet.png "$bundle/privet.png"
 chmod 0755 "$bundle/privet-desktop" "$bundle/install-desktop-entry.sh"
 
-echo "== bundle identity (core/bundle.py): file manifest and bundle.json"
+echo "== bundle identity (core/install/bundle.py): file manifest and bundle.json"
 internal="$bundle/_internal"
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo "")
 git diff --quiet HEAD 2>/dev/null || commit="${commit}+local-changes"

@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QImage, QPainter
 from PySide6.QtSvg import QSvgRenderer
 
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 
 SIZE = 256
 

@@ -21,7 +21,7 @@ from core.certificate.signing import (
     verify_bytes,
 )
 from core.cli import main
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.ledger import Ledger
 
 FP = "c3" * 32

@@ -12,8 +12,8 @@ from core.certificate.privacy_record import PrivacyRecord
 from core.certificate.seal import verify_export
 from core.certificate.signing import public_key_pem
 from core.cli import main
-from core.errors import PrivetError
-from core.export import export_release
+from core.common.errors import PrivetError
+from core.run.export import export_release
 from core.ledger import Ledger
 
 CANARY = "CANARY-7f3a9c-Jane-Q-Private-DOB-1961-04-02"
@@ -201,7 +201,7 @@ def test_failed_export_leaves_nothing(tmp_path, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr("core.export.render_html", broken)
+    monkeypatch.setattr("core.run.export.render_html", broken)
     with pytest.raises(RuntimeError):
         export_release(run, tmp_path / "release", IDENTITY)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]

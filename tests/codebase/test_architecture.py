@@ -84,9 +84,9 @@ def test_no_fixed_seed_outside_the_explicit_test_mode():
 
 
 def test_the_run_spec_and_the_registry_name_the_same_methods():
-    # core.runspec validates method names without importing the methods (which import the run spec).
+    # core.specs.runspec validates method names without importing the methods (which import the run spec).
     from core.methods import registry
-    from core.runspec import METHOD_NAMES
+    from core.specs.runspec import METHOD_NAMES
 
     assert registry.names() == tuple(sorted(METHOD_NAMES))
     for name in METHOD_NAMES:
@@ -94,12 +94,12 @@ def test_the_run_spec_and_the_registry_name_the_same_methods():
 
 
 def test_every_method_list_derives_from_the_one_registration():
-    """A method is registered once (core.method_catalogue); the run spec, the record, the certificate, the
+    """A method is registered once (core.specs.method_catalogue); the run spec, the record, the certificate, the
     time estimate and the desktop read that registration, and each entry's adapter and facts load under its key."""
-    from core import method_catalogue
+    from core.specs import method_catalogue
     from core.certificate import build, privacy_record
     from core.methods import registry
-    from core.runspec import METHOD_NAMES
+    from core.specs.runspec import METHOD_NAMES
     from desktop import controller
 
     names = method_catalogue.names()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.cli import build_parser
-from core.runspec import RunSpec
+from core.specs.runspec import RunSpec
 from tests.helpers import ROOT
 
 README = ROOT / "README.md"
@@ -45,7 +45,7 @@ def test_every_relative_link_points_to_a_file(page):
 
 def test_every_path_the_readme_names_exists():
     named = {m.rstrip("/.,") for m in re.findall(r"`([^`\s]+)`", _text(README)) if m.startswith(TOP_LEVEL)}
-    assert "core/runspec.py" in named  # the pattern does find paths
+    assert "core/specs/runspec.py" in named  # the pattern does find paths
     missing = sorted(p for p in named if not any(ROOT.glob(p)))
     assert missing == [], f"README names paths that do not exist: {missing}"
 

@@ -1,5 +1,5 @@
-"""No method name is branched on outside core/methods/ (and core/method_catalogue.py), and desktop/ never asks
-for a method by name: a method's facts are read through the one registration (core.method_catalogue).
+"""No method name is branched on outside core/methods/ (and core/specs/method_catalogue.py), and desktop/ never asks
+for a method by name: a method's facts are read through the one registration (core.specs.method_catalogue).
 
 Read from the source tree (AST): a registered method key as a string literal compared with something (``==``,
 ``in``, ``match``), or two or more of them as a per-method table or list (a dict's keys, a tuple), outside the
@@ -15,15 +15,15 @@ import subprocess
 import sys
 from dataclasses import fields
 
-from core import method_catalogue
-from core.runspec import RunSpec
+from core.specs import method_catalogue
+from core.specs.runspec import RunSpec
 from tests.helpers import ROOT
 
 KEYS = frozenset(method_catalogue.names())
 PACKAGES = frozenset(m.adapter.split(":")[0].split(".")[2] for m in method_catalogue.METHODS)  # core.methods.<p>
-OWN_PLACES = ("core/methods/", "core/method_catalogue.py")
+OWN_PLACES = ("core/methods/", "core/specs/method_catalogue.py")
 SECTIONS = frozenset(f.name for f in fields(RunSpec)) & KEYS  # a method's own section of the run spec
-SECTION_PLACES = ("core/methods/", "core/specs/", "core/runspec.py", "core/method_catalogue.py")
+SECTION_PLACES = ("core/methods/", "core/specs/", "core/specs/runspec.py", "core/specs/method_catalogue.py")
 
 # Paths (a folder ends in "/") that may still hold a list or a table of method names, and why. Each must still
 # need it (checked below). A comparison or a match with a method name is allowed in none of them.
@@ -40,8 +40,8 @@ SECTION_ALLOWED = {
     "core/compute/memory.py": "a private-prediction wave's memory from [dp_synrag] max_prompt_tokens, batch_rows "
                               "and T: the shared engine settings (T is [dp_synrag]'s even for a [dp_synth] spec: "
                               "a rough figure)",
-    "core/estimate.py": "the writer's prompt length for the speed figures, [dp_synrag] max_prompt_tokens (shared)",
-    "core/pipeline.py": "MethodContext.max_prompt_tokens, [dp_synrag] max_prompt_tokens: the engine's prompt "
+    "core/run/estimate.py": "the writer's prompt length for the speed figures, [dp_synrag] max_prompt_tokens (shared)",
+    "core/run/pipeline.py": "MethodContext.max_prompt_tokens, [dp_synrag] max_prompt_tokens: the engine's prompt "
                         "limit every method's context carries",
 }
 # desktop/ imports of a method's package, and why: the shared [dp_synrag] section's public choices, built once
@@ -139,7 +139,7 @@ def test_no_method_name_is_branched_on_outside_the_methods():
     found = [f"{path}:{line}: {what}" for path, source in _sources("core") + _sources("desktop")
              if not path.startswith(OWN_PLACES) for line, what in branches(source)
              if what in COMPARISONS or not _allowed(path)]
-    assert not found, "ask core.method_catalogue.facts(key) instead:\n" + "\n".join(found)
+    assert not found, "ask core.specs.method_catalogue.facts(key) instead:\n" + "\n".join(found)
 
 
 def test_the_evaluation_compares_no_method_name():
@@ -153,7 +153,7 @@ def test_the_evaluation_compares_no_method_name():
 def test_no_method_section_is_read_outside_the_methods():
     found = [f"{path}:{line}: {what}" for path, source in _sources("core") + _sources("desktop")
              if not _section_allowed(path) for line, what in section_attributes(source)]
-    assert not found, "read the setting through the method's facts (core.method_catalogue) instead:\n" + "\n".join(
+    assert not found, "read the setting through the method's facts (core.specs.method_catalogue) instead:\n" + "\n".join(
         found)
 
 
@@ -164,15 +164,15 @@ def test_the_desktop_never_asks_for_a_method_by_name():
             module = what.removeprefix("imports ")
             if (path, module) not in DESKTOP_IMPORTS:
                 found.append(f"{path}:{line}: {what}")
-    assert not found, "ask the controller (core.method_catalogue) instead:\n" + "\n".join(found)
+    assert not found, "ask the controller (core.specs.method_catalogue) instead:\n" + "\n".join(found)
 
 
 def test_the_pipeline_the_plan_and_a_resume_import_no_method_package():
     """They ask the method (core.methods.registry, core.methods.class_conditional) or its facts
-    (core.method_catalogue) instead of importing a method's internals."""
-    found = [f"{path}:{line}: {what}" for path in ("core/pipeline.py", "core/planning.py", "core/resume.py")
+    (core.specs.method_catalogue) instead of importing a method's internals."""
+    found = [f"{path}:{line}: {what}" for path in ("core/run/pipeline.py", "core/run/planning.py", "core/run/resume.py")
              for line, what in method_package_imports((ROOT / path).read_text(encoding="utf-8"))]
-    assert not found, "ask core.method_catalogue.facts(spec.method) instead:\n" + "\n".join(found)
+    assert not found, "ask core.specs.method_catalogue.facts(spec.method) instead:\n" + "\n".join(found)
 
 
 def test_every_allowed_entry_is_still_needed():
@@ -191,14 +191,14 @@ def test_the_facts_agree_and_load_without_the_model_code():
     """Two methods may share a parameter's or a stage's words only word for word, and reading the facts
     (every label and meaning, as the certificate and the progress lines do) imports no torch."""
     from core.certificate.render import SHARED_PARAMETER_MEANINGS
-    from core.progress import SHARED_STAGE_LABELS
+    from core.specs.stage_labels import SHARED_STAGE_LABELS
 
     for field, shared in (("parameter_meanings", SHARED_PARAMETER_MEANINGS), ("stage_labels", SHARED_STAGE_LABELS)):
         seen = dict(shared)
         for method in method_catalogue.METHODS:
             for key, words in getattr(method_catalogue.facts(method.key), field).items():
                 assert seen.setdefault(key, words) == words, f"{method.key}: {field}[{key!r}] differs"
-    code = ("import sys; from core import method_catalogue as c; from core.progress import STAGE_LABELS; "
+    code = ("import sys; from core.specs import method_catalogue as c; from core.specs.stage_labels import STAGE_LABELS; "
             "from core.certificate.render import PARAMETER_MEANINGS; dict(STAGE_LABELS); dict(PARAMETER_MEANINGS); "
             "[c.facts(k) for k in c.names()]; print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)

@@ -14,16 +14,16 @@ import torch
 from tests.helpers import tiny_spec
 
 from core.compute.factory import check_compute, compute_backend
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.ledger import Ledger
 from core.methods.private_prediction import EngineConfig, PredictionGroup, PrivatePredictionEngine
 from core.methods.compute_backend import LOCAL, LocalUnitWork, local_engine
 from core.methods.dp_synrag.keywords import generate_greedy
 from core.models.registry import load_embedder, load_language_model
-from core.pipeline import run_pipeline
+from core.run.pipeline import run_pipeline
 from core.privacy.mechanisms import TokenSampler
 from core.privacy.randomness import test_mode_torch_generator
-from core.runspec import ComputeSpec, ModelChoice, RunSpec
+from core.specs.runspec import ComputeSpec, ModelChoice, RunSpec
 
 TINY = ModelChoice(source="tiny-random", device="cpu")
 SEED = 4321

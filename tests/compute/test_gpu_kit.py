@@ -18,7 +18,7 @@ from core.models.registry import packaged_tokenizer
 from core.privacy.mechanisms import TokenSampler
 from core.methods.dp_synrag.plan import plan_dp_synrag
 from core.privacy.randomness import test_mode_torch_generator
-from core.runspec import DPSynRAGSpec
+from core.specs.runspec import DPSynRAGSpec
 from tests.helpers import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))

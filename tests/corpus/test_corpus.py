@@ -10,7 +10,7 @@ import pytest
 
 from core.cli import main
 from core.corpus import Corpus, Unit, list_columns, load_corpus
-from core.errors import CorpusError
+from core.common.errors import CorpusError
 
 CANARY = "ZEBRA-CANARY-7731"
 

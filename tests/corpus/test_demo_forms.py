@@ -11,7 +11,7 @@ import pytest
 
 from core.cli import main
 from core.demo import generate
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 
 KINDS = tuple(generate.FORM_KINDS)
 

@@ -11,8 +11,8 @@ import pytest
 
 from core.corpus import Corpus, LoadReport, Unit, dataset_fingerprint, load_corpus
 from core.corpus.fingerprint import canonical_chunks
-from core.errors import PrivetError
-from core.installation import KEY_FILE, installation_secret
+from core.common.errors import PrivetError
+from core.install.installation import KEY_FILE, installation_secret
 
 
 def corpus_of(*pairs: tuple[str, str]) -> Corpus:

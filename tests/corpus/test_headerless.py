@@ -12,7 +12,7 @@ from core.cli import main
 from core.corpus import list_columns, load_corpus
 from core.corpus.columns import first_row_reads_as_data, suggest_columns
 from core.corpus.profile import table_columns
-from core.errors import CorpusError
+from core.common.errors import CorpusError
 
 CANARY = "Zqxvortimer Blandquist-7731"
 ROWS = "".join(f"{17 + i},{CANARY},{CANARY} came in with a cough and went home to rest for {i} days\n"

@@ -13,10 +13,10 @@ from tests.helpers import CANARY, DISEASES, tiny_spec
 
 from core.corpus import load_corpus
 from core.corpus.labels import MAX_LABEL_CHARS, check_label_values, unit_label
-from core.errors import CorpusError, PrivetError
+from core.common.errors import CorpusError, PrivetError
 from core.ledger import Ledger
-from core.pipeline import run_pipeline
-from core.runspec import RunSpec
+from core.run.pipeline import run_pipeline
+from core.specs.runspec import RunSpec
 from core.specs.rules import MAX_LABELS
 
 DEPARTMENTS = ("cardiology", "dermatology", "neurology")
@@ -171,7 +171,7 @@ def test_labels_are_exported_and_nothing_private_leaves(tmp_path, privet_home, m
     spec.data.label_column = "department"
     spec.data.label_mode = mode
     events = []
-    from core.progress import CallbackReporter
+    from core.common.progress import CallbackReporter
 
     result = run_pipeline(spec, CallbackReporter(events.append))
     export = result.export_dir

@@ -9,7 +9,7 @@ import pytest
 
 from core.corpus import load_corpus
 from core.corpus.decoding import decode_bytes
-from core.errors import CorpusError
+from core.common.errors import CorpusError
 
 CANARY = "Zqxvortimer Blandquist-7731"
 CANARY_ID = "MRN-88817713"

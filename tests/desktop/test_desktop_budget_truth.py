@@ -12,8 +12,8 @@ from tests.desktop.test_desktop_wizard import RUN_TIMEOUT_MS, walk_to_confirm
 from core.corpus import load_corpus
 from core.ledger import Ledger
 from core.ledger.booking import book_dataset, record_booking
-from core.progress import stage_label
-from core.runspec import DataSpec
+from core.specs.stage_labels import stage_label
+from core.specs.runspec import DataSpec
 from desktop.runner import TEST_HOOK_ENV
 from desktop.wizard import run_page as run_page_module
 

@@ -10,7 +10,7 @@ from tests.helpers import tiny_controller, wizard_notes
 from core.ledger import Ledger
 from core.ledger.view import CumulativeSpend, after_run_words, spent_words
 from core.methods.list_offer import ICD10_CM, offered_lists, plan_offer_lines
-from core.planning import EPSILON_TABLE, epsilon_table
+from core.run.planning import EPSILON_TABLE, epsilon_table
 from core.privacy.budget import RECOMMENDED_EPSILON
 from desktop.wizard.wizard import BUDGET, CONFIRM, METHOD, MODEL, TASK
 
@@ -97,7 +97,7 @@ def test_a_stated_public_bound_is_what_the_table_is_computed_for(tmp_path):
 
 
 def test_privet_plan_prints_the_table_and_the_list_offer(tmp_path):
-    from core.pipeline_cli import choice_lines
+    from core.run.pipeline_cli import choice_lines
 
     controller = tiny_controller()
     controller.load_data(str(wizard_notes(tmp_path, UNITS_FOR_TOPICS)), "note", "id", "patient")

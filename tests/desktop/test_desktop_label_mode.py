@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from tests.corpus.test_label_column import write_labelled
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.specs.common import LABEL_MODES
 from core.specs.label_modes import label_mode_choices, label_mode_words
 

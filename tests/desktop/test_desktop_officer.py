@@ -14,12 +14,13 @@ from PySide6.QtWidgets import QApplication
 from tests.helpers import tiny_controller, wizard_notes
 from tests.desktop.test_desktop_wizard import RUN_TIMEOUT_MS, walk_to_confirm
 
-from core.estimate import Estimate, EtaTracker, estimate
+from core.run.estimate import Estimate, EtaTracker, estimate
 from core.ledger import Ledger
 from core.ledger.view import RunSpend, charged_summary, cumulative_after, run_spend
 from core.privacy.budget import RECOMMENDED_EPSILON, epsilon_of
-from core.progress import STAGE_LABELS, ProgressEvent, stage_label
-from core.runspec import RunSpec
+from core.common.progress import ProgressEvent
+from core.specs.stage_labels import STAGE_LABELS, stage_label
+from core.specs.runspec import RunSpec
 from desktop.budget_bands import band_for
 from desktop.runner import TEST_HOOK_ENV
 from desktop.settings import DesktopSettings
@@ -85,7 +86,7 @@ def test_back_keeps_every_field_and_confirm_shows_them(wizard, tmp_path):
 
 def test_confirm_shows_the_cumulative_epsilon_of_the_dataset(wizard, tmp_path):
     wizard.controller.load_data(str(wizard_notes(tmp_path)), "note", "id", "patient")
-    key = wizard.controller.booking().key  # the dataset the run books against (core.pipeline.dataset_booking)
+    key = wizard.controller.booking().key  # the dataset the run books against (core.run.pipeline.dataset_booking)
     Ledger().charge(key, "earlier-run", "histogram", 0.5, 1e-3, "an earlier run")
     Ledger().set_cap(key, 30.0, 1e-3)
     walk_to_confirm(wizard, tmp_path, epsilon=4.0)
@@ -168,7 +169,7 @@ def test_budget_page_speaks_epsilon_with_plain_stage_names_and_no_duplicate_rows
 def test_stage_labels_are_used_by_the_command_line_progress():
     import io
 
-    from core.pipeline_cli import TerminalReporter
+    from core.run.pipeline_cli import TerminalReporter
 
     stream = io.StringIO()
     reporter = TerminalReporter(stream)
@@ -432,7 +433,7 @@ def test_certificate_has_a_parameter_table_prose_and_the_number_of_documents(tmp
 
 
 def test_verify_with_ledger_says_what_the_ledger_check_found():
-    from core.export_cli import ledger_check_words
+    from core.run.export_cli import ledger_check_words
 
     ok = ledger_check_words({"seq": 7, "row_hash": "x"}, [], [], 9)
     assert "still holds row 7" in ok and "intact (9 entries)" in ok

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from tests.helpers import write_notes
 
-from core.errors import ModelError
-from core.internal_check import find_identifiers, private_identifiers
+from core.common.errors import ModelError
+from core.evaluation.internal_check import find_identifiers, private_identifiers
 from core.ledger import Ledger
-from core.runspec import RunSpec
+from core.specs.runspec import RunSpec
 from desktop.budget_bands import band_for
 from desktop.controller import WizardController
 from desktop.hardware import parse_nvidia_smi

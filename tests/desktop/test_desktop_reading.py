@@ -22,9 +22,9 @@ from core.certificate.privacy_record import PrivacyRecord
 from core.ledger import Ledger
 from core.privacy.conversion import eps_to_rho, rho_to_eps
 from core.certificate.signing import load_public_key_pem, load_signing_key, public_key_fingerprint
-from core.estimate import Estimate, EtaTracker, calibration_key, estimate, load_calibration, save_calibration
-from core.wording import BANDS, band_of, guarantee_words
-from core.runspec import ModelChoice, RunSpec
+from core.run.estimate import Estimate, EtaTracker, calibration_key, estimate, load_calibration, save_calibration
+from core.common.wording import BANDS, band_of, guarantee_words
+from core.specs.runspec import ModelChoice, RunSpec
 from desktop.controller import WizardController
 from desktop.settings import DesktopSettings
 from desktop.wizard import RunWizard
@@ -378,9 +378,9 @@ def test_settings_export_the_public_key_for_the_irb(qtbot, tmp_path):
 
 
 def test_help_menu_getting_started_demo_and_status_line(qtbot, tmp_path):
-    from core.paths import data_dir
+    from core.common.paths import data_dir
     from desktop.main_window import DEMO_CORPUS, MainWindow
-    from core.paths import resources_dir
+    from core.common.paths import resources_dir
 
     window = MainWindow(DesktopSettings())
     qtbot.addWidget(window)
@@ -403,7 +403,7 @@ def test_help_menu_getting_started_demo_and_status_line(qtbot, tmp_path):
 
 
 def test_runs_are_listed_newest_first(tmp_path):
-    from core.paths import data_dir
+    from core.common.paths import data_dir
     from desktop.overview import recent_runs
 
     for name, started in (("20261201-ffffffff", "2026-12-01T09:00:00+00:00"),

@@ -8,7 +8,7 @@ from tests.desktop.test_desktop_wizard import RUN_TIMEOUT_MS, walk_to_confirm
 from tests.pipeline.test_resume_writing import charges, interrupt_while_writing
 
 from core.ledger import Ledger
-from core.runspec import RunSpec
+from core.specs.runspec import RunSpec
 from desktop.wizard import run_page as run_page_module
 
 NOTHING_MORE = "Nothing more will be charged"

@@ -14,7 +14,7 @@ from tests.helpers import tiny_controller
 from tests.pipeline.test_run_fidelity import HashEmbedder, _corpus, _real
 
 from core.evaluation.run_fidelity import custodian_fidelity
-from core.method_catalogue import ReleasedFormsView, facts
+from core.specs.method_catalogue import ReleasedFormsView, facts
 from desktop.wizard import RunWizard
 from desktop.wizard.review_page import DOCUMENTS_TAB, PAIRS_TAB, forms_listing, forms_words
 

@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QWizard
 
 from core.ledger import Ledger
 from core.ledger.view import charged_summary, run_spend
-from core.progress import STAGE_LABELS
-from core.runspec import ModelChoice
+from core.specs.stage_labels import STAGE_LABELS
+from core.specs.runspec import ModelChoice
 from desktop.controller import verify_folder
 from desktop.runner import TEST_HOOK_ENV
 from desktop.wizard import RunWizard

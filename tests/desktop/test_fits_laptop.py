@@ -20,7 +20,7 @@ from tests.desktop.test_desktop_review_forms import DISCHARGE, SEEN, _forms
 from tests.helpers import tiny_controller, wizard_notes
 from tests.pipeline.test_run_fidelity import HashEmbedder, _corpus, _real
 
-from core.estimate import EtaTracker
+from core.run.estimate import EtaTracker
 from core.evaluation.run_fidelity import custodian_fidelity
 from desktop.wizard import RunWizard
 from desktop.wizard.wizard import BUDGET, CONFIRM, DATA, METHOD, MODEL, REVIEW, RUN, TASK

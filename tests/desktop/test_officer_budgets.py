@@ -15,12 +15,12 @@ from tests.desktop.test_desktop_wizard import walk_to_confirm
 from core.certificate.build import parameters_not_used
 from core.certificate.render import PAGE_BREAK
 from core.cli import main
-from core.errors import PrivetError
-from core.export import export_release
+from core.common.errors import PrivetError
+from core.run.export import export_release
 from core.ledger import Ledger
 from core.ledger.total import COMBINING_PLAIN, COMBINING_WORDS
 from core.ledger.view import run_spend
-from core.runspec import RunSpec
+from core.specs.runspec import RunSpec
 from desktop.controller import in_app_words
 from desktop.dialogs import BUDGETS, SettingsDialog
 from desktop.settings import DesktopSettings

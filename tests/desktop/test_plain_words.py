@@ -17,16 +17,17 @@ from PySide6.QtWidgets import QAbstractButton, QApplication, QComboBox, QGroupBo
 
 from core.corpus import load_corpus
 from core.corpus.columns import looks_like_header
-from core.errors import CorpusError
-from core.estimate import duration_words
+from core.common.errors import CorpusError
+from core.run.estimate import duration_words
 from core.methods.dp_synrag.guidance import forecast_warning, spend_advice
-from core.paths import resources_dir
-from core.pipeline_cli import TerminalReporter, cmd_plan
-from core.planning import plan
+from core.common.paths import resources_dir
+from core.run.pipeline_cli import TerminalReporter, cmd_plan
+from core.run.planning import plan
 from core.privacy.forecast import forecast_topics
-from core.progress import STAGE_LABELS, ProgressEvent, stage_label
-from core.runspec import DPSynRAGSpec, RunSpec
-from core.wording import factor_words, guarantee_words
+from core.common.progress import ProgressEvent
+from core.specs.stage_labels import STAGE_LABELS, stage_label
+from core.specs.runspec import DPSynRAGSpec, RunSpec
+from core.common.wording import factor_words, guarantee_words
 from desktop.controller import WizardController
 from desktop.wizard import RunWizard
 from desktop.wizard.wizard import BUDGET, CONFIRM, DATA, METHOD, MODEL, TASK

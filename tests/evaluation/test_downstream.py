@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.evaluation.config import make_config
 from core.evaluation.downstream import (
     MAJORITY,
@@ -167,7 +167,7 @@ def test_membership_non_members_are_drawn_in_the_members_label_mix():
 
 
 def test_the_seed_cap_applies_to_methods_that_rewrite_each_document_as_the_catalogue_says():
-    from core import method_catalogue
+    from core.specs import method_catalogue
 
     for key in method_catalogue.names():
         assert one_per_unit(key) == (method_catalogue.facts(key).wizard.documents == "one_per_unit")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from core.cli import main as privet
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.evaluation.config import make_config
 from core.evaluation.data import Row, plant_canaries, read_rows, split_members
 from core.evaluation.config import DATASET_CONFIGS
@@ -268,7 +268,7 @@ def test_the_public_only_writer_sees_only_the_task_and_the_public_example():
     assert len(docs) == 3 and llm.prompts == [public_only_prompt(task, example)] * 3
     assert task in llm.prompts[0] and example in llm.prompts[0]
     # nothing else: the prompt is the shipped template around exactly these two public strings
-    from core.prompts import template
+    from core.common.prompts import template
 
     assert llm.prompts[0] == template("public_only_example").format(task=task, example=example)
     assert public_only_prompt(task) == template("public_only").format(task=task)

@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.evaluation import news
 
 

@@ -116,7 +116,7 @@ def test_real_corpora_are_almost_never_junk() -> None:
     """False positives on real text nobody here wrote for the detector: the shipped demo corpora (0 flagged)."""
     import csv
 
-    from core.paths import resources_dir
+    from core.common.paths import resources_dir
 
     demo = resources_dir() / "demo"
     notes = [r["note"] for r in csv.DictReader(open(demo / "clinic" / "notes.csv", encoding="utf-8"))]

@@ -16,12 +16,16 @@ import sys
 
 import pytest
 
-from core import __version__, bundle, paths
+from core import __version__
+
+from core.install import bundle
+
+from core.common import paths
 from core.certificate.build import build_certificate
 from core.certificate.privacy_record import PrivacyRecord
 from core.certificate.render import render_html
 from core.certificate.signing import load_signing_key
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.models import sources
 from tests.helpers import ROOT
 
@@ -55,7 +59,7 @@ def test_from_source_resources_are_the_repository_folder_and_there_is_no_bundle(
 
 def test_frozen_resources_and_prompts_come_from_the_bundle(frozen):
     assert paths.resources_dir() == frozen / "resources"
-    from core import prompts
+    from core.common import prompts
 
     prompts.template.cache_clear()
     try:
@@ -118,7 +122,7 @@ def test_certificate_records_the_bundle_identity_and_renders_it(tmp_path):
 
 
 def test_pipeline_records_the_bundle_identity_and_its_commit_when_frozen(frozen):
-    from core import provenance
+    from core.install import provenance
 
     (frozen / bundle.INFO_FILE).write_text(json.dumps(IDENTITY), encoding="utf-8")
     assert provenance.bundle_identity() == IDENTITY
@@ -139,8 +143,8 @@ def test_bundle_entry_point_dispatches_cli_and_gui(monkeypatch, capsys):
 
 
 def test_no_module_locates_resources_or_models_through_its_own_file_path():
-    """Resources and packaged models are found through core.paths only, so the bundle behaves like the source."""
-    allowed = {"core/provenance.py"}  # asks git for the source commit (the bundle records its own)
+    """Resources and packaged models are found through core.common.paths only, so the bundle behaves like the source."""
+    allowed = {"core/install/provenance.py"}  # asks git for the source commit (the bundle records its own)
     offenders = []
     for folder in ("core", "desktop", "resources"):
         for path in (ROOT / folder).rglob("*.py"):

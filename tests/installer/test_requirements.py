@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import tomllib
 
-from core.provenance import source_root
+from core.install.provenance import source_root
 
 TEST_ONLY = {"dp-accounting", "pytest", "pytest-qt", "pytest-timeout", "ruff", "mypy", "import-linter"}
 

@@ -14,7 +14,7 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 
 DEMO_NOTES = resources_dir() / "demo" / "clinic" / "notes.csv"
 MOVIES = resources_dir() / "demo" / "movielens" / "users.csv"

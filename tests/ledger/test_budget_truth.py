@@ -23,14 +23,14 @@ from tests.privacy.test_privacy_audit import cancelled_run, charges
 
 from core.certificate.privacy_record import RECORD_FILE, PrivacyRecord
 from core.cli import main as privet
-from core.errors import BudgetError, LedgerError, PrivetError
-from core.export import export_release
-from core.export_cli import certificate_claim_problems
+from core.common.errors import BudgetError, LedgerError, PrivetError
+from core.run.export import export_release
+from core.run.export_cli import certificate_claim_problems
 from core.ledger import Ledger, check_before_run, highwater
 from core.ledger.booking import book_dataset, record_booking
-from core.pipeline import load_spec_corpus, plan, resume_quote, run_pipeline
-from core.pipeline_cli import resume_consent
-from core.runspec import RunSpec
+from core.run.pipeline import load_spec_corpus, plan, resume_quote, run_pipeline
+from core.run.pipeline_cli import resume_consent
+from core.specs.runspec import RunSpec
 
 
 class _NotATerminal(io.StringIO):

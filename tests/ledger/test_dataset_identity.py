@@ -29,13 +29,13 @@ from core.corpus.fingerprint import (
     scan_content,
 )
 from core.demo.generate import DEMO_SEED, make_clinic_corpus
-from core.errors import BudgetError, PrivetError
+from core.common.errors import BudgetError, PrivetError
 from core.ledger import Ledger
 from core.ledger.booking import SAME_CONTENT_SHARE, Booking, book_dataset, record_booking, same_dataset
-from core.paths import resources_dir
-from core.pipeline import load_spec_corpus
+from core.common.paths import resources_dir
+from core.run.pipeline import load_spec_corpus
 from core.privacy.conversion import eps_to_rho
-from core.runspec import RunSpec
+from core.specs.runspec import RunSpec
 
 DEMO_NOTES = resources_dir() / "demo" / "clinic" / "notes.csv"
 DELTA = 1e-6
@@ -116,7 +116,7 @@ def _book(ledger: Ledger, spec: RunSpec) -> Booking:
 
 
 def _run_recorded(ledger: Ledger, spec: RunSpec, run_id: str, rho: float = RHO_10) -> Booking:
-    """What a run does to the ledger: book, reserve, register the view, charge (core.pipeline)."""
+    """What a run does to the ledger: book, reserve, register the view, charge (core.run.pipeline)."""
     booking = _book(ledger, spec)
     ledger.reserve(booking.key, run_id, rho)
     record_booking(ledger, booking)
@@ -329,7 +329,7 @@ def test_two_capped_names_with_one_stem_are_not_guessed(tmp_path):
 
 
 def ledger_new_dataset(ledger: Ledger, name: str) -> str:
-    """What ``privet ledger NAME --set-cap … --new-dataset`` registers (core.export_cli)."""
+    """What ``privet ledger NAME --set-cap … --new-dataset`` registers (core.run.export_cli)."""
     from core.corpus import dataset_identity
 
     identity = dataset_identity(name, name)

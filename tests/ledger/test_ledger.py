@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from core.cli import main
-from core.errors import BudgetError
+from core.common.errors import BudgetError
 from core.ledger import Ledger
 
 FP = "a1" * 32
@@ -46,7 +46,7 @@ def test_charges_accumulate_per_dataset(ledger):
 
 
 def test_negative_or_nan_charge_refused(ledger):
-    from core.errors import PrivetError
+    from core.common.errors import PrivetError
 
     for bad in (-0.1, float("nan")):
         with pytest.raises(PrivetError):

@@ -14,12 +14,12 @@ from tests.helpers import tiny_spec
 
 from core.certificate.privacy_record import MAC_FILE, RECORD_FILE, PrivacyRecord, record_mac
 from core.cli import main as privet
-from core.errors import BudgetError, PrivetError
-from core.export import export_release
-from core.export_cli import certificate_claim_problems
+from core.common.errors import BudgetError, PrivetError
+from core.run.export import export_release
+from core.run.export_cli import certificate_claim_problems
 from core.ledger import Ledger
 from core.ledger.total import dataset_total, run_deltas, stated
-from core.pipeline import plan, run_pipeline
+from core.run.pipeline import plan, run_pipeline
 from core.privacy.conversion import approx_eps_to_rho, approx_rho_to_eps, rho_to_eps
 
 KEY = "d" * 64
@@ -250,7 +250,7 @@ def test_a_record_edited_and_resealed_with_the_installation_key_is_refused(expor
 def test_the_resume_quote_bounds_what_the_certificate_then_states(tmp_path, privet_home):
     from tests.privacy.test_privacy_audit import cancelled_run
 
-    from core.pipeline import resume_quote
+    from core.run.pipeline import resume_quote
 
     spec = tiny_spec(tmp_path)
     spec.privacy.spend_anyway = True

@@ -18,14 +18,14 @@ from tests.helpers import FakeKeyring, tiny_spec
 
 from core.cli import main as privet
 from core.corpus.identity import dataset_identity
-from core.errors import BudgetError, LedgerError
+from core.common.errors import BudgetError, LedgerError
 from core.ledger import Ledger, check_before_run, highwater
 from core.ledger.booking import book_dataset, record_booking
 from core.ledger.chain import CARRIED_STAGE
 from core.ledger.recovery import RECOVERED_STAGE, RECOVERY_RUN, history_notes
 from core.ledger.schema import LEDGER_EVENTS
 from core.ledger.seal import sealed
-from core.pipeline import load_spec_corpus, plan
+from core.run.pipeline import load_spec_corpus, plan
 
 KEY = "c3" * 32
 NAME = "notes.csv"

@@ -10,7 +10,7 @@ import stat
 import pytest
 
 from core.cli import main
-from core.errors import LedgerError
+from core.common.errors import LedgerError
 from core.ledger import Ledger, check_before_run
 from core.ledger.witness import read_witness, witness_path
 

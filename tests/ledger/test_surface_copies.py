@@ -19,12 +19,12 @@ from tests.ledger.surface_copies import COPIES, DEMO_NOTES, different_corpora, r
 
 from core.corpus import Corpus, LoadReport, Unit
 from core.corpus.fingerprint import containment, identity_text, scan_content
-from core.errors import BudgetError
+from core.common.errors import BudgetError
 from core.ledger import Ledger
 from core.ledger.booking import Booking, book_dataset, record_booking, same_dataset
-from core.pipeline import load_spec_corpus
+from core.run.pipeline import load_spec_corpus
 from core.privacy.conversion import eps_to_rho
-from core.runspec import RunSpec
+from core.specs.runspec import RunSpec
 
 DELTA = 1e-6
 RHO_10 = eps_to_rho(10.0, DELTA, "tight")

@@ -5,7 +5,7 @@
 ``core.privacy.release``) and writes that many public template documents (post-processing: it reads no
 private text). Everything Privet needs to know about it is in this file, the stand-in for its package
 ``core/methods/toy_count/`` (its plan, its adapter and its ``MethodFacts``), plus one ``MethodEntry`` in
-``core.method_catalogue.METHODS`` (patched in here). Nothing else is edited: the run spec accepts it, ``privet
+``core.specs.method_catalogue.METHODS`` (patched in here). Nothing else is edited: the run spec accepts it, ``privet
 plan`` prints it, the estimate prices it, the ledger charges it, the certificate names its stage and its
 parameters in its own words and the wizard offers it.
 """
@@ -21,13 +21,13 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from core import method_catalogue
+from core.specs import method_catalogue
 from core.corpus import Corpus
-from core.method_catalogue import MethodEntry, MethodFacts, WizardOptions
+from core.specs.method_catalogue import MethodEntry, MethodFacts, WizardOptions
 from core.methods.base import COMMON_NOTES, MethodContext, MethodOutput, PlanSummary, SyntheticDoc, stages_from_events
 from core.privacy.conversion import approx_eps_to_rho
 from core.privacy.release import GAUSSIAN, Release, accountant_of, run_release
-from core.runspec import RunSpec
+from core.specs.runspec import RunSpec
 from tests.helpers import tiny_spec
 
 KEY = "toy_count"
@@ -128,11 +128,11 @@ def test_the_toy_is_refused_until_it_is_registered(tmp_path):
 def test_a_registered_toy_plans_runs_and_is_certified(registered, tmp_path):
     from core.certificate.build import build_certificate
     from core.certificate.render import render_html
-    from core.estimate import estimate
+    from core.run.estimate import estimate
     from core.methods import registry
-    from core.pipeline import run_pipeline
-    from core.pipeline_cli import cmd_plan
-    from core.progress import stage_label
+    from core.run.pipeline import run_pipeline
+    from core.run.pipeline_cli import cmd_plan
+    from core.specs.stage_labels import stage_label
 
     spec = _spec(tmp_path)
     assert spec.problems() == [] and registry.get(KEY).name == KEY

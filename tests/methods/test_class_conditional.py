@@ -12,7 +12,7 @@ from tests.helpers import statistical, tiny_spec
 from scipy import stats
 from tests.corpus.test_label_column import DEPARTMENTS, write_labelled
 
-from core.errors import Cancelled
+from core.common.errors import Cancelled
 from core.ledger import Ledger
 from core.methods.base import SyntheticDoc
 from core.methods.class_conditional import (
@@ -25,7 +25,7 @@ from core.methods.class_conditional import (
     split_budget,
 )
 from core.methods.registry import get
-from core.pipeline import plan, run_pipeline
+from core.run.pipeline import plan, run_pipeline
 from core.privacy.class_counts import (
     LABEL_SHARE,
     STAGE_CLASS_COUNTS,
@@ -36,7 +36,7 @@ from core.privacy.class_counts import (
 )
 from core.privacy.conversion import approx_eps_to_rho, approx_rho_to_eps
 from core.privacy.release import run_release
-from core.progress import CallbackReporter
+from core.common.progress import CallbackReporter
 
 
 def _independent_epsilon(stage_rhos: list[float], delta: float, delta_spent: float) -> float:
@@ -227,7 +227,7 @@ def test_finished_run_has_every_stage_finished_and_a_cancelled_one_resumes(tmp_p
     counts_before = (folder / "class_counts.json").read_text()
     method = method_for(spec)
     assert isinstance(method, ClassConditional)
-    assert method.finished_stages(__import__("core.checkpoints", fromlist=["Checkpoints"]).Checkpoints(folder)) == {
+    assert method.finished_stages(__import__("core.common.checkpoints", fromlist=["Checkpoints"]).Checkpoints(folder)) == {
         STAGE_CLASS_COUNTS}
     with Ledger() as ledger:
         before = [e["stage"] for e in ledger.entries() if e["kind"] == "charge"]
@@ -245,7 +245,7 @@ def test_finished_run_has_every_stage_finished_and_a_cancelled_one_resumes(tmp_p
 @pytest.mark.parametrize("typed", [True, False])
 def test_every_parameter_of_a_labelled_run_has_a_meaning_on_the_certificate(tmp_path, typed):
     from core.certificate.render import HIDDEN_PARAMETERS, PARAMETER_MEANINGS
-    from core.progress import stage_label
+    from core.specs.stage_labels import stage_label
 
     spec = _labelled_spec(tmp_path, DEPARTMENTS if typed else None)
     method = method_for(spec)
@@ -261,7 +261,7 @@ def test_every_parameter_of_a_labelled_run_has_a_meaning_on_the_certificate(tmp_
 
 def test_aug_pe_prompts_name_the_class_and_votes_stay_within_it(tmp_path, privet_home, monkeypatch):
     from core.methods import class_conditional
-    from core.runspec import AugPESpec
+    from core.specs.runspec import AugPESpec
 
     spec = _labelled_spec(tmp_path, DEPARTMENTS, "aug_pe")
     spec.aug_pe = AugPESpec(iterations=2, population=4, variations=1, max_new_tokens=4, batch_size=4)

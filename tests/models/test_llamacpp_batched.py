@@ -10,7 +10,7 @@ import torch
 
 from core.models import llamacpp_backend
 from core.models.registry import load_language_model, resolve_model
-from core.runspec import ModelChoice
+from core.specs.runspec import ModelChoice
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python is not installed (see README)"

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from core import cli
-from core.errors import ModelError
+from core.common.errors import ModelError
 from core.models import gguf_convert
 from core.models.generation import decode_rows, sample_next
 from core.models.registry import (
@@ -23,7 +23,7 @@ from core.models.registry import (
     resolve_device,
     resolve_model,
 )
-from core.runspec import ModelChoice
+from core.specs.runspec import ModelChoice
 
 HAS_LLAMA_CPP = importlib.util.find_spec("llama_cpp") is not None
 
@@ -73,7 +73,7 @@ def test_session_equals_unpadded_forward_through_appends_and_keep(tiny):
 @pytest.mark.parametrize("source", ["tiny-random", "default"])
 def test_a_shared_template_prefix_gives_every_row_its_own_prompts_logits(tiny, source):
     from core.methods.private_prediction.prompts import template_prefix_length
-    from core.prompts import render
+    from core.common.prompts import render
 
     model = tiny if source == "tiny-random" else load_language_model(ModelChoice(source="default", device="cpu"))
     prefix = template_prefix_length(model)

@@ -43,8 +43,8 @@ def test_the_nucleus_is_the_same_whether_thousands_are_ranked_or_all_are_sorted(
 
 
 def test_only_a_test_mode_run_of_the_tiny_model_ends_quickly(tmp_path):
-    from core.pipeline import _load_models
-    from core.progress import NULL_REPORTER
+    from core.run.pipeline import _load_models
+    from core.common.progress import NULL_REPORTER
     from tests.helpers import tiny_spec
 
     spec = tiny_spec(tmp_path)

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from core.models import threads
-from core.runspec import ComputeSpec, RunSpec
+from core.specs.runspec import ComputeSpec, RunSpec
 
 
 @pytest.fixture(autouse=True)
@@ -111,8 +111,8 @@ def test_the_compute_section_holds_the_threads():
 
 
 def test_a_run_loads_its_models_on_the_threads_its_spec_asks_for(tmp_path):
-    from core.pipeline import _load_models
-    from core.progress import NULL_REPORTER
+    from core.run.pipeline import _load_models
+    from core.common.progress import NULL_REPORTER
     from tests.helpers import tiny_spec
 
     spec = tiny_spec(tmp_path)
@@ -198,8 +198,8 @@ def test_the_form_writer_writes_each_batch_on_the_free_cores_unless_told(monkeyp
 def test_the_realised_writer_writes_each_batch_on_the_free_cores(monkeypatch):
     from core.methods.dp_synrag import realisation as rl
     from core.models.registry import load_language_model
-    from core.progress import NULL_REPORTER
-    from core.runspec import ModelChoice
+    from core.common.progress import NULL_REPORTER
+    from core.specs.runspec import ModelChoice
 
     _busy_two_cores(monkeypatch)
     llm = load_language_model(ModelChoice(source="tiny-random"))

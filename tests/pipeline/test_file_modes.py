@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from tests.helpers import TINY_SIZES, tiny_spec, write_notes
 
-from core.pipeline import run_pipeline
-from core.private_files import private_folder, write_private
-from core.runspec import RunSpec
+from core.run.pipeline import run_pipeline
+from core.common.private_files import private_folder, write_private
+from core.specs.runspec import RunSpec
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
 
@@ -44,7 +44,7 @@ def test_helpers_ignore_the_umask(tmp_path, loose_umask):
 def test_a_run_leaves_only_private_folders_and_files(tmp_path, privet_home, loose_umask):
     os.chmod(privet_home, 0o755)  # as if created by an older version
     result = run_pipeline(_spec(tmp_path))
-    from core.paths import data_dir
+    from core.common.paths import data_dir
 
     assert _mode(data_dir()) == 0o700
     assert result.run_dir.is_relative_to(privet_home)

@@ -1,12 +1,12 @@
-"""The estimate's speed test (core.machine_speed): a busy or slow computer is priced slower, a GPU is not probed."""
+"""The estimate's speed test (core.run.machine_speed): a busy or slow computer is priced slower, a GPU is not probed."""
 
 from __future__ import annotations
 
 import pytest
 
-from core import machine_speed
-from core.estimate import estimate
-from core.machine_speed import REFERENCE_ROUNDS_S, busy_factor
+from core.run import machine_speed
+from core.run.estimate import estimate
+from core.run.machine_speed import REFERENCE_ROUNDS_S, busy_factor
 from tests.helpers import tiny_spec
 
 
@@ -35,7 +35,7 @@ def test_every_cpu_stage_scales_with_the_busy_factor(tmp_path):
 
 
 def test_the_plan_prices_the_run_at_the_speed_measured_when_it_was_made(tmp_path, monkeypatch):
-    from core.pipeline import plan
+    from core.run.pipeline import plan
 
     spec = tiny_spec(tmp_path)
     steady = plan(spec)

@@ -13,15 +13,15 @@ from tests.helpers import tiny_spec
 
 import core.corpus
 import core.ledger.booking
-import core.planning
+import core.run.planning
 from core.demo.generate import make_clinic_corpus, write_clinic
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.methods.class_conditional import method_for
-from core.pipeline import _prepare
-from core.planning import public_unit_bound, refuse_spending_for_nothing, spending_gate
+from core.run.pipeline import _prepare
+from core.run.planning import public_unit_bound, refuse_spending_for_nothing, spending_gate
 from core.privacy.budget import resolve_delta
-from core.progress import NULL_REPORTER
-from core.runspec import RunSpec
+from core.common.progress import NULL_REPORTER
+from core.specs.runspec import RunSpec
 
 SIZES = (40, 600)  # two clinics: a topic needs most of the first; the second expects topics at ε = 4
 
@@ -58,7 +58,7 @@ def test_the_gate_takes_no_corpus_and_plans_only_at_the_stated_bound(tmp_path, m
     def refuse_to_load(*args, **kwargs):
         raise AssertionError("the gate loaded the private data")
 
-    for module in (core.planning, core.ledger.booking):  # the gate cannot count the units by loading them
+    for module in (core.run.planning, core.ledger.booking):  # the gate cannot count the units by loading them
         monkeypatch.setattr(module, "load_spec_corpus", refuse_to_load)
     monkeypatch.setattr(core.corpus, "load_corpus", refuse_to_load)
     assert spending_gate(spec, delta, method) is None and asked == []  # no bound: nothing planned, nothing refused

@@ -24,11 +24,11 @@ from tests.helpers import tiny_spec
 
 from core.certificate.seal import RELEASE_MARKER, verify_export
 from core.cli import main as privet
-from core.errors import PrivetError
-from core.export import check_output_folder, export_release, previous_release_problem
+from core.common.errors import PrivetError
+from core.run.export import check_output_folder, export_release, previous_release_problem
 from core.ledger import Ledger
 from core.ledger.highwater import state_dir
-from core.runspec import DPSynRAGSpec
+from core.specs.runspec import DPSynRAGSpec
 
 FP = "c3" * 32
 IDENTITY = {"custodian": "Dr A. Custodian", "organisation": "St Example Hospital", "irb_protocol": "IRB-2026-042"}
@@ -217,7 +217,7 @@ def test_a_symlink_to_a_marked_release_is_replaced_where_it_points(tmp_path):
 
 
 def test_a_desktop_run_exporting_later_is_refused_the_data_folder_too(tmp_path, privet_home):
-    from core.pipeline import run_pipeline
+    from core.run.pipeline import run_pipeline
 
     spec = tiny_spec(tmp_path)
     spec.output.folder = str(privet_home)
@@ -231,7 +231,7 @@ def test_a_desktop_run_exporting_later_is_refused_the_data_folder_too(tmp_path, 
 
 
 def test_a_test_mode_run_leaves_the_real_ledger_byte_for_byte_unchanged(tmp_path, privet_home):
-    from core.pipeline import run_pipeline
+    from core.run.pipeline import run_pipeline
 
     _used_installation(privet_home)
     ledger_files = [privet_home / "ledger.db", privet_home / "ledger.witness"]
@@ -248,7 +248,7 @@ def test_a_test_mode_run_leaves_the_real_ledger_byte_for_byte_unchanged(tmp_path
 
 
 def test_a_test_mode_run_on_a_fresh_installation_creates_no_ledger(tmp_path, privet_home):
-    from core.pipeline import run_pipeline
+    from core.run.pipeline import run_pipeline
 
     spec = tiny_spec(tmp_path)
     spec.test_mode_seed = 7
@@ -263,7 +263,7 @@ def test_a_test_mode_run_on_a_fresh_installation_creates_no_ledger(tmp_path, pri
 def test_every_whole_number_setting_has_an_upper_bound():
     from dataclasses import fields, is_dataclass
 
-    from core.runspec import RunSpec
+    from core.specs.runspec import RunSpec
     from core.specs.rules import UNBOUNDED, rules_of
 
     def unbounded(cls: type, where: str) -> list[str]:
@@ -287,7 +287,7 @@ def test_every_whole_number_setting_has_an_upper_bound():
     ("aug_pe", "max_new_tokens", 10**7), ("dp_synrag", "top_k_plus", 10**9), ("compute", "workers", 10**6),
 ])
 def test_huge_sizes_are_refused_by_plan(tmp_path, section, name, value):
-    from core.planning import plan
+    from core.run.planning import plan
 
     spec = tiny_spec(tmp_path)
     setattr(getattr(spec, section), name, value)

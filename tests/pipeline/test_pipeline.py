@@ -11,11 +11,11 @@ import pytest
 from tests.helpers import CANARY, TINY, tiny_spec, write_notes
 
 from core.cli import main as privet
-from core.errors import BudgetError, Cancelled, PrivetError
+from core.common.errors import BudgetError, Cancelled, PrivetError
 from core.ledger import Ledger
-from core.pipeline import plan, run_pipeline
-from core.progress import CallbackReporter
-from core.runspec import ModelChoice, RunSpec
+from core.run.pipeline import plan, run_pipeline
+from core.common.progress import CallbackReporter
+from core.specs.runspec import ModelChoice, RunSpec
 
 def all_bytes_under(folder: Path) -> bytes:
     return b"".join(p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file())
@@ -84,7 +84,7 @@ def test_non_empty_output_folder_is_refused_before_anything_is_charged(tmp_path)
 
 def test_cap_refuses_an_over_budget_run_before_charging(tmp_path):
     from core.corpus import dataset_fingerprint
-    from core.pipeline import load_spec_corpus
+    from core.run.pipeline import load_spec_corpus
 
     spec = tiny_spec(tmp_path)
     fp = dataset_fingerprint(load_spec_corpus(spec))
@@ -101,7 +101,7 @@ def test_test_mode_is_reproducible_and_refuses_export(tmp_path):
     second = run_pipeline(spec)
     assert first.export_dir is None and first.record.test_mode
     assert first.synthetic_path.read_text() == second.synthetic_path.read_text()
-    from core.export import export_release
+    from core.run.export import export_release
 
     with pytest.raises(PrivetError):
         export_release(first.run_dir, tmp_path / "never", {})
@@ -164,7 +164,7 @@ def test_readme_spec_shape_with_the_icd10_cm_list_plans_and_runs(tmp_path, prive
     file and SHA-256, never a path."""
     import hashlib
 
-    from core.paths import resources_dir
+    from core.common.paths import resources_dir
 
     spec = tiny_spec(tmp_path, domain_lists=["icd10-cm"])
     spec.output.folder = ""
@@ -208,7 +208,7 @@ def test_plan_reproduces_the_reference_split(tmp_path):
 @pytest.mark.slow
 def test_packaged_models_integration(tmp_path, no_network):
     """DP-SynRAG on 30 demo notes with the packaged SmolLM2 and MiniLM (CPU)."""
-    from core.paths import resources_dir
+    from core.common.paths import resources_dir
 
     rows = list(csv.DictReader(open(resources_dir() / "demo" / "clinic" / "notes.csv", encoding="utf-8")))[:30]
     path = tmp_path / "notes.csv"

@@ -11,11 +11,11 @@ from tests.helpers import TINY_SIZES, tiny_spec, write_notes
 
 from core.cli import INTERNAL_ERROR
 from core.cli import main as privet
-from core.errors import LedgerError
+from core.common.errors import LedgerError
 from core.ledger import Ledger
-from core.pipeline import run_pipeline
-from core.progress import CallbackReporter
-from core.runspec import RunSpec
+from core.run.pipeline import run_pipeline
+from core.common.progress import CallbackReporter
+from core.specs.runspec import RunSpec
 
 
 def _spec(tmp_path: Path, blank_every: int = 0) -> RunSpec:
@@ -68,7 +68,7 @@ def test_a_run_on_a_ledger_that_fails_its_check_is_refused_and_charges_nothing(t
 
 
 def test_export_is_refused_on_a_tampered_ledger(tmp_path, privet_home):
-    from core.export import export_release
+    from core.run.export import export_release
 
     spec = _spec(tmp_path)
     result = run_pipeline(spec)
@@ -105,7 +105,7 @@ def test_verify_says_origin_is_only_proven_with_the_custodians_key(tmp_path, cap
 
 
 def test_an_internal_error_prints_no_exception_text(monkeypatch, capsys):
-    import core.pipeline_cli as pipeline_cli
+    import core.run.pipeline_cli as pipeline_cli
 
     def explode(args):
         raise RuntimeError("Zqxvortimer Blandquist-7731 leaked into an exception")

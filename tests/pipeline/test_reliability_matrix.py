@@ -438,7 +438,7 @@ def _link(path: Path, target: Path) -> Path:
 
 def _marked_release(folder: Path, extra: str = "") -> Path:
     """A release folder as Privet's export writes it (marker included), plus ``extra`` if named."""
-    from core.export import write_marker
+    from core.run.export import write_marker
 
     _mkdir(folder)
     for name in ("synthetic.jsonl", "certificate.json", "public_key.pem"):
@@ -529,7 +529,7 @@ def _surface_copy_capped(site: Site) -> list[str]:
 
     from core.ledger import Ledger
     from core.ledger.booking import book_dataset, load_spec_corpus, record_booking
-    from core.runspec import RunSpec
+    from core.specs.runspec import RunSpec
 
     spec = RunSpec.load(site.spec())
     with Ledger() as ledger:
@@ -636,7 +636,7 @@ def _run_case(case: Case, root: Path, monkeypatch) -> tuple[Outcome, dict, dict,
     monkeypatch.setenv("PRIVET_HOME", str(home))
     site = Site(root=root, home=home, corpus=root / "notes.csv", out=root / "release")
     write_notes(site.corpus.parent, file_name=site.corpus.name, note="{name} came in with fever and was treated with rest.")
-    from core.installation import installation_secret
+    from core.install.installation import installation_secret
 
     installation_secret()  # installation state, not a run's leftover: created before the snapshot
     argv = case.make(site)

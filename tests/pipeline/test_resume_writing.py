@@ -14,15 +14,15 @@ import pytest
 from tests.helpers import CANARY, tiny_spec
 
 import core.methods.dp_synrag.realisation as rl
-from core.errors import Cancelled
+from core.common.errors import Cancelled
 from core.ledger import Ledger
 from core.methods.dp_synrag.adaptive import with_public_defaults
 from core.methods.dp_synrag.length import fit_length, target_words
 from core.methods.dp_synrag.realisation import Realisation, Topic
 from core.methods.dp_synrag.written_documents import load_written, save_written, writing_key
-from core.pipeline import resume_quote, run_pipeline
-from core.pipeline_cli import resume_consent
-from core.progress import CallbackReporter, ProgressEvent
+from core.run.pipeline import resume_quote, run_pipeline
+from core.run.pipeline_cli import resume_consent
+from core.common.progress import CallbackReporter, ProgressEvent
 
 WRITING = rl.REALISATION_STAGE
 
@@ -127,7 +127,7 @@ def test_a_resume_in_the_writing_stage_writes_only_the_rest_charges_nothing_and_
 
 
 def test_a_checkpoint_of_another_topic_or_other_settings_is_never_reused(tmp_path):
-    from core.checkpoints import Checkpoints
+    from core.common.checkpoints import Checkpoints
 
     store = Checkpoints(tmp_path / "cp")
     topics = [Topic("fever", ("cough",)), Topic("rash")]
@@ -145,8 +145,8 @@ def test_a_checkpoint_of_another_topic_or_other_settings_is_never_reused(tmp_pat
 
 def test_the_writer_reuses_finished_documents_and_rotates_demonstrations_by_topic_index(monkeypatch):
     from core.models.registry import load_language_model
-    from core.progress import NULL_REPORTER
-    from core.runspec import ModelChoice
+    from core.common.progress import NULL_REPORTER
+    from core.specs.runspec import ModelChoice
 
     writer = Writer(monkeypatch)
     example = rl.shipped_example("clinical_note")
@@ -167,7 +167,7 @@ def test_the_writer_reuses_finished_documents_and_rotates_demonstrations_by_topi
 def test_a_test_mode_run_writes_the_same_realised_documents_again(tmp_path):
     """The writer samples (post-processing randomness): from OS entropy in a real run, from the test mode's seed
     in a test-mode run, so that one writes the same documents again."""
-    from core.pipeline import run_pipeline
+    from core.run.pipeline import run_pipeline
 
     def texts(folder: str) -> list[str]:
         spec = tiny_spec(tmp_path / folder, text="realised", refine=False, release=None)

@@ -24,9 +24,9 @@ from core.evaluation.run_fidelity import (
     load_fidelity,
     terminal_lines,
 )
-from core.export import RELEASE_FILES
-from core.pipeline import run_pipeline
-from core.progress import ProgressEvent
+from core.run.export import RELEASE_FILES
+from core.run.pipeline import run_pipeline
+from core.common.progress import ProgressEvent
 
 PLANTED = "Quillberta Marsh-Oyelaran 90417"  # a canary planted in the report's real text
 

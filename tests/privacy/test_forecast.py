@@ -10,12 +10,12 @@ from tests.helpers import tiny_spec
 
 from core.cli import main as privet
 from core.demo.generate import make_clinic_corpus, write_clinic
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.ledger import Ledger
-from core.pipeline import plan, run_pipeline
+from core.run.pipeline import plan, run_pipeline
 from core.methods.dp_synrag.adaptive import MIN_TOPICS
 from core.privacy.forecast import ABOUT_ZERO_TOPICS, TOP_TOPIC_SHARE, forecast_topics, significance_threshold
-from core.runspec import RunSpec
+from core.specs.runspec import RunSpec
 
 
 def test_a_topic_far_above_the_threshold_counts_one_and_far_below_counts_zero() -> None:
@@ -66,7 +66,7 @@ def test_200_demo_patients_at_epsilon_4_with_the_wizard_split_expect_about_0_top
     assert any(a.startswith("Raise ε to") for a in summary.forecast_advice)
     assert any("units or more" in a for a in summary.forecast_advice)
     # the demo's own spec at ε = 10 on the shipped 600 notes expects topics and needs no consent
-    from core.paths import resources_dir
+    from core.common.paths import resources_dir
 
     shipped = RunSpec.load(str(resources_dir() / "demo" / "demo_run.toml"))
     good = plan(shipped)

@@ -12,7 +12,7 @@ import pytest
 import torch
 from scipy import stats
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.privacy import randomness
 from core.privacy.mechanisms import (
     GAUSSIAN_OPENDP,

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.privacy.accountant import Accountant, PrivacyEvent
 from core.privacy.conversion import eps_to_rho, rho_to_eps
 from core.privacy.planner import (
@@ -20,7 +20,7 @@ from core.privacy.planner import (
 from core.methods.dp_synrag.plan import default_fractions, plan_dp_synrag
 from core.methods.rpsg.plan import plan_rpsg
 from core.methods.private_prediction.plan import prediction_charge
-from core.runspec import DPSynRAGSpec
+from core.specs.runspec import DPSynRAGSpec
 
 RHO_GRID = [0.01, 0.1, 0.5, 1.0, 2.6, 10.0]
 DELTA_GRID = [1e-3, 1e-5, 1e-8]
@@ -290,8 +290,8 @@ def test_default_delta_comes_from_public_numbers_only(max_units, expected):
 
 def test_default_delta_does_not_follow_the_loaded_data(tmp_path):
     """Issue 11 item 3: the default δ used to jump at every power of ten of the private n (100 → 1e-3, 101 → 1e-4)."""
-    from core.pipeline import resolve_delta
-    from core.runspec import RunSpec
+    from core.run.pipeline import resolve_delta
+    from core.specs.runspec import RunSpec
 
     spec = RunSpec()
     assert resolve_delta(spec) == 1e-6
@@ -307,8 +307,8 @@ def test_default_delta_does_not_follow_the_loaded_data(tmp_path):
 
 
 def test_plan_delta_is_the_same_for_100_and_101_units(tmp_path):
-    from core.pipeline import plan
-    from core.runspec import RunSpec
+    from core.run.pipeline import plan
+    from core.specs.runspec import RunSpec
 
     deltas = []
     for n in (100, 101):

@@ -12,10 +12,10 @@ from tests.helpers import CANARY, ROOT, tiny_spec
 from tests.certificate.test_certificate import make_record
 
 from core.corpus import dataset_fingerprint
-from core.errors import BudgetError, Cancelled, PrivetError
+from core.common.errors import BudgetError, Cancelled, PrivetError
 from core.ledger import Ledger
-from core.pipeline import RUN_FILE, load_spec_corpus, plan, register_dataset, run_pipeline
-from core.progress import CallbackReporter
+from core.run.pipeline import RUN_FILE, load_spec_corpus, plan, register_dataset, run_pipeline
+from core.common.progress import CallbackReporter
 
 
 def charges(ledger: Ledger, key: str | None = None) -> list[dict]:
@@ -147,7 +147,7 @@ def test_interrupted_run_resumes_only_under_its_own_settings_and_is_certified_as
 
 
 def test_new_run_ids_hold_no_time_of_day():
-    from core.pipeline import new_run_id
+    from core.run.pipeline import new_run_id
 
     assert re.fullmatch(r"\d{8}-[0-9a-f]{8}", new_run_id())
 
@@ -156,7 +156,7 @@ def test_new_run_ids_hold_no_time_of_day():
 
 
 def test_views_of_one_source_share_one_budget(tmp_path):
-    from core.pipeline import load_spec_corpus
+    from core.run.pipeline import load_spec_corpus
 
     spec = tiny_spec(tmp_path)
     by_document = plan(spec)
@@ -319,9 +319,9 @@ def test_rpsg_certificate_says_replace_one_with_candidates_fixed(tmp_path):
 
 def test_models_are_fingerprinted_by_their_kind(monkeypatch):
     import core.models.registry as registry
-    from core.pipeline import _load_models
-    from core.progress import NULL_REPORTER
-    from core.runspec import ModelChoice, RunSpec
+    from core.run.pipeline import _load_models
+    from core.common.progress import NULL_REPORTER
+    from core.specs.runspec import ModelChoice, RunSpec
 
     monkeypatch.setattr(registry, "load_language_model", lambda choice: object())
     monkeypatch.setattr(registry, "load_embedder", lambda choice: object())

@@ -16,7 +16,7 @@ from core.methods.dp_synth.plan import plan_dp_synth
 from core.methods.rpsg.plan import plan_rpsg
 from core.methods.dp_synrag.plan import WHOLE_STAGES
 from core.privacy.release import GAUSSIAN, Release, accountant_of, checkpointed, run_release
-from core.runspec import AugPESpec, DPSynRAGSpec, DPSynthSpec
+from core.specs.runspec import AugPESpec, DPSynRAGSpec, DPSynthSpec
 from tests.helpers import statistical
 
 

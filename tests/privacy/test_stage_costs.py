@@ -8,7 +8,7 @@ from core.privacy.planner import STAGE_TOKENS
 from core.methods.dp_synrag.plan import plan_dp_synrag
 from core.methods.dp_synth.plan import plan_dp_synth
 from core.methods.private_prediction.plan import prediction_groups
-from core.runspec import DPSynRAGSpec, DPSynthSpec
+from core.specs.runspec import DPSynRAGSpec, DPSynthSpec
 
 
 @pytest.mark.parametrize("L", [1, 3])

@@ -7,11 +7,11 @@ import tomllib
 
 import pytest
 
-from core.errors import PrivetError
-from core.method_catalogue import facts
+from core.common.errors import PrivetError
+from core.specs.method_catalogue import facts
 from core.methods.dp_synth.plan import plan_dp_synth
 from core.methods.registry import get as get_method
-from core.runspec import DPSynRAGSpec, DPSynthSpec, RunSpec
+from core.specs.runspec import DPSynRAGSpec, DPSynthSpec, RunSpec
 from core.specs.dp_synth import SEED_BATCHES, settings_of
 
 OLD_STYLE = """

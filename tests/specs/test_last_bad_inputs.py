@@ -6,8 +6,8 @@ import pytest
 from tests.helpers import tiny_spec
 
 from core.cli import main as privet
-from core.errors import PrivetError
-from core.runspec import MAX_SPEC_DEPTH, RunSpec
+from core.common.errors import PrivetError
+from core.specs.runspec import MAX_SPEC_DEPTH, RunSpec
 
 
 def _valid_toml(tmp_path) -> str:

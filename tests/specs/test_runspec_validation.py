@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from core.errors import PrivetError
-from core.runspec import DPSynRAGSpec, PrivacySpec, RunSpec, check_value, number, rules_of, whole
+from core.common.errors import PrivetError
+from core.specs.runspec import DPSynRAGSpec, PrivacySpec, RunSpec, check_value, number, rules_of, whole
 
 
 def _spec(**sections) -> dict:

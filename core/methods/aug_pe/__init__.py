@@ -9,7 +9,7 @@ winners; the public model writes variations of the winners; repeat for T iterati
 * ``histogram`` — one-vote-per-unit nearest-neighbour histogram, its Gaussian release, threshold H;
 * ``runner`` — the loop, charging each iteration before it draws and checkpointing what it released;
 * ``adapter`` — the method as the pipeline and the registry see it;
-* ``facts`` — its labels, words, work estimate and wizard options (``core.method_catalogue.MethodFacts``).
+* ``facts`` — its labels, words, work estimate and wizard options (``core.specs.method_catalogue.MethodFacts``).
 
 Privacy (zCDP): each iteration is a Gaussian mechanism with Δ = 1, ρ_t = 1/(2σ²); T iterations
 compose to ρ = T·ρ_t, planned by ``core.methods.aug_pe.plan.plan_aug_pe``. Only the unit's vote touches

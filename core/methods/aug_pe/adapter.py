@@ -16,7 +16,7 @@ from core.methods.base import (
 )
 from core.privacy.mechanisms import GAUSSIAN_OPENDP
 from core.methods.aug_pe.plan import AugPEPlan, plan_aug_pe
-from core.runspec import RunSpec
+from core.specs.runspec import RunSpec
 
 SCOPE_NOTES = (
     (

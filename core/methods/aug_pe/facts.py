@@ -1,4 +1,4 @@
-"""Aug-PE's facts for the rest of Privet (``core.method_catalogue.MethodFacts``): its stages' plain names (a
+"""Aug-PE's facts for the rest of Privet (``core.specs.method_catalogue.MethodFacts``): its stages' plain names (a
 vote per round), the certificate's words for its settings, its work estimate and what the wizard asks for
 it. Nothing heavy is imported at the top."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.method_catalogue import MethodFacts, WizardOptions
+from core.specs.method_catalogue import MethodFacts, WizardOptions
 
 STAGE_LABELS = {"aug_pe_generation": "writing candidate texts"}
 ROUND_LABELS = {"aug_pe_histogram": "voting on candidate texts, round {round}"}  # aug_pe_histogram_<t>

@@ -11,7 +11,7 @@ from core.privacy.accountant import Accountant
 from core.privacy.conversion import eps_to_rho, rho_to_eps
 from core.privacy.plan_base import STAGE_AUG_PE, _check_privacy_target
 from core.privacy.release import GAUSSIAN, Release, accountant_of
-from core.runspec import AugPESpec
+from core.specs.runspec import AugPESpec
 from core.specs.rules import check_section
 
 def aug_pe_stage(iteration: int) -> str:

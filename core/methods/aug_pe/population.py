@@ -18,7 +18,7 @@ import torch
 
 from core.methods.aug_pe.llm import Sampling, write_texts
 from core.models.base import LanguageModel
-from core.prompts import render
+from core.common.prompts import render
 
 
 def initial_population(

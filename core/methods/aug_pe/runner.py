@@ -39,8 +39,8 @@ from core.methods.base import MethodContext, SyntheticDoc
 from core.methods.aug_pe.plan import AugPEPlan
 from core.privacy.release import run_release
 from core.privacy.randomness import secure_torch_generator, test_mode_torch_generator
-from core.progress import ProgressEvent, StageProgress
-from core.runspec import AugPESpec
+from core.common.progress import ProgressEvent, StageProgress
+from core.specs.runspec import AugPESpec
 
 STAGE_GENERATION = "aug_pe_generation"
 

@@ -30,7 +30,7 @@ from dataclasses import replace
 
 from core.methods.dp_synrag.forms import with_chosen_form
 from core.privacy.forecast import FEWEST_TOPICS, significance_threshold
-from core.runspec import DPSynRAGSpec, RunSpec
+from core.specs.runspec import DPSynRAGSpec, RunSpec
 
 MIN_TOPICS = FEWEST_TOPICS  # R never below the shape's floor of written topics (docs/method.md §6.2)
 MAX_TOPICS = 500  # the seed's R

@@ -19,7 +19,7 @@
 3. **Retrieval refinement** (``refinement``): noisy centre μ_r and threshold θ_r; S_r ⊆ C_r.
 4. **Text** (``text``): private prediction over S_r (``core.methods.private_prediction``), or a public
    realisation of the released topics; near-duplicates dropped (``dedup``, public text only), and a realised
-   document a reader would discard (``core.junk``: meta-text, an echoed instruction, a bare "Key terms" line).
+   document a reader would discard (``core.common.junk``: meta-text, an echoed instruction, a bare "Key terms" line).
 5. **Self-filter** (``core.methods.private_prediction.self_filter``): post-processing.
 
 Every DP stage is a release of the plan (``core.privacy.release``): checkpointed, or charged before it
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from core.corpus import Unit
-from core.junk import without_junk
+from core.common.junk import without_junk
 from core.methods.base import MethodContext, SyntheticDoc
 from core.methods.dp_synrag.adaptive import chosen_settings_words, with_size
 from core.methods.dp_synrag.clusters import co_keywords, soft_clusters
@@ -54,7 +54,7 @@ from core.methods.dp_synrag.realisation import form_reference, form_words
 from core.methods.private_prediction.self_filter import self_filter
 from core.methods.dp_synrag.plan import DPSynRAGPlan
 from core.privacy.forecast import significance_threshold
-from core.runspec import DPSynRAGSpec
+from core.specs.runspec import DPSynRAGSpec
 
 
 @dataclass

@@ -51,7 +51,7 @@ from core.methods.dp_synrag.vocabulary import (
     read_word_list,
     split_words,
 )
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 
 MIN_LETTERS = 3  # shorter words (initials, "mg", "Dr") are never a demonstration's content
 NAME_PREFIX = 4  # a capitalised word sharing the name's first letters but its last three (at least 4) is a form of it

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from core.corpus import Corpus, Unit
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.methods.dp_synrag.vocabulary import (
     ENGLISH_LIST,
     VocabularyError,
@@ -48,7 +48,7 @@ from core.methods.dp_synrag.vocabulary import (
     not_words,
     read_word_list,
 )
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 
 LONGEST_SHARED_RUN = 8  # an example sharing this many consecutive words with a document is refused
 SHINGLE = 3  # ... or whose words lie, to COVERED_SHARE, on one chain of word 3-grams a document also holds

@@ -1,4 +1,4 @@
-"""DP-SynRAG's facts for the rest of Privet (``core.method_catalogue.MethodFacts``): its stages' plain names,
+"""DP-SynRAG's facts for the rest of Privet (``core.specs.method_catalogue.MethodFacts``): its stages' plain names,
 the certificate's words for its settings, its work estimate, what the wizard and ``privet plan`` show for
 it, and why a run of it writes few documents. Public settings only; nothing heavy is imported at the top
 (the catalogue imports this module to read a label), so the helpers import their modules when called."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from core.method_catalogue import MethodFacts, WizardOptions
+from core.specs.method_catalogue import MethodFacts, WizardOptions
 from core.methods.dp_synrag.plan import (
     DEFAULT_CLUSTER_KEYWORDS_FRACTION,
     DEFAULT_LENGTH_FRACTION,
@@ -170,7 +170,7 @@ def parameters_not_used(params: dict[str, Any]) -> list[str]:
 
 
 def work(spec: Any, n: int, s: Any, topics: float | None = None) -> list[tuple[str, float]]:
-    """Seconds per stage at the built-in speeds ``s`` (``core.estimate``); ``topics``: the groups (documents)
+    """Seconds per stage at the built-in speeds ``s`` (``core.run.estimate``); ``topics``: the groups (documents)
     the run is expected to write; R, its most, when not given."""
     p, prompt = spec.dp_synrag, s.prompt
     groups = p.R if topics is None else min(float(topics), p.R)
@@ -352,8 +352,8 @@ def released_forms(run_dir: Any) -> list:
     import json
     from pathlib import Path
 
-    from core.checkpoints import Checkpoints
-    from core.method_catalogue import ReleasedFormsView
+    from core.common.checkpoints import Checkpoints
+    from core.specs.method_catalogue import ReleasedFormsView
     from core.methods.dp_synrag.structure import ReleasedForms, follows_forms
 
     root = Path(run_dir) / "checkpoints" / "dp_synrag"
@@ -386,7 +386,7 @@ def _run_spec(run_dir: Any) -> Any:
     """The spec a run ran under (its run.json), or None."""
     import json
 
-    from core.runspec import RunSpec
+    from core.specs.runspec import RunSpec
 
     try:
         return RunSpec.from_dict(json.loads((run_dir / "run.json").read_text(encoding="utf-8"))["spec"])

@@ -23,7 +23,7 @@ from core.methods.document_forms import (  # the shared rule; these names stay i
     form_for_task,
     form_words,
 )
-from core.runspec import RunSpec
+from core.specs.runspec import RunSpec
 
 __all__ = ["AUTOMATIC", "FALLBACK_FORM", "FORM_LABELS", "FORM_RULES", "NO_FORM", "form_choice_words", "form_for_task",
            "with_chosen_form"]

@@ -32,7 +32,7 @@ from core.methods.dp_synrag.adaptive import with_size
 from core.methods.dp_synrag.clusters import CANDIDATES_PER_CLUSTER, co_keyword_level
 from core.privacy.forecast import TopicForecast, forecast_topics, significance_threshold
 from core.methods.dp_synrag.plan import DPSynRAGPlan, default_fractions, plan_dp_synrag
-from core.runspec import DPSynRAGSpec
+from core.specs.runspec import DPSynRAGSpec
 from core.methods.dp_synrag.allocation import automatic_total
 from core.specs.dp_synrag import AUTOMATIC_DOCUMENTS, MAX_DOCUMENTS
 

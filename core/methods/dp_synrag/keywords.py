@@ -8,11 +8,11 @@ from typing import Sequence
 from core.corpus import Unit
 from core.methods.base import MethodContext
 from core.methods.compute_backend import UnitWork
-from core.links import without_links
+from core.common.links import without_links
 from core.methods.dp_synrag.vocabulary import Vocabulary, postprocess_keywords, specific_entries
 from core.models.base import LanguageModel
-from core.progress import StageProgress
-from core.prompts import render
+from core.common.progress import StageProgress
+from core.common.prompts import render
 
 
 def extract_keywords(

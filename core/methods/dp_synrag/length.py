@@ -33,7 +33,7 @@ from core.methods.dp_synrag.realisation import demonstrations, guarantee_words, 
 from core.privacy.median import dp_median
 from core.methods.dp_synrag.plan import STAGE_LENGTH, DPSynRAGPlan
 from core.privacy.release import run_release
-from core.runspec import DPSynRAGSpec
+from core.specs.runspec import DPSynRAGSpec
 
 MIN_WORDS, MAX_WORDS = 5, 400  # the public range of the DP median (words per document)
 LENGTH_SLACK = 1.25  # a document is "about" the target up to a quarter longer (whole sentences)

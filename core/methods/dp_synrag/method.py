@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from core.checkpoints import Checkpoints
+from core.common.checkpoints import Checkpoints
 from core.corpus import Corpus
 from core.methods.base import (
     COMMON_NOTES,
@@ -26,7 +26,7 @@ from core.methods.dp_synrag.structure import ReleasedForms
 from core.methods.dp_synrag.vocabulary import load_vocabulary, word_list_info
 from core.privacy.mechanisms import GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER
 from core.methods.dp_synrag.plan import DPSynRAGPlan, plan_dp_synrag
-from core.runspec import DPSynRAGSpec, RunSpec
+from core.specs.runspec import DPSynRAGSpec, RunSpec
 from core.specs.dp_synrag import AUTOMATIC_DOCUMENTS, AUTOMATIC_MOST_DOCUMENTS
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from core.corpus import Unit
-from core.links import without_links
+from core.common.links import without_links
 from core.methods.base import MethodContext
 from core.methods.dp_synrag.vocabulary import (
     Vocabulary,
@@ -45,7 +45,7 @@ from core.privacy.planner import STAGE_PHRASES
 from core.methods.dp_synrag.plan import DPSynRAGPlan
 from core.privacy.release import run_release
 from core.privacy.set_union import expected_releases, item_counts
-from core.progress import ProgressEvent, StageProgress
+from core.common.progress import ProgressEvent, StageProgress
 
 MAX_PHRASE_WORDS = 3
 MAX_NAME_WORDS = 5  # a name written whole may be longer: "the silence of the lambs", "bank of england"

@@ -55,7 +55,7 @@ from core.privacy.plan_base import (
 from core.privacy.release import BOUNDED_RANGE, GAUSSIAN, SPARSE_HISTOGRAM, Release, accountant_of, find
 from core.privacy.release import per_stage as stage_totals
 from core.privacy.set_union import release_threshold
-from core.runspec import DPSynRAGSpec
+from core.specs.runspec import DPSynRAGSpec
 from core.specs.rules import check_section
 
 REFERENCE_EPSILON = 10.0

@@ -34,8 +34,8 @@ from typing import Callable, Mapping, Sequence
 import torch
 
 from core.corpus import Corpus
-from core.errors import PrivetError
-from core.links import LINK
+from core.common.errors import PrivetError
+from core.common.links import LINK
 from core.methods.dp_synrag.example_check import check_public_example
 from core.methods.dp_synrag.example_check import example_problem as example_problem  # re-exported
 from core.methods.dp_synrag.demonstration_guard import DemonstrationGuard, PublicLists
@@ -57,10 +57,10 @@ from core.methods.dp_synrag.vocabulary import load_stop_words, split_words
 from core.methods.dp_synrag.writing_progress import WRITER_BATCH, DraftWork, stepping
 from core.models import threads
 from core.models.base import LanguageModel
-from core.paths import resources_dir
-from core.progress import ProgressEvent, Reporter, StageProgress
-from core.prompts import render
-from core.runspec import DOCUMENT_FORMS, RunSpec
+from core.common.paths import resources_dir
+from core.common.progress import ProgressEvent, Reporter, StageProgress
+from core.common.prompts import render
+from core.specs.runspec import DOCUMENT_FORMS, RunSpec
 
 FORMS = DOCUMENT_FORMS  # resources/examples/<form>.txt and <form>.demo.toml
 REALISATION_STAGE = "realisation"

@@ -17,8 +17,8 @@ from core.privacy.mechanisms import threshold_exponential_mechanism
 from core.privacy.planner import STAGE_MEAN, STAGE_THRESHOLD
 from core.methods.dp_synrag.plan import DPSynRAGPlan
 from core.privacy.release import Release, run_release
-from core.progress import StageProgress
-from core.runspec import DPSynRAGSpec
+from core.common.progress import StageProgress
+from core.specs.runspec import DPSynRAGSpec
 
 
 

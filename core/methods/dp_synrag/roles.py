@@ -37,7 +37,7 @@ from typing import Mapping, Sequence
 import torch
 
 from core.models.base import LanguageModel
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 
 CONDITION, DRUG, SYMPTOM = "condition", "drug", "symptom"
 ROLES = (SYMPTOM, CONDITION, DRUG)

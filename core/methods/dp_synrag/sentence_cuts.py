@@ -19,7 +19,7 @@ word (public wordfreq frequency below ``ENGLISH_ZIPF``: wordfreq does not know i
 **Talk about a text.** A small writer that has written the form goes on about it: "The above are the
 examples.", "The above two documents are related to a clinical trial …", "This content was used to support
 the previous response." (6 of the 136 documents above, by this rule). A sentence goes when the junk rule's
-meta-text pattern finds something in it (``core.junk.talks_about_a_text``) or it opens with "The above" or
+meta-text pattern finds something in it (``core.common.junk.talks_about_a_text``) or it opens with "The above" or
 "This content / response / example".
 
 :func:`respell_variants` writes a variant as its released word instead, for the form writer, whose variant stands
@@ -34,7 +34,7 @@ import re
 from difflib import SequenceMatcher
 from typing import Sequence
 
-from core.junk import talks_about_a_text
+from core.common.junk import talks_about_a_text
 from core.methods.dp_synrag.vocabulary import english_zipf
 
 MIN_LETTERS = 6

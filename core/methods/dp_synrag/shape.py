@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from core.checkpoints import Checkpoints
+from core.common.checkpoints import Checkpoints
 from core.methods.base import MethodContext
 from core.methods.dp_synrag.allocation import ONE_PER_TOPIC, allocate, document_total, sample_co_keywords
 from core.methods.dp_synrag.clusters import CoKeywords
@@ -45,7 +45,7 @@ from core.methods.dp_synrag.topic_labels import (
     weights_of,
 )
 from core.privacy.forecast import FEWEST_TOPICS  # below this many held topics, unheld ones are written too
-from core.runspec import DPSynRAGSpec
+from core.specs.runspec import DPSynRAGSpec
 
 CHECKPOINT_SHAPE = "corpus-shape"
 

@@ -35,13 +35,13 @@ from core.corpus import Unit
 from core.corpus.loader import UNIT_SEPARATOR  # how a person's documents are joined into one unit
 from core.methods.base import MethodContext
 from core.methods.dp_synrag.vocabulary import load_person_names, read_word_list
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 from core.methods.dp_synrag.plan import DPSynRAGPlan
 from core.privacy.mechanisms import gaussian_sparse_histogram
 from core.privacy.planner import STAGE_FORM_OPENERS
 from core.privacy.release import Release, run_release
 from core.privacy.set_union import expected_releases, item_counts
-from core.progress import ProgressEvent, StageProgress
+from core.common.progress import ProgressEvent, StageProgress
 
 MAX_OPENER_WORDS = 6
 SLOT_KINDS = ("name", "number", "month", "text")

@@ -29,7 +29,7 @@ from core.methods.dp_synrag.form_writer import FormWriter, assign_forms, release
 from core.methods.dp_synrag.length import fit_length
 from core.methods.dp_synrag.realisation import REALISATION_STAGE
 from core.methods.dp_synrag.structure import ReleasedForms
-from core.progress import StageProgress
+from core.common.progress import StageProgress
 import random
 from core.methods.dp_synrag.roles import RoleSources
 from core.methods.dp_synrag.shape import CorpusShape
@@ -41,7 +41,7 @@ from core.methods.private_prediction.prompts import answer_start, public_message
 from core.methods.private_prediction.stage import private_prediction
 from core.privacy.planner import STAGE_TOKENS
 from core.methods.dp_synrag.plan import DPSynRAGPlan
-from core.runspec import DPSynRAGSpec
+from core.specs.runspec import DPSynRAGSpec
 
 
 def bounded_rows(

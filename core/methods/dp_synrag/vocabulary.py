@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from core.errors import PrivetError
-from core.links import without_links
-from core.paths import resources_dir
+from core.common.errors import PrivetError
+from core.common.links import without_links
+from core.common.paths import resources_dir
 
 ENGLISH_LIST = "english.txt"
 STOPWORDS_LIST = "stopwords.txt"

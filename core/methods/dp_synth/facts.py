@@ -1,4 +1,4 @@
-"""DP-Synth's facts for the rest of Privet (``core.method_catalogue.MethodFacts``): its work estimate and what
+"""DP-Synth's facts for the rest of Privet (``core.specs.method_catalogue.MethodFacts``): its work estimate and what
 the wizard, ``privet plan`` and the certificate show for it. Its settings are ``[dp_synth]``
 (``core.specs.dp_synth``); a spec written before that section existed keeps them in ``[dp_synrag]``, read as
 before (``settings_of``). Nothing heavy is imported at the top."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from core.method_catalogue import MethodFacts, WizardOptions
+from core.specs.method_catalogue import MethodFacts, WizardOptions
 from core.specs.dp_synth import section_name, settings_of
 
 # The certificate's words for DP-Synth's parameters (``DPSynthMethod.parameters``). The certificate keeps one

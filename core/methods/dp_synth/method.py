@@ -31,7 +31,7 @@ from core.methods.private_prediction.stage import private_prediction
 from core.privacy.mechanisms import TOKEN_SAMPLER
 from core.privacy.release import checkpointed
 from core.privacy.release import per_stage as stage_totals
-from core.runspec import RunSpec
+from core.specs.runspec import RunSpec
 from core.specs.dp_synth import settings_of
 
 

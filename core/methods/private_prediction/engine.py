@@ -46,7 +46,7 @@ import torch
 
 from core.models.base import LanguageModel, LogitsSession
 from core.privacy.mechanisms import TokenSampler, clip_logits
-from core.progress import StageProgress
+from core.common.progress import StageProgress
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from core.models.base import LanguageModel
-from core.prompts import render
+from core.common.prompts import render
 
 
 def rephrase_message(document: str) -> str:

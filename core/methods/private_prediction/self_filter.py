@@ -30,8 +30,8 @@ import numpy as np
 import torch
 
 from core.models.base import Embedder, LanguageModel
-from core.progress import ProgressEvent, Reporter, StageProgress
-from core.prompts import render, template
+from core.common.progress import ProgressEvent, Reporter, StageProgress
+from core.common.prompts import render, template
 
 if TYPE_CHECKING:  # an annotation only: the context (core.methods.base) holds the local engine
     from core.methods.base import MethodContext

@@ -17,7 +17,7 @@ from core.methods.private_prediction.groups import GroupSource
 from core.methods.private_prediction.prompts import rephrase_message, template_prefix_length
 from core.methods.private_prediction.plan import prediction_groups
 from core.privacy.release import Release
-from core.progress import ProgressEvent, StageProgress
+from core.common.progress import ProgressEvent, StageProgress
 
 if TYPE_CHECKING:  # an annotation only: the context (core.methods.base) holds the local engine
     from core.methods.base import MethodContext

@@ -48,16 +48,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.corpus import Unit
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.methods.rpsg.pii import PIIOptions, Recognizer, default_recognizers, mask_pii
 from core.models.base import Embedder, LanguageModel
 from core.models.scoring import forced_nll, split_message
 from core.privacy.planner import STAGE_RPSG_SELECTION
 from core.methods.rpsg.plan import RPSGPlan, plan_rpsg
 from core.privacy.release import Charge, Unkept, run_release
-from core.progress import NULL_REPORTER, ProgressEvent, Reporter, StageProgress
-from core.prompts import render
-from core.runspec import RPSGSpec
+from core.common.progress import NULL_REPORTER, ProgressEvent, Reporter, StageProgress
+from core.common.prompts import render
+from core.specs.runspec import RPSGSpec
 from core.specs.rules import check_section
 
 STAGE_MASK = "rpsg_mask"

@@ -1,4 +1,4 @@
-"""RPSG's facts for the rest of Privet (``core.method_catalogue.MethodFacts``): its stages' plain names, the
+"""RPSG's facts for the rest of Privet (``core.specs.method_catalogue.MethodFacts``): its stages' plain names, the
 certificate's words for its settings, its work estimate and what the wizard asks for it (nothing: one
 rewrite per private document). Nothing heavy is imported at the top."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.method_catalogue import MethodFacts, WizardOptions
+from core.specs.method_catalogue import MethodFacts, WizardOptions
 
 STAGE_LABELS = {
     "rpsg_mask": "masking personal details",
@@ -31,7 +31,7 @@ PARAMETER_MEANINGS = {
 
 
 def work(spec: Any, n: int, s: Any, topics: float | None = None) -> list[tuple[str, float]]:
-    """Seconds per stage at the built-in speeds ``s`` (``core.estimate``)."""
+    """Seconds per stage at the built-in speeds ``s`` (``core.run.estimate``)."""
     r, prompt = spec.rpsg, s.prompt
     return [
         ("rpsg_mask", s.cpu(n * 0.005)),

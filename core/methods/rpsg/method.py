@@ -23,7 +23,7 @@ from core.methods.rpsg.algorithm import run_rpsg
 from core.methods.rpsg.pii import PIIOptions
 from core.privacy.mechanisms import GAUSSIAN_OPENDP
 from core.methods.rpsg.plan import RPSG_SCOPE, RPSGPlan, plan_rpsg
-from core.runspec import RunSpec
+from core.specs.runspec import RunSpec
 
 
 class RPSGMethod:

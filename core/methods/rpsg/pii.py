@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
-from core.errors import PrivetError
-from core.links import SCHEMED_LINK
+from core.common.errors import PrivetError
+from core.common.links import SCHEMED_LINK
 
 KINDS = ("NAME", "EMAIL", "PHONE", "ID", "DATE", "URL", "PLACE")
 _KIND_RE = re.compile(r"^[A-Z][A-Z_]{1,19}$")

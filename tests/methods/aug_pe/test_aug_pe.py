@@ -14,7 +14,7 @@ import torch
 from tests.helpers import canary_at_7, statistical, tiny_spec, write_notes
 from scipy import stats
 
-from core.errors import Cancelled, PrivetError
+from core.common.errors import Cancelled, PrivetError
 from core.ledger import Ledger
 from core.methods.aug_pe.histogram import (
     nearest_neighbour_votes,
@@ -23,11 +23,11 @@ from core.methods.aug_pe.histogram import (
 )
 from core.models.generation import sample_next
 from core.methods.aug_pe.population import parents_per_iteration, select_parents
-from core.pipeline import plan, run_pipeline
+from core.run.pipeline import plan, run_pipeline
 from core.privacy.conversion import eps_to_rho
 from core.methods.aug_pe.plan import aug_pe_stage, plan_aug_pe
-from core.progress import CallbackReporter
-from core.runspec import AugPESpec
+from core.common.progress import CallbackReporter
+from core.specs.runspec import AugPESpec
 
 P_REJECT = 1e-4
 CANARY = "Qorvath Mellendrix-5529"
@@ -252,7 +252,7 @@ def test_evaluation_sweeps_aug_pe_over_epsilon_at_the_scale_sizes():
 
 def test_privet_plan_shows_the_per_iteration_budget(tmp_path, capsys):
     from core.cli import main as privet
-    from core.progress import stage_label
+    from core.specs.stage_labels import stage_label
 
     spec = aug_pe_spec(tmp_path, iterations=2)
     path = tmp_path / "spec.toml"

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from tests.helpers import TINY, statistical, tiny_spec
 
-from core.checkpoints import Checkpoints
+from core.common.checkpoints import Checkpoints
 from core.corpus import Unit
 from core.ledger import Ledger
 from core.methods.base import MethodContext
@@ -27,13 +27,13 @@ from core.methods.dp_synrag.adaptive import (
 )
 from core.methods.dp_synrag.method import DPSynRAGMethod
 from core.methods.dp_synrag.size import release_size
-from core.paths import resources_dir
-from core.progress import NULL_REPORTER
-from core.pipeline import plan, run_pipeline
+from core.common.paths import resources_dir
+from core.common.progress import NULL_REPORTER
+from core.run.pipeline import plan, run_pipeline
 from core.privacy.forecast import significance_threshold
 from core.privacy.planner import STAGE_SIZE
 from core.methods.dp_synrag.plan import plan_dp_synrag
-from core.runspec import DPSynRAGSpec, RunSpec
+from core.specs.runspec import DPSynRAGSpec, RunSpec
 
 DEMO_SPEC = resources_dir() / "demo" / "demo_run.toml"
 PUBLIC_CHOICES = {"document_form", "public_example", "domain_lists"}  # what a spec may say of its corpus

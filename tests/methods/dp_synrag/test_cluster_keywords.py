@@ -26,7 +26,7 @@ from core.methods.private_prediction.prompts import answer_start, public_message
 from core.privacy.accountant import Accountant
 from core.privacy.planner import STAGE_CLUSTER_KEYWORDS
 from core.methods.dp_synrag.plan import plan_dp_synrag
-from core.runspec import DPSynRAGSpec, RunSpec
+from core.specs.runspec import DPSynRAGSpec, RunSpec
 from core.methods.dp_synrag.vocabulary import Vocabulary
 from tests.helpers import statistical
 

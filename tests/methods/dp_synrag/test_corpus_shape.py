@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from tests.helpers import TINY_SIZES, statistical, tiny_spec
 
-from core.checkpoints import Checkpoints
+from core.common.checkpoints import Checkpoints
 from core.corpus import Unit
 from core.ledger import Ledger
 from core.methods.base import MethodContext
@@ -40,14 +40,14 @@ from core.methods.dp_synrag.row_bound import cluster_counts
 from core.methods.dp_synrag.shape import CHECKPOINT_SHAPE, FEWEST_TOPICS, held_topics, released_allocation, shape_corpus
 from core.methods.dp_synrag.topic_labels import ClusterLabels
 from core.methods.dp_synrag.vocabulary import Vocabulary
-from core.pipeline import plan, run_pipeline
-from core.planning import run_estimate
+from core.run.pipeline import plan, run_pipeline
+from core.run.planning import run_estimate
 from core.privacy.forecast import forecast_topics
 from core.methods.dp_synrag.plan import STAGE_LENGTH
 from core.privacy.planner import STAGE_SIZE
 from core.methods.dp_synrag.plan import plan_dp_synrag
-from core.progress import NULL_REPORTER
-from core.runspec import DPSynRAGSpec, RunSpec
+from core.common.progress import NULL_REPORTER
+from core.specs.runspec import DPSynRAGSpec, RunSpec
 from core.specs.dp_synrag import MAX_DOCUMENTS
 
 # -- the allocation ---------------------------------------------------------------------------------------

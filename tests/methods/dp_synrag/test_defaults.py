@@ -10,7 +10,7 @@ from core.cli import main as privet
 from core.methods.dp_synrag.forms import FALLBACK_FORM, FORM_LABELS, NO_FORM, form_for_task, with_chosen_form
 from core.methods.dp_synrag.realisation import public_example, shipped_example
 from core.methods.dp_synrag.plan import DEFAULT_LENGTH_FRACTION, DEFAULT_SIZE_FRACTION, REALISED_FRACTIONS, plan_dp_synrag
-from core.runspec import DOCUMENT_FORMS, RunSpec
+from core.specs.runspec import DOCUMENT_FORMS, RunSpec
 from core.specs.dp_synrag import DPSynRAGSpec
 
 

@@ -17,7 +17,7 @@ import pytest
 from core.corpus import Unit
 from core.methods.dp_synrag import realisation as rl
 from core.methods.dp_synrag.demonstration_guard import DemonstrationGuard, near_name, near_rare, same_word
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 
 TASK = "Answer patients' questions about which disease matches their symptoms."
 NOTE = rl.shipped_example("clinical_note")
@@ -180,8 +180,8 @@ def test_another_demonstration_of_the_form_is_guarded_too():
 
 def test_documents_are_shown_the_demonstrations_in_rotation(monkeypatch):
     from core.models.registry import load_language_model
-    from core.progress import NULL_REPORTER
-    from core.runspec import ModelChoice
+    from core.common.progress import NULL_REPORTER
+    from core.specs.runspec import ModelChoice
 
     seen: list[str] = []
     real = rl.public_greedy
@@ -210,8 +210,8 @@ def test_documents_are_shown_the_demonstrations_in_rotation(monkeypatch):
 
 def test_a_custodians_own_example_has_no_demonstration_and_no_rotation():
     from core.models.registry import load_language_model
-    from core.progress import NULL_REPORTER
-    from core.runspec import ModelChoice
+    from core.common.progress import NULL_REPORTER
+    from core.specs.runspec import ModelChoice
 
     llm = load_language_model(ModelChoice(source="tiny-random"))
     done = rl.realise([rl.Topic("fever", ("cough",))], TASK, "Visit note. [name] has [what].", llm, NULL_REPORTER, 6)
@@ -220,7 +220,7 @@ def test_a_custodians_own_example_has_no_demonstration_and_no_rotation():
 
 def test_the_certificate_quotes_every_demonstration_the_writer_may_have_seen():
     from core.methods.dp_synrag.method import generation_notes
-    from core.runspec import DPSynRAGSpec
+    from core.specs.runspec import DPSynRAGSpec
 
     notes = " ".join(generation_notes(DPSynRAGSpec(text="realised", document_form="clinical_note")))
     demos = rl.demonstrations(NOTE)

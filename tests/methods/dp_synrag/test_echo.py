@@ -14,7 +14,7 @@ from tests.helpers import TINY
 from core.methods.dp_synrag import public_decoding as pd
 from core.methods.dp_synrag import realisation as rl
 from core.methods.dp_synrag.logit_shaping import Echo, EchoIndex, echo_counts
-from core.progress import NULL_REPORTER
+from core.common.progress import NULL_REPORTER
 
 PAD = -1
 

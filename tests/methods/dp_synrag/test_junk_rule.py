@@ -1,4 +1,4 @@
-"""The junk rule in the product (``core.junk``, docs/method.md §2.5b): a realised document a reader would discard is
+"""The junk rule in the product (``core.common.junk``, docs/method.md §2.5b): a realised document a reader would discard is
 dropped before the self-filter, by the same rule ``privet evaluate`` reports, on public text only."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import json
 from tests.helpers import tiny_spec
 
 import core.methods.dp_synrag.algorithm as algorithm
-from core.junk import junk_reasons, without_junk
-from core.pipeline import run_pipeline
+from core.common.junk import junk_reasons, without_junk
+from core.run.pipeline import run_pipeline
 
 GOOD = "Consultation note. K. M., 47, reports fever and a dry cough for three days. Plan: rest and fluids."
 PLANTED_JUNK = (

@@ -1,9 +1,9 @@
-"""One definition of a link (core/links.py) for the keyword extractors, the junk rule, realisation and RPSG."""
+"""One definition of a link (core/common/links.py) for the keyword extractors, the junk rule, realisation and RPSG."""
 
 import pytest
 
-from core.junk import junk_reasons
-from core.links import LINK, SCHEMED_LINK, has_link, without_links
+from core.common.junk import junk_reasons
+from core.common.links import LINK, SCHEMED_LINK, has_link, without_links
 from core.methods.dp_synrag.realisation import clean_draft
 from core.methods.rpsg.pii import mask_pii
 

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from core.corpus import Unit
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.methods.dp_synrag.phrases import (
     PublicLists,
     candidate_phrases,
@@ -21,13 +21,13 @@ from core.methods.dp_synrag.phrases import (
     release_phrases,
 )
 from core.methods.dp_synrag.vocabulary import load_vocabulary
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 from core.privacy.conversion import approx_eps_to_rho, approx_rho_to_eps, rho_to_eps
 from core.privacy.mechanisms import gaussian_sparse_histogram
 from core.privacy.planner import STAGE_HISTOGRAM, STAGE_PHRASES
 from core.methods.dp_synrag.plan import plan_dp_synrag
 from core.privacy.set_union import item_counts, release_threshold, single_unit_release_bound
-from core.runspec import DPSynRAGSpec
+from core.specs.runspec import DPSynRAGSpec
 from tests.helpers import statistical
 
 NOTES = resources_dir() / "demo" / "clinic" / "notes.csv"

@@ -12,10 +12,10 @@ import re
 import pytest
 
 import core.methods.dp_synrag.realisation as rl
-import core.progress as progress_module
-from core.estimate import LONGER_THAN_PLANNED, Estimate, EtaTracker, duration_words
+import core.common.progress as progress_module
+from core.run.estimate import LONGER_THAN_PLANNED, Estimate, EtaTracker, duration_words
 from core.methods.dp_synrag.writing_progress import PRIOR_RETRY_SHARE, WRITER_BATCH, DraftWork, planned_batches
-from core.progress import CallbackReporter, ProgressEvent, StageProgress
+from core.common.progress import CallbackReporter, ProgressEvent, StageProgress
 
 WRITING = rl.REALISATION_STAGE
 ONE_SECOND = re.compile(r"\babout 1 seconds?\b")
@@ -99,7 +99,7 @@ def test_the_share_of_drafting_done_counts_the_second_drafts_the_first_ones_show
 
 
 class _Clock:
-    """``time.monotonic`` for ``core.progress``: one second passes at every call, so no event is rate-limited."""
+    """``time.monotonic`` for ``core.common.progress``: one second passes at every call, so no event is rate-limited."""
 
     def __init__(self) -> None:
         self.now = 1000.0
@@ -111,7 +111,7 @@ class _Clock:
 
 def test_the_writer_advances_its_bar_per_document_and_reports_steps_within_a_batch(monkeypatch):
     from core.models.registry import load_language_model
-    from core.runspec import ModelChoice
+    from core.specs.runspec import ModelChoice
 
     monkeypatch.setattr(progress_module, "time", _Clock())
     events: list[ProgressEvent] = []
@@ -143,7 +143,7 @@ def test_the_writer_is_priced_per_batch_so_many_documents_cost_less_each_than_a_
     assert sum(rows) == pytest.approx(200 * (1 + PRIOR_RETRY_SHARE))  # every draft, second ones included
     assert max(rows) <= WRITER_BATCH and len(rows) == 20  # 4 x (16, 16, 16, 2) first, 4 x 12.5 again
     assert planned_batches(3, demonstrations=4)[:3] == [1.0, 1.0, 1.0]  # fewer documents than demonstrations
-    from core.estimate import _Speeds
+    from core.run.estimate import _Speeds
 
     speeds = _Speeds(prefill=1.0, decode=1.0, embed=1.0, prompt=1)
     each_of_200 = speeds.batches(rows, 80) / 200

@@ -22,12 +22,12 @@ from tests import helpers
 
 from core.corpus import Corpus, Unit, load_corpus
 from core.demo import generate
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.ledger import Ledger
 from core.methods.dp_synrag import example_check as ec
 from core.methods.dp_synrag import realisation as rl
-from core.paths import resources_dir
-from core.pipeline import plan, run_pipeline
+from core.common.paths import resources_dir
+from core.run.pipeline import plan, run_pipeline
 
 EXAMPLES = resources_dir() / "examples"
 FILLER = ("quiet", "window", "garden", "yellow", "simple", "river", "paper")  # common words put in

@@ -15,16 +15,16 @@ from pathlib import Path
 import pytest
 from tests.helpers import CANARY, TINY, TINY_SIZES, tiny_spec, write_notes
 
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.ledger import Ledger
 from core.methods.dp_synrag import public_decoding as pd
 from core.methods.dp_synrag import realisation as rl
 from core.methods.dp_synrag.method import generation_notes, text_stage_notes
-from core.paths import resources_dir
-from core.pipeline import plan, run_pipeline
+from core.common.paths import resources_dir
+from core.run.pipeline import plan, run_pipeline
 from core.privacy.planner import STAGE_CLUSTER_KEYWORDS, STAGE_HISTOGRAM, STAGE_TOKENS
 from core.methods.dp_synrag.plan import plan_dp_synrag
-from core.runspec import TEXT_MODES, DPSynRAGSpec, RunSpec
+from core.specs.runspec import TEXT_MODES, DPSynRAGSpec, RunSpec
 
 TASK = "Answer patients' questions about which disease matches their symptoms."
 REAL_NOTE = "{name} came in with {disease} and was treated with rest and plenty of water for two weeks at home."
@@ -44,7 +44,7 @@ def realised_spec(tmp_path: Path, **dp) -> RunSpec:
 
 
 def synthetic_texts(path: Path) -> list[str]:
-    from core.pipeline import read_synthetic
+    from core.run.pipeline import read_synthetic
 
     return [row["text"] for row in read_synthetic(path)]
 
@@ -151,7 +151,7 @@ def test_every_released_word_is_guaranteed_by_the_final_line():
 
 def test_realise_on_the_tiny_model_puts_every_released_word_in_every_document():
     from core.models.registry import load_language_model
-    from core.progress import NULL_REPORTER
+    from core.common.progress import NULL_REPORTER
 
     llm = load_language_model(TINY)
     topics = [rl.Topic("tusfosemia", ("insomnia", "skin rash")), rl.Topic("fever"), rl.Topic("back stiffness", ("rash",))]

@@ -16,7 +16,7 @@ from core.corpus import Unit
 from core.methods.dp_synrag import public_decoding as pd
 from core.methods.dp_synrag import realisation as rl
 from core.models.registry import packaged_tokenizer
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 
 CANARY = "Zqxvortimer Blandquist-7731"
 TASK = "Answer patients' questions about which disease matches their symptoms."
@@ -119,7 +119,7 @@ def test_cleaning_keeps_initials_inside_their_sentence():
 
 def test_the_certificate_note_quotes_the_demonstration_the_writer_saw():
     from core.methods.dp_synrag.method import generation_notes
-    from core.runspec import DPSynRAGSpec
+    from core.specs.runspec import DPSynRAGSpec
 
     shipped = " ".join(generation_notes(DPSynRAGSpec(text="realised", document_form="clinical_note")))
     demo = rl.demonstration(rl.shipped_example("clinical_note"))
@@ -130,8 +130,8 @@ def test_the_certificate_note_quotes_the_demonstration_the_writer_saw():
 
 def test_each_realised_document_is_previewed_on_the_run_page():
     from core.models.registry import load_language_model
-    from core.progress import CallbackReporter
-    from core.runspec import ModelChoice
+    from core.common.progress import CallbackReporter
+    from core.specs.runspec import ModelChoice
 
     events = []
     llm = load_language_model(ModelChoice(source="tiny-random"))

@@ -18,7 +18,7 @@ from core.evaluation import roles as metric
 from core.methods.dp_synrag import realisation as rl
 from core.methods.dp_synrag import roles
 from core.methods.dp_synrag.slots import Slot, form_slots, place
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 
 TASK = "Answer patients' questions about which disease matches their symptoms."
 NOTE = rl.shipped_example("clinical_note")
@@ -199,7 +199,7 @@ def test_the_documents_of_one_topic_open_with_its_words_in_turn(public):
 
 def test_realise_on_the_tiny_model_writes_typed_words_in_their_slots(public):
     from core.models.registry import load_language_model
-    from core.progress import NULL_REPORTER
+    from core.common.progress import NULL_REPORTER
 
     llm = load_language_model(TINY)
     topics = [rl.Topic("tusfosemia", ("tregedcillin", "skin rash")), rl.Topic("back stiffness", ("rash",))]
@@ -242,7 +242,7 @@ def test_the_demo_clinics_own_notes_score_one():
 
 def test_the_certificate_says_roles_are_post_processing_for_a_form_with_typed_slots():
     from core.methods.dp_synrag.method import generation_notes
-    from core.runspec import DPSynRAGSpec
+    from core.specs.runspec import DPSynRAGSpec
 
     note = [n for n in generation_notes(DPSynRAGSpec(text="realised", document_form="clinical_note"))
             if n.startswith("Roles:")]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from core.checkpoints import Checkpoints
+from core.common.checkpoints import Checkpoints
 from core.corpus import Unit
 from core.methods.base import MethodContext
 from core.methods.compute_backend import LOCAL
@@ -19,11 +19,11 @@ from core.methods.dp_synrag.row_bound import poisson_subsample, subsample_rates
 from core.methods.dp_synrag.vocabulary import load_vocabulary
 from core.models.registry import load_language_model
 from core.models.tiny import HashingEmbedder
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 from core.privacy.planner import STAGE_TOKENS
 from core.methods.dp_synrag.plan import plan_dp_synrag
-from core.progress import NULL_REPORTER
-from core.runspec import DPSynRAGSpec, ModelChoice
+from core.common.progress import NULL_REPORTER
+from core.specs.runspec import DPSynRAGSpec, ModelChoice
 from tests.helpers import statistical
 
 DOMAIN = str(resources_dir() / "vocab" / "medical_demo_domain.txt")

@@ -21,11 +21,11 @@ from core.methods.dp_synrag.structure import (
     release_forms,
     skeleton_of,
 )
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 from core.privacy.conversion import approx_rho_to_eps
 from core.privacy.mechanisms import gaussian_sparse_histogram
 from core.privacy.planner import STAGE_FORM_OPENERS, STAGE_FORM_SKELETONS
-from core.runspec import DPSynRAGSpec
+from core.specs.runspec import DPSynRAGSpec
 from tests.helpers import statistical
 
 NOTES = resources_dir() / "demo" / "clinic" / "notes.csv"
@@ -243,7 +243,7 @@ def test_the_writer_follows_released_forms_only_when_they_stand_for_enough_of_th
 
 def test_the_public_rule_picks_the_fallback_form_once_and_keeps_structure_discovery_on():
     from core.methods.dp_synrag.forms import with_chosen_form
-    from core.runspec import RunSpec
+    from core.specs.runspec import RunSpec
 
     spec = RunSpec.from_dict({"task": "Answer questions about patients."})
     once = with_chosen_form(spec)

@@ -14,8 +14,8 @@ from tests.helpers import statistical, tiny_spec
 from scipy import stats
 from tests.corpus.test_label_column import DEPARTMENTS, write_labelled
 
-from core.checkpoints import Checkpoints
-from core.errors import Cancelled
+from core.common.checkpoints import Checkpoints
+from core.common.errors import Cancelled
 from core.ledger import Ledger
 from core.methods.base import SyntheticDoc
 from core.methods.class_conditional import ClassConditional, TopicLabelled, method_for
@@ -29,7 +29,7 @@ from core.methods.dp_synrag.topic_labels import (
     label_documents,
     systematic_labels,
 )
-from core.pipeline import plan, run_pipeline
+from core.run.pipeline import plan, run_pipeline
 from core.privacy.class_counts import (
     LABEL_SHARE,
     STAGE_CLASS_COUNTS,
@@ -38,7 +38,7 @@ from core.privacy.class_counts import (
     plan_topic_labels,
 )
 from core.privacy.conversion import approx_eps_to_rho
-from core.progress import CallbackReporter
+from core.common.progress import CallbackReporter
 from core.corpus import Unit
 
 
@@ -120,7 +120,7 @@ def test_the_topic_label_counts_take_their_share_and_the_total_stays_one_rho(tmp
 
 def test_every_parameter_and_stage_of_labels_by_topic_has_plain_words(tmp_path):
     from core.certificate.render import PARAMETER_MEANINGS
-    from core.progress import stage_label
+    from core.specs.stage_labels import stage_label
 
     spec = _spec(tmp_path)
     method = method_for(spec)

@@ -12,12 +12,12 @@ from core.methods.dp_synrag.histogram import GENERIC_ZIPF, name_threshold, topic
 from core.privacy.forecast import significance_threshold
 from core.methods.dp_synrag.guidance import guide
 from core.methods.private_prediction.self_filter import offtopic_sentences, public_threshold, run_self_filter
-from core.links import without_links
+from core.common.links import without_links
 from core.methods.dp_synrag.realisation import form_words
 from core.methods.dp_synrag.vocabulary import (Vocabulary, english_zipf, in_form, load_vocabulary, postprocess_keywords,
                                                 specific_entries, split_words)
-from core.progress import NULL_REPORTER
-from core.runspec import DPSynRAGSpec
+from core.common.progress import NULL_REPORTER
+from core.specs.runspec import DPSynRAGSpec
 
 
 @pytest.fixture()

@@ -18,7 +18,7 @@ from core.methods.dp_synrag.vocabulary import (
     read_word_list,
     shipped_domain_lists,
 )
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 
 VOCAB_DIR = resources_dir() / "vocab"
 DOMAIN = VOCAB_DIR / "medical_demo_domain.txt"

@@ -26,8 +26,8 @@ from core.methods.private_prediction import (
     top_k_plus_margin,
 )
 from core.privacy.mechanisms import TokenSampler
-from core.prompts import render
-from core.runspec import DPSynRAGSpec, RunSpec
+from core.common.prompts import render
+from core.specs.runspec import DPSynRAGSpec, RunSpec
 from tests.helpers import statistical
 
 V = 23

@@ -9,7 +9,7 @@ from core.methods.private_prediction import EngineConfig, PredictionGroup, Priva
 from core.models.registry import load_language_model
 from core.privacy.mechanisms import TokenSampler
 from core.privacy.randomness import test_mode_torch_generator
-from core.runspec import ModelChoice
+from core.specs.runspec import ModelChoice
 
 
 class OomSession:

@@ -174,8 +174,8 @@ def test_sharing_the_public_template_prefix_changes_no_token():
     from core.methods.private_prediction.prompts import template_prefix_length
     from core.models.registry import load_language_model
     from core.privacy.randomness import test_mode_torch_generator
-    from core.prompts import render
-    from core.runspec import ModelChoice
+    from core.common.prompts import render
+    from core.specs.runspec import ModelChoice
 
     llm = load_language_model(ModelChoice(source="tiny-random"))
     prefix = template_prefix_length(llm)

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from core.corpus import Unit
-from core.errors import Cancelled, PrivetError
+from core.common.errors import Cancelled, PrivetError
 from core.methods.rpsg import algorithm as rpsg
 from core.methods.rpsg.algorithm import (
     mean_token_nll,
@@ -23,8 +23,8 @@ from core.methods.rpsg.algorithm import (
 from core.models.tiny import HashingEmbedder
 from core.methods.rpsg.plan import RPSG_SCOPE, plan_rpsg
 from core.privacy.randomness import test_mode_rng
-from core.progress import CallbackReporter
-from core.runspec import RPSGSpec, RunSpec
+from core.common.progress import CallbackReporter
+from core.specs.runspec import RPSGSpec, RunSpec
 
 PLANTED = "zebracopy"  # seeds with this word get a near-verbatim "abstraction" from the fake LLM
 
@@ -393,7 +393,7 @@ def test_mean_token_nll_teacher_forces_the_message_tokens_only():
 def test_mean_token_nll_matches_one_full_forward_on_the_tiny_model():
     from core.models.registry import load_language_model
     from core.models.scoring import split_message as _message_split
-    from core.runspec import ModelChoice
+    from core.specs.runspec import ModelChoice
 
     llm = load_language_model(ModelChoice(source="tiny-random", device="cpu"))
     texts = ["The patient reports joint pain.", "Ünïcode ✓ text\nwith a newline", "short"]
@@ -417,7 +417,7 @@ def test_mean_token_nll_matches_one_full_forward_on_the_tiny_model():
 def test_integration_on_packaged_models():
     from core.demo.generate import make_clinic_corpus
     from core.models.registry import load_embedder, load_language_model
-    from core.runspec import ModelChoice
+    from core.specs.runspec import ModelChoice
 
     notes = make_clinic_corpus(n_patients=30, n_questions=5).notes[:5]
     llm = load_language_model(ModelChoice(source="default", device="cpu"))

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core import method_catalogue
+from core.specs import method_catalogue
 from core.certificate.build import build_certificate, file_entry
 from core.certificate.privacy_record import PrivacyRecord
 from core.certificate.render import render_html, render_pdf
@@ -45,10 +45,10 @@ from core.certificate.seal import (
     write_document,
 )
 from core.certificate.signing import load_signing_key, public_key_pem
-from core.errors import PrivetError
+from core.common.errors import PrivetError
 from core.ledger import Ledger, highwater
-from core.paths import data_location
-from core.private_files import write_private
+from core.common.paths import data_location
+from core.common.private_files import write_private
 from core.privacy.conversion import approx_rho_to_eps, redrawn_delta
 
 if TYPE_CHECKING:  # annotations only: the export never loads the model code

@@ -1,7 +1,7 @@
 """How long a run will take: the work it does (units, R, k, T, K, L, model size) over this computer's speed.
 
 ``estimate(spec, n_units)`` splits a run into its stages and prices each one in model rows × tokens
-(each method's stages and their work are in its package: ``core.method_catalogue.MethodFacts.work``,
+(each method's stages and their work are in its package: ``core.specs.method_catalogue.MethodFacts.work``,
 called with this module's ``_Speeds``).
 The speed is a built-in figure for the packaged SmolLM2 on 2 idle CPU cores (the realised writer priced per
 batch, not per row), scaled by model size and by a speed test taken when the plan is made, multiplied per
@@ -24,12 +24,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core import method_catalogue
-from core.paths import data_dir
+from core.specs import method_catalogue
+from core.common.paths import data_dir
 
 # The built-in figures: the packaged SmolLM2-135M and MiniLM on the 2-core development machine, idle, torch's
 # default two threads, measured on 2026-12-04 beside the speed test's reference rate
-# (core.machine_speed.REFERENCE_ROUNDS_S); every CPU figure is divided by the speed test's slowdown at plan time.
+# (core.run.machine_speed.REFERENCE_ROUNDS_S); every CPU figure is divided by the speed test's slowdown at plan time.
 # The private-prediction engine: 171 row-tokens/s with prefill, 48 rows x 32 tokens after ~160-token prompts
 # (bench/private_prediction.py --skip llamacpp,naive,dp_rag_style), which these two figures reproduce.
 CPU_PREFILL_TOKENS_S = 2000.0  # prompt tokens per second
@@ -184,8 +184,8 @@ class _Speeds:
 def estimate(spec: Any, n_units: int, model_bytes: float | None = None, calibrate: bool = True,
              topics: float | None = None, busy: float = 1.0) -> Estimate:
     """Seconds per stage of a run of ``spec`` on ``n_units`` units; ``topics``: the documents DP-SynRAG is
-    expected to write (``core.planning.run_estimate`` passes its forecast), else R; ``busy``: how many times
-    slower than the built-in figures' computer this one is now (``core.machine_speed.busy_factor``)."""
+    expected to write (``core.run.planning.run_estimate`` passes its forecast), else R; ``busy``: how many times
+    slower than the built-in figures' computer this one is now (``core.run.machine_speed.busy_factor``)."""
     size = model_bytes if model_bytes is not None else _model_bytes(spec)
     slow = max(size / REFERENCE_MODEL_BYTES, 0.25) * busy  # bigger models: proportionally slower per token
     speedup = GPU_SPEEDUP if spec.llm.device.startswith("cuda") else 1.0

@@ -6,7 +6,7 @@ In the bundle, ``sys.frozen`` is set and ``sys._MEIPASS`` is the bundle's intern
 
     _MEIPASS/resources/        the resources package (prompts, vocabularies, demo data, icons, templates)
     _MEIPASS/models/<package>/  the packaged model files, copied out of their pip packages
-    _MEIPASS/bundle.json        the bundle's version, commit and content hash (core.bundle)
+    _MEIPASS/bundle.json        the bundle's version, commit and content hash (core.install.bundle)
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 from importlib import resources as _res
 from pathlib import Path
 
-from core.private_files import private_folder
+from core.common.private_files import private_folder
 
 BUNDLE_MODELS = "models"
 
@@ -63,7 +63,7 @@ def data_dir() -> Path:
     """Per-user data folder: ledger, installation key, converted-model cache (``data_location``).
 
     It is created, or tightened, to mode 0700: it holds the ledger, keys and private run folders.
-    No export may write into it, contain it or replace it (``core.export.refuse_protected_output``).
+    No export may write into it, contain it or replace it (``core.run.export.refuse_protected_output``).
     """
     return private_folder(data_location())
 

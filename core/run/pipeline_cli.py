@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from core import method_catalogue
-from core.progress import ProgressEvent, stage_label
-from core.runspec import RunSpec
+from core.specs import method_catalogue
+from core.common.progress import ProgressEvent
+from core.specs.stage_labels import stage_label
+from core.specs.runspec import RunSpec
 
 
 def register(subparsers) -> None:
@@ -33,7 +34,7 @@ def register(subparsers) -> None:
 
 
 def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    from core.pipeline import load_spec_corpus, plan
+    from core.run.pipeline import load_spec_corpus, plan
 
     from core.privacy.planner import delta_rule
 
@@ -87,9 +88,9 @@ def cmd_plan(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 def forecast_lines(spec: RunSpec, summary) -> list[str]:
     """What the run is expected to write and how long each stage takes, for the settings that will run
-    (``core.planning.run_estimate``; the adaptive default's choices from the custodian's own count, on screen)."""
-    from core.estimate import duration_words
-    from core.planning import run_estimate
+    (``core.run.planning.run_estimate``; the adaptive default's choices from the custodian's own count, on screen)."""
+    from core.run.estimate import duration_words
+    from core.run.planning import run_estimate
 
     lines = []
     forecast = summary.topic_forecast
@@ -112,10 +113,10 @@ def forecast_lines(spec: RunSpec, summary) -> list[str]:
 
 
 def choice_lines(spec: RunSpec, n_units: int) -> list[str]:
-    """What each ε of the table would release (``core.planning.epsilon_table``, the Budget page's table) and the
+    """What each ε of the table would release (``core.run.planning.epsilon_table``, the Budget page's table) and the
     public word lists that fit the task (``core.methods.list_offer``), for the methods that find topics."""
     from core.methods.list_offer import plan_offer_lines
-    from core.planning import epsilon_table
+    from core.run.planning import epsilon_table
 
     if not method_catalogue.facts(spec.method).wizard.topic_names:
         return []
@@ -126,7 +127,7 @@ def choice_lines(spec: RunSpec, n_units: int) -> list[str]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from core.evaluation.run_fidelity import custodian_fidelity, terminal_lines
-    from core.pipeline import run_pipeline
+    from core.run.pipeline import run_pipeline
 
     spec = RunSpec.load(args.spec)
     if args.overwrite:
@@ -162,7 +163,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def resume_consent(accepted: bool, stdin: TextIO | None = None, out: TextIO | None = None):
     """The consent ``run_pipeline`` asks before a resume charges: shows the quote, then accepts it
     (``--accept-recharge``), asks (a terminal), or refuses (no terminal and no flag)."""
-    from core.errors import PrivetError
+    from core.common.errors import PrivetError
 
     def consent(quote) -> bool:
         stream, answers = out or sys.stderr, stdin or sys.stdin

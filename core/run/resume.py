@@ -16,18 +16,18 @@ from typing import Callable
 
 import rfc8785
 
-from core.checkpoints import Checkpoints
+from core.common.checkpoints import Checkpoints
 from core.corpus import Corpus, DatasetIdentity
 from core.ledger.booking import book_dataset, load_spec_corpus
-from core.errors import PrivetError
-from core.export import RUN_FILE
+from core.common.errors import PrivetError
+from core.run.export import RUN_FILE
 from core.ledger import Ledger
-from core.method_catalogue import facts
+from core.specs.method_catalogue import facts
 from core.methods.class_conditional import method_for
 from core.ledger.total import stated
 from core.ledger.view import cumulative_after
 from core.privacy.budget import epsilon_of, resolve_delta
-from core.runspec import RunSpec
+from core.specs.runspec import RunSpec
 
 # Spec fields a resume may change. They say where the release goes and who signs it, where the data
 # file lies (its content is checked by fingerprint), and how much memory and which device are used;

@@ -1,7 +1,7 @@
 """Planning a run: the budget split, the dataset it is booked under and the refusal to spend for nothing.
 
 ``plan(spec)`` says what a run would spend and derive, without charging anything; ``run_pipeline``
-(``core.pipeline``) plans the same way before it charges. Nothing here loads a model or writes.
+(``core.run.pipeline``) plans the same way before it charges. Nothing here loads a model or writes.
 """
 
 from __future__ import annotations
@@ -13,19 +13,19 @@ from dataclasses import dataclass
 from core.corpus import Corpus, DatasetIdentity
 from core.compute.memory import run_memory_mb
 from core.ledger.booking import Booking, book_dataset, load_spec_corpus, record_booking
-from core.errors import BudgetError, PrivetError
-from core.estimate import Estimate, estimate
-from core.machine_speed import busy_factor
+from core.common.errors import BudgetError, PrivetError
+from core.run.estimate import Estimate, estimate
+from core.run.machine_speed import busy_factor
 from core.ledger import Ledger
 from core.ledger.total import COMBINING_WORDS
 from core.ledger.view import after_run_words, cumulative_after
-from core.method_catalogue import facts
+from core.specs.method_catalogue import facts
 from core.methods.class_conditional import method_for
 from core.methods.base import PlanSummary
-from core.paths import data_dir
+from core.common.paths import data_dir
 from core.privacy.budget import resolve_delta
 from core.privacy.planner import delta_warnings
-from core.runspec import RunSpec
+from core.specs.runspec import RunSpec
 
 
 def register_dataset(
@@ -57,7 +57,7 @@ def dataset_booking(spec: RunSpec, corpus: Corpus, ledger: Ledger | None = None)
 def plan(spec: RunSpec, corpus: Corpus | None = None, ledger: Ledger | None = None,
          busy: float | None = None) -> PlanSummary:
     """The budget split and derived parameters for this spec on this corpus (charges and writes nothing).
-    ``busy``: a speed test already taken (``core.machine_speed.busy_factor``); None: take one now (0.5 s).
+    ``busy``: a speed test already taken (``core.run.machine_speed.busy_factor``); None: take one now (0.5 s).
 
     The loaded view is matched against the datasets the ledger knows (``core.ledger.booking``): the
     plan names the dataset the run will be booked under; the same data under a new chosen name is refused.
@@ -165,7 +165,7 @@ def refuse_spending_for_nothing(spec: RunSpec, gate: PlanSummary | None) -> None
 
 
 def run_estimate(spec: RunSpec, summary: PlanSummary) -> Estimate:
-    """The time per stage of the path that will really run (``core.estimate``: work over this computer's measured
+    """The time per stage of the path that will really run (``core.run.estimate``: work over this computer's measured
     speed): the settings the adaptive default is expected to choose for this corpus, and the forecast's likely
     documents (``TopicForecast.likely_documents``: the realised writer is most of the time). With N documents
     asked for (``[dp_synrag] documents``, docs/method.md §6.2) the writer is priced at N calls, even above R."""
@@ -199,10 +199,10 @@ TABLE_BASIS = ("Computed by the same forecast as the expected documents: the pla
 
 @dataclass(frozen=True)
 class EpsilonRow:
-    """One ε of the table: its policy band (``core.wording``) and the planner's own forecast at that ε."""
+    """One ε of the table: its policy band (``core.common.wording``) and the planner's own forecast at that ε."""
 
     epsilon: float
-    band: str  # core.wording.BANDS: strong, moderate, weak, none
+    band: str  # core.common.wording.BANDS: strong, moderate, weak, none
     headline: str  # "Moderate protection"
     expected_topics: float | None = None  # None: the method forecasts no topics (or the ε cannot be planned)
     fewest_topics: float = 0.0
@@ -277,7 +277,7 @@ def epsilon_table(spec: RunSpec, n_loaded: int, epsilons: tuple[float, ...] = EP
     """The planner's own forecast (``PlanSummary.topic_forecast``) at each ε of ``epsilons``, every other setting as in
     ``spec``: at the stated public bound on the units when there is one, else at ``n_loaded`` (on screen only).
     Charges, loads and writes nothing."""
-    from core.wording import guarantee_words
+    from core.common.wording import guarantee_words
 
     spec = facts(spec.method).public_defaults(spec)  # a copy, as ``plan`` plans it
     delta = resolve_delta(spec)

@@ -130,16 +130,16 @@ class MethodFacts:
     Callables take the run spec (and the other arguments named) and return plain values; none reads
     private data but ``plan_lines``, which prints only what ``privet plan`` shows on screen."""
 
-    stage_labels: Mapping[str, str] = field(default_factory=dict)  # stage key -> plain name (core.progress)
+    stage_labels: Mapping[str, str] = field(default_factory=dict)  # stage key -> plain name (core.specs.stage_labels)
     # "stage_<round>" stages: the key's head -> its plain name with "{round}" (Aug-PE's votes per round)
     round_labels: Mapping[str, str] = field(default_factory=dict)
     parameter_meanings: Mapping[str, str] = field(default_factory=dict)  # the certificate's "meaning" column
-    # core.estimate: work(spec, n_units, speeds, topics) -> [(stage, seconds at the built-in speeds)]
+    # core.run.estimate: work(spec, n_units, speeds, topics) -> [(stage, seconds at the built-in speeds)]
     work: Callable[[Any, int, Any, float | None], list[tuple[str, float]]] = _no_work
-    # core.estimate: the groups (documents) a run writes, counted by its per-document stages; None: per unit
+    # core.run.estimate: the groups (documents) a run writes, counted by its per-document stages; None: per unit
     work_groups: Callable[[Any, float | None], float | None] = _none
-    documents_asked: str | None = "R"  # core.export: the parameter that says how many documents were asked for
-    few_documents_reason: Callable[[Any], str | None] = _none  # core.export: why a run (its record) wrote few
+    documents_asked: str | None = "R"  # core.run.export: the parameter that says how many documents were asked for
+    few_documents_reason: Callable[[Any], str | None] = _none  # core.run.export: why a run (its record) wrote few
     parameters_not_used: Callable[[dict], list[str]] = _no_lines  # the certificate: settings of stages not run
     plan_header: Callable[[Any], list[str]] = _no_lines  # privet plan: lines after "Method:" (spec)
     plan_lines: Callable[[Any, Any, float], list[str]] = _no_lines  # privet plan: (spec, corpus, delta), on screen
@@ -147,10 +147,10 @@ class MethodFacts:
     # privet plan, after the expected documents: the settings the adaptive default is expected to choose
     # (spec, PlanSummary.expected_settings); [] when the spec states them all
     expected_settings_lines: Callable[[Any, Any], list[str]] = _no_lines
-    # core.planning's estimate when N documents are asked for: the spec to price so that N are written (a copy,
+    # core.run.planning's estimate when N documents are asked for: the spec to price so that N are written (a copy,
     # or the spec itself when nothing changes)
     priced_documents: Callable[[Any, int], Any] = _as_written
-    spec_problems: Callable[[Any], list[str]] = _no_lines  # core.runspec: the method's own checks of a spec
+    spec_problems: Callable[[Any], list[str]] = _no_lines  # core.specs.runspec: the method's own checks of a spec
     # the pipeline, the plan and a resume: the spec with what the method's public rules decide filled in (a copy)
     public_defaults: Callable[[Any], Any] = _copy
     # the pipeline and the plan: (spec, loaded corpus), before any charge; raises PrivetError to refuse the run
@@ -162,7 +162,7 @@ class MethodFacts:
     # the desktop's Review page: the corpus's own forms a finished run released under DP and whether the documents
     # were written in them (run folder) -> [ReleasedFormsView], or [] when the run looked for no forms
     released_forms: Callable[[Any], list] = _no_lines
-    # core.planning's gate: the public upper bound on the units the method's own section states (spec); 0 = none
+    # core.run.planning's gate: the public upper bound on the units the method's own section states (spec); 0 = none
     stated_unit_bound: Callable[[Any], int] = _no_bound
     wizard: WizardOptions = WizardOptions()
     # the wizard: the run-spec section its task page stores the number of documents (R), the tokens (T) and the
@@ -293,7 +293,7 @@ def facts(key: str) -> MethodFacts:
     """The facts of the registered method ``key``, from its own package (imported on first use)."""
     found = entry(key)
     if found is None:
-        raise KeyError(f"no method {key!r} is registered in core.method_catalogue")
+        raise KeyError(f"no method {key!r} is registered in core.specs.method_catalogue")
     if not found.facts:
         return MethodFacts()
     module, name = found.facts.split(":")
@@ -303,7 +303,7 @@ def facts(key: str) -> MethodFacts:
 
 class RegisteredWords(Mapping[str, str]):
     """Shared words and every registered method's own (one ``MethodFacts`` field), read when asked, so a
-    method registered later is included: ``core.progress.STAGE_LABELS``, the certificate's meanings."""
+    method registered later is included: ``core.specs.stage_labels.STAGE_LABELS``, the certificate's meanings."""
 
     def __init__(self, shared: Mapping[str, str], field_name: str) -> None:
         self._shared, self._field = shared, field_name

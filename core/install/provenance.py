@@ -5,18 +5,18 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from core.bundle import bundle_info
+from core.install.bundle import bundle_info
 
 
 def bundle_identity() -> dict[str, str]:
-    """The frozen bundle's identity (``core.bundle``), or ``{}`` when run from source."""
+    """The frozen bundle's identity (``core.install.bundle``), or ``{}`` when run from source."""
     info = bundle_info()
     return {} if info is None else info.to_dict()
 
 
 def source_root() -> Path:
     """The folder of this source checkout (the git work tree when run from source)."""
-    return Path(__file__).resolve().parents[1]
+    return Path(__file__).resolve().parents[2]
 
 
 def git_commit() -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.private_files import private_folder, write_private
+from core.common.private_files import private_folder, write_private
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from core import paths
-from core.errors import PrivetError
+from core.common import paths
+from core.common.errors import PrivetError
 
 INFO_FILE = "bundle.json"
 FILES_MANIFEST = "bundle-files.sha256"

@@ -10,11 +10,11 @@ The run folder (``data_dir()/runs/<run_id>``) keeps checkpoints of released DP o
 ``resume`` never redraws a charged stage; it is private workspace and is never exported.
 Checkpoints are kept per method (``checkpoints/<method>/``), and ``run.json`` records the run's
 canonical spec, method, dataset fingerprint and dataset identity: a resume under anything that
-changes what is drawn or what it costs is refused (``core.resume``).
+changes what is drawn or what it costs is refused (``core.run.resume``).
 
-``run_pipeline`` reads as its steps: checks before loading, the plan (``core.planning``), consent to
+``run_pipeline`` reads as its steps: checks before loading, the plan (``core.run.planning``), consent to
 a resume, the models, the reservation, the run folder, the method, the privacy record, the export
-(``core.export`` writes the files).
+(``core.run.export`` writes the files).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import contextlib
 import json
 import logging
 import math
-import secrets
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -33,23 +32,23 @@ from typing import Any, Callable
 
 from core import __version__
 from core.certificate.privacy_record import PrivacyRecord, reconcile_stages
-from core.checkpoints import Checkpoints
+from core.common.checkpoints import Checkpoints
 from core.compute.factory import compute_backend
 from core.corpus import Corpus
-from core.ledger.booking import Booking, book_dataset, load_spec_corpus, record_booking
-from core.errors import BudgetError, PrivetError
-from core.export import (
+from core.ledger.booking import Booking, book_dataset, load_spec_corpus, new_run_id, record_booking
+from core.common.errors import BudgetError, PrivetError
+from core.run.export import (
     RUN_FILE, check_output_folder, export_release, read_synthetic, refuse_protected_output, release_size, write_synthetic,
 )
 from core.ledger import Ledger, check_before_run
-from core.method_catalogue import facts
+from core.specs.method_catalogue import facts
 from core.methods.class_conditional import method_for
 from core.methods.base import Method, MethodContext, PlanSummary, SyntheticDoc
 from core.methods.wave_size import default_batch_rows, wave_rows
 from core.models import threads
 from core.models.registry import load_embedder, load_language_model, model_fingerprint, resolve_model
-from core.paths import data_dir
-from core.planning import (
+from core.common.paths import data_dir
+from core.run.planning import (
     dataset_booking,
     estimate_cost,
     plan,
@@ -61,13 +60,13 @@ from core.planning import (
 from core.privacy.budget import resolve_delta
 from core.privacy.conversion import approx_rho_to_eps, redrawn_delta
 from core.privacy.planner import delta_warnings
-from core.private_files import private_folder, write_private
-from core.progress import NULL_REPORTER, ProgressEvent, Reporter, StageProgress
-from core.provenance import bundle_identity, git_commit
-from core.resume import ResumeQuote, canonical_spec, check_resumable, resume_quote, run_meta
-from core.runspec import RunSpec
+from core.common.private_files import private_folder, write_private
+from core.common.progress import NULL_REPORTER, ProgressEvent, Reporter, StageProgress
+from core.install.provenance import bundle_identity, git_commit
+from core.run.resume import ResumeQuote, canonical_spec, check_resumable, resume_quote, run_meta
+from core.specs.runspec import RunSpec
 
-# Names callers import from here (the desktop, the CLI, the evaluation, tests).
+# Names callers import from here (the desktop, the CLI, tests).
 __all__ = [
     "RUN_FILE", "ResumeQuote", "RunResult", "dataset_booking", "default_batch_rows", "estimate_cost",
     "load_spec_corpus", "new_run_id", "plan", "read_synthetic", "register_dataset", "resume_quote", "run_pipeline",
@@ -92,16 +91,11 @@ class RunResult:
 
 # The fidelity hook (``core.evaluation.run_fidelity.custodian_fidelity``, which ``privet run`` and the desktop's run
 # process pass): (run folder, loaded private corpus, synthetic documents, loaded embedder, reporter) -> the report,
-# written to the private run folder only. Passed in, not imported: the evaluation package imports this module.
+# written to the private run folder only. Passed in, not imported: the command line and the desktop choose it.
 FidelityHook = Callable[[Path, Corpus, list[SyntheticDoc], Any, Reporter], dict | None]
 
 
 # -- running -------------------------------------------------------------------------------
-
-
-def new_run_id() -> str:
-    """The date and a random part: the run id is exported, so it holds no time of day."""
-    return datetime.now(timezone.utc).strftime("%Y%m%d") + "-" + secrets.token_hex(4)
 
 
 @dataclass

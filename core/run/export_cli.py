@@ -10,14 +10,14 @@ from pathlib import Path
 from core.certificate.privacy_record import claim_hash, guarantee_claim
 from core.certificate.seal import verify_export
 from core.certificate.signing import export_public_key, load_signing_key, public_key_fingerprint
-from core.errors import LedgerError, PrivetError
-from core.export import export_release, release_size
+from core.common.errors import LedgerError, PrivetError
+from core.run.export import export_release, release_size
 from core.corpus import dataset_identity
 from core.ledger import Ledger, check_before_run, highwater
 from core.ledger.chain import Carried
 from core.ledger.recovery import key_replaced_problem, recover_lost_data_folder
 from core.ledger.schema import LEDGER_EVENTS
-from core.paths import data_dir
+from core.common.paths import data_dir
 from core.ledger.total import COMBINING_WORDS, stated
 from core.privacy.conversion import redrawn_delta
 from core.specs.rules import name_problem

@@ -1,6 +1,6 @@
 """How fast this computer runs *now*: a short public workload, timed just before a run is priced.
 
-The estimate's built-in speed figures (``core.estimate``) were measured on one computer at one load. The same
+The estimate's built-in speed figures (``core.run.estimate``) were measured on one computer at one load. The same
 run on a faster computer, or on this one while other programs keep its cores busy, takes a different time:
 session 3's first run of a 200-note file took 4x longer than priced because the machine was shared. So the
 estimate scales its CPU speeds by ``busy_factor()``: how many times longer than on the reference computer a
@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 
 # rounds/s of the probe on the idle 2-core development machine, torch's default two threads (709-802 between the
-# writer's batches on 2026-12-04, docs/bench/estimate.md), where core.estimate's built-in figures were measured
+# writer's batches on 2026-12-04, docs/bench/estimate.md), where core.run.estimate's built-in figures were measured
 REFERENCE_ROUNDS_S = 740.0
 PROBE_SECONDS = 0.5  # 0.25 s readings spread ±30 % on the loaded 2-core machine, 1 s ones ±2 %
 PROBE_ROUNDS = 5  # readings of PROBE_SECONDS / PROBE_ROUNDS each; the speed is their median

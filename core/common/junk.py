@@ -16,8 +16,8 @@ from collections import Counter
 from functools import cache
 from typing import Mapping, Sequence
 
-from core.links import has_link
-from core.paths import resources_dir
+from core.common.links import has_link
+from core.common.paths import resources_dir
 
 
 def ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:

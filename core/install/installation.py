@@ -12,8 +12,8 @@ import secrets
 import stat
 from pathlib import Path
 
-from core.errors import PrivetError
-from core.paths import data_dir
+from core.common.errors import PrivetError
+from core.common.paths import data_dir
 
 KEY_BYTES = 32
 KEY_FILE = "installation.key"

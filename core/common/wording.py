@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 STRONG_MAX = 1.0
 MODERATE_MAX = 5.0
-WEAK_MAX = 20.0  # core.runspec.WEAK_EPSILON: above it the spec warns loudly
+WEAK_MAX = 20.0  # core.specs.runspec.WEAK_EPSILON: above it the spec warns loudly
 BANDS = ("strong", "moderate", "weak", "none")
 
 

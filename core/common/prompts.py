@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from core.paths import resources_dir
+from core.common.paths import resources_dir
 
 
 @cache

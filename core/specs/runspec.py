@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from core import method_catalogue
-from core.errors import PrivetError
+from core.specs import method_catalogue
+from core.common.errors import PrivetError
 from core.specs.aug_pe import AugPESpec
 from core.specs.common import (
     MAX_EPSILON,
@@ -59,7 +59,7 @@ from core.specs.rules import (
     texts,
     whole,
 )
-from core.wording import MODERATE_MAX, WEAK_MAX, factor_words
+from core.common.wording import MODERATE_MAX, WEAK_MAX, factor_words
 
 # The public names of the run spec (callers import them from here; each section lives in core/specs/).
 __all__ = [
@@ -266,7 +266,7 @@ def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "dp_synrag": section}
 
 
-# The methods a run spec can name: those registered in core.method_catalogue (the adapters are loaded by
+# The methods a run spec can name: those registered in core.specs.method_catalogue (the adapters are loaded by
 # core.methods.registry; the run spec validates names without importing the methods).
 METHOD_NAMES = method_catalogue.names()
 
