@@ -257,7 +257,7 @@ def fidelity_markdown(rows: list[dict]) -> str:
     """The fidelity report of each corpus (core/evaluation/fidelity.py), figures only."""
     method = next((r["own_form_method"] for r in rows if r.get("own_form_method")), "")
     form = ("the share matching one of the generator's own templates in full" if method == "templates" else
-            "a skeleton proxy: the share whose skeleton (the 200 commonest member words and punctuation) at least "
+            "a skeleton proxy: the share whose skeleton (the 100 commonest member words and punctuation) at least "
             "two members share")
     return ("### Fidelity (real-vs-synthetic classifier, own forms)\n\n"
             "Classifier AUC: TF-IDF + logistic regression telling members from the corpus's documents, 5-fold "
