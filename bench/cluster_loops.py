@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import test_cluster_index as reference  # noqa: E402
 
-from core.methods.dp_synrag.cluster_index import cluster_keyword_counts_indexed, soft_clusters_indexed  # noqa: E402
+from core.methods.dp_synrag.release.cluster_index import cluster_keyword_counts_indexed, soft_clusters_indexed  # noqa: E402
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ exported), records every released topic and the document the public writer made 
 documents that hold a **demonstration-only content word**:
 
 * ``guard``: a word the demonstration guard refuses for the demonstration the document was shown
-  (``core/methods/dp_synrag/demonstration_guard.py``; a content word or a near-form of a name shared
+  (``core/methods/dp_synrag/write/demonstration_guard.py``; a content word or a near-form of a name shared
   with that demonstration and not with the topic's released words);
 * ``any_demo``: the same against every demonstration of the form (a stricter count);
 * ``absent``: a word of any demonstration of the form (its content words, names and phrases) that the
@@ -41,10 +41,11 @@ from typing import Any, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's core/, not an installed one
 
-from core.methods.dp_synrag import realisation as rl
-from core.methods.dp_synrag import text as text_stage
-from core.methods.dp_synrag.demonstration_guard import DemonstrationGuard, PublicLists, same_word
-from core.methods.dp_synrag.vocabulary import split_words
+from core.methods.dp_synrag.shape import examples as ex
+from core.methods.dp_synrag.shape import released_topics as rt
+from core.methods.dp_synrag.write import text as text_stage
+from core.methods.dp_synrag.write.demonstration_guard import DemonstrationGuard, PublicLists, guard_of, same_word
+from core.methods.dp_synrag.vocab.vocabulary import split_words
 from core.specs.runspec import RunSpec
 
 REPO = Path(__file__).resolve().parents[1]
@@ -84,7 +85,7 @@ def baseline_writer(commit: str):
                               text=True).stdout
 
     path = Path(tempfile.mkdtemp()) / "realisation_round3.py"
-    path.write_text(show("core/methods/dp_synrag/realisation.py"), encoding="utf-8")
+    path.write_text(show("core/methods/dp_synrag/write/realisation.py"), encoding="utf-8")
     spec = importlib.util.spec_from_file_location("realisation_round3", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
@@ -93,15 +94,15 @@ def baseline_writer(commit: str):
     return module, lambda example: round3_demonstrations(example, show)
 
 
-def round3_demonstrations(example: str, show) -> tuple[rl.Demonstration, ...]:
+def round3_demonstrations(example: str, show) -> tuple[ex.Demonstration, ...]:
     """The one demonstration round 3 showed for the shipped form whose example is ``example``."""
-    for form in rl.FORMS:
-        if rl.shipped_example(form) == example.strip():
-            return rl.parse_demonstrations(show(f"resources/examples/{form}.demo.toml"))[:1]
+    for form in ex.FORMS:
+        if ex.shipped_example(form) == example.strip():
+            return ex.parse_demonstrations(show(f"resources/examples/{form}.demo.toml"))[:1]
     return ()
 
 
-def strict_words(demo: rl.Demonstration, guard: DemonstrationGuard) -> set[str]:
+def strict_words(demo: ex.Demonstration, guard: DemonstrationGuard) -> set[str]:
     """Every word of a demonstration that is no stop, form or task word (no everyday-word exemption)."""
     words = split_words(" ".join([demo.document, *demo.topic.words, *demo.avoid]))
     return {w for w in words if len(w) >= 3 and w not in guard.allowed}
@@ -118,12 +119,12 @@ def corpus_text(path: Path, column: str) -> str:
         return " " + "  ".join(" ".join(split_words(row[column])) for row in csv.DictReader(fh)) + " "
 
 
-def measure(record: dict[str, Any], private_text: str, demos: Sequence[rl.Demonstration]) -> dict[str, Any]:
+def measure(record: dict[str, Any], private_text: str, demos: Sequence[ex.Demonstration]) -> dict[str, Any]:
     """The counts above for one writer's documents; document i was shown ``demos[i mod n]``.
     ``private_text``: the private documents' words, joined by spaces (:func:`corpus_text`)."""
     private_words = set(private_text.split())
     lists = PublicLists.shipped()
-    guards = [d.guard(f"{record['example']}\n{record['task']}", lists) for d in demos]
+    guards = [guard_of(d, f"{record['example']}\n{record['task']}", lists) for d in demos]
     demo_vocab = set().union(*(g.content | {n.lower() for n in g.names} for g in guards))
     phrases = {p for g in guards for p in g.phrases if f" {p} " not in private_text}
     strict = [strict_words(d, g) for d, g in zip(demos, guards)]
@@ -158,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     old, old_demos = baseline_writer(args.baseline_commit) if args.baseline else (None, None)
     record = record_run(spec)
     private = corpus_text(Path(spec.data.path), spec.data.text_column)
-    today = rl.demonstrations(record["example"])
+    today = ex.demonstrations(record["example"])
     result: dict[str, Any] = {"spec": str(args.spec), "round4": {**measure(record, private, today), **_public(record)}}
     if old is not None and old_demos is not None:
         demo = old_demos(record["example"])
@@ -191,11 +192,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def catalogue_topics(path: Path) -> list[rl.Topic]:
+def catalogue_topics(path: Path) -> list[rt.Topic]:
     """Two public topics per disease of a ``privet demo-data`` catalogue (public: its generator and seed are)."""
     diseases = json.loads(path.read_text(encoding="utf-8"))["diseases"]
     return [topic for d in diseases
-            for topic in (rl.Topic(d["name"], tuple(d["symptoms"][:3])), rl.Topic(d["symptoms"][0], (d["name"],)))]
+            for topic in (rt.Topic(d["name"], tuple(d["symptoms"][:3])), rt.Topic(d["symptoms"][0], (d["name"],)))]
 
 
 def _public(record: dict[str, Any]) -> dict[str, Any]:

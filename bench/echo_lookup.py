@@ -12,7 +12,7 @@ import time
 
 import torch
 
-from core.methods.dp_synrag.logit_shaping import EchoIndex, echo_counts, last_tokens
+from core.methods.dp_synrag.write.echo import EchoIndex, echo_counts, last_tokens
 
 VOCAB = 49152
 

@@ -30,9 +30,10 @@ def main() -> None:
     parser.add_argument("--backend", default="transformers", choices=("transformers", "llama.cpp"))
     args = parser.parse_args()
 
-    from core.methods.dp_synrag.form_writer import BATCH, FormWriter, assign_forms, released_roles
-    from core.methods.dp_synrag.shape import CorpusShape
-    from core.methods.dp_synrag.structure import ReleasedForms
+    from core.methods.dp_synrag.write.form_writer import BATCH, FormWriter, assign_forms
+    from core.methods.dp_synrag.write.slot_fillers import released_roles
+    from core.methods.dp_synrag.shape.corpus_shape import CorpusShape
+    from core.methods.dp_synrag.release.structure import ReleasedForms
     from core.models.registry import load_language_model
     from core.specs.runspec import ModelChoice
 

@@ -295,12 +295,12 @@ def dp_synrag_run(models: Models, sizes: Sizes, notes: list[dict[str, str]], wor
     from core.methods.base import MethodContext
     from core.methods.compute_backend import LOCAL
     from core.methods.dp_synrag.algorithm import run_dp_synrag
-    from core.methods.dp_synrag.vocabulary import load_vocabulary
+    from core.methods.dp_synrag.vocab.vocabulary import load_vocabulary
     from core.methods.wave_size import wave_rows
     from core.models.random_weights import parameter_count
     from core.models.tiny import HashingEmbedder
     from core.common.paths import resources_dir
-    from core.methods.dp_synrag.plan import plan_dp_synrag
+    from core.methods.dp_synrag.release.budget import plan_dp_synrag
     from core.common.progress import CallbackReporter
     from core.specs.runspec import RunSpec
 
@@ -377,8 +377,9 @@ def dp_synrag_run(models: Models, sizes: Sizes, notes: list[dict[str, str]], wor
 def realisation_check(models: Models, sizes: Sizes) -> dict:
     import realisation as bench  # bench/realisation.py: the same two variants as on the CPU
 
-    from core.methods.dp_synrag import public_decoding as pd
-    from core.methods.dp_synrag import realisation as rl
+    from core.methods.dp_synrag.write import public_decoding as pd
+    from core.methods.dp_synrag.write import realisation as rl
+    from core.methods.dp_synrag.shape import examples as ex
     from core.common.progress import NULL_REPORTER
 
     llm = models.build(sizes.bench_shape)
@@ -386,11 +387,11 @@ def realisation_check(models: Models, sizes: Sizes) -> dict:
     figures = bench.measure(llm, rows, T, pd.SAMPLED)
     topics = bench.writer_batch(llm.chat.tokenizer, rows).topics
     start = time.perf_counter()
-    done = rl.realise(topics, bench.TASK, rl.shipped_example("clinical_note"), llm, NULL_REPORTER, T, batch=rows,
-                      max_prompt_tokens=rl.DEMO_PROMPT_TOKENS)
+    done = rl.realise(topics, bench.TASK, ex.shipped_example("clinical_note"), llm, NULL_REPORTER,
+                      rl.WriterSettings(T, batch=rows, max_prompt_tokens=rl.DEMO_PROMPT_TOKENS))
     sync(llm.device)
     seconds = time.perf_counter() - start
-    lacking = [i for i, (t, d) in enumerate(zip(topics, done)) if rl.missing_words(d.text, t.words)]
+    lacking = [i for i, (t, d) in enumerate(zip(topics, done)) if pd.missing_words(d.text, t.words)]
     if len(done) != len(topics) or lacking:
         fail("realisation", f"{len(lacking)} of {len(done)} realised documents lack a released word")
     figures["realise"] = {"documents": len(done), "seconds": round(seconds, 2),

@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's core/, not an installed one
 
-from core.methods.dp_synrag.vocabulary import load_vocabulary, write_zipf_table
+from core.methods.dp_synrag.vocab.vocabulary import load_vocabulary, write_zipf_table
 from core.models.registry import packaged_tokenizer
 from core.common.paths import resources_dir
 
@@ -46,7 +46,7 @@ def write_tokenizer(out: Path) -> None:
 def form_words() -> set[str]:
     """Every word of the shipped document forms (``resources/examples``: examples and demonstrations), whose
     everyday English frequency the realised writer's demonstration guard reads."""
-    from core.methods.dp_synrag.vocabulary import split_words
+    from core.methods.dp_synrag.vocab.vocabulary import split_words
 
     folder = resources_dir() / "examples"
     return {w for path in sorted(folder.glob("*.txt")) + sorted(folder.glob("*.demo.toml"))

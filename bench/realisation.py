@@ -38,8 +38,11 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's core/, not an installed one
 
 from core.run.machine_speed import probe_rate
-from core.methods.dp_synrag import public_decoding as pd
-from core.methods.dp_synrag import realisation as rl
+from core.methods.dp_synrag.write import public_decoding as pd
+from core.methods.dp_synrag.write import realisation as rl
+from core.methods.dp_synrag.shape import examples as ex
+from core.methods.dp_synrag.shape import released_topics as rt
+from core.methods.dp_synrag.write import writer_prompt as wp
 from core.models.transformers_backend import left_pad
 
 TASK = "Answer patients' questions about which disease matches their symptoms."
@@ -60,20 +63,20 @@ class Batch:
     prompts: list[str]
     leads: list[str]
     guard: pd.CopyGuard
-    topics: list[rl.Topic]
+    topics: list[rt.Topic]
 
     def pulls(self, tokenizer) -> list[pd.WordPull]:
         return [pd.WordPull.of(tokenizer, t.words) for t in self.topics]
 
 
 def writer_batch(tokenizer, rows: int) -> Batch:
-    example = rl.shipped_example("clinical_note")
-    demo = rl.demonstrations(example)[0]
-    topics = [rl.Topic(w, rel) for w, rel in (TOPICS[i % len(TOPICS)] for i in range(rows))]
+    example = ex.shipped_example("clinical_note")
+    demo = ex.demonstrations(example)[0]
+    topics = [rt.Topic(w, rel) for w, rel in (TOPICS[i % len(TOPICS)] for i in range(rows))]
     guard = pd.with_scaffold(tokenizer, pd.copy_guard(tokenizer, demo.document, example,
                                                       (*demo.topic.words, *demo.avoid)))
-    return Batch([rl.realisation_prompt(t, TASK, example, (), demo) for t in topics],
-                 [rl.realisation_lead(example, t) for t in topics], guard, topics)
+    return Batch([wp.realisation_prompt(t, TASK, example, (), demo) for t in topics],
+                 [wp.realisation_lead(example, t) for t in topics], guard, topics)
 
 
 def _sync(device: str) -> None:

@@ -1,4 +1,4 @@
-"""How the public role rule (core/methods/dp_synrag/roles.py) types words whose role is known.
+"""How the public role rule (core/methods/dp_synrag/write/roles.py) types words whose role is known.
 
 * the demo clinic's catalogue (core/demo/generate.py: invented disease and drug names, real symptom
   phrases), with morphology alone and with the ICD-10-CM list on; the generator's invented words use
@@ -24,7 +24,7 @@ import time
 from collections import Counter
 
 from core.evaluation.roles import clinic_truth
-from core.methods.dp_synrag import roles
+from core.methods.dp_synrag.write import roles
 from core.common.paths import resources_dir
 
 REAL_DRUGS = (

@@ -46,22 +46,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 from core.common.checkpoints import Checkpoints
 from core.corpus import dataset_fingerprint, load_corpus
 from core.methods.base import MethodContext, SyntheticDoc
-from core.methods.dp_synrag.clusters import (
+from core.methods.dp_synrag.release.clusters import (
     cluster_keyword_candidates, release_cluster_keywords, released_cluster_keywords, soft_clusters,
 )
-from core.methods.dp_synrag.histogram import release_histogram, topic_words
-from core.methods.dp_synrag.keywords import extract_keywords
-from core.methods.dp_synrag.text import bounded_rows
+from core.methods.dp_synrag.release.histogram import release_histogram, topic_words
+from core.methods.dp_synrag.release.keywords import extract_keywords
+from core.methods.dp_synrag.write.text import bounded_rows
 from core.methods.private_prediction.groups import build_groups
 from core.methods.private_prediction.prompts import answer_start, public_message
 from core.methods.private_prediction.stage import private_prediction
-from core.methods.dp_synrag.row_bound import cluster_counts
-from core.methods.dp_synrag.vocabulary import load_vocabulary
+from core.methods.dp_synrag.release.row_bound import cluster_counts
+from core.methods.dp_synrag.vocab.vocabulary import load_vocabulary
 from core.models.registry import load_language_model
 from core.models.tiny import HashingEmbedder
 from core.common.paths import resources_dir
 from core.privacy.planner import STAGE_CLUSTER_KEYWORDS, STAGE_TOKENS
-from core.methods.dp_synrag.plan import plan_dp_synrag
+from core.methods.dp_synrag.release.budget import plan_dp_synrag
 from core.common.progress import NULL_REPORTER
 from core.specs.runspec import DPSynRAGSpec, ModelChoice
 

@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's core/, not an installed one
 
 import core.methods.dp_synrag.algorithm as algorithm
-import core.methods.dp_synrag.realisation as realisation
+import core.methods.dp_synrag.write.realisation as realisation
 from core.evaluation import runs
 from core.evaluation.config import make_config
 from core.evaluation.coverage import common_content_words, content_word_share, content_words
@@ -42,12 +42,13 @@ from core.evaluation.data import prepare_data
 from core.evaluation.quality import distinct_n, junk_rate, mmd_rbf
 from core.evaluation.retrieval import VectorIndex
 from core.evaluation.utility import hit_rate, retrieval_hits
-from core.methods.dp_synrag.dedup import drop_near_duplicates
-from core.methods.dp_synrag.length import fit_length
-from core.methods.dp_synrag.public_decoding import ECHO_PENALTY, Decoding, public_decode, writer_generator
-from core.methods.dp_synrag.realisation import form_reference, form_words, public_example, realise
-from core.methods.dp_synrag.roles import RoleSources
-from core.methods.dp_synrag.shape import sampled_shape
+from core.methods.dp_synrag.write.dedup import drop_near_duplicates
+from core.methods.dp_synrag.write.drafts import fit_length
+from core.methods.dp_synrag.write.public_decoding import ECHO_PENALTY, Decoding, public_decode, writer_generator
+from core.methods.dp_synrag.write.realisation import WriterSettings, realise
+from core.methods.dp_synrag.shape.examples import form_reference, form_words, public_example
+from core.methods.dp_synrag.write.roles import RoleSources
+from core.methods.dp_synrag.shape.corpus_shape import sampled_shape
 from core.evaluation.roles import CONDITION, clinic_truth, role_accuracy
 from core.methods.private_prediction.self_filter import self_filter
 from core.models.registry import load_embedder, load_language_model
@@ -90,10 +91,10 @@ def _writer_arms(arms: list[Arm], found: dict[str, list[str]]):
                 public_decode, decoding=Decoding(arm.temperature, arm.top_p), repetition_penalty=arm.repetition_penalty)
             started = time.monotonic()
             try:
-                drafts = realise(topics, ctx.task, example, ctx.llm, ctx.reporter, arm.tokens or spec.realisation_tokens,
-                                 max_prompt_tokens=ctx.max_prompt_tokens,
-                                 generator=writer_generator(ctx.llm.device, None), roles=RoleSources.of(spec.domain_lists),
-                                 echo_penalty=arm.echo, target_words=shape.words_per_document)
+                drafts = realise(topics, ctx.task, example, ctx.llm, ctx.reporter, WriterSettings(
+                    arm.tokens or spec.realisation_tokens, max_prompt_tokens=ctx.max_prompt_tokens,
+                    generator=writer_generator(ctx.llm.device, None), roles=RoleSources.of(spec.domain_lists),
+                    echo_penalty=arm.echo, target_words=shape.words_per_document))
             finally:
                 realisation.public_greedy = original  # type: ignore[assignment]
             texts = {r: fit_length(d.text, topics[r].words, shape.words_per_document)

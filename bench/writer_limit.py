@@ -3,7 +3,7 @@ plain batched decode, idle and with two busy processes beside it, in one run on 
 
 1. **A released draw.** A clinic file of ``--patients`` patients (``privet demo-data --patients N --seed 7``) and a
    minimal spec (ε = 10, the packaged model unless ``--model``) run through ``core.run.pipeline.run_pipeline`` up to the
-   writing stage: the call to ``write_texts`` (``core/methods/dp_synrag/text.py``, step 4 of the algorithm) is
+   writing stage: the call to ``write_texts`` (``core/methods/dp_synrag/write/text.py``, step 4 of the algorithm) is
    captured with the arguments the pipeline gives it (the released shape, the released forms when they are followed,
    the loaded model) and the run stops there. Nothing is written by the pipeline; the ledger is a throw-away one
    (``PRIVET_HOME`` under ``--work``).
@@ -166,7 +166,7 @@ class Counted:
 
 def write_once(draw: Draw, documents: int, folder: Path) -> dict:
     """The product's writing stage (``write_texts``) on the first ``documents`` documents of the draw."""
-    from core.methods.dp_synrag.text import write_texts
+    from core.methods.dp_synrag.write.text import write_texts
 
     units, shape, selected, counts, spec, plan, ctx, forms = draw.args
     n = min(documents, len(shape.documents))
@@ -230,7 +230,7 @@ def limit_torch(llm, batches: list[tuple[list[list[int]], int]]) -> dict:
 def limit_session(llm, batches: list[tuple[list[list[int]], int]]) -> dict:
     """A backend's batched logits session (prefill, the prompts' common prefix once as the writer does, then one
     token per row per step, argmax), no shaping."""
-    from core.methods.dp_synrag.public_decoding import common_prefix
+    from core.methods.dp_synrag.write.public_decoding import common_prefix
 
     tokens, start = 0, time.perf_counter()
     for prompts, T in batches:

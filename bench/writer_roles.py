@@ -28,12 +28,13 @@ from core.evaluation.config import make_config
 from core.evaluation.data import prepare_data
 from core.evaluation.retrieval import VectorIndex
 from core.evaluation.utility import hit_rate, retrieval_hits
-from core.methods.dp_synrag.dedup import drop_near_duplicates
-from core.methods.dp_synrag.length import fit_length
-from core.methods.dp_synrag.public_decoding import writer_generator
-import core.methods.dp_synrag.realisation as realisation
-from core.methods.dp_synrag.realisation import form_reference, public_example, realise, topic_placements
-from core.methods.dp_synrag.roles import RoleSources
+from core.methods.dp_synrag.write.dedup import drop_near_duplicates
+from core.methods.dp_synrag.write.drafts import fit_length
+from core.methods.dp_synrag.write.public_decoding import writer_generator
+import core.methods.dp_synrag.write.realisation as realisation
+from core.methods.dp_synrag.write.realisation import WriterSettings, realise, topic_placements
+from core.methods.dp_synrag.shape.examples import form_reference, public_example
+from core.methods.dp_synrag.write.roles import RoleSources
 from core.methods.private_prediction.self_filter import self_filter
 from core.models.registry import load_embedder, load_language_model
 
@@ -64,9 +65,9 @@ def _writer_arms(found: dict[str, list[str]]):
             roles = RoleSources.of(spec.domain_lists) if arm != "untyped" else None
             placed = {w for p in topic_placements(topics, example, roles) for w in p.placed}
             realisation._with_words = _allowing(placed if arm == "roles_noban" else set())  # type: ignore[assignment]
-            drafts = realise(topics, ctx.task, example, ctx.llm, ctx.reporter, spec.realisation_tokens,
-                             max_prompt_tokens=ctx.max_prompt_tokens, generator=writer_generator(ctx.llm.device, None),
-                             roles=roles)
+            drafts = realise(topics, ctx.task, example, ctx.llm, ctx.reporter, WriterSettings(
+                spec.realisation_tokens, max_prompt_tokens=ctx.max_prompt_tokens,
+                generator=writer_generator(ctx.llm.device, None), roles=roles))
             texts = {r: fit_length(d.text, topics[r].words, shape.words_per_document)
                      for r, d in enumerate(drafts) if d.written}
             kept = self_filter(drop_near_duplicates(texts), ctx, spec.self_filter, spec.self_filter_mode, reference)

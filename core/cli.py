@@ -21,7 +21,7 @@ INTERNAL_ERROR = 70  # EX_SOFTWARE: a bug; user errors exit 1
 COMMAND_MODULES = (
     "core.corpus.cli",  # inspect
     "core.models.cli",  # models
-    "core.methods.dp_synrag.vocab_cli",  # vocab
+    "core.methods.dp_synrag.vocab.cli",  # vocab
     "core.run.pipeline_cli",  # plan, run
     "core.run.export_cli",  # export, verify, ledger, keys
     "core.evaluation.cli",  # evaluate

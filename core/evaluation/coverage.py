@@ -25,7 +25,7 @@ from functools import cache
 import numpy as np
 
 from core.evaluation.quality import distinct_n, junk_rate, mmd_rbf
-from core.methods.dp_synrag.vocabulary import load_stop_words
+from core.methods.dp_synrag.vocab.vocabulary import load_stop_words
 
 COMMON_WORDS = 200  # held-out content words scored by ``content_words``
 MIN_WORD_LETTERS = 3

@@ -10,7 +10,7 @@ released, in one of those forms. Whatever *fact* it states beyond them, the writ
   - an ICD-10-CM condition or symptom name (the shipped public lists, ``resources/vocab/icd10-cm*.txt``) or a
     general disease word (``GENERAL_CONDITIONS``: "cancer", "tumour", …);
   - a word public morphology marks as a drug or a condition (a WHO INN stem or a condition suffix on a word that
-    is no common English word; ``core.methods.dp_synrag.roles.morphology_role``);
+    is no common English word; ``core.methods.dp_synrag.write.roles.morphology_role``);
   - an institution (``INSTITUTIONS``: "court", "police", "school", …);
   - a date (a month name beside a number, a weekday, or a numeric date), unless a released form holds a month slot.
 
@@ -37,8 +37,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.methods.dp_synrag.roles import DOSAGE_FORMS, morphology_role
-from core.methods.dp_synrag.vocabulary import read_word_list
+from core.methods.dp_synrag.vocab.vocabulary import read_word_list
+from core.methods.dp_synrag.write.roles import DOSAGE_FORMS, morphology_role
 from core.common.paths import resources_dir
 
 GENERAL_CONDITIONS = ("cancer", "tumour", "tumor", "carcinoma", "leukaemia", "leukemia", "lymphoma", "covid")

@@ -160,7 +160,7 @@ class MethodContext:
     batch_rows: int = 256
     compute: ComputeBackend = LOCAL  # where the model work runs (core.methods.compute_backend): here, or Ray's
     # [data] label_mode = "topic_labels": DP-SynRAG releases every cluster's label counts (its step 2c) and labels
-    # each document from them (core.methods.dp_synrag.topic_labels); None = no such stage
+    # each document from them (core.methods.dp_synrag.release.topic_labels); None = no such stage
     label_stage: TopicLabelStage | None = None
     _test_rng: np.random.Generator | None = field(default=None, repr=False)
 

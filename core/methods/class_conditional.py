@@ -363,7 +363,7 @@ class TopicLabelled(ClassConditional):
     """``[data] label_mode = "topic_labels"`` (docs/method.md §6.3): DP-SynRAG runs once on all units; after the
     class counts (which release the label set), every cluster's label counts are released (one Gaussian stage,
     L2 sensitivity √L, ``TOPIC_LABEL_SHARE`` of ρ) and each document takes its label from its topic's counts
-    (``core.methods.dp_synrag.topic_labels``). The budget: ρ_all as for class-conditional synthesis, the class
+    (``core.methods.dp_synrag.release.topic_labels``). The budget: ρ_all as for class-conditional synthesis, the class
     counts ``LABEL_SHARE`` of it, the topic label counts ``TOPIC_LABEL_SHARE``, and DP-SynRAG the rest (every one
     of its shares scaled down by the same factor); all compose sequentially."""
 

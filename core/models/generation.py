@@ -5,7 +5,7 @@ rewriting), Aug-PE's public writer and DP-SynRAG's public writer decode with the
 the same ``LogitsSession`` the private-prediction engine uses (``LanguageModel.start_logits``): one
 left-padded prefill, then one token per row per step; rows that emit EOS leave the batch. A
 :class:`LogitsProcessor` shapes each step's logits inside the loop (DP-SynRAG's writer's rules:
-``core.methods.dp_synrag.public_decoding.WriterRules``); by default none does.
+``core.methods.dp_synrag.write.public_decoding.WriterRules``); by default none does.
 
 Only public text is generated here (no private document is in any prompt), so ordinary
 temperature / top-p sampling is allowed (unlike private prediction, where any data-dependent

@@ -1,7 +1,7 @@
 """δ for a run: its default from public numbers only, how it was chosen, and its warnings (SPEC §1).
 
 Each method's plan (its (ε, δ) turned into the noise of its stages, as a list of DP releases,
-``core.privacy.release``) lives in the method's own package: ``core.methods.dp_synrag.plan``,
+``core.privacy.release``) lives in the method's own package: ``core.methods.dp_synrag.release.plan``,
 ``core.methods.dp_synth.plan``, ``core.methods.rpsg.plan``, ``core.methods.aug_pe.plan``, and
 ``core.methods.private_prediction.plan`` for the groups a resumed private prediction charges. The ledger's
 stage names and the check of a privacy target are ``core.privacy.plan_base``, re-exported here.

@@ -62,7 +62,7 @@ DOCUMENT_FORMS = ("clinical_note", "case_file", "review", "news_article", "film_
 @dataclass
 class DPSynRAGSpec:
     K: int = 10  # keywords per unit
-    # R, L and k: 0 = chosen by the adaptive default (core/methods/dp_synrag/adaptive.py, docs/method.md §2.7):
+    # R, L and k: 0 = chosen by the adaptive default (core/methods/dp_synrag/shape/adaptive.py, docs/method.md §2.7):
     # L from the way of writing (public), R and k from the released DP size count (or ``size_bound``).
     R: int = 0  # clusters (at most R topic words of the noisy histogram)
     L: int = 0  # clusters per unit at most

@@ -2,7 +2,7 @@
 
 Shown on the Task page. It only relays choices into the run spec, through the chosen method's facts
 (``MethodFacts.wizard_values`` and ``store_wizard_values``); the lists and their sizes come from
-``core.methods.dp_synrag.vocabulary``. A shipped list that fits the task's and the columns' public words
+``core.methods.dp_synrag.vocab.vocabulary``. A shipped list that fits the task's and the columns' public words
 (``core.methods.list_offer``: ICD-10-CM for clinical text) is ticked for a new run, with one line on
 why it is free, until the officer ticks or unticks it herself.
 """
@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
 from core.specs import method_catalogue
 from core.specs.method_catalogue import WizardValues
 from core.methods.list_offer import offered_lists
-from core.methods.dp_synrag.vocabulary import shipped_domain_lists
+from core.methods.dp_synrag.vocab.vocabulary import shipped_domain_lists
 from core.specs.runspec import RunSpec
 from desktop.widgets.wrapped_check import wrapped_check
 

@@ -47,7 +47,7 @@ SECTION_ALLOWED = {
 # desktop/ imports of a method's package, and why: the shared [dp_synrag] section's public choices, built once
 # when the page is made (before a method is chosen) and shown only when the method's WizardOptions ask for them.
 DESKTOP_IMPORTS = {
-    ("desktop/wizard/topic_names.py", "core.methods.dp_synrag.vocabulary"): "the shipped public word lists",
+    ("desktop/wizard/topic_names.py", "core.methods.dp_synrag.vocab.vocabulary"): "the shipped public word lists",
 }
 
 
@@ -125,10 +125,10 @@ def test_the_checks_find_a_planted_branch():
     assert branches('WORK = {"rpsg": 1, "aug_pe": 2}\n') == [(1, "a table keyed by method names")]
     assert branches('match m:\n    case "aug_pe":\n        pass\n')
     assert not branches('method: str = "dp_synrag"\nsection = data.get("dp_synrag")\n')  # a default, a section
-    assert named_in_desktop('from core.methods.dp_synrag.shape import released_allocation\n')
+    assert named_in_desktop('from core.methods.dp_synrag.shape.corpus_shape import released_allocation\n')
     assert named_in_desktop('label = NAMES["dp_synth"]\n')
     assert not named_in_desktop('from core.methods.base import PlanSummary\nx = spec.dp_synrag.R\n')
-    assert method_package_imports('from core.methods.dp_synrag.adaptive import with_public_defaults\n')
+    assert method_package_imports('from core.methods.dp_synrag.shape.adaptive import with_public_defaults\n')
     assert not method_package_imports('from core.methods.class_conditional import method_for\n')
     assert section_attributes('n = spec.dp_synrag.max_prompt_tokens\n') == [(1, "uses the [dp_synrag] section")]
     assert section_attributes('spec.aug_pe.population = 4\n')

@@ -16,9 +16,9 @@ from tests.helpers import tiny_spec
 from core.compute.factory import check_compute, compute_backend
 from core.common.errors import PrivetError
 from core.ledger import Ledger
+from core.methods.dp_synrag.release.keywords import generate_greedy
 from core.methods.private_prediction import EngineConfig, PredictionGroup, PrivatePredictionEngine
 from core.methods.compute_backend import LOCAL, LocalUnitWork, local_engine
-from core.methods.dp_synrag.keywords import generate_greedy
 from core.models.registry import load_embedder, load_language_model
 from core.run.pipeline import run_pipeline
 from core.privacy.mechanisms import TokenSampler

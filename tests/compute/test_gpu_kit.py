@@ -12,11 +12,11 @@ import sys
 import pytest
 import torch
 
+from core.methods.dp_synrag.release.budget import plan_dp_synrag
 from core.methods.private_prediction import EngineConfig, PredictionGroup, PrivatePredictionEngine, without_eos
 from core.models.random_weights import SHAPES, random_language_model, shape_config
 from core.models.registry import packaged_tokenizer
 from core.privacy.mechanisms import TokenSampler
-from core.methods.dp_synrag.plan import plan_dp_synrag
 from core.privacy.randomness import test_mode_torch_generator
 from core.specs.runspec import DPSynRAGSpec
 from tests.helpers import ROOT

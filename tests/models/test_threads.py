@@ -169,7 +169,7 @@ def test_the_form_writer_writes_each_batch_on_the_free_cores_unless_told(monkeyp
     threads and PRIVET_THREADS still win."""
     import random
 
-    from core.methods.dp_synrag.form_writer import FormWriter
+    from core.methods.dp_synrag.write.form_writer import FormWriter
     from core.models.registry import packaged_tokenizer
     from core.models.tiny import build_tiny_language_model
 
@@ -196,7 +196,8 @@ def test_the_form_writer_writes_each_batch_on_the_free_cores_unless_told(monkeyp
 
 
 def test_the_realised_writer_writes_each_batch_on_the_free_cores(monkeypatch):
-    from core.methods.dp_synrag import realisation as rl
+    from core.methods.dp_synrag.shape import released_topics as rt
+    from core.methods.dp_synrag.write import realisation as rl
     from core.models.registry import load_language_model
     from core.common.progress import NULL_REPORTER
     from core.specs.runspec import ModelChoice
@@ -206,6 +207,6 @@ def test_the_realised_writer_writes_each_batch_on_the_free_cores(monkeypatch):
     seen = _threads_per_batch(llm)
     threads.configure(0)
     torch.set_num_threads(2)
-    topics = [rl.Topic(f"topic{i}", ("cough",)) for i in range(3)]
-    rl.realise(topics, "Write notes.", "", llm, NULL_REPORTER, 4, batch=2)
+    topics = [rt.Topic(f"topic{i}", ("cough",)) for i in range(3)]
+    rl.realise(topics, "Write notes.", "", llm, NULL_REPORTER, rl.WriterSettings(4, batch=2))
     assert seen and set(seen) == {1}

@@ -13,13 +13,17 @@ import json
 import pytest
 from tests.helpers import CANARY, tiny_spec
 
-import core.methods.dp_synrag.realisation as rl
 from core.common.errors import Cancelled
 from core.ledger import Ledger
-from core.methods.dp_synrag.adaptive import with_public_defaults
-from core.methods.dp_synrag.length import fit_length, target_words
-from core.methods.dp_synrag.realisation import Realisation, Topic
-from core.methods.dp_synrag.written_documents import load_written, save_written, writing_key
+from core.methods.dp_synrag.shape import examples as ex
+from core.methods.dp_synrag.shape.adaptive import with_public_defaults
+from core.methods.dp_synrag.shape.corpus_shape import target_words
+from core.methods.dp_synrag.shape.released_topics import Topic
+from core.methods.dp_synrag.write import realisation as rl
+from core.methods.dp_synrag.write import writer_prompt as wp
+from core.methods.dp_synrag.write.drafts import fit_length
+from core.methods.dp_synrag.write.realisation import Realisation
+from core.methods.dp_synrag.write.written_documents import load_written, save_written, writing_key
 from core.run.pipeline import resume_quote, run_pipeline
 from core.run.pipeline_cli import resume_consent
 from core.common.progress import CallbackReporter, ProgressEvent
@@ -33,7 +37,7 @@ class Writer:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.topics: list[tuple[str, ...]] = []
         self.rows = 0
-        prompt, greedy = rl.realisation_prompt, rl.public_greedy
+        prompt, greedy = wp.realisation_prompt, rl.public_greedy
 
         def counted_prompt(topic, *args, **kwargs):
             self.topics.append(topic.words)
@@ -149,16 +153,16 @@ def test_the_writer_reuses_finished_documents_and_rotates_demonstrations_by_topi
     from core.specs.runspec import ModelChoice
 
     writer = Writer(monkeypatch)
-    example = rl.shipped_example("clinical_note")
-    n = len(rl.demonstrations(example))
+    example = ex.shipped_example("clinical_note")
+    n = len(ex.demonstrations(example))
     topics = [Topic(f"topic{i}", ("cough",)) for i in range(n + 2)]
     llm = load_language_model(ModelChoice(source="tiny-random"))
     kept: dict[int, Realisation] = {}
-    whole = rl.realise(topics, "Write notes.", example, llm, NULL_REPORTER, 6, on_final=kept.__setitem__)
+    whole = rl.realise(topics, "Write notes.", example, llm, NULL_REPORTER, rl.WriterSettings(6), on_final=kept.__setitem__)
     assert kept == dict(enumerate(whole)), "every document is handed on as it becomes final"
     finished = {i: whole[i] for i in (0, n + 1)}
     writer.reset()
-    again = rl.realise(topics, "Write notes.", example, llm, NULL_REPORTER, 6, finished=finished)
+    again = rl.realise(topics, "Write notes.", example, llm, NULL_REPORTER, rl.WriterSettings(6), finished=finished)
     assert [again[i] for i in finished] == list(finished.values())
     assert {t[0] for t in writer.topics} == {f"topic{i}" for i in range(1, n + 1)}, "only the others are written"
     assert [d.shown for d in again] == [i % n for i in range(len(topics))]

@@ -12,8 +12,8 @@ from core.cli import main as privet
 from core.demo.generate import make_clinic_corpus, write_clinic
 from core.common.errors import PrivetError
 from core.ledger import Ledger
+from core.methods.dp_synrag.shape.adaptive import MIN_TOPICS
 from core.run.pipeline import plan, run_pipeline
-from core.methods.dp_synrag.adaptive import MIN_TOPICS
 from core.privacy.forecast import ABOUT_ZERO_TOPICS, TOP_TOPIC_SHARE, forecast_topics, significance_threshold
 from core.specs.runspec import RunSpec
 

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from core.common.errors import PrivetError
+from core.methods.dp_synrag.release.budget import default_fractions, plan_dp_synrag
 from core.privacy.accountant import Accountant, PrivacyEvent
 from core.privacy.conversion import eps_to_rho, rho_to_eps
 from core.privacy.planner import (
@@ -17,7 +18,6 @@ from core.privacy.planner import (
     delta_warnings,
     public_delta,
 )
-from core.methods.dp_synrag.plan import default_fractions, plan_dp_synrag
 from core.methods.rpsg.plan import plan_rpsg
 from core.methods.private_prediction.plan import prediction_charge
 from core.specs.runspec import DPSynRAGSpec

@@ -11,10 +11,10 @@ from scipy import stats
 
 from core.privacy.planner import STAGE_MEAN, STAGE_TOKENS
 from core.methods.aug_pe.plan import aug_pe_stage, plan_aug_pe
-from core.methods.dp_synrag.plan import plan_dp_synrag
+from core.methods.dp_synrag.release.budget import plan_dp_synrag
+from core.methods.dp_synrag.release.plan import WHOLE_STAGES
 from core.methods.dp_synth.plan import plan_dp_synth
 from core.methods.rpsg.plan import plan_rpsg
-from core.methods.dp_synrag.plan import WHOLE_STAGES
 from core.privacy.release import GAUSSIAN, Release, accountant_of, checkpointed, run_release
 from core.specs.runspec import AugPESpec, DPSynRAGSpec, DPSynthSpec
 from tests.helpers import statistical

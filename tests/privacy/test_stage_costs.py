@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.privacy.planner import STAGE_TOKENS
-from core.methods.dp_synrag.plan import plan_dp_synrag
+from core.methods.dp_synrag.release.budget import plan_dp_synrag
 from core.methods.dp_synth.plan import plan_dp_synth
 from core.methods.private_prediction.plan import prediction_groups
 from core.specs.runspec import DPSynRAGSpec, DPSynthSpec

@@ -28,12 +28,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from core.methods.dp_synrag.adaptive import with_size
-from core.methods.dp_synrag.clusters import CANDIDATES_PER_CLUSTER, co_keyword_level
+from core.methods.dp_synrag.release.budget import default_fractions, plan_dp_synrag
+from core.methods.dp_synrag.release.clusters import CANDIDATES_PER_CLUSTER, co_keyword_level
+from core.methods.dp_synrag.release.plan import DPSynRAGPlan
+from core.methods.dp_synrag.shape.adaptive import with_size
+from core.methods.dp_synrag.shape.allocation import automatic_total
 from core.privacy.forecast import TopicForecast, forecast_topics, significance_threshold
-from core.methods.dp_synrag.plan import DPSynRAGPlan, default_fractions, plan_dp_synrag
 from core.specs.runspec import DPSynRAGSpec
-from core.methods.dp_synrag.allocation import automatic_total
 from core.specs.dp_synrag import AUTOMATIC_DOCUMENTS, MAX_DOCUMENTS
 
 WEAK_CONSENSUS_NATS = 1.0
@@ -191,17 +192,10 @@ def topic_support_words(support: float, n_units: int) -> str:
             "share of the budget to finding topics (under Advanced).")
 
 
-def guide(
-    spec: DPSynRAGSpec, epsilon: float, delta: float, n_units: int, vocab_size: int, conversion: str = "tight"
-) -> Guidance:
-    """The guidance for ``spec``, with what it leaves to the adaptive default chosen for about ``n_units`` units
-    (on screen only: the run chooses from its DP size count)."""
-    plan = plan_dp_synrag(spec, epsilon, delta, conversion)
-    spec = with_size(spec, n_units, plan.sigma_h, vocab_size)
-    strength = consensus_nats(spec, plan)
-    support = significance_threshold(plan.sigma_h, vocab_size)
-    better = suggest(spec, epsilon, delta, n_units, vocab_size, conversion)
-    better_plan = plan_dp_synrag(better, epsilon, delta, conversion)
+def support_warnings(spec: DPSynRAGSpec, plan: DPSynRAGPlan, strength: float, support: float,
+                     n_units: int) -> list[str]:
+    """The guidance's warnings on what the plan can carry: the private rows' consensus, and the units a topic, a
+    topic's description and a phrase need."""
     warnings: list[str] = []
     if plan.token_stage and strength < WEAK_CONSENSUS_NATS:
         warnings.append(
@@ -228,6 +222,22 @@ def guide(
             "(under Advanced), let each document propose fewer phrases, or pick a public word list that holds "
             "your topics and switch phrase discovery off (a list costs no budget)."
         )
+    return warnings
+
+
+def guide(
+    spec: DPSynRAGSpec, epsilon: float, delta: float, n_units: int, vocab_size: int, conversion: str = "tight"
+) -> Guidance:
+    """The guidance for ``spec``, with what it leaves to the adaptive default chosen for about ``n_units`` units
+    (on screen only: the run chooses from its DP size count)."""
+    plan = plan_dp_synrag(spec, epsilon, delta, conversion)
+    spec = with_size(spec, n_units, plan.sigma_h, vocab_size)
+    strength = consensus_nats(spec, plan)
+    support = significance_threshold(plan.sigma_h, vocab_size)
+    better = suggest(spec, epsilon, delta, n_units, vocab_size, conversion)
+    better_plan = plan_dp_synrag(better, epsilon, delta, conversion)
+    co_support, phrases_needed = co_keyword_support(spec, plan), phrase_support(plan)
+    warnings = support_warnings(spec, plan, strength, support, n_units)
     forecast = topic_forecast(spec, epsilon, delta, n_units, vocab_size, conversion)
     advice: tuple[str, ...] = ()
     if forecast.about_zero:

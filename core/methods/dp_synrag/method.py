@@ -13,19 +13,20 @@ from core.methods.base import (
     sampler_descriptions,
     stages_from_events,
 )
-from core.methods.dp_synrag.adaptive import with_size
 from core.methods.dp_synrag.algorithm import run_dp_synrag
-from core.methods.dp_synrag.dedup import NEAR_DUPLICATE_JACCARD
 from core.methods.dp_synrag.guidance import guide
-from core.methods.dp_synrag.merge import MERGE_JACCARD, MERGE_SHARED
-from core.methods.dp_synrag.realisation import check_spec_example, demonstrations, public_example
-from core.methods.dp_synrag.length import MAX_WORDS, MIN_WORDS, form_length
-from core.methods.dp_synrag.slots import form_slots
-from core.methods.dp_synrag.plan import WHOLE_STAGES
-from core.methods.dp_synrag.structure import ReleasedForms
-from core.methods.dp_synrag.vocabulary import load_vocabulary, word_list_info
+from core.methods.dp_synrag.release.budget import plan_dp_synrag
+from core.methods.dp_synrag.release.length import MAX_WORDS, MIN_WORDS
+from core.methods.dp_synrag.release.plan import WHOLE_STAGES, DPSynRAGPlan
+from core.methods.dp_synrag.release.structure import ReleasedForms
+from core.methods.dp_synrag.shape.adaptive import with_size
+from core.methods.dp_synrag.shape.examples import demonstrations, form_length, public_example
+from core.methods.dp_synrag.shape.merge import MERGE_JACCARD, MERGE_SHARED
+from core.methods.dp_synrag.vocab.vocabulary import load_vocabulary, word_list_info
+from core.methods.dp_synrag.write.dedup import NEAR_DUPLICATE_JACCARD
+from core.methods.dp_synrag.write.example_check import check_spec_example
+from core.methods.dp_synrag.write.slots import form_slots
 from core.privacy.mechanisms import GAUSSIAN_OPENDP, THRESHOLD_EM, TOKEN_SAMPLER
-from core.methods.dp_synrag.plan import DPSynRAGPlan, plan_dp_synrag
 from core.specs.runspec import DPSynRAGSpec, RunSpec
 from core.specs.dp_synrag import AUTOMATIC_DOCUMENTS, AUTOMATIC_MOST_DOCUMENTS
 
@@ -229,43 +230,7 @@ def generation_notes(p, in_forms: bool = False) -> list[str]:
     ``in_forms``: the documents were written in the corpus's released forms (the form writer), not the shipped form."""
     notes = list(FORM_WRITER_NOTES) if in_forms else [f"Documents (text = \"{p.text}\"): {TEXT_WORDS[p.text]}."]
     if p.realisation and not in_forms:
-        example = public_example(p.document_form, p.public_example)
-        demos = demonstrations(example)
-        notes.append(
-            "Public realisation: a public writer (the run's language model, choosing each word at random among its "
-            "likeliest next words, at temperature 0.8 and top-p 0.95, after a repetition penalty; this randomness "
-            "only varies the wording and is not part of the privacy guarantee) wrote each document from a prompt "
-            "holding only the topic's released words, the public task "
-            "and this invented example of the document form, checked against the loaded corpus so that it is not a "
-            "real document: " + (f"\"{example}\"" if example else "(none; a form-free prompt was used)")
-            + (f". The prompt also showed one of Privet's {len(demos)} shipped, invented demonstrations of this "
-               f"form, in rotation (document i saw demonstration i mod {len(demos)}); what shared a content word "
-               "or a name with the demonstration it saw, or with any other demonstration of the form, and not with its "
-               "topic's released words, was cut from the document (the clause, or the sentence): "
-               + "; ".join(f"\"{d.document}\"" for d in demos)
-               if demos else "")
-            + ". A sentence holding a misspelt copy of a released word (a rare word much like it), or talking about "
-            "a text ('The above are the examples'), was cut; in the form's opening such a word was written as "
-            "released. Every released word of a topic appears in its "
-            "document. This reads no private data: no cost."
-        )
-        notes.append(
-            "Junk rule: a written document that a reader would discard was dropped by a fixed public rule on its "
-            "text alone (it talks about the document instead of being one, such as 'I'm ready to help'; it repeats "
-            "the instructions or the task; it loops; or it holds next to no prose, such as a bare 'Key terms' line): "
-            "post-processing, no cost."
-        )
-        if form_slots(example):
-            notes.append(
-                "Roles: a released word that a public source names as a condition, a drug or a symptom (a typed "
-                "public list the run names, such as ICD-10-CM; a dosage form such as 'ointment'; a WHO INN drug stem "
-                "such as '-cillin' or a condition suffix such as '-itis' on a word that is no common English word; else "
-                "the public model's clear answer to a fixed few-shot prompt naming the word) was "
-                "written in the form's slot of that role (" + ", ".join(f"'{s.label}'" for s in form_slots(example))
-                + "); other words as before. The words the opening reports were joined into the phrases the public "
-                "model reads them as (such as 'metallic taste' for 'metallic' and 'taste'). Post-processing of "
-                "released words: no cost."
-            )
+        notes.extend(realisation_notes(p))
     if p.topic_words == "specific":
         notes.append(
             "Topics: the cluster words were chosen from the released noisy keyword counts only, keeping words "
@@ -296,6 +261,51 @@ def generation_notes(p, in_forms: bool = False) -> list[str]:
             "form's own public example does not pass the filter, it cannot judge this task and keeps every text."
         )
     return notes
+
+
+def realisation_notes(p) -> list[str]:
+    """The certificate's words on the public writer in the shipped form: its prompt, example and demonstrations,
+    the junk rule and the roles' slots (all public settings)."""
+    notes: list[str] = []
+    example = public_example(p.document_form, p.public_example)
+    demos = demonstrations(example)
+    notes.append(
+        "Public realisation: a public writer (the run's language model, choosing each word at random among its "
+        "likeliest next words, at temperature 0.8 and top-p 0.95, after a repetition penalty; this randomness "
+        "only varies the wording and is not part of the privacy guarantee) wrote each document from a prompt "
+        "holding only the topic's released words, the public task "
+        "and this invented example of the document form, checked against the loaded corpus so that it is not a "
+        "real document: " + (f"\"{example}\"" if example else "(none; a form-free prompt was used)")
+        + (f". The prompt also showed one of Privet's {len(demos)} shipped, invented demonstrations of this "
+           f"form, in rotation (document i saw demonstration i mod {len(demos)}); what shared a content word "
+           "or a name with the demonstration it saw, or with any other demonstration of the form, and not with its "
+           "topic's released words, was cut from the document (the clause, or the sentence): "
+           + "; ".join(f"\"{d.document}\"" for d in demos)
+           if demos else "")
+        + ". A sentence holding a misspelt copy of a released word (a rare word much like it), or talking about "
+        "a text ('The above are the examples'), was cut; in the form's opening such a word was written as "
+        "released. Every released word of a topic appears in its "
+        "document. This reads no private data: no cost."
+    )
+    notes.append(
+        "Junk rule: a written document that a reader would discard was dropped by a fixed public rule on its "
+        "text alone (it talks about the document instead of being one, such as 'I'm ready to help'; it repeats "
+        "the instructions or the task; it loops; or it holds next to no prose, such as a bare 'Key terms' line): "
+        "post-processing, no cost."
+    )
+    if form_slots(example):
+        notes.append(
+            "Roles: a released word that a public source names as a condition, a drug or a symptom (a typed "
+            "public list the run names, such as ICD-10-CM; a dosage form such as 'ointment'; a WHO INN drug stem "
+            "such as '-cillin' or a condition suffix such as '-itis' on a word that is no common English word; else "
+            "the public model's clear answer to a fixed few-shot prompt naming the word) was "
+            "written in the form's slot of that role (" + ", ".join(f"'{s.label}'" for s in form_slots(example))
+            + "); other words as before. The words the opening reports were joined into the phrases the public "
+            "model reads them as (such as 'metallic taste' for 'metallic' and 'taste'). Post-processing of "
+            "released words: no cost."
+        )
+    return notes
+
 
 
 def shape_notes(p, in_forms: bool = False) -> list[str]:

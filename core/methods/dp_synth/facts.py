@@ -34,7 +34,7 @@ def work(spec: Any, n: int, s: Any, topics: float | None = None) -> list[tuple[s
 def form_lines(spec: Any) -> list[str]:
     """The form the self-filter reads (``privet plan``)."""
     if spec.dp_synth is None:  # the upgrade path: [dp_synrag]'s form, worded as before
-        from core.methods.dp_synrag.forms import form_choice_words
+        from core.methods.dp_synrag.shape.forms import form_choice_words
 
         words = form_choice_words(spec)
         return [words] if words else []

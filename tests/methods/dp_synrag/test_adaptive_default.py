@@ -17,7 +17,9 @@ from core.common.checkpoints import Checkpoints
 from core.corpus import Unit
 from core.ledger import Ledger
 from core.methods.base import MethodContext
-from core.methods.dp_synrag.adaptive import (
+from core.methods.dp_synrag.release.budget import plan_dp_synrag
+from core.methods.dp_synrag.release.size import release_size
+from core.methods.dp_synrag.shape.adaptive import (
     MAX_TOPICS,
     MIN_TOPICS,
     topic_cap,
@@ -26,13 +28,11 @@ from core.methods.dp_synrag.adaptive import (
     with_size,
 )
 from core.methods.dp_synrag.method import DPSynRAGMethod
-from core.methods.dp_synrag.size import release_size
 from core.common.paths import resources_dir
 from core.common.progress import NULL_REPORTER
 from core.run.pipeline import plan, run_pipeline
 from core.privacy.forecast import significance_threshold
 from core.privacy.planner import STAGE_SIZE
-from core.methods.dp_synrag.plan import plan_dp_synrag
 from core.specs.runspec import DPSynRAGSpec, RunSpec
 
 DEMO_SPEC = resources_dir() / "demo" / "demo_run.toml"
@@ -143,9 +143,9 @@ def test_the_forecast_range_holds_the_topics_a_run_of_the_demo_clinic_finds(tmp_
 
 
 def test_the_forms_own_words_and_what_most_units_say_are_no_topics():
-    from core.methods.dp_synrag.histogram import topic_words
-    from core.methods.dp_synrag.realisation import form_words
-    from core.methods.dp_synrag.vocabulary import Vocabulary
+    from core.methods.dp_synrag.release.histogram import topic_words
+    from core.methods.dp_synrag.shape.examples import form_words
+    from core.methods.dp_synrag.vocab.vocabulary import Vocabulary
 
     words = ["consultation", "examination", "tusfosemia", "wheeze", "patient"]
     vocab = Vocabulary(tuple(words), {w: i for i, w in enumerate(words)})

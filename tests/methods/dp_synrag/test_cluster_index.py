@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.methods.dp_synrag.clusters import cluster_keyword_votes, soft_clusters
-from core.methods.dp_synrag.cluster_index import cluster_keyword_counts_indexed, soft_clusters_indexed
+from core.methods.dp_synrag.release.cluster_index import cluster_keyword_counts_indexed, soft_clusters_indexed
+from core.methods.dp_synrag.release.clusters import cluster_keyword_votes, soft_clusters
 
 WORDS = [f"w{i:02d}" for i in range(40)]
 

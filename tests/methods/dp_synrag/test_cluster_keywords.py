@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from core.methods.dp_synrag.clusters import (
+from core.methods.dp_synrag.release.budget import plan_dp_synrag
+from core.methods.dp_synrag.release.clusters import (
     cluster_keyword_candidates,
     cluster_keyword_counts,
     co_keyword_level,
@@ -22,12 +23,11 @@ from core.methods.dp_synrag.clusters import (
     released_cluster_keywords,
     soft_clusters,
 )
+from core.methods.dp_synrag.vocab.vocabulary import Vocabulary
 from core.methods.private_prediction.prompts import answer_start, public_message
 from core.privacy.accountant import Accountant
 from core.privacy.planner import STAGE_CLUSTER_KEYWORDS
-from core.methods.dp_synrag.plan import plan_dp_synrag
 from core.specs.runspec import DPSynRAGSpec, RunSpec
-from core.methods.dp_synrag.vocabulary import Vocabulary
 from tests.helpers import statistical
 
 WORDS = ["tusfosemia", "tregedcillin", "insomnia", "wheezing", "skin rash", "drimkitopathy", "remkatstatin",

@@ -19,33 +19,35 @@ from core.corpus import Unit
 from core.ledger import Ledger
 from core.methods.base import MethodContext
 from core.methods.dp_synrag.algorithm import run_dp_synrag
-from core.methods.dp_synrag.allocation import allocate, document_total, sample_co_keywords
-from core.methods.dp_synrag.clusters import CoKeywords, soft_clusters, supported_clusters
-from core.methods.dp_synrag.dedup import drop_near_duplicates, jaccard, shingles
-from core.methods.dp_synrag.histogram import keyword_histogram, topic_words
-from core.methods.dp_synrag.keywords import extract_keywords
-from core.methods.dp_synrag.length import (
-    MAX_WORDS,
-    MIN_WORDS,
-    fit_length,
-    form_length,
-    release_length,
+from core.methods.dp_synrag.release.budget import plan_dp_synrag
+from core.methods.dp_synrag.release.clusters import CoKeywords, soft_clusters, supported_clusters
+from core.methods.dp_synrag.release.histogram import keyword_histogram, topic_words
+from core.methods.dp_synrag.release.keywords import extract_keywords
+from core.methods.dp_synrag.release.length import MAX_WORDS, MIN_WORDS, release_length, unit_lengths
+from core.methods.dp_synrag.release.plan import STAGE_LENGTH
+from core.methods.dp_synrag.release.row_bound import cluster_counts
+from core.methods.dp_synrag.release.topic_labels import ClusterLabels
+from core.methods.dp_synrag.shape.allocation import allocate, document_total, sample_co_keywords
+from core.methods.dp_synrag.shape.corpus_shape import (
+    CHECKPOINT_SHAPE,
+    FEWEST_TOPICS,
+    Releases,
+    held_topics,
+    released_allocation,
+    shape_corpus,
     target_words,
-    unit_lengths,
 )
-from core.methods.dp_synrag.merge import merge_topics, merged, same_thing
 from core.methods.dp_synrag.method import generation_notes
-from core.methods.dp_synrag.released_topics import ReleasedTopic, unclaimed_units
-from core.methods.dp_synrag.row_bound import cluster_counts
-from core.methods.dp_synrag.shape import CHECKPOINT_SHAPE, FEWEST_TOPICS, held_topics, released_allocation, shape_corpus
-from core.methods.dp_synrag.topic_labels import ClusterLabels
-from core.methods.dp_synrag.vocabulary import Vocabulary
+from core.methods.dp_synrag.shape.examples import form_length
+from core.methods.dp_synrag.shape.merge import merge_topics, merged, same_thing
+from core.methods.dp_synrag.shape.released_topics import ReleasedTopic, unclaimed_units
+from core.methods.dp_synrag.vocab.vocabulary import Vocabulary
+from core.methods.dp_synrag.write.dedup import drop_near_duplicates, jaccard, shingles
+from core.methods.dp_synrag.write.drafts import fit_length
 from core.run.pipeline import plan, run_pipeline
 from core.run.planning import run_estimate
 from core.privacy.forecast import forecast_topics
-from core.methods.dp_synrag.plan import STAGE_LENGTH
 from core.privacy.planner import STAGE_SIZE
-from core.methods.dp_synrag.plan import plan_dp_synrag
 from core.common.progress import NULL_REPORTER
 from core.specs.runspec import DPSynRAGSpec, RunSpec
 from core.specs.dp_synrag import MAX_DOCUMENTS
@@ -179,7 +181,7 @@ def test_each_document_names_only_released_co_keywords_of_its_topic(tmp_path):
               ReleasedTopic("gout", 30.0, ("toe",), (20.0,), (1,))]
     related = CoKeywords([list(t.co_keywords) for t in topics], [list(t.co_counts) for t in topics])
     spec = DPSynRAGSpec(text="realised", documents=12, merge_topics=False, cluster_keywords=2)
-    shape = shape_corpus([t.word for t in topics], [t.count for t in topics], related, None, None, spec, _ctx(tmp_path))
+    shape = shape_corpus(Releases([t.word for t in topics], [t.count for t in topics], related), spec, _ctx(tmp_path))
     assert shape.allocation == (9, 3) and len(shape.documents) == 12
     for doc, g in zip(shape.documents, shape.groups):
         assert doc.keyword == topics[g].word and doc.related and set(doc.related) <= set(topics[g].co_keywords)
@@ -191,10 +193,10 @@ def test_a_resumed_run_reuses_the_shape_and_one_per_topic_keeps_todays_documents
     topics = [ReleasedTopic("asthma", 90.0, ("wheeze", "inhaler", "cough"), (70.0, 30.0, 20.0), (0,))]
     related = CoKeywords([list(topics[0].co_keywords)], [list(topics[0].co_counts)])
     spec = DPSynRAGSpec(text="realised", documents=20, cluster_keywords=3)
-    first = shape_corpus(["asthma"], [90.0], related, None, None, spec, _ctx(tmp_path, seed=1))
-    again = shape_corpus(["asthma"], [90.0], related, None, None, spec, _ctx(tmp_path, seed=2))  # a resume: other draws
+    first = shape_corpus(Releases(["asthma"], [90.0], related), spec, _ctx(tmp_path, seed=1))
+    again = shape_corpus(Releases(["asthma"], [90.0], related), spec, _ctx(tmp_path, seed=2))  # a resume: other draws
     assert again == first
-    single = shape_corpus(["asthma"], [90.0], related, None, None, DPSynRAGSpec(text="realised", documents=0),
+    single = shape_corpus(Releases(["asthma"], [90.0], related), DPSynRAGSpec(text="realised", documents=0),
                           _ctx(tmp_path / "one"))
     assert [d.words for d in single.documents] == [("asthma", "wheeze", "inhaler", "cough")]
 
@@ -247,9 +249,9 @@ def test_topics_with_no_co_keyword_and_no_support_are_not_written(tmp_path):
     assert "diagnosis" not in words and len(words) == FEWEST_TOPICS + 2
     spec = DPSynRAGSpec(text="realised", merge_topics=False, cluster_keywords=1, documents=0)
     all_words = [t.word for t in [*topics, *many]]
-    shape = shape_corpus(all_words, [t.count for t in [*topics, *many]], CoKeywords(
+    shape = shape_corpus(Releases(all_words, [t.count for t in [*topics, *many]], CoKeywords(
         [["wheeze"], [], [], *[["w"]] * FEWEST_TOPICS], [[30.0], [], [], *[[30.0]] * FEWEST_TOPICS],
-        [True, False, True, *[True] * FEWEST_TOPICS]), None, None, spec, _ctx(tmp_path))
+        [True, False, True, *[True] * FEWEST_TOPICS])), spec, _ctx(tmp_path))
     assert [d.keyword for d in shape.documents] == [w for w in all_words if w != "diagnosis"]
 
 
@@ -277,14 +279,14 @@ def test_a_topic_standing_alone_is_written_while_the_held_topics_stand_for_too_f
     counts = [20.0] * FEWEST_TOPICS + [83.0]
 
     def keywords(size: float | None, min_units: float) -> list[str]:
-        shape = shape_corpus(W, counts, related, size, None, spec, _ctx(tmp_path / str(min_units)), min_units=min_units)
+        shape = shape_corpus(Releases(W, counts, related, size), spec, _ctx(tmp_path / str(min_units)), min_units=min_units)
         return [d.keyword for d in shape.documents]
 
     assert keywords(1000.0, 15.0) == W and keywords(1000.0, math.inf) == W[:-1] and keywords(None, 15.0) == W[:-1]
 
 
 def test_specific_topics_are_visited_first_so_a_condition_keeps_its_notes():
-    from core.methods.dp_synrag.vocabulary import Vocabulary
+    from core.methods.dp_synrag.vocab.vocabulary import Vocabulary
 
     words = ["diagnosis", "wheeze", "tusfosemia"]  # public Zipf: common wording, a symptom, an invented name
     vocab = Vocabulary(tuple(words), {w: i for i, w in enumerate(words)})
@@ -308,7 +310,7 @@ def test_a_topic_whose_units_an_earlier_visited_cluster_took_gets_few_documents(
     related = CoKeywords([["sore"], ["rash"], ["remkatstatin", "fever"]], [[5.0], [12.0], [40.0, 20.0]])
     assert unclaimed_units(W, counts, related, 1)[0] == 5.0  # at least its own largest vote: each is a member's
     spec = DPSynRAGSpec(text="realised", documents=40, merge_topics=False, cluster_keywords=2)
-    shape = shape_corpus(W, counts, related, None, None, spec, _ctx(tmp_path))
+    shape = shape_corpus(Releases(W, counts, related), spec, _ctx(tmp_path))
     units = [5.0, 40.0, 40.0]  # the condition's 40 votes for its drug: its cluster holds at least 40
     assert shape.allocation == tuple(allocate(units, 40)) != tuple(allocate(counts, 40))
     assert [t.size for t in shape.topics] == units and [t.count for t in shape.topics] == counts
@@ -344,7 +346,7 @@ def test_a_merged_topics_documents_name_both_words(tmp_path):
     b = ReleasedTopic("dermatitis", 30.0, ("itchy", "rash", "elbows", "cream"), (20.0, 15.0, 10.0, 5.0), (1,))
     related = CoKeywords([list(a.co_keywords), list(b.co_keywords)], [list(a.co_counts), list(b.co_counts)])
     spec = DPSynRAGSpec(text="realised", documents=10, cluster_keywords=4)
-    shape = shape_corpus(["eczema", "dermatitis"], [60.0, 30.0], related, None, None, spec, _ctx(tmp_path))
+    shape = shape_corpus(Releases(["eczema", "dermatitis"], [60.0, 30.0], related), spec, _ctx(tmp_path))
     assert len(shape.topics) == 1 and shape.allocation == (10,)
     assert all(d.keyword == "eczema" and d.related[0] == "dermatitis" and len(d.related) >= 2 for d in shape.documents)
 
@@ -527,7 +529,7 @@ def test_a_document_is_shortened_by_whole_sentences_and_keeps_every_released_wor
 
 
 def test_the_form_length_is_the_median_of_the_shipped_demonstrations():
-    from core.methods.dp_synrag.realisation import demonstrations, shipped_example
+    from core.methods.dp_synrag.shape.examples import demonstrations, shipped_example
 
     spec = DPSynRAGSpec(document_form="clinical_note")
     lengths = sorted(len(d.document.split()) for d in demonstrations(shipped_example("clinical_note")))

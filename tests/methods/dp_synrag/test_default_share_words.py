@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from core.methods.dp_synrag.facts import PARAMETER_MEANINGS
-from core.methods.dp_synrag.plan import plan_dp_synrag
+from core.methods.dp_synrag.parameter_words import PARAMETER_MEANINGS
+from core.methods.dp_synrag.release.budget import plan_dp_synrag
 from core.specs.dp_synrag import DPSynRAGSpec
 
 _NUMBER = r"(\d+(?:\.\d+)?)"

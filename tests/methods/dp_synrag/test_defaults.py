@@ -7,9 +7,14 @@ import pytest
 from tests.helpers import tiny_spec
 
 from core.cli import main as privet
-from core.methods.dp_synrag.forms import FALLBACK_FORM, FORM_LABELS, NO_FORM, form_for_task, with_chosen_form
-from core.methods.dp_synrag.realisation import public_example, shipped_example
-from core.methods.dp_synrag.plan import DEFAULT_LENGTH_FRACTION, DEFAULT_SIZE_FRACTION, REALISED_FRACTIONS, plan_dp_synrag
+from core.methods.dp_synrag.release.budget import (
+    DEFAULT_LENGTH_FRACTION,
+    DEFAULT_SIZE_FRACTION,
+    REALISED_FRACTIONS,
+    plan_dp_synrag,
+)
+from core.methods.dp_synrag.shape.examples import public_example, shipped_example
+from core.methods.dp_synrag.shape.forms import FALLBACK_FORM, FORM_LABELS, NO_FORM, form_for_task, with_chosen_form
 from core.specs.runspec import DOCUMENT_FORMS, RunSpec
 from core.specs.dp_synrag import DPSynRAGSpec
 
@@ -81,7 +86,7 @@ def test_privet_plan_says_which_form_the_writer_follows_and_why(tmp_path, capsys
 
 
 def test_a_realised_document_with_nothing_beyond_the_forms_opening_is_not_kept():
-    from core.methods.dp_synrag.realisation import has_own_sentence
+    from core.methods.dp_synrag.write.drafts import has_own_sentence
 
     lead = "Consultation note."
     assert not has_own_sentence("Consultation note.", lead)  # became "Consultation note. Key terms: tightness."

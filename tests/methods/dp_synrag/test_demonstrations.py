@@ -15,43 +15,49 @@ import re
 import pytest
 
 from core.corpus import Unit
-from core.methods.dp_synrag import realisation as rl
-from core.methods.dp_synrag.demonstration_guard import DemonstrationGuard, near_name, near_rare, same_word
+from core.methods.dp_synrag.shape import examples as ex
+from core.methods.dp_synrag.shape import released_topics as rt
+from core.methods.dp_synrag.write import drafts as dr
+from core.methods.dp_synrag.write import example_check as ec
+from core.methods.dp_synrag.write import public_decoding as pd
+from core.methods.dp_synrag.write import realisation as rl
+from core.methods.dp_synrag.write.demonstration_guard import guard_of
+from core.methods.dp_synrag.write.demonstration_guard import DemonstrationGuard, near_name, near_rare, same_word
 from core.common.paths import resources_dir
 
 TASK = "Answer patients' questions about which disease matches their symptoms."
-NOTE = rl.shipped_example("clinical_note")
+NOTE = ex.shipped_example("clinical_note")
 
 
 def gout():
-    demo = rl.demonstrations(NOTE)[0]
+    demo = ex.demonstrations(NOTE)[0]
     assert demo.topic.keyword == "gout"  # the labelled examples below retell this one
-    return demo, demo.guard(f"{NOTE}\n{TASK}")
+    return demo, guard_of(demo, f"{NOTE}\n{TASK}")
 
 
 # -- what is shipped ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("form", rl.FORMS)
+@pytest.mark.parametrize("form", ex.FORMS)
 def test_every_form_ships_at_least_three_different_demonstrations_that_parse(form):
-    demos = rl.demonstrations(rl.shipped_example(form))
+    demos = ex.demonstrations(ex.shipped_example(form))
     assert len(demos) >= 3, form
     assert len({d.topic.keyword for d in demos}) == len(demos)  # different topics
     assert len({d.document for d in demos}) == len(demos)
     lengths = [len(d.document.split()) for d in demos]
     assert max(lengths) >= 1.4 * min(lengths), lengths  # different lengths
     for demo in demos:
-        assert demo.topic.related and not rl.missing_words(demo.document, demo.topic.words), demo.topic
+        assert demo.topic.related and not pd.missing_words(demo.document, demo.topic.words), demo.topic
         assert "[" not in demo.document
-        assert len(rl.sentences_of(demo.document)) >= 1
+        assert len(dr.sentences_of(demo.document)) >= 1
         assert demo.form_words  # the file's form words reach every demonstration
-    assert rl.demonstration(rl.shipped_example(form)) == demos[0]
+    assert ex.demonstration(ex.shipped_example(form)) == demos[0]
 
 
 def test_the_demonstrations_of_a_form_are_about_different_people():
     person = re.compile(r"(?:note\.|Client:)\s+((?:Mrs?\.|Ms\.|[A-Z]\.)?\s*[A-Z][a-z]*\.?),\s*(\d+)")
     for form in ("clinical_note", "case_file"):
-        demos = rl.demonstrations(rl.shipped_example(form))
+        demos = ex.demonstrations(ex.shipped_example(form))
         people = [person.search(d.document) for d in demos]
         assert all(people), form
         assert len({p.group(1) for p in people if p}) == len(demos)  # different names or initials
@@ -60,12 +66,12 @@ def test_the_demonstrations_of_a_form_are_about_different_people():
 
 def test_the_first_format_of_a_demonstration_file_still_reads_as_one_demonstration():
     old = 'topic = "gout"\nrelated = ["redness"]\navoid = ["Okafor"]\ndocument = "Note. Mr. Okafor has redness."\n'
-    (demo,) = rl.parse_demonstrations(old)
-    assert demo.topic == rl.Topic("gout", ("redness",)) and demo.avoid == ("Okafor",) and demo.form_words == ()
+    (demo,) = ex.parse_demonstrations(old)
+    assert demo.topic == rt.Topic("gout", ("redness",)) and demo.avoid == ("Okafor",) and demo.form_words == ()
     new = 'form_words = ["days"]\n[[demonstration]]\ntopic = "a"\nrelated = ["b"]\ndocument = "a b"\n' * 1
     new += '[[demonstration]]\ntopic = "c"\nrelated = ["d"]\ndocument = "c d"\n'
-    assert [(d.topic.keyword, d.form_words) for d in rl.parse_demonstrations(new)] == [("a", ("days",)), ("c", ("days",))]
-    assert rl.demonstrations("Visit note. [name] says [what].") == ()  # a custodian's own example: none
+    assert [(d.topic.keyword, d.form_words) for d in ex.parse_demonstrations(new)] == [("a", ("days",)), ("c", ("days",))]
+    assert ex.demonstrations("Visit note. [name] says [what].") == ()  # a custodian's own example: none
 
 
 def test_no_demonstration_is_a_document_of_the_demo_corpora():
@@ -73,9 +79,9 @@ def test_no_demonstration_is_a_document_of_the_demo_corpora():
     for folder, file, column in (("clinic", "notes.csv", "note"), ("movielens", "users.csv", "document")):
         with open(resources_dir() / "demo" / folder / file, newline="", encoding="utf-8") as fh:
             units += [Unit(uid=row["id"], text=row[column]) for row in csv.DictReader(fh)]
-    for form in rl.FORMS:
-        for demo in rl.demonstrations(rl.shipped_example(form)):
-            assert rl.example_problem(demo.document, units) == "", demo.topic
+    for form in ex.FORMS:
+        for demo in ex.demonstrations(ex.shipped_example(form)):
+            assert ec.example_problem(demo.document, units) == "", demo.topic
 
 
 # -- the guard on labelled examples ---------------------------------------------------------------------
@@ -85,7 +91,7 @@ RETOLD = ("Consultation note. K. M., 47, reports a painful swollen toe that wake
           "Examination: the joint is warm and tender. Impression: gouty arthritis. Plan: rest and fluids.")
 RELEASED_ONLY = ("Consultation note. K. M., 47, reports joint pain and low fever for two weeks, with a sore throat. "
                  "Examination: normal. Impression: drimkitopathy. Plan: rest and fluids, review in 3 weeks.")
-TOPIC = rl.Topic("drimkitopathy", ("joint pain", "low fever", "sore throat"))
+TOPIC = rt.Topic("drimkitopathy", ("joint pain", "low fever", "sore throat"))
 
 
 def test_a_retold_demonstration_in_other_words_is_caught():
@@ -153,8 +159,8 @@ def test_a_refused_sentence_is_dropped_and_the_rest_kept():
 
 
 def test_each_demonstration_guards_its_own_content_and_bans_it_while_writing():
-    demos = rl.demonstrations(NOTE)
-    guards = [d.guard(f"{NOTE}\n{TASK}") for d in demos]
+    demos = ex.demonstrations(NOTE)
+    guards = [guard_of(d, f"{NOTE}\n{TASK}") for d in demos]
     asthma = "Consultation note. K. M., 47, reports wheeze, worse after football, and uses an inhaler."
     assert guards[0].refused(asthma, TOPIC.words) == []  # not the gout demonstration's content
     assert {"wheeze", "football", "inhaler"} <= set(guards[1].refused(asthma, TOPIC.words))
@@ -165,8 +171,8 @@ def test_each_demonstration_guards_its_own_content_and_bans_it_while_writing():
 def test_another_demonstration_of_the_form_is_guarded_too():
     """A document shown the gout demonstration that takes the asthma one's content loses that sentence: a
     demonstration-only word of any demonstration of the form is no content of the topic."""
-    demos = rl.demonstrations(NOTE)
-    guards = [d.guard(f"{NOTE}\n{TASK}") for d in demos]
+    demos = ex.demonstrations(NOTE)
+    guards = [guard_of(d, f"{NOTE}\n{TASK}") for d in demos]
     text = ("Consultation note. K. M., 47, reports back stiffness for two weeks. "
             "She uses an inhaler after football.")
     kept, refused = rl.drop_shown_and_others(text, guards, 0, TOPIC.words)
@@ -191,10 +197,10 @@ def test_documents_are_shown_the_demonstrations_in_rotation(monkeypatch):
         return real(llm, messages, *args, **kwargs)
 
     monkeypatch.setattr(rl, "public_greedy", recording)
-    demos = rl.demonstrations(NOTE)
-    topics = [rl.Topic(f"topic{i}", ("cough",)) for i in range(len(demos) + 2)]
+    demos = ex.demonstrations(NOTE)
+    topics = [rt.Topic(f"topic{i}", ("cough",)) for i in range(len(demos) + 2)]
     llm = load_language_model(ModelChoice(source="tiny-random"))
-    done = rl.realise(topics, TASK, NOTE, llm, NULL_REPORTER, 6)
+    done = rl.realise(topics, TASK, NOTE, llm, NULL_REPORTER, rl.WriterSettings(6))
     assert [d.shown for d in done] == [i % len(demos) for i in range(len(topics))]
     first = {m for m in seen if "Topic: topic0." in m}
     assert first and all(demos[0].document in m for m in first)
@@ -205,7 +211,7 @@ def test_documents_are_shown_the_demonstrations_in_rotation(monkeypatch):
         assert not any(other.document in m for m in prompts for other in demos if other.document != shown)
     assert len({m.split("Topic: topic")[0] for m in seen}) == len(demos)  # different documents, different demonstrations
     for d, topic in zip(done, topics):
-        assert not rl.missing_words(d.text, topic.words)  # every released word still appears
+        assert not pd.missing_words(d.text, topic.words)  # every released word still appears
 
 
 def test_a_custodians_own_example_has_no_demonstration_and_no_rotation():
@@ -214,7 +220,8 @@ def test_a_custodians_own_example_has_no_demonstration_and_no_rotation():
     from core.specs.runspec import ModelChoice
 
     llm = load_language_model(ModelChoice(source="tiny-random"))
-    done = rl.realise([rl.Topic("fever", ("cough",))], TASK, "Visit note. [name] has [what].", llm, NULL_REPORTER, 6)
+    done = rl.realise([rt.Topic("fever", ("cough",))], TASK, "Visit note. [name] has [what].", llm, NULL_REPORTER,
+                      rl.WriterSettings(6))
     assert done[0].shown == -1 and done[0].refused == ()
 
 
@@ -223,6 +230,6 @@ def test_the_certificate_quotes_every_demonstration_the_writer_may_have_seen():
     from core.specs.runspec import DPSynRAGSpec
 
     notes = " ".join(generation_notes(DPSynRAGSpec(text="realised", document_form="clinical_note")))
-    demos = rl.demonstrations(NOTE)
+    demos = ex.demonstrations(NOTE)
     assert all(d.document in notes for d in demos)
     assert re.search(rf"one of Privet's {len(demos)} shipped", notes)

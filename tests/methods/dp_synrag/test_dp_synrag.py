@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.methods.dp_synrag.clusters import soft_clusters
-from core.methods.dp_synrag.histogram import keyword_histogram, top_words
-from core.methods.dp_synrag.refinement import cosine_to, select_members
-from core.methods.dp_synrag.vocabulary import Vocabulary, postprocess_keywords
+from core.methods.dp_synrag.release.clusters import soft_clusters
+from core.methods.dp_synrag.release.histogram import keyword_histogram, top_words
+from core.methods.dp_synrag.release.refinement import cosine_to, select_members
+from core.methods.dp_synrag.vocab.vocabulary import Vocabulary, postprocess_keywords
 
 
 def vocab_of(words):

@@ -9,11 +9,13 @@ import math
 
 import pytest
 import torch
-from tests.helpers import TINY
 
-from core.methods.dp_synrag import public_decoding as pd
-from core.methods.dp_synrag import realisation as rl
-from core.methods.dp_synrag.logit_shaping import Echo, EchoIndex, echo_counts
+from core.methods.dp_synrag.shape import examples as ex
+from core.methods.dp_synrag.shape import released_topics as rt
+from core.methods.dp_synrag.write import public_decoding as pd
+from core.methods.dp_synrag.write import realisation as rl
+from core.methods.dp_synrag.write.echo import Echo, EchoIndex, echo_counts
+from tests.helpers import TINY
 from core.common.progress import NULL_REPORTER
 
 PAD = -1
@@ -113,7 +115,7 @@ def test_the_form_tokens_and_released_words_are_never_discouraged(llm):
 
 
 def test_shaping_lowers_a_repeating_token_by_the_penalty_times_ln_one_plus_count(llm):
-    from core.methods.dp_synrag.logit_shaping import GuardTable, Shaping, shape, start_rows, word_forms
+    from core.methods.dp_synrag.write.logit_shaping import GuardTable, Shaping, shape, start_rows, word_forms
 
     echo = Echo(1.5, 3, free=[8])
     echo.add([[1, 2, 3]] * 4 + [[1, 2, 8]] * 4)
@@ -136,12 +138,12 @@ def test_realise_remembers_across_batches_and_a_resumed_run_s_documents(llm, mon
         return real(llm, messages, answer_starts, max_new_tokens, **kw)
 
     monkeypatch.setattr(rl, "public_greedy", spy)
-    topics = [rl.Topic("fever", ("cough",)) for _ in range(3)]
-    done = rl.realise(topics, "Write notes.", rl.shipped_example("clinical_note"), llm, NULL_REPORTER, 8, batch=1)
+    topics = [rt.Topic("fever", ("cough",)) for _ in range(3)]
+    done = rl.realise(topics, "Write notes.", ex.shipped_example("clinical_note"), llm, NULL_REPORTER, rl.WriterSettings(8, batch=1))
     assert seen[0] == 0 and seen[1] > 0 and seen[2] > seen[1]  # each batch sees what the earlier ones wrote
 
     seen.clear()
-    rl.realise(topics, "Write notes.", rl.shipped_example("clinical_note"), llm, NULL_REPORTER, 8, batch=1,
+    rl.realise(topics, "Write notes.", ex.shipped_example("clinical_note"), llm, NULL_REPORTER, rl.WriterSettings(8, batch=1),
                finished={0: done[0]})
     assert seen[0] > 0  # the finished document is remembered before the first new one is written
 

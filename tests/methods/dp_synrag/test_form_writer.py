@@ -8,8 +8,8 @@ import re
 import numpy as np
 import torch
 
-from core.methods.dp_synrag.form_writer import FormWriter, assign_forms, pieces_of
-from core.methods.dp_synrag.structure import ReleasedForms
+from core.methods.dp_synrag.release.structure import ReleasedForms
+from core.methods.dp_synrag.write.form_writer import FormWriter, assign_forms, pieces_of
 from core.models.registry import packaged_tokenizer
 from core.models.tiny import build_tiny_language_model
 
@@ -41,7 +41,7 @@ def test_every_document_keeps_the_forms_wording_and_fills_each_slot_even_with_a_
 
 
 def _choices(skeleton: str) -> list[tuple]:
-    from core.methods.dp_synrag.form_writer import _Row
+    from core.methods.dp_synrag.write.form_writer import _Row
 
     writer = FormWriter.__new__(FormWriter)  # the number rules read the released form only
     row = _Row(0, pieces_of(skeleton), ("a",))
@@ -84,7 +84,7 @@ def test_a_documents_dates_share_one_year_and_keep_their_order_by_month():
 
 
 def test_a_misspelt_copy_of_a_released_word_is_written_as_the_word():
-    from core.methods.dp_synrag.sentence_cuts import respell_variants
+    from core.methods.dp_synrag.write.sentence_cuts import respell_variants
 
     text = "Final diagnosis: Grogaemia. Medication: shetamvir 10 mg, a tablet."
     assert respell_variants(text, ["grogasemia", "sheitumvir"]) == (
@@ -93,14 +93,15 @@ def test_a_misspelt_copy_of_a_released_word_is_written_as_the_word():
 
 
 def test_what_a_test_confirmed_is_the_condition_but_what_confirmed_it_is_not():
-    from core.methods.dp_synrag.form_writer import slot_role
+    from core.methods.dp_synrag.write.slot_fillers import slot_role
 
     assert slot_role("A skin biopsy confirmed ") == "condition"
     assert slot_role("Working diagnosis of x, confirmed by ") is None
 
 
 def test_an_age_beside_a_sex_a_drug_topic_in_no_condition_slot_and_no_doubled_word_at_a_join():
-    from core.methods.dp_synrag.form_writer import number_choices, role_filler, tidy
+    from core.methods.dp_synrag.write.form_writer import tidy
+    from core.methods.dp_synrag.write.slot_fillers import number_choices, role_filler
 
     assert min(number_choices("(", ", male) was admitted on")) == 18  # "(67, male)": an age
     assert min(number_choices(" BP 120/80 T ", ". Cat ")) == 36 and min(number_choices("apart from a pulse of ", ".")) == 55

@@ -1,14 +1,14 @@
-"""The lead's released words joined into phrases by the public model (core/methods/dp_synrag/lead_phrases.py)."""
+"""The lead's released words joined into phrases by the public model (core/methods/dp_synrag/write/lead_phrases.py)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from core.methods.dp_synrag import lead_phrases as lp
-from core.methods.dp_synrag.lead_phrases import Join, JoinScorer, chosen_joins, joined, phrases_of
-from core.methods.dp_synrag.slots import form_slots, place
-from core.methods.dp_synrag.roles import DRUG, SYMPTOM
+from core.methods.dp_synrag.write import lead_phrases as lp
+from core.methods.dp_synrag.write.lead_phrases import Join, JoinScorer, chosen_joins, joined, phrases_of
+from core.methods.dp_synrag.write.roles import DRUG, SYMPTOM
+from core.methods.dp_synrag.write.slots import form_slots, place
 
 CLINIC_FORM = "Consultation note. [name], [age], reports [symptoms]. Impression: [condition]. Plan: [treatment]."
 LEAD = "Consultation note. K. M., 47, reports"
@@ -108,8 +108,9 @@ def test_the_lead_writes_joined_phrases_and_keeps_every_released_word():
 
 
 def test_the_two_words_of_a_phrase_are_written_together_when_a_document_drew_one(monkeypatch):
-    from core.methods.dp_synrag.realisation import Topic, topic_placements
-    from core.methods.dp_synrag.roles import CONDITION, RoleSources
+    from core.methods.dp_synrag.shape.released_topics import Topic
+    from core.methods.dp_synrag.write.realisation import topic_placements
+    from core.methods.dp_synrag.write.roles import CONDITION, RoleSources
 
     book = _Phrasebook({("metallic", "", "taste"): -2.0, ("blisters", " on the", "palms"): -2.0})
     monkeypatch.setattr(lp, "continuation_logprobs", lambda llm, c, x: book(llm, [LEAD if "reports" in s and

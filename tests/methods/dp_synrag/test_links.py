@@ -4,7 +4,7 @@ import pytest
 
 from core.common.junk import junk_reasons
 from core.common.links import LINK, SCHEMED_LINK, has_link, without_links
-from core.methods.dp_synrag.realisation import clean_draft
+from core.methods.dp_synrag.write.drafts import clean_draft
 from core.methods.rpsg.pii import mask_pii
 
 LINKS = ["https://www.example.com/notes", "http://nyti.ms/1abcD", "ftp://files.example.org/a", "www.cdc.gov/ebola",

@@ -12,7 +12,8 @@ from scipy import stats
 
 from core.corpus import Unit
 from core.common.errors import PrivetError
-from core.methods.dp_synrag.phrases import (
+from core.methods.dp_synrag.release.budget import plan_dp_synrag
+from core.methods.dp_synrag.release.phrases import (
     PublicLists,
     candidate_phrases,
     extend_vocabulary,
@@ -20,12 +21,11 @@ from core.methods.dp_synrag.phrases import (
     propose_phrases,
     release_phrases,
 )
-from core.methods.dp_synrag.vocabulary import load_vocabulary
+from core.methods.dp_synrag.vocab.vocabulary import load_vocabulary
 from core.common.paths import resources_dir
 from core.privacy.conversion import approx_eps_to_rho, approx_rho_to_eps, rho_to_eps
 from core.privacy.mechanisms import gaussian_sparse_histogram
 from core.privacy.planner import STAGE_HISTOGRAM, STAGE_PHRASES
-from core.methods.dp_synrag.plan import plan_dp_synrag
 from core.privacy.set_union import item_counts, release_threshold, single_unit_release_bound
 from core.specs.runspec import DPSynRAGSpec
 from tests.helpers import statistical
@@ -293,7 +293,7 @@ class _Ctx:
 
 
 def test_stage_charges_the_plan_before_drawing_and_a_resume_never_redraws(demo_units, english, lists, monkeypatch):
-    import core.methods.dp_synrag.phrases as phrases
+    import core.methods.dp_synrag.release.phrases as phrases
 
     spec = DPSynRAGSpec(phrases_per_unit=8, phrases_fraction=0.2)
     plan = plan_dp_synrag(spec, 10.0, 1e-6)

@@ -11,10 +11,12 @@ import re
 
 import pytest
 
-import core.methods.dp_synrag.realisation as rl
 import core.common.progress as progress_module
 from core.run.estimate import LONGER_THAN_PLANNED, Estimate, EtaTracker, duration_words
-from core.methods.dp_synrag.writing_progress import PRIOR_RETRY_SHARE, WRITER_BATCH, DraftWork, planned_batches
+from core.methods.dp_synrag.shape import examples as ex
+from core.methods.dp_synrag.shape import released_topics as rt
+from core.methods.dp_synrag.write import realisation as rl
+from core.methods.dp_synrag.write.writing_progress import PRIOR_RETRY_SHARE, WRITER_BATCH, DraftWork, planned_batches
 from core.common.progress import CallbackReporter, ProgressEvent, StageProgress
 
 WRITING = rl.REALISATION_STAGE
@@ -116,9 +118,9 @@ def test_the_writer_advances_its_bar_per_document_and_reports_steps_within_a_bat
     monkeypatch.setattr(progress_module, "time", _Clock())
     events: list[ProgressEvent] = []
     llm = load_language_model(ModelChoice(source="tiny-random"))
-    topics = [rl.Topic(f"topic{i}", ("cough",)) for i in range(6)]
-    done = rl.realise(topics, "Write notes.", rl.shipped_example("clinical_note"), llm,
-                      CallbackReporter(events.append), 6, batch=2)
+    topics = [rt.Topic(f"topic{i}", ("cough",)) for i in range(6)]
+    done = rl.realise(topics, "Write notes.", ex.shipped_example("clinical_note"), llm,
+                      CallbackReporter(events.append), rl.WriterSettings(6, batch=2))
     writing = [e for e in events if e.stage == WRITING]
     bars = [e.done for e in writing if e.kind == "progress"]
     assert bars == sorted(bars) and bars[-1] == len(topics)

@@ -13,11 +13,13 @@ from typing import Sequence
 
 import pytest
 import torch
-from tests.helpers import TINY
 
-from core.methods.dp_synrag import public_decoding as pd
-from core.methods.dp_synrag import realisation as rl
-from core.methods.dp_synrag.logit_shaping import GuardTable, guard_bans, ngram_bans
+from core.methods.dp_synrag.shape import examples as ex
+from core.methods.dp_synrag.shape import released_topics as rt
+from core.methods.dp_synrag.write import public_decoding as pd
+from core.methods.dp_synrag.write import writer_prompt as wp
+from core.methods.dp_synrag.write.logit_shaping import GuardTable, guard_bans, ngram_bans
+from tests.helpers import TINY
 from core.privacy.randomness import test_mode_torch_generator
 
 TASK = "Answer patients' questions about which disease matches their symptoms."
@@ -116,22 +118,22 @@ def llm():
 
 
 TOPICS = [
-    rl.Topic("tusfosemia", ("insomnia", "skin rash")),
-    rl.Topic("fever"),
-    rl.Topic("back stiffness", ("rash", "wheezing")),
-    rl.Topic("migraine", ("nausea", "light sensitivity", "blurred vision")),
+    rt.Topic("tusfosemia", ("insomnia", "skin rash")),
+    rt.Topic("fever"),
+    rt.Topic("back stiffness", ("rash", "wheezing")),
+    rt.Topic("migraine", ("nausea", "light sensitivity", "blurred vision")),
 ]
 
 
-def writer_batch(llm, example: str, topics: Sequence[rl.Topic] = TOPICS):
+def writer_batch(llm, example: str, topics: Sequence[rt.Topic] = TOPICS):
     """The prompts, leads, guard and pulls ``realise`` gives one batch (first attempt)."""
     tokenizer = llm.chat.tokenizer
-    demos = rl.demonstrations(example)
+    demos = ex.demonstrations(example)
     demo = demos[0] if demos else None
     guard = pd.with_scaffold(tokenizer, pd.copy_guard(tokenizer, demo.document, example,
                                                       (*demo.topic.words, *demo.avoid)) if demo else {})
-    prompts = [rl.realisation_prompt(t, TASK, example, (), demo) for t in topics]
-    leads = [rl.realisation_lead(example, t) for t in topics]
+    prompts = [wp.realisation_prompt(t, TASK, example, (), demo) for t in topics]
+    leads = [wp.realisation_lead(example, t) for t in topics]
     return prompts, leads, guard, [pd.WordPull.of(tokenizer, t.words) for t in topics]
 
 
@@ -143,7 +145,7 @@ FORMS = ["clinical_note", "news_article", "review"]
 
 @pytest.mark.parametrize("form", FORMS)
 def test_greedy_chooses_exactly_the_tokens_of_the_per_row_code(llm, form):
-    example = rl.shipped_example(form)
+    example = ex.shipped_example(form)
     prompts, leads, guard, pulls = writer_batch(llm, example)
     tokenizer = llm.chat.tokenizer
     assert guard and any(len(key) == 3 for key in guard) and () in guard  # runs, one-token words, labels
@@ -172,8 +174,8 @@ def test_greedy_matches_without_pulls_or_guard_and_with_rows_that_end(llm):
 
 
 def test_greedy_matches_when_the_lead_already_holds_a_released_word(llm):
-    example = rl.shipped_example("news_article")  # its lead is the topic's word, written without a space
-    topics = [rl.Topic("flood", ("river",)), rl.Topic("election results", ("turnout",))]
+    example = ex.shipped_example("news_article")  # its lead is the topic's word, written without a space
+    topics = [rt.Topic("flood", ("river",)), rt.Topic("election results", ("turnout",))]
     prompts, leads, guard, pulls = writer_batch(llm, example, topics)
     assert leads[0] in ("Flood", "River")  # one of the released words, capitalised
     expected = reference_greedy(llm, prompts, leads, 20, 512, guard, pulls)
@@ -208,7 +210,7 @@ def test_ngram_and_guard_bans_match_the_per_row_definitions():
 
 
 def test_sampling_is_the_default_and_a_seeded_generator_reproduces_it(llm):
-    prompts, leads, guard, _ = writer_batch(llm, rl.shipped_example("clinical_note"), TOPICS[:2])
+    prompts, leads, guard, _ = writer_batch(llm, ex.shipped_example("clinical_note"), TOPICS[:2])
 
     def run(generator=None, decoding=pd.SAMPLED):
         pulls = [pd.WordPull.of(llm.chat.tokenizer, t.words) for t in TOPICS[:2]]
@@ -221,9 +223,10 @@ def test_sampling_is_the_default_and_a_seeded_generator_reproduces_it(llm):
     assert seeded != run(decoding=pd.GREEDY)
     assert run(test_mode_torch_generator(8)) != seeded
     assert pd.SAMPLED == pd.Decoding(pd.WRITER_TEMPERATURE, pd.WRITER_TOP_P) == pd.Decoding(0.5, 0.9)
-    import inspect
-
-    assert inspect.signature(pd.public_greedy).parameters["decoding"].default is pd.SAMPLED  # realise samples
+    pulls = [pd.WordPull.of(llm.chat.tokenizer, t.words) for t in TOPICS[:2]]
+    unsaid = pd.public_greedy(llm, prompts, leads, 12, max_prompt_tokens=512, guard=guard, pulls=pulls,
+                              generator=test_mode_torch_generator(7))
+    assert unsaid == seeded  # realise samples: decoding left unsaid is SAMPLED
 
 
 class EagerToEnd:
@@ -260,9 +263,9 @@ class EagerSession:
 
 
 def test_sampled_rows_end_only_once_every_released_word_is_written(llm):
-    topics = [rl.Topic("fever", ("cough",)), rl.Topic("migraine", ("nausea",)), rl.Topic("back stiffness")]
+    topics = [rt.Topic("fever", ("cough",)), rt.Topic("migraine", ("nausea",)), rt.Topic("back stiffness")]
     leads = ["Fever and a dry cough.", "Consultation note.", "Back stiffness"]  # the last may still go on
-    prompts = [rl.realisation_prompt(t, TASK, "") for t in topics]
+    prompts = [wp.realisation_prompt(t, TASK, "") for t in topics]
     guard = pd.with_scaffold(llm.chat.tokenizer, {})
     for seed in range(2):
         pulls = [pd.WordPull.of(llm.chat.tokenizer, t.words) for t in topics]
@@ -275,7 +278,7 @@ def test_sampled_rows_end_only_once_every_released_word_is_written(llm):
 
 
 def test_written_words_are_read_from_tokens_as_the_text_check_reads_text(llm):
-    from core.methods.dp_synrag.logit_shaping import TokenEdges, advance, start_rows, word_forms
+    from core.methods.dp_synrag.write.logit_shaping import TokenEdges, advance, start_rows, word_forms
 
     tokenizer = llm.chat.tokenizer
     words = ("fever", "back pain", "rash")

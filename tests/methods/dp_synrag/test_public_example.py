@@ -19,13 +19,12 @@ from pathlib import Path
 import pytest
 
 from tests import helpers
-
 from core.corpus import Corpus, Unit, load_corpus
 from core.demo import generate
 from core.common.errors import PrivetError
 from core.ledger import Ledger
-from core.methods.dp_synrag import example_check as ec
-from core.methods.dp_synrag import realisation as rl
+from core.methods.dp_synrag.shape import examples as ex
+from core.methods.dp_synrag.write import example_check as ec
 from core.common.paths import resources_dir
 from core.run.pipeline import plan, run_pipeline
 
@@ -52,7 +51,7 @@ def clinic(tmp_path_factory) -> tuple[generate.ClinicCorpus, Corpus]:
 
 
 def shipped_forms() -> dict[str, str]:
-    return {form: rl.shipped_example(form) for form in rl.FORMS}
+    return {form: ex.shipped_example(form) for form in ex.FORMS}
 
 
 def shipped_demonstrations() -> dict[str, str]:
@@ -102,7 +101,7 @@ def test_a_note_with_every_kth_word_replaced_keeping_name_diagnosis_and_drug_is_
         found = ec.compare(edited, corpus.document_texts)
         assert found.covered_share >= ec.COVERED_SHARE, (i, found.covered_share)  # the near-copy rule alone
         assert found.names and found.rare  # and the name and rare-word rules
-        problem = rl.example_problem(edited, corpus)
+        problem = ec.example_problem(edited, corpus)
         assert "edited copy" in problem or "consecutive words" in problem
         assert "shares the name" in problem and "rare in public English" in problem
 
@@ -120,7 +119,7 @@ def test_a_long_document_with_every_kth_word_replaced_and_nothing_identifying_le
     found = ec.compare(edited, [u.text for u in corpus])
     assert not found.names and not found.rare
     assert found.covered_share >= (0.7 if k == 4 else 0.75)
-    assert "edited copy" in rl.example_problem(edited, corpus)
+    assert "edited copy" in ec.example_problem(edited, corpus)
     # every 2nd word replaced leaves no 3-gram: no longer a copy of its wording
     assert ec.compare(replace_every(story, 2), [story]).covered_share == 0.0
 
@@ -142,8 +141,8 @@ def test_a_documents_tail_beyond_max_unit_chars_is_refused(tmp_path):
     corpus = load_corpus(path, text_column="note", id_column="id", max_unit_chars=300)
     assert all(tail[:40] not in u.text for u in corpus.units)  # the unit was cut before the tail
     edited = replace_every(tail, 5)
-    assert rl.example_problem(edited, corpus.units) == ""  # what the old check saw: nothing
-    problem = rl.example_problem(edited, corpus)
+    assert ec.example_problem(edited, corpus.units) == ""  # what the old check saw: nothing
+    problem = ec.example_problem(edited, corpus)
     assert "edited copy" in problem and "'Quennimore'" in problem  # (its 5th word, "Trevaskis", was replaced)
 
 
@@ -179,24 +178,24 @@ def test_a_name_shared_with_one_document_is_refused_naming_the_examples_word(cli
     for example in (f"Consultation note. Mr. {surname}, 58, reports a dry cough for two weeks. Plan: rest.",
                     f"Case file. Client: {surname}, referred by the community centre. Needs: [needs].",
                     f"Consultation note. [name], [age], reports [symptoms]. Seen with Dr {surname.upper()}."):
-        problem = rl.example_problem(example, corpus)
+        problem = ec.example_problem(example, corpus)
         assert problem.startswith("it shares the name '") and surname.lower() in problem.lower(), example
     invented = "Consultation note. Mr. Quennell, 58, reports a dry cough for two weeks. Plan: rest."
-    assert rl.example_problem(invented, corpus) == ""
-    assert rl.example_problem("Consultation note. Mr. [name], 58, reports a dry cough.", corpus) == ""
+    assert ec.example_problem(invented, corpus) == ""
+    assert ec.example_problem("Consultation note. Mr. [name], 58, reports a dry cough.", corpus) == ""
 
 
 def test_a_full_name_is_refused_but_public_titles_holding_name_words_are_not(clinic):
     made, corpus = clinic
     full = made.notes[0]["patient"]  # e.g. "Austin Weaver"
-    assert "shares the name" in rl.example_problem(f"Seen today: {full}, 89. Presenting symptoms were a cough.", corpus)
+    assert "shares the name" in ec.example_problem(f"Seen today: {full}, 89. Presenting symptoms were a cough.", corpus)
     first, last = full.split()[0], full.split()[-1]
     # the first name with another surname is not the person; a film title is not a person's name
-    assert rl.example_problem(f"Seen today: {first} Quennell, 40, with a cough.", corpus) == ""
-    assert rl.example_problem(f"Seen today: Mr. {last}, 89, with a cough.", corpus)  # the surname after a title
+    assert ec.example_problem(f"Seen today: {first} Quennell, 40, with a cough.", corpus) == ""
+    assert ec.example_problem(f"Seen today: Mr. {last}, 89, with a cough.", corpus)  # the surname after a title
     titles = "S. P. rated these films highly: The Lion King (Animation), Mary Poppins (Musical) and Roman Holiday."
-    assert rl.example_problem(titles, corpus) == ""
-    assert rl.example_problem(titles, movielens_units()) == ""
+    assert ec.example_problem(titles, corpus) == ""
+    assert ec.example_problem(titles, movielens_units()) == ""
 
 
 def test_a_rare_word_shared_is_refused_in_any_case_and_through_invisible_characters(clinic):
@@ -204,15 +203,15 @@ def test_a_rare_word_shared_is_refused_in_any_case_and_through_invisible_charact
     disease, drug = next((d.name, d.drug) for d in made.diseases if any(d.name in t for t in corpus.document_texts))
     base = "Consultation note. [name], [age], reports [symptoms]. Impression: {}. Plan: [treatment]."
     for written in (disease, disease.upper(), disease[:4] + "\u200b" + disease[4:], disease.capitalize()):
-        problem = rl.example_problem(base.format(written), corpus)
+        problem = ec.example_problem(base.format(written), corpus)
         assert problem and (disease in problem.lower()), written
-    assert "rare in public English" in rl.example_problem(f"Plan: {drug} [dose] daily.", corpus)
+    assert "rare in public English" in ec.example_problem(f"Plan: {drug} [dose] daily.", corpus)
     # common medical words (wordfreq at or above RARE_ZIPF) and the form's own words pass
-    assert rl.example_problem(base.format("asthma") + " Paracetamol and ibuprofen; wheezing, insomnia.", corpus) == ""
+    assert ec.example_problem(base.format("asthma") + " Paracetamol and ibuprofen; wheezing, insomnia.", corpus) == ""
     # a long record number shared is refused; a short number (an age, a dose) is not
     numbered = [Unit("a", "Record 4471902: seen today."), Unit("b", "Seen today, aged 58, 100 mg.")]
-    assert "'4471902'" in rl.example_problem("Record 4471902. [name] was seen.", numbered)
-    assert rl.example_problem("[name], 58, takes 100 mg.", numbered) == ""
+    assert "'4471902'" in ec.example_problem("Record 4471902. [name] was seen.", numbered)
+    assert ec.example_problem("[name], 58, takes 100 mg.", numbered) == ""
 
 
 CANARIES = ("Zqxvortimer", "Vemurlax", "Grintollo", "Pashquendry", "Lorvaxit", "Trumbelow", "Quisperane")
@@ -227,7 +226,7 @@ def test_the_refusal_holds_no_document_text_only_the_examples_own_words():
     example = replace_every(document, 4, keep={"Blandquist"})
     assert not any(c in example for c in CANARIES)
     with pytest.raises(PrivetError) as refused:
-        rl.check_public_example(example, units)
+        ec.check_public_example(example, units)
     message = refused.value.user_message()
     assert "edited copy" in message and "'Blandquist'" in message  # named as the example writes it
     assert "Nothing was charged" in message
@@ -242,11 +241,11 @@ def test_the_shipped_forms_demonstrations_and_invented_examples_pass_against_the
     _, corpus = clinic
     movies = movielens_units()
     for name, example in {**shipped_forms(), **shipped_demonstrations()}.items():
-        assert rl.example_problem(example, corpus) == "", name
-        assert rl.example_problem(example, movies) == "", name
+        assert ec.example_problem(example, corpus) == "", name
+        assert ec.example_problem(example, movies) == "", name
     for example in INVENTED:
         found = ec.compare(example, corpus.document_texts)
-        assert rl.example_problem(example, corpus) == "", example
+        assert ec.example_problem(example, corpus) == "", example
         assert found.covered_share < ec.COVERED_SHARE
     # an invented note in the clinic's own form shares its phrases, on one chain, but well below the rule
     ours = ec.ExampleProfile.of(INVENTED[0], ec.public_words())

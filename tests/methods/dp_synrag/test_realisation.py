@@ -15,15 +15,21 @@ from pathlib import Path
 import pytest
 from tests.helpers import CANARY, TINY, TINY_SIZES, tiny_spec, write_notes
 
+from core.common import prompts as prompts
 from core.common.errors import PrivetError
 from core.ledger import Ledger
-from core.methods.dp_synrag import public_decoding as pd
-from core.methods.dp_synrag import realisation as rl
 from core.methods.dp_synrag.method import generation_notes, text_stage_notes
+from core.methods.dp_synrag.release.budget import plan_dp_synrag
+from core.methods.dp_synrag.shape import examples as ex
+from core.methods.dp_synrag.shape import released_topics as rt
+from core.methods.dp_synrag.write import drafts as dr
+from core.methods.dp_synrag.write import example_check as ec
+from core.methods.dp_synrag.write import public_decoding as pd
+from core.methods.dp_synrag.write import realisation as rl
+from core.methods.dp_synrag.write import writer_prompt as wp
 from core.common.paths import resources_dir
 from core.run.pipeline import plan, run_pipeline
 from core.privacy.planner import STAGE_CLUSTER_KEYWORDS, STAGE_HISTOGRAM, STAGE_TOKENS
-from core.methods.dp_synrag.plan import plan_dp_synrag
 from core.specs.runspec import TEXT_MODES, DPSynRAGSpec, RunSpec
 
 TASK = "Answer patients' questions about which disease matches their symptoms."
@@ -58,15 +64,15 @@ def charged_stages() -> dict[str, float]:
 
 
 def test_the_prompt_holds_only_the_released_words_the_example_and_the_task():
-    example = rl.shipped_example("clinical_note")
-    topic = rl.Topic("tusfosemia", ("insomnia", "skin rash"))
-    prompt = rl.realisation_prompt(topic, TASK, example)
+    example = ex.shipped_example("clinical_note")
+    topic = rt.Topic("tusfosemia", ("insomnia", "skin rash"))
+    prompt = wp.realisation_prompt(topic, TASK, example)
     assert example in prompt and TASK in prompt and "tusfosemia, insomnia, skin rash" in prompt
     # Everything else is the shipped template's own words.
     rest = prompt.replace(example, " ").replace(TASK, " ").replace("tusfosemia, insomnia, skin rash", " ")
-    template_words = set(re.findall(r"\w+", rl.render("realise", task="", example="", words="")))
+    template_words = set(re.findall(r"\w+", prompts.render("realise", task="", example="", words="")))
     assert set(re.findall(r"\w+", rest)) <= template_words
-    assert rl.realisation_prompt(topic, TASK, "") == rl.render("realise_plain", task=TASK,
+    assert wp.realisation_prompt(topic, TASK, "") == prompts.render("realise_plain", task=TASK,
                                                                words="tusfosemia, insomnia, skin rash")
 
 
@@ -74,21 +80,21 @@ def test_a_sentence_that_is_only_a_label_of_the_form_goes():
     """Round 4, session 17: the wizard's defaults on a 200-note file wrote "… Examination: pain in leg muscles and
     joint. Impression. Plan: …"; a label of the prompt's form alone says nothing. A label with its words stays, and so
     does a one-word sentence that is no label of the form."""
-    prompt = rl.realisation_prompt(rl.Topic("tusfosemia"), TASK, rl.shipped_example("clinical_note"))
+    prompt = wp.realisation_prompt(rt.Topic("tusfosemia"), TASK, ex.shipped_example("clinical_note"))
     assert "Impression:" in prompt and "Plan:" in prompt
     raw = "Consultation note. Examination: pain in the legs. Impression. Plan: rest. Plan: Review in two weeks. Thanks."
-    assert rl.clean_draft(raw, prompt) == ("Consultation note. Examination: pain in the legs. Plan: rest. "
+    assert dr.clean_draft(raw, prompt) == ("Consultation note. Examination: pain in the legs. Plan: rest. "
                                            "Plan: Review in two weeks. Thanks.")
-    assert rl.clean_draft("Consultation note. Impression: tusfosemia. Plan:", prompt) == (
+    assert dr.clean_draft("Consultation note. Impression: tusfosemia. Plan:", prompt) == (
         "Consultation note. Impression: tusfosemia.")
 
 
 def test_clean_draft_removes_meta_text_urls_echoes_and_repeated_lines():
-    prompt = rl.realisation_prompt(rl.Topic("tusfosemia"), TASK, rl.shipped_example("clinical_note"))
+    prompt = wp.realisation_prompt(rt.Topic("tusfosemia"), TASK, ex.shipped_example("clinical_note"))
     raw = ("Here is the document you asked for:\nDocument: Consultation note. Mr [name], 54, reports insomnia.\n"
            "See https://www.example.com/notes for more.\nImpression: tusfosemia.\nImpression: tusfosemia.\n"
            "The document must contain these words exactly as written: tusfosemia.\nPlan: rest, review in")
-    clean = rl.clean_draft(raw, prompt)
+    clean = dr.clean_draft(raw, prompt)
     assert clean == "Consultation note. Mr, 54, reports insomnia. Impression: tusfosemia."
     for bad in ("Here is", "Document:", "http", "www", "exactly as written", "[name]", "review in"):
         assert bad not in clean
@@ -99,26 +105,26 @@ def test_clean_draft_removes_meta_text_urls_echoes_and_repeated_lines():
     talk = ("Help. A list of related words: Help, support, community. Volunteers ran the clinic on Sunday. The sentence "
             "is about a medical condition. A: This is a short summary of the movie. The article discusses the health "
             "of the world. This is a story about the president.")
-    assert rl.clean_draft(talk, prompt) == "Help. Volunteers ran the clinic on Sunday."
+    assert dr.clean_draft(talk, prompt) == "Help. Volunteers ran the clinic on Sunday."
     # round 4, session 12: the writer on 600 health tweets, talking about the article it writes; a speech's
     # "Article 50" and "the post office" are no such talk
     talk = ("This news article talks about how ebola spreads. In this context, the drug is a product. The author highlights "
             "that people forget. Summary: no mention of ebola today. The article delves into the details. The House "
             "voted to trigger Article 50 before the post office closed.")
-    assert rl.clean_draft(talk, prompt) == "The House voted to trigger Article 50 before the post office closed."
+    assert dr.clean_draft(talk, prompt) == "The House voted to trigger Article 50 before the post office closed."
     # round 4, session 16: news and film profiles at ε = 10; a real summary of a tax filing stays
     talk = ("The context is a report about a road in Beirut. The section describes how a highway will be built. The word "
             "\"Russia\" was added to enhance clarity. A summary of the oil spill in the Caribbean. This is a professional "
             "rating with the addition of D. S. A subject of Turkish culture and heritage. The council released a summary of "
             "one year's filing. The sentence is a detail.")
-    assert rl.clean_draft(talk, prompt) == "The council released a summary of one year's filing."
+    assert dr.clean_draft(talk, prompt) == "The council released a summary of one year's filing."
 
 
 def test_an_unfilled_slot_leaves_no_dangling_article():
     # round 4, session 12, 800 food reviews: "The is great for her, but the, which …"
     draft = "Review of a [product], 2 stars. The [feature] is great for her, but the [other feature] [complaint]. Yes."
-    assert rl.clean_draft(draft) == "Review, 2 stars. It is great for her, but. Yes."
-    assert rl.clean_draft("The user provided two sentences about tea. The example given above shows it. Tea is good. "
+    assert dr.clean_draft(draft) == "Review, 2 stars. It is great for her, but. Yes."
+    assert dr.clean_draft("The user provided two sentences about tea. The example given above shows it. Tea is good. "
                           "This review contains several ideas. The customer mentioned salt. I am a helpful AI assistant named SmolLM, "
                           "trained by Hugging Face. This is another example of the same disease. Translate this to English: tea. "
                           "A sample of the above-mentioned documents is a list. The health section of the https://x.org/a is "
@@ -126,27 +132,27 @@ def test_an_unfilled_slot_leaves_no_dangling_article():
 
 
 def test_a_headline_ends_before_the_text_and_a_headline_left_at_the_lead_word_goes():
-    assert rl.clean_draft("Old bridge to close for repairs\nRiverton, Tuesday. The council said so.") == (
+    assert dr.clean_draft("Old bridge to close for repairs\nRiverton, Tuesday. The council said so.") == (
         "Old bridge to close for repairs. Riverton, Tuesday. The council said so.")
-    assert rl.clean_draft("Ebola.\nThe outbreak of ebola has spread to two towns.") == "The outbreak of ebola has spread to two towns."
-    assert rl.clean_draft("Ebola\nThe outbreak has spread to two towns.") == "Ebola: The outbreak has spread to two towns."
-    assert rl.clean_draft("Consultation note. K. M., 47, reports pain.") == "Consultation note. K. M., 47, reports pain."
+    assert dr.clean_draft("Ebola.\nThe outbreak of ebola has spread to two towns.") == "The outbreak of ebola has spread to two towns."
+    assert dr.clean_draft("Ebola\nThe outbreak has spread to two towns.") == "Ebola: The outbreak has spread to two towns."
+    assert dr.clean_draft("Consultation note. K. M., 47, reports pain.") == "Consultation note. K. M., 47, reports pain."
     # the lead's word left as a sentence of its own on the text's line
-    assert rl.clean_draft("Trump. President Trump said so on Monday.", headline="Trump") == "President Trump said so on Monday."
-    assert rl.clean_draft("China. The city of Shanghai will build a road.", headline="China") == (
+    assert dr.clean_draft("Trump. President Trump said so on Monday.", headline="Trump") == "President Trump said so on Monday."
+    assert dr.clean_draft("China. The city of Shanghai will build a road.", headline="China") == (
         "China: The city of Shanghai will build a road.")
-    assert rl.clean_draft("This is a related word: Tass, a Russian agency. Subtitle: news.") == ""
+    assert dr.clean_draft("This is a related word: Tass, a Russian agency. Subtitle: news.") == ""
 
 
 def test_every_released_word_is_guaranteed_by_the_final_line():
     words = ("velvet throat", "hoarse voice", "dry")
-    assert rl.missing_words("A velvet throat with a hoarse voice.", words) == ["dry"]
-    assert rl.missing_words("dryness", ("dry",)) == ["dry"], "a word must appear on word boundaries"
-    text, added = rl.guarantee_words("A velvet throat with a hoarse voice.", words)
-    assert added and text.endswith("Key terms: dry.") and not rl.missing_words(text, words)
-    assert rl.guarantee_words("Velvet Throat, hoarse voice and a dry cough.", words) == (
+    assert pd.missing_words("A velvet throat with a hoarse voice.", words) == ["dry"]
+    assert pd.missing_words("dryness", ("dry",)) == ["dry"], "a word must appear on word boundaries"
+    text, added = dr.guarantee_words("A velvet throat with a hoarse voice.", words)
+    assert added and text.endswith("Key terms: dry.") and not pd.missing_words(text, words)
+    assert dr.guarantee_words("Velvet Throat, hoarse voice and a dry cough.", words) == (
         "Velvet Throat, hoarse voice and a dry cough.", False)
-    assert rl.guarantee_words("", ("fever",)) == ("Key terms: fever.", True)
+    assert dr.guarantee_words("", ("fever",)) == ("Key terms: fever.", True)
 
 
 def test_realise_on_the_tiny_model_puts_every_released_word_in_every_document():
@@ -154,11 +160,11 @@ def test_realise_on_the_tiny_model_puts_every_released_word_in_every_document():
     from core.common.progress import NULL_REPORTER
 
     llm = load_language_model(TINY)
-    topics = [rl.Topic("tusfosemia", ("insomnia", "skin rash")), rl.Topic("fever"), rl.Topic("back stiffness", ("rash",))]
-    out = rl.realise(topics, TASK, rl.shipped_example("clinical_note"), llm, NULL_REPORTER, max_new_tokens=10)
+    topics = [rt.Topic("tusfosemia", ("insomnia", "skin rash")), rt.Topic("fever"), rt.Topic("back stiffness", ("rash",))]
+    out = rl.realise(topics, TASK, ex.shipped_example("clinical_note"), llm, NULL_REPORTER, rl.WriterSettings(max_new_tokens=10))
     assert len(out) == len(topics)
     for topic, doc in zip(topics, out):
-        assert rl.missing_words(doc.text, topic.words) == []
+        assert pd.missing_words(doc.text, topic.words) == []
         assert 1 <= doc.attempts <= rl.ATTEMPTS
 
 
@@ -175,9 +181,9 @@ def test_public_greedy_never_repeats_a_trigram():
 
 
 def test_example_lead_is_the_words_before_the_first_placeholder():
-    assert rl.example_lead(rl.shipped_example("clinical_note")) == "Consultation note."
-    assert rl.example_lead("[name] wrote this") == ""
-    assert rl.example_lead("") == ""
+    assert wp.example_lead(ex.shipped_example("clinical_note")) == "Consultation note."
+    assert wp.example_lead("[name] wrote this") == ""
+    assert wp.example_lead("") == ""
 
 
 # -- the example is checked against the corpus -------------------------------------------------------
@@ -187,8 +193,8 @@ def test_the_shipped_examples_are_not_documents_of_the_demo_corpora():
     from core.corpus import load_corpus
 
     clinic = load_corpus(resources_dir() / "demo" / "clinic" / "notes.csv", text_column="note", id_column="id")
-    for form in rl.FORMS:
-        assert rl.example_problem(rl.shipped_example(form), clinic.units) == ""
+    for form in ex.FORMS:
+        assert ec.example_problem(ex.shipped_example(form), clinic.units) == ""
 
 
 def test_a_pasted_real_document_is_refused_before_any_charge(tmp_path):
@@ -208,8 +214,8 @@ def test_a_pasted_real_document_is_refused_before_any_charge(tmp_path):
     from core.corpus import load_corpus
 
     units = load_corpus(spec.data.path, text_column="note", id_column="id").units
-    assert rl.example_problem(edited, units)
-    assert rl.example_problem("Visit note. [name] has [complaint]; advised [treatment].", units) == ""
+    assert ec.example_problem(edited, units)
+    assert ec.example_problem("Visit note. [name] has [complaint]; advised [treatment].", units) == ""
     # Without realisation the typed example is still recorded in the certificate's parameters: still refused.
     spec.dp_synrag.text = "private"
     with pytest.raises(PrivetError, match="real document"):
@@ -235,7 +241,7 @@ def test_charges_equal_the_plan_for_every_variant(tmp_path, text, privet_home):
     # The certificate's record says which variant ran, and the example when one was used.
     notes = " ".join(result.record.scope_notes)
     assert f'text = "{text}"' in notes
-    assert (rl.shipped_example("clinical_note") in notes) == (text.startswith("realised"))
+    assert (ex.shipped_example("clinical_note") in notes) == (text.startswith("realised"))
     assert result.record.method_parameters["text"] == text
     # Nothing private in any document or note; realised documents hold every released word.
     written = result.synthetic_path.read_text(encoding="utf-8")
@@ -308,7 +314,7 @@ def test_no_private_text_reaches_the_writer_prompt_or_its_output(tmp_path, monke
     spec = realised_spec(tmp_path, text="realised")
     result = run_pipeline(spec)
     assert prompts, "the writer ran"
-    example = rl.shipped_example("clinical_note")
+    example = ex.shipped_example("clinical_note")
     for prompt in prompts:
         assert CANARY not in prompt and "plenty of water" not in prompt and "Patient" not in prompt
         assert example in prompt and TASK in prompt

@@ -12,16 +12,21 @@ import csv
 from pathlib import Path
 
 import pytest
+
+from core.methods.dp_synrag.shape import examples as ex
+from core.methods.dp_synrag.shape import released_topics as rt
+from core.methods.dp_synrag.write import drafts as dr
+from core.methods.dp_synrag.write import public_decoding as pd
+from core.methods.dp_synrag.write import realisation as rl
+from core.methods.dp_synrag.write import roles
+from core.methods.dp_synrag.write import writer_prompt as wp
+from core.methods.dp_synrag.write.slots import Slot, form_slots, place
 from tests.helpers import TINY
 
 from core.evaluation import roles as metric
-from core.methods.dp_synrag import realisation as rl
-from core.methods.dp_synrag import roles
-from core.methods.dp_synrag.slots import Slot, form_slots, place
 from core.common.paths import resources_dir
-
 TASK = "Answer patients' questions about which disease matches their symptoms."
-NOTE = rl.shipped_example("clinical_note")
+NOTE = ex.shipped_example("clinical_note")
 
 
 @pytest.fixture(scope="module")
@@ -98,6 +103,7 @@ class _Answering:
         self.answers, self.margin, self.asked = answers, margin, []
 
     def start_logits(self, prompts, shared_prefix=0):
+
         import torch
         from types import SimpleNamespace
 
@@ -139,10 +145,10 @@ def test_the_role_prompt_holds_the_fixed_examples_and_the_released_word_only(pub
 
 def test_the_placements_ask_the_public_model_only_for_a_form_with_typed_slots(public):
     model = _Answering({"leisomafen": "drug"}, margin=2.0)
-    topic = rl.Topic("tusfosemia", ("leisomafen", "weather"))
+    topic = rt.Topic("tusfosemia", ("leisomafen", "weather"))
     (placement,) = rl.topic_placements([topic], NOTE, public, model)
     assert placement.placed == ("tusfosemia", "leisomafen") and placement.lead_words == ("weather",)
-    assert rl.topic_placements([topic], rl.shipped_example("review"), public, model)[0].untyped == topic.words
+    assert rl.topic_placements([topic], ex.shipped_example("review"), public, model)[0].untyped == topic.words
     assert sorted(model.asked) == ["leisomafen", "weather"], "the review form has no typed slot: nothing asked"
 
 
@@ -153,19 +159,19 @@ def test_the_clinical_note_has_three_typed_slots_and_other_forms_none():
     assert form_slots(NOTE) == (Slot(roles.SYMPTOM, "reports"), Slot(roles.CONDITION, "Impression:"),
                                 Slot(roles.DRUG, "Plan:"))
     for form in ("review", "news_article", "film_ratings", "case_file"):
-        assert form_slots(rl.shipped_example(form)) == (), form
+        assert form_slots(ex.shipped_example(form)) == (), form
 
 
 def test_the_lead_places_each_typed_word_in_its_section():
     sources = roles.RoleSources.of(["icd10-cm"])
-    topic = rl.Topic("pumice cystitis", ("keratolin ointment", "nausea", "uricalm sachets"))
+    topic = rt.Topic("pumice cystitis", ("keratolin ointment", "nausea", "uricalm sachets"))
     (placement,) = rl.topic_placements([topic], NOTE, sources)
-    lead = rl.placed_lead(rl.realisation_lead(NOTE, topic), placement)
+    lead = rl.placed_lead(wp.realisation_lead(NOTE, topic), placement)
     assert lead.endswith(", reports nausea")
     assert dict(placement.phrases) == {"Impression: pumice cystitis": ("pumice cystitis",),
                                        "Plan: keratolin ointment and uricalm sachets": ("keratolin ointment",
                                                                                         "uricalm sachets")}
-    text, added = rl.guarantee_words(lead + " for two weeks.", topic.words, placement)
+    text, added = dr.guarantee_words(lead + " for two weeks.", topic.words, placement)
     assert added and text.endswith("Impression: pumice cystitis. Plan: keratolin ointment and uricalm sachets.")
     score = metric.role_accuracy([text], {"pumice cystitis": metric.CONDITION, "nausea": metric.SYMPTOM,
                                           "keratolin ointment": metric.DRUG, "uricalm sachets": metric.DRUG})
@@ -173,24 +179,24 @@ def test_the_lead_places_each_typed_word_in_its_section():
 
 
 def test_a_word_of_no_role_joins_the_leads_slot_and_a_form_without_slots_is_untouched(public):
-    topic = rl.Topic("night sweats", ("tusfosemia", "weather"))
+    topic = rt.Topic("night sweats", ("tusfosemia", "weather"))
     (placement,) = rl.topic_placements([topic], NOTE, public)
     # in a form whose lead ends on a slot, the words of no role join it: no "Key terms:" line is needed for them
     assert placement.untyped == () and placement.lead_words == ("night sweats", "weather")
     assert placement.placed == ("tusfosemia",)
-    lead = rl.placed_lead(rl.realisation_lead(NOTE, topic), placement)
-    assert lead == rl.realisation_lead(NOTE, topic) + " night sweats and weather"
-    text, added = rl.guarantee_words(lead + " for a week.", topic.words, placement)
+    lead = rl.placed_lead(wp.realisation_lead(NOTE, topic), placement)
+    assert lead == wp.realisation_lead(NOTE, topic) + " night sweats and weather"
+    text, added = dr.guarantee_words(lead + " for a week.", topic.words, placement)
     assert added and "Key terms" not in text and text.endswith("Impression: tusfosemia.")
-    review = rl.shipped_example("review")
+    review = ex.shipped_example("review")
     (plain,) = rl.topic_placements([topic], review, public)
     assert plain.untyped == topic.words and not plain.phrases and not plain.lead
-    assert rl.guarantee_words("A review.", topic.words, plain) == rl.guarantee_words("A review.", topic.words)
+    assert dr.guarantee_words("A review.", topic.words, plain) == dr.guarantee_words("A review.", topic.words)
     assert place(topic.words, {}, form_slots(NOTE), "").untyped == topic.words
 
 
 def test_the_documents_of_one_topic_open_with_its_words_in_turn(public):
-    topic = rl.Topic("tightness", ("cough", "weather"))
+    topic = rt.Topic("tightness", ("cough", "weather"))
     placements = rl.topic_placements([topic] * 4, NOTE, public)
     leads = [p.lead for p in placements]
     assert leads[:3] == ["tightness, cough and weather", "cough, weather and tightness", "weather, tightness and cough"]
@@ -202,11 +208,12 @@ def test_realise_on_the_tiny_model_writes_typed_words_in_their_slots(public):
     from core.common.progress import NULL_REPORTER
 
     llm = load_language_model(TINY)
-    topics = [rl.Topic("tusfosemia", ("tregedcillin", "skin rash")), rl.Topic("back stiffness", ("rash",))]
-    out = rl.realise(topics, TASK, NOTE, llm, NULL_REPORTER, max_new_tokens=12, roles=public)
+    topics = [rt.Topic("tusfosemia", ("tregedcillin", "skin rash")), rt.Topic("back stiffness", ("rash",))]
+    out = rl.realise(topics, TASK, NOTE, llm, NULL_REPORTER,
+                     rl.WriterSettings(max_new_tokens=12, roles=public))
     truth = {"tusfosemia": metric.CONDITION, "tregedcillin": metric.DRUG}
     for topic, doc in zip(topics, out):
-        assert rl.missing_words(doc.text, topic.words) == []
+        assert pd.missing_words(doc.text, topic.words) == []
     first = out[0].text
     assert "Impression: tusfosemia" in first and "Plan: tregedcillin" in first
     assert metric.role_accuracy([first], truth).accuracy == 1.0

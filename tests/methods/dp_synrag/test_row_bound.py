@@ -14,14 +14,14 @@ from core.corpus import Unit
 from core.methods.base import MethodContext
 from core.methods.compute_backend import LOCAL
 from core.methods.dp_synrag import algorithm
-from core.methods.dp_synrag import text as text_step
-from core.methods.dp_synrag.row_bound import poisson_subsample, subsample_rates
-from core.methods.dp_synrag.vocabulary import load_vocabulary
+from core.methods.dp_synrag.release.budget import plan_dp_synrag
+from core.methods.dp_synrag.release.row_bound import poisson_subsample, subsample_rates
+from core.methods.dp_synrag.vocab.vocabulary import load_vocabulary
+from core.methods.dp_synrag.write import text as text_step
 from core.models.registry import load_language_model
 from core.models.tiny import HashingEmbedder
 from core.common.paths import resources_dir
 from core.privacy.planner import STAGE_TOKENS
-from core.methods.dp_synrag.plan import plan_dp_synrag
 from core.common.progress import NULL_REPORTER
 from core.specs.runspec import DPSynRAGSpec, ModelChoice
 from tests.helpers import statistical

@@ -1,9 +1,9 @@
-"""Sentences a reader would cut from a written document (core/methods/dp_synrag/sentence_cuts.py)."""
+"""Sentences a reader would cut from a written document (core/methods/dp_synrag/write/sentence_cuts.py)."""
 
 from __future__ import annotations
 
-from core.methods.dp_synrag.realisation import sentences_of
-from core.methods.dp_synrag.sentence_cuts import about_a_text, cut_sentences, variant_of
+from core.methods.dp_synrag.write.drafts import sentences_of
+from core.methods.dp_synrag.write.sentence_cuts import about_a_text, cut_sentences, variant_of
 
 RELEASED = ["shesoltinib", "gumkleimalgia", "ulcers", "blisters", "palms", "metallic taste", "brufounoma"]
 

@@ -10,15 +10,13 @@ import numpy as np
 import pytest
 
 from core.corpus import Unit
-from core.methods.dp_synrag.plan import plan_dp_synrag
-from core.methods.dp_synrag.structure import (
+from core.methods.dp_synrag.release.budget import plan_dp_synrag
+from core.methods.dp_synrag.release.structure import ReleasedForms, follows_forms, release_forms
+from core.methods.dp_synrag.release.form_proposals import (
     SLOT,
     FormLists,
-    ReleasedForms,
-    follows_forms,
     propose_openers,
     propose_skeletons,
-    release_forms,
     skeleton_of,
 )
 from core.common.paths import resources_dir
@@ -242,7 +240,7 @@ def test_the_writer_follows_released_forms_only_when_they_stand_for_enough_of_th
 
 
 def test_the_public_rule_picks_the_fallback_form_once_and_keeps_structure_discovery_on():
-    from core.methods.dp_synrag.forms import with_chosen_form
+    from core.methods.dp_synrag.shape.forms import with_chosen_form
     from core.specs.runspec import RunSpec
 
     spec = RunSpec.from_dict({"task": "Answer questions about patients."})

@@ -19,16 +19,11 @@ from core.common.errors import Cancelled
 from core.ledger import Ledger
 from core.methods.base import SyntheticDoc
 from core.methods.class_conditional import ClassConditional, TopicLabelled, method_for
-from core.methods.dp_synrag.clusters import soft_clusters
-from core.methods.dp_synrag.released_topics import ReleasedTopic
-from core.methods.dp_synrag.shape import CorpusShape
-from core.methods.dp_synrag.topic_labels import (
-    ClusterLabels,
-    check_memberships,
-    cluster_label_counts,
-    label_documents,
-    systematic_labels,
-)
+from core.methods.dp_synrag.release.clusters import soft_clusters
+from core.methods.dp_synrag.release.topic_labels import ClusterLabels, check_memberships, cluster_label_counts
+from core.methods.dp_synrag.shape.corpus_shape import CorpusShape
+from core.methods.dp_synrag.shape.labels import label_documents, systematic_labels
+from core.methods.dp_synrag.shape.released_topics import ReleasedTopic
 from core.run.pipeline import plan, run_pipeline
 from core.privacy.class_counts import (
     LABEL_SHARE,
@@ -182,7 +177,7 @@ class _Fresh:
 
 @statistical
 def test_the_topic_label_counts_carry_the_planned_gaussian_noise_charged_first_and_never_redrawn():
-    from core.methods.dp_synrag.topic_labels import release_cluster_labels
+    from core.methods.dp_synrag.release.topic_labels import release_cluster_labels
     from core.privacy.class_counts import ClassCounts, TopicLabelStage
 
     labels = tuple(f"label {i}" for i in range(20))
@@ -220,7 +215,7 @@ def test_a_merged_topic_sums_its_clusters_counts_less_their_noise_and_clips_at_z
     released = ClusterLabels(("a", "b"), noisy, (0.5, 0.5), sigma)
     shape = CorpusShape((ReleasedTopic("x", 1.0, clusters=(0, 1)), ReleasedTopic("y", 1.0, clusters=(2,))),
                         (200, 1), (), ())
-    from core.methods.dp_synrag.topic_labels import NOISE_SIGMAS, label_probabilities, topic_weights
+    from core.methods.dp_synrag.shape.labels import NOISE_SIGMAS, label_probabilities, topic_weights
 
     less = NOISE_SIGMAS * sigma * math.sqrt(2)  # two clusters: the sum's noise is σ·√2
     assert topic_weights(shape, released) == pytest.approx(np.asarray([[15.0 - less, max(0.0, 3.0 - less)],
@@ -253,8 +248,8 @@ def test_labels_by_topic_keep_documents_per_label_in_proportion_to_the_released_
 
 
 def test_labels_first_follow_the_class_counts_and_put_each_label_where_its_units_are():
-    from core.methods.dp_synrag.shape import labelled_shape
-    from core.methods.dp_synrag.topic_labels import label_allocation, topic_label_estimates
+    from core.methods.dp_synrag.shape.corpus_shape import labelled_shape
+    from core.methods.dp_synrag.shape.labels import label_allocation, topic_label_estimates
 
     sigma = 1.0
     # topic x: 40 units, all of label a; topic y: 40 units, labels lost in the noise; topic z: 20 units of b
@@ -284,8 +279,10 @@ def test_labels_first_follow_the_class_counts_and_put_each_label_where_its_units
 
 
 def test_a_document_written_for_a_label_says_the_label_in_its_prompt_and_is_reused_only_for_it():
-    from core.methods.dp_synrag.realisation import Realisation, Topic, labelled_task, realisation_prompt
-    from core.methods.dp_synrag.written_documents import load_written, save_written
+    from core.methods.dp_synrag.shape.released_topics import Topic
+    from core.methods.dp_synrag.write.realisation import Realisation
+    from core.methods.dp_synrag.write.writer_prompt import labelled_task, realisation_prompt
+    from core.methods.dp_synrag.write.written_documents import load_written, save_written
 
     task = "Write a short news article."
     assert labelled_task(task, "") == task

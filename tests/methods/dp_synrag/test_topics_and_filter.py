@@ -7,15 +7,22 @@ import math
 import numpy as np
 import pytest
 
-from core.methods.dp_synrag.clusters import soft_clusters
-from core.methods.dp_synrag.histogram import GENERIC_ZIPF, name_threshold, topic_words
+from core.methods.dp_synrag.release.clusters import soft_clusters
+from core.methods.dp_synrag.release.histogram import GENERIC_ZIPF, name_threshold, topic_words
+from core.methods.dp_synrag.shape.examples import form_words
+from core.methods.dp_synrag.vocab.vocabulary import (
+    Vocabulary,
+    english_zipf,
+    in_form,
+    load_vocabulary,
+    postprocess_keywords,
+    specific_entries,
+    split_words,
+)
 from core.privacy.forecast import significance_threshold
 from core.methods.dp_synrag.guidance import guide
 from core.methods.private_prediction.self_filter import offtopic_sentences, public_threshold, run_self_filter
 from core.common.links import without_links
-from core.methods.dp_synrag.realisation import form_words
-from core.methods.dp_synrag.vocabulary import (Vocabulary, english_zipf, in_form, load_vocabulary, postprocess_keywords,
-                                                specific_entries, split_words)
 from core.common.progress import NULL_REPORTER
 from core.specs.runspec import DPSynRAGSpec
 
@@ -163,7 +170,7 @@ def test_self_filter_keeps_everything_when_the_forms_public_example_does_not_pas
 
 
 def test_the_shipped_news_form_is_a_reference_and_a_custodian_example_loses_its_placeholders():
-    from core.methods.dp_synrag.realisation import demonstration, form_reference, shipped_example
+    from core.methods.dp_synrag.shape.examples import demonstration, form_reference, shipped_example
 
     assert form_reference("news_article", "") == demonstration(shipped_example("news_article")).document
     assert form_reference("", "Visit of [name]. [Who] said that [what].") == "Visit of. said that."

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from core.methods.dp_synrag.vocabulary import (
+from core.methods.dp_synrag.vocab.vocabulary import (
     Vocabulary,
     VocabularyError,
     load_stop_words,

@@ -431,7 +431,7 @@ def test_integration_on_packaged_models():
     assert s["seeds"] == s["kept"] + s["removed_empty"] + s["removed_similarity"] + s["removed_nll"]
     # No full name, and no name part rarer than an everyday word: the packaged model invents "Dr. Smith" or "Kevin"
     # with no private data at all (it did, once in a full suite), which is no leak of these patients' names.
-    from core.methods.dp_synrag.vocabulary import english_zipf
+    from core.methods.dp_synrag.vocab.vocabulary import english_zipf
 
     full = {n["patient"] for n in notes}
     rare = {part for n in notes for part in n["patient"].split() if english_zipf(part.lower()) < 4.0}

@@ -1,0 +1,141 @@
+"""Structure discovery (SPEC §7, docs/method.md §2.0b): the corpus's own document forms, released under DP.
+
+A form is a *skeleton*: a document's fixed wording in order ("Seen today:", "Presenting symptoms were", "The
+findings are consistent with") with a slot wherever a name, a number, a month or a content word stands
+("Seen today: [name], [number]. Presenting symptoms were [text]. …"). Which wording is fixed is itself learnt under
+DP, in two releases, both DP set unions (the Gaussian sparse histogram, ``core.privacy.mechanisms``, as phrase
+discovery, §2.0):
+
+1. **Openers** (stage ``form_openers``). Each unit proposes at most m_o distinct *openers*: the first 1 to
+   ``MAX_OPENER_WORDS`` words of each of its clauses (at a document's start, after a clause's end, after a name or a
+   number, after a comma), never past a number, a name, a month, a word that is no English word (public list) or
+   a punctuation mark. A template's wording is held by every unit written in it; a filler ("insomnia", "skin
+   rash") by few. Released: the openers whose noisy unit count clears τ_o.
+2. **Skeletons** (stage ``form_skeletons``). Each unit writes each of its documents (at most m_s) as a skeleton
+   from its own text and the released openers only (:func:`skeleton_of`): at each clause start the longest
+   released opener is kept verbatim; names, numbers and months become typed slots; every other run of words
+   becomes one ``[text]`` slot. Released: the skeletons whose noisy unit count clears τ_s, with their counts.
+
+Both proposals are functions of the unit's own text, public lists and already-released outputs, so adding or
+removing one unit changes at most m counts by one each (L2 sensitivity √m): ρ = m/(2σ²) per release, and a
+skeleton (or opener) that only one unit holds is released with probability at most δ = m·Φ̄((τ − 1)/σ) (the
+union bound of ``core.privacy.set_union``). A released skeleton holds only released openers, punctuation and
+slot markers, never a slot's filler.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from core.corpus import Unit
+from core.methods.base import MethodContext
+from core.methods.dp_synrag.release.plan import DPSynRAGPlan
+from core.privacy.mechanisms import gaussian_sparse_histogram
+from core.privacy.planner import STAGE_FORM_OPENERS
+from core.privacy.release import Release, run_release
+from core.privacy.set_union import expected_releases, item_counts
+from core.common.progress import ProgressEvent, StageProgress
+from core.methods.dp_synrag.release.form_proposals import FormLists, propose_openers, propose_skeletons
+
+
+@dataclass(frozen=True)
+class ReleasedForms:
+    """The skeletons released by structure discovery with their noisy counts (DP outputs: public)."""
+
+    skeletons: tuple[str, ...] = ()
+    counts: tuple[float, ...] = ()
+    openers: int = 0  # how many openers were released (the first release)
+
+    def coverage(self, size: float) -> float:
+        """The released skeletons' noisy counts over the released size: the share of units they stand for."""
+        return sum(self.counts) / size if size > 0 else 0.0
+
+
+MIN_COVERAGE = 0.1  # the released forms are followed when their noisy counts stand for this share of the released size
+
+
+def follows_forms(forms: ReleasedForms, size: float | None) -> bool:
+    """Whether the writer follows the released forms: some were released and, with a released size (or a public
+    bound), they stand for at least ``MIN_COVERAGE`` of it. Post-processing of released values."""
+    if not forms.skeletons:
+        return False
+    return size is None or forms.coverage(float(size)) >= MIN_COVERAGE
+
+
+def discover_forms(units: Sequence[Unit], plan: DPSynRAGPlan, ctx: MethodContext) -> ReleasedForms:
+    """Step 0b: the released forms (none when structure discovery is off)."""
+    if not plan.discovers_forms:
+        return ReleasedForms()
+    return release_forms(units, plan.form_releases(), ctx, STAGE_FORM_OPENERS)
+
+
+def release_forms(
+    units: Sequence[Unit], stages: tuple[Release, Release], ctx: MethodContext, reporter_stage: str
+) -> ReleasedForms:
+    """The two releases of structure discovery (each checkpointed, or charged before it draws)."""
+    lists = FormLists.shipped()
+    opener_stage, skeleton_stage = stages
+    progress = StageProgress(ctx.reporter, reporter_stage, 2 * len(units))
+    started: list[bool] = []
+
+    def count_openers() -> Counter[str]:
+        started.append(True)
+        progress.start("Finding the corpus's own forms")
+        proposals = []
+        for unit in units:
+            proposals.append(propose_openers(unit, lists, opener_stage.items_per_unit))
+            progress.advance()
+        return item_counts(proposals, opener_stage.items_per_unit)
+
+    def noisy(stage: Release):
+        def draw(counts: Counter[str]):
+            hist = gaussian_sparse_histogram(counts, stage.sigma, stage.threshold, stage.items_per_unit, rng=ctx.test_rng())
+            return {"items": list(hist.items), "counts": list(hist.noisy_counts)}
+        return draw
+
+    openers = run_release(opener_stage, ctx, count_openers, noisy(opener_stage))
+    released_openers = {str(o): float(c) for o, c in zip(openers["items"], openers["counts"])}
+
+    def count_skeletons() -> Counter[str]:
+        if not started:
+            started.append(True)
+            progress.start("Finding the corpus's own forms")
+        proposals = []
+        for unit in units:
+            proposals.append(propose_skeletons(unit, released_openers, lists, skeleton_stage.items_per_unit))
+            progress.advance()
+        return item_counts(proposals, skeleton_stage.items_per_unit)
+
+    skeletons = run_release(skeleton_stage, ctx, count_skeletons, noisy(skeleton_stage))
+    order = sorted(range(len(skeletons["items"])), key=lambda j: -skeletons["counts"][j])
+    forms = ReleasedForms(tuple(str(skeletons["items"][j]) for j in order),
+                          tuple(float(skeletons["counts"][j]) for j in order), len(released_openers))
+    if started:
+        ctx.reporter.emit(ProgressEvent(reporter_stage, "log",
+                                        message=f"{len(forms.skeletons)} forms released ({forms.openers} openers)"))
+        progress.finish()
+    return forms
+
+
+@dataclass(frozen=True)
+class FormOutlook:
+    """What ``privet plan`` says structure discovery will likely release on these data: computed from the private
+    proposals without noise, for the custodian's screen only, never exported or recorded."""
+
+    expected_forms: float
+    expected_share: float  # of the units, standing behind an expected released form
+    followed: bool
+
+
+def form_outlook(units: Sequence[Unit], plan: DPSynRAGPlan) -> FormOutlook:
+    """The expected released forms: openers whose exact count clears τ_o taken as released, then each skeleton
+    released with probability P(count + N(0, σ_s²) > τ_s)."""
+    lists = FormLists.shipped()
+    openers = item_counts([propose_openers(u, lists, plan.m_o) for u in units], plan.m_o)
+    released = {o: float(c) for o, c in openers.items() if c > plan.tau_o}
+    skeletons = item_counts([propose_skeletons(u, released, lists, plan.m_s) for u in units], plan.m_s)
+    chance = {s: expected_releases(c, plan.sigma_s, plan.tau_s) for s, c in skeletons.items()}
+    share = sum(skeletons[s] * p for s, p in chance.items()) / max(len(units), 1)
+    return FormOutlook(sum(chance.values()), share, share >= MIN_COVERAGE)

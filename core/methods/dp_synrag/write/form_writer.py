@@ -1,0 +1,384 @@
+"""Writing in the corpus's own released forms (SPEC §7, docs/method.md §2.6b): post-processing, no cost.
+
+Each document is given one released skeleton, drawn in proportion to the skeletons' noisy counts, and its topic's
+released words. The public writer then writes the skeleton left to right, many documents at once in one batch of
+the model's logits session:
+
+* fixed wording is written verbatim (its tokens are forced);
+* ``[text]`` is the writer's own words, pulled toward the topic's released words not yet written, with no digit,
+  bracket or line break, ended where it writes a clause's end (the skeleton's own punctuation follows) or after
+  ``TEXT_TOKENS``;
+* ``[number]`` is one to three digits of the writer's choosing; ``[name]`` an invented pair of initials
+  ("K. S."); ``[month]`` a month drawn at random, never earlier than the document's month before it; a
+  document's years are one year, drawn at its first date (so "Admitted … Discharged …" keep their order by month).
+
+The prompt holds only the public task, the topic's released words and the released skeleton. Nothing here reads a
+private document.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+import torch
+
+from core.methods.dp_synrag.release.structure import ReleasedForms
+from core.methods.dp_synrag.release.form_proposals import SLOT
+from core.methods.dp_synrag.vocab.vocabulary import load_person_names
+from core.methods.dp_synrag.write.roles import CONDITION
+from core.methods.dp_synrag.write.sentence_cuts import respell_variants
+from core.models import threads
+from core.models.base import LanguageModel
+from core.methods.dp_synrag.write.slot_fillers import (
+    DAYS,
+    HOURS,
+    MINUTES,
+    YEARS,
+    _DOSE_AFTER,
+    number_choices,
+    role_filler,
+    slot_role,
+)
+
+TEXT_TOKENS = 16  # the longest [text] slot the writer fills with its own words
+SHORT_TEXT_TOKENS = 6  # ... before a number ("mg [text] [number] weeks": a dose's frequency)
+NUMBER_DIGITS = 2  # the writer's own number (no rule knows its kind): one or two digits
+PULL = 2.5  # logit bonus for the first token of a released word not yet written
+CLOSE_AFTER = 6  # tokens into a [text] slot after which a clause end is favoured more and more
+TEMPERATURE = 0.8
+TOP_P = 0.95
+TOP_K = 64
+BATCH = 32
+MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+               "November", "December")
+_INITIALS = "ABCDEFGHIJKLMNOPRSTW"
+_CLAUSE_END = re.compile(r"[.;:!?\n]")
+_DIGITS = set("0123456789")
+_ODD = set("[]\\|{}<>_#*=~^`@$%&")  # marks no document of prose writes inside a slot
+PROMPT = ("Write one document of a collection used for this purpose: {task}\n"
+          "It is about {topic}.{related}\n"
+          "Write it in exactly this form, filling each part in square brackets with your own words:\n{skeleton}")
+
+
+@dataclass(frozen=True)
+class Piece:
+    kind: str  # "fixed" or a slot kind (structure.SLOT_KINDS)
+    text: str = ""
+
+
+def pieces_of(skeleton: str) -> list[Piece]:
+    out: list[Piece] = []
+    end = 0
+    for m in SLOT.finditer(skeleton):
+        if m.start() > end:
+            out.append(Piece("fixed", skeleton[end : m.start()]))
+        out.append(Piece(m.group(1)))
+        end = m.end()
+    if end < len(skeleton):
+        out.append(Piece("fixed", skeleton[end:]))
+    return out
+
+
+def assign_forms(forms: ReleasedForms, documents: int, rng: np.random.Generator) -> list[str]:
+    """Each document's skeleton, drawn in proportion to the released noisy counts (post-processing)."""
+    weights = np.asarray(forms.counts, dtype=np.float64)
+    chosen = rng.choice(len(forms.skeletons), size=documents, p=weights / weights.sum())
+    return [forms.skeletons[int(j)] for j in chosen]
+
+
+@dataclass(frozen=True)
+class TokenTable:
+    """Public facts of every token of the writer's vocabulary, computed once per tokenizer."""
+
+    texts: tuple[str, ...]
+    digits: torch.Tensor  # bool [V]: digits only
+    has_digit: torch.Tensor
+    clause_end: torch.Tensor  # holds . ; : ! ? or a line break
+    banned: torch.Tensor  # brackets, special tokens, control characters
+    space_start: torch.Tensor  # starts with a space (and holds more)
+    name_like: torch.Tensor  # a capitalised given name or surname of the public list: the writer never writes one
+    letters: torch.Tensor  # letters only (no space): a unit or a letter written onto a number ("86M", "5mg")
+
+    @property
+    def size(self) -> int:
+        return len(self.texts)
+
+
+@lru_cache(maxsize=4)
+def _table(tokenizer, vocab_size: int) -> TokenTable:
+    special = set(getattr(tokenizer, "all_special_ids", []) or [])
+    texts = []
+    for i in range(vocab_size):
+        try:
+            texts.append(tokenizer.decode([i]) if i < len(tokenizer) else "")
+        except Exception:  # an id the tokenizer cannot decode is never written
+            texts.append("")
+    digits = torch.tensor([bool(t.strip()) and set(t.strip()) <= _DIGITS and t.lstrip(" ") == t.strip() for t in texts])
+    space_start = torch.tensor([t.startswith(" ") and len(t) > 1 for t in texts])
+    has_digit = torch.tensor([any(c.isdigit() for c in t) for t in texts])
+    clause_end = torch.tensor([bool(_CLAUSE_END.search(t)) for t in texts])
+    banned = torch.tensor([
+        i in special or not t or bool(set(t) & _ODD) or "\ufffd" in t or any(ord(c) < 32 and c != "\n" for c in t)
+        for i, t in enumerate(texts)
+    ])
+    names = load_person_names()
+    name_like = torch.tensor([t.strip()[:1].isupper() and t.strip().lower() in names for t in texts])
+    letters = torch.tensor([t.isalpha() for t in texts])
+    return TokenTable(tuple(texts), digits, has_digit, clause_end, banned, space_start, name_like, letters)
+
+
+@dataclass
+class _Row:
+    """One document being written: its pieces, where it stands and what it has written."""
+
+    index: int
+    pieces: list[Piece]
+    words: tuple[str, ...]  # the topic's released words: its word first
+    pending: list[int] = field(default_factory=list)  # forced tokens still to write
+    at: int = -1  # the piece being written
+    slot_tokens: int = 0
+    slot_text: str = ""
+    written: list[int] = field(default_factory=list)
+    text: str = ""  # what it has written, lower case (the pull reads it)
+    done: bool = False
+    space_first: bool = False  # the slot's first token carries the space its fixed wording left off
+    forced: bool = False  # the piece being written is forced whole (fixed wording, initials, a month, typed words)
+    year: int = 0  # the document's year, drawn at its first date (0: none yet): its dates share it
+    month_floor: int = 0  # the index of its last month: a later month is no earlier (dates in order)
+    used: set[str] = field(default_factory=set)  # typed words written in a slot already
+    enumerated: int = 0  # the last number of an enumerated line written
+
+
+class FormWriter:
+    """Writes documents in released skeletons with one model (see the module's docstring)."""
+
+    def __init__(self, llm: LanguageModel, generator: torch.Generator, rng: random.Random,
+                 roles: Mapping[str, str | None] | None = None) -> None:
+        self.llm = llm
+        self.tokenizer = llm.chat.tokenizer
+        self.table = _table(self.tokenizer, llm.vocab_size)
+        self.generator = generator
+        self.rng = rng
+        self._first_tokens: dict[str, list[int]] = {}
+        self.roles = dict(roles or {})  # each released word's public role (roles.py), None: untyped
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def _word_starts(self, word: str) -> list[int]:
+        if word not in self._first_tokens:
+            ids = {self.encode(" " + word)[:1][0], self.encode(word)[:1][0]} if word else set()
+            self._first_tokens[word] = sorted(ids)
+        return self._first_tokens[word]
+
+    def write(self, task: str, skeletons: Sequence[str], topics: Sequence[tuple[str, Sequence[str]]],
+              on_done: Callable[[int, str], None] | None = None, batch: int = BATCH) -> list[str]:
+        """Each document's text; ``on_done(index, text)`` as soon as each is finished (progress per document)."""
+        out = [""] * len(skeletons)
+
+        def finished(row: _Row) -> None:
+            out[row.index] = respell_variants(tidy(self.llm.decode(row.written)), row.words)
+            if on_done is not None:
+                on_done(row.index, out[row.index])
+
+        for start in range(0, len(skeletons), batch):
+            threads.match_free_cores()  # each batch on the cores free now (a neighbour may have come or gone)
+            rows = [_Row(i, pieces_of(skeletons[i]), (topics[i][0], *topics[i][1]))
+                    for i in range(start, min(start + batch, len(skeletons)))]
+            messages = [prompt(task, topics[r.index][0], topics[r.index][1], skeletons[r.index]) for r in rows]
+            self._write_batch(rows, messages, finished)
+        return out
+
+    def _write_batch(self, rows: list[_Row], messages: list[str], finished: Callable[[_Row], None]) -> None:
+        session = self.llm.start_logits(self.llm.chat_prompt_ids(messages))
+        for row in rows:
+            self._next_piece(row)
+            if row.done:
+                finished(row)
+        live = [r for r in rows if not r.done]
+        while live:
+            logits = session.logits().float().cpu()
+            tokens = [self._choose(row, logits[j]) for j, row in enumerate(live)]
+            keep = [j for j, row in enumerate(live) if tokens[j] is not None]
+            for j, row in enumerate(live):
+                if tokens[j] is None:
+                    finished(row)
+            if len(keep) < len(live):
+                session.keep(torch.tensor(keep, dtype=torch.long))
+                live = [live[j] for j in keep]
+                tokens = [tokens[j] for j in keep]
+            if not live:
+                break
+            session.append(torch.tensor(tokens, dtype=torch.long))
+
+    def _next_piece(self, row: _Row) -> None:
+        """Move ``row`` to its next piece, queueing what is forced (fixed wording, initials, a month)."""
+        while True:
+            row.at += 1
+            row.slot_tokens, row.slot_text = 0, ""
+            if row.at >= len(row.pieces):
+                row.done = True
+                return
+            piece = row.pieces[row.at]
+            space = " " if row.space_first else ""
+            row.space_first, row.forced = False, True
+            if piece.kind == "text" and (filler := self._typed_filler(row)):
+                row.pending.extend(self.encode(space + filler))
+            elif piece.kind == "fixed":
+                text = piece.text
+                after = row.pieces[row.at + 1].kind if row.at + 1 < len(row.pieces) else ""
+                if after in ("text", "name", "month") and text.endswith(" "):  # a space belongs to the word after it
+                    text, row.space_first = text.rstrip(" "), True
+                row.pending.extend(self.encode(text))
+            elif piece.kind == "name":
+                a, b = self.rng.choice(_INITIALS), self.rng.choice(_INITIALS)
+                row.pending.extend(self.encode(f"{space}{a}. {b}."))
+            elif piece.kind == "month":
+                row.month_floor = self.rng.randrange(row.month_floor, len(MONTH_NAMES))
+                row.pending.extend(self.encode(space + MONTH_NAMES[row.month_floor]))
+            elif piece.kind == "number" and (choices := self._number_choices(row)):
+                row.pending.extend(self.encode(space + str(self._draw(row, choices))))
+            else:
+                row.space_first, row.forced = bool(space), False
+                return  # a slot the writer fills: "text" or "number"
+            if row.pending:
+                return
+
+    def _choose(self, row: _Row, logits: torch.Tensor) -> int | None:
+        """The token ``row`` appends now, or None when it is finished."""
+        while not row.done:
+            if row.pending:
+                forced = row.pending.pop(0)
+                self._append(row, forced)
+                if not row.pending and row.forced:
+                    self._next_piece(row)
+                return forced
+            kind = row.pieces[row.at].kind if row.at < len(row.pieces) else ""
+            token = self._sample_slot(row, kind, logits)
+            if token is None:  # the slot is finished: the next piece writes now
+                self._next_piece(row)
+                continue
+            self._append(row, token)
+            row.slot_tokens += 1
+            row.slot_text += self.table.texts[token]
+            return token
+        return None
+
+    def _number_choices(self, row: _Row) -> Sequence[int | str]:
+        before = row.pieces[row.at - 1].text if row.at and row.pieces[row.at - 1].kind == "fixed" else ""
+        after = row.pieces[row.at + 1].text if row.at + 1 < len(row.pieces) and row.pieces[row.at + 1].kind == "fixed" else ""
+        kind = lambda k: row.pieces[k].kind if 0 <= k < len(row.pieces) else ""  # noqa: E731
+        if before == "/" and kind(row.at - 2) == "number" and re.search(r"\b(bp|blood pressure)\W*$",
+                                                                         row.pieces[row.at - 3].text, re.I):
+            return tuple(range(60, 101))  # "BP 138/[number]": the diastolic
+        if after[:1] == ":" and kind(row.at + 2) == "number":
+            return HOURS  # "17:[number]"
+        if before == ":" and kind(row.at - 2) == "number":
+            return MINUTES
+        if kind(row.at + 2) == "month" and after.strip() == "":
+            return DAYS  # "19 February 2024"
+        if kind(row.at - 2) == "month" and before.strip() == "":
+            day_first = kind(row.at - 4) == "number" and row.pieces[row.at - 3].text.strip() == ""
+            return YEARS if day_first else DAYS  # "19 February 2024" / "March 28"
+        if kind(row.at - 2) == "number" and before.strip() == "," and kind(row.at - 4) == "month":
+            return YEARS  # "March 28, 2024"
+        if kind(row.at - 2) == "name" and before.strip() == ",":
+            return tuple(range(18, 91))  # "[name], [number]": an age ("Seen today: K. S., 67")
+        if (not before or before.endswith("\n")) and after[:1] in (".", ")"):  # an enumerated line: "2. Plan: …"
+            row.enumerated += 1
+            return (row.enumerated,)
+        return number_choices(before, after)
+
+    def _draw(self, row: _Row, choices: Sequence[int | str]) -> int | str:
+        """A value of ``choices``; a year is drawn once per document, so its dates fall in one year."""
+        if tuple(choices) != YEARS:
+            return self.rng.choice(choices)
+        row.year = row.year or self.rng.choice(YEARS)
+        return row.year
+
+    def _typed_filler(self, row: _Row) -> str:
+        """A ``[text]`` slot whose wording before it names a role, written as the topic's words of that role."""
+        before = row.pieces[row.at - 1].text if row.at and row.pieces[row.at - 1].kind == "fixed" else ""
+        rest = row.pieces[row.at + 1 : row.at + 4]
+        dose = len(rest) >= 3 and rest[1].kind == "number" and bool(_DOSE_AFTER.match(rest[2].text))
+        role = slot_role(before, dose)
+        fresh = [w for w in row.words if w not in row.used] or list(row.words)
+        filler = role_filler(role, fresh, self.roles, row.words[0])
+        if dose and slot_role(before) == CONDITION and filler:  # "?[text] 25 mg given": a condition, then its drug
+            condition = role_filler(CONDITION, fresh, self.roles, row.words[0])
+            filler = f"{condition}, {filler}" if condition and condition != filler else filler
+        row.used.update(w for w in row.words if w in filler.split(", ") or w == filler or f" {w}" in f" {filler}")
+        return filler
+
+    def _append(self, row: _Row, token: int) -> None:
+        row.written.append(token)
+        row.text += self.table.texts[token].lower()
+
+    def _sample_slot(self, row: _Row, kind: str, logits: torch.Tensor) -> int | None:
+        t = self.table
+        scores = logits[: t.size].masked_fill(t.banned, -math.inf)
+        if row.space_first and not row.slot_tokens:
+            scores[~t.space_start] = -math.inf
+        if kind == "number":
+            if row.slot_tokens and (len(row.slot_text.strip()) >= NUMBER_DIGITS):
+                return None
+            if row.slot_tokens:  # the writer may end the number: any non-digit it prefers ends it
+                choice = self._sample(scores)
+                return choice if bool(t.digits[choice]) and not t.texts[choice].startswith(" ") else None
+            scores[~t.digits] = -math.inf
+            return self._sample(scores)
+        nxt = row.pieces[row.at + 1] if row.at + 1 < len(row.pieces) else None
+        if row.slot_tokens >= (SHORT_TEXT_TOKENS if nxt is not None and nxt.kind == "number" else TEXT_TOKENS):
+            return None
+        scores[t.has_digit | t.name_like] = -math.inf
+        prev = row.pieces[row.at - 1] if row.at else None
+        if prev is not None and prev.kind == "number":  # written onto a number: one unit or letter ("86M")
+            if row.slot_tokens:
+                return None
+            scores[~t.letters] = -math.inf
+        if not row.slot_text.strip():
+            scores[t.clause_end] = -math.inf
+        elif row.slot_tokens > CLOSE_AFTER:  # the longer it runs, the likelier its clause ends
+            scores[t.clause_end] += 0.5 * (row.slot_tokens - CLOSE_AFTER)
+        for word in row.words:
+            if self.roles.get(word) is None and word.lower() not in row.text:
+                for tid in self._word_starts(word):
+                    if tid < t.size:
+                        scores[tid] += PULL
+        choice = self._sample(scores)
+        if bool(t.clause_end[choice]):
+            return None
+        if nxt is not None and nxt.kind == "fixed" and row.slot_text.strip():  # it starts the form's next words itself
+            head = nxt.text.strip().split(" ")[0].lower()
+            word = t.texts[choice].strip().lower()
+            if len(word) >= 3 and head.startswith(word):
+                return None
+        return choice
+
+    def _sample(self, scores: torch.Tensor) -> int:
+        top, index = torch.topk(scores, TOP_K)  # nucleus sampling within the likeliest TOP_K
+        probs = torch.softmax(top / TEMPERATURE, dim=-1)
+        cut = int(torch.searchsorted(torch.cumsum(probs, 0), torch.tensor(TOP_P)).item()) + 1
+        kept = probs[:cut] / probs[:cut].sum()
+        pick = int(torch.multinomial(kept, 1, generator=self.generator).item())
+        return int(index[pick].item())
+
+
+def prompt(task: str, topic: str, related: Sequence[str], skeleton: str) -> str:
+    words = f" Related words: {', '.join(related)}." if related else ""
+    return PROMPT.format(task=task.strip(), topic=topic, related=words, skeleton=skeleton)
+
+
+def tidy(text: str) -> str:
+    """Spaces the joins left: doubled spaces, a space before a punctuation mark, an empty pair of commas."""
+    text = re.sub(r"[ \t]+", " ", text)
+    text = re.sub(r"(?<=\w) ([,.])(?=\s|$)", r"\1", text)  # "sweating ." left at a join; a form's own spacing stays
+    text = re.sub(r",\s*([.;:])", r"\1", text)
+    text = re.sub(r"\b(for|to|on|in|of|at|and|the|a|an|with|by|mg) \1\b", r"\1", text)  # "mg for for 5 weeks": doubled at a join
+    return text.strip()

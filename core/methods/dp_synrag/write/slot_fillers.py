@@ -1,0 +1,97 @@
+"""What fills a slot of a released form (docs/method.md §2.6b): a ``[number]``'s plausible values from the form's
+wording around it, a ``[text]`` slot's role from the wording before it, and the topic's released words of that
+role. Public rules on the released form's words and on released words only: post-processing, no cost."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from core.methods.dp_synrag.write.roles import CONDITION, DRUG, SYMPTOM, RoleSources, assign_roles
+from core.models.base import LanguageModel
+
+# Words before a ``[text]`` slot that say which role its filler has (public: the released form's own wording). The
+# slot is then written as the topic's released words of that role, when it has some (docs/method.md §2.6b).
+SLOT_CUES = (
+    (CONDITION, ("diagnos", "assessment", "impression", "consistent with", "condition", "suspected", "problem",
+                 "confirmed", "cause", "due to", "known", "dx", "possible", "probable", "likely", "?")),
+    (DRUG, ("prescri", "start", "treat", "medic", "meds", "rx", "take", "given", "therapy", "drug", "dose",
+            "continue", "plan")),
+    (SYMPTOM, ("symptom", "complain", "report", "present", "has had", "suffer", "experienc", "because of",
+               "reason", "concern", "with", "cc", "c/o")),
+)
+
+CUE_CHARS = 40  # how far back the cue words are read
+
+YEARS = tuple(range(2019, 2026))
+
+# Numbers a form's wording says the kind of (public rules on the released form's words; anything else is the
+# writer's own digits): (pattern on the wording before, pattern on the wording after, choices).
+_DOSES = (5, 10, 20, 25, 40, 50, 100, 200, 250, 500)
+
+NUMBER_RULES: tuple[tuple[re.Pattern[str], re.Pattern[str], Sequence[int | str]], ...] = (
+    (re.compile(r"$"), re.compile(r"^\s*(mg|mcg|µg|ml|g|units?|iu)\b", re.I), _DOSES),
+    (re.compile(r"$"), re.compile(r"^[\s-]*(years?[\s-]*old|y/?o|yrs?|y\b)", re.I), tuple(range(18, 91))),
+    (re.compile(r"\b(age|aged)\W*$", re.I), re.compile(r""), tuple(range(18, 91))),
+    (re.compile(r"\($"), re.compile(r"^\s*,?\s*(male|female|man|woman|m|f)\b", re.I), tuple(range(18, 91))),  # "(67, male)"
+    (re.compile(r"$"), re.compile(r"^\s*(weeks?|days?|months?|hours?|wks?|hrs?)\b", re.I), tuple(range(2, 13))),
+    (re.compile(r"\b(bp|blood pressure)\W*$", re.I), re.compile(r""), tuple(range(100, 171))),
+    (re.compile(r"(\bpulse|\bhr|heart rate|\bbpm)(\s+of)?\W*$", re.I), re.compile(r""), tuple(range(55, 121))),
+    (re.compile(r"\b(temp|temperature|t)\W*$", re.I), re.compile(r""), tuple(range(36, 40))),
+    (re.compile(r"\b(cat|category|level|triage category|priority)\W*$", re.I), re.compile(r""), tuple(range(1, 6))),
+    (re.compile(r"(spo|sat|sats|saturation)\W*$", re.I), re.compile(r"^\s*%"), tuple(range(90, 101))),
+    (re.compile(r"$"), re.compile(r"^\s*%"), tuple(range(5, 96))),
+    (re.compile(r"^[/-]$"), re.compile(r"^[/-]$"), tuple(range(1, 13))),  # a date's middle part
+    (re.compile(r"^[/-]$"), re.compile(r""), YEARS),  # a date's last part
+    (re.compile(r""), re.compile(r"^[/-]$"), tuple(range(1, 29))),  # a date's first part
+)
+
+HOURS = tuple(range(24))
+
+MINUTES = tuple(f"{m:02d}" for m in range(60))
+
+DAYS = tuple(range(1, 29))
+
+
+def number_choices(before: str, after: str) -> Sequence[int | str]:
+    """The plausible values of a ``[number]`` slot from the form's wording around it (public), or () for the writer."""
+    for left, right, choices in NUMBER_RULES:
+        if left.search(before[-30:]) and right.search(after[:30]):
+            return choices
+    return ()
+
+
+def released_roles(llm: LanguageModel, words: Sequence[str], domain_lists: Sequence[str] = ()) -> dict[str, str | None]:
+    """Each released word's public role (typed lists, morphology, the public model asked): ``roles.py``."""
+    return assign_roles(words, RoleSources.of(domain_lists).asking(llm, words))
+
+_DOSE_AFTER = re.compile(r"^\s*(mg|mcg|µg|ml|g|units?|iu)\b", re.I)
+
+
+def slot_role(before: str, dose_after: bool = False) -> str | None:
+    """The role of a ``[text]`` slot from the fixed wording just before it ("Presenting symptoms were" → symptom); a
+    slot followed by a dose ("[text] [number] mg") is a drug's."""
+    if dose_after:
+        return DRUG
+    tail = before.lower()[-CUE_CHARS:]
+    if re.search(r"\b(confirmed|supported|shown) by\W*$", tail):
+        return None  # "confirmed by [text]": a test, not the condition
+    found = [(tail.rfind(stem) + len(stem), len(stem), role) for role, stems in SLOT_CUES for stem in stems
+             if stem in tail]
+    return max(found)[2] if found else None  # the cue nearest the slot; of two ending there, the longer
+
+
+def role_filler(role: str | None, words: Sequence[str], roles: Mapping[str, str | None], topic: str) -> str:
+    """The words a typed slot is written with: the topic's released words of its role (a symptom list joined with
+    commas and "and"), the topic's own word for a condition slot when no word is typed as one; "" when none."""
+    if role is None:
+        return ""
+    typed = [w for w in words if roles.get(w) == role]
+    if role == CONDITION and not typed:  # the topic's own word stands for what the form names there, unless typed
+        typed = [topic] if roles.get(topic) in (None, CONDITION) else []  # as another role ("Final diagnosis: <drug>")
+    if role == SYMPTOM and not typed:  # a clinical form's untyped released words are mostly what patients report
+        typed = [w for w in words if roles.get(w) is None and w != topic]
+    if role == SYMPTOM:
+        typed = typed[:3]
+        return typed[0] if len(typed) == 1 else ", ".join(typed[:-1]) + " and " + typed[-1] if typed else ""
+    return typed[0] if typed else ""
