@@ -225,12 +225,22 @@ def text_stage_notes(p) -> list[str]:
     ]
 
 
+JUNK_NOTE = (
+    "Junk rule: a written document that a reader would discard was dropped by a fixed public rule on its "
+    "text alone (it talks about the document instead of being one, such as 'I'm ready to help'; it repeats "
+    "the instructions or the task; it loops; or it holds next to no prose, such as a bare 'Key terms' line): "
+    "post-processing, no cost."
+)
+
+
 def generation_notes(p, in_forms: bool = False) -> list[str]:
     """How the synthetic text was written, in plain words for the certificate (all public settings).
     ``in_forms``: the documents were written in the corpus's released forms (the form writer), not the shipped form."""
     notes = list(FORM_WRITER_NOTES) if in_forms else [f"Documents (text = \"{p.text}\"): {TEXT_WORDS[p.text]}."]
     if p.realisation and not in_forms:
         notes.extend(realisation_notes(p))
+    if p.realisation:  # the junk rule reads every written document, in the corpus's forms or the shipped one
+        notes.append(JUNK_NOTE)
     if p.topic_words == "specific":
         notes.append(
             "Topics: the cluster words were chosen from the released noisy keyword counts only, keeping words "
@@ -286,12 +296,6 @@ def realisation_notes(p) -> list[str]:
         "a text ('The above are the examples'), was cut; in the form's opening such a word was written as "
         "released. Every released word of a topic appears in its "
         "document. This reads no private data: no cost."
-    )
-    notes.append(
-        "Junk rule: a written document that a reader would discard was dropped by a fixed public rule on its "
-        "text alone (it talks about the document instead of being one, such as 'I'm ready to help'; it repeats "
-        "the instructions or the task; it loops; or it holds next to no prose, such as a bare 'Key terms' line): "
-        "post-processing, no cost."
     )
     if form_slots(example):
         notes.append(

@@ -474,7 +474,7 @@ def test_documents_written_in_the_corpus_s_own_forms_keep_the_shape_and_topic_no
     spec = DPSynRAGSpec(text="realised")
     in_forms = " ".join(generation_notes(spec, in_forms=True))
     assert "at most as many as the topics' released counts add up to, and at least one per topic" in in_forms
-    assert "Near-duplicates" in in_forms and "released forms" in in_forms
+    assert "Near-duplicates" in in_forms and "released forms" in in_forms and "Junk rule" in in_forms
     assert "Public realisation" not in in_forms and "Public realisation" in " ".join(generation_notes(spec))
     assert ("Topic descriptions" in in_forms) == bool(spec.cluster_keywords)
 
