@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 from core.methods.dp_synrag.shape import examples as ex
 from core.methods.dp_synrag.shape import released_topics as rt
 from core.methods.dp_synrag.write import text as text_stage
+from core.methods.dp_synrag.write.realisation import WriterSettings
 from core.methods.dp_synrag.write.demonstration_guard import DemonstrationGuard, PublicLists, guard_of, same_word
 from core.methods.dp_synrag.vocab.vocabulary import split_words
 from core.specs.runspec import RunSpec
@@ -85,13 +86,22 @@ def baseline_writer(commit: str):
                               text=True).stdout
 
     path = Path(tempfile.mkdtemp()) / "realisation_round3.py"
-    path.write_text(show("core/methods/dp_synrag/write/realisation.py"), encoding="utf-8")
+    path.write_text(show("core/methods/dp_synrag/realisation.py"), encoding="utf-8")  # its place at round 3
     spec = importlib.util.spec_from_file_location("realisation_round3", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
     return module, lambda example: round3_demonstrations(example, show)
+
+
+def round3_realise(old, topics: Sequence[Any], record: dict[str, Any]) -> list[Any]:
+    """Round 3's ``realise`` on the recorded call: its positional settings read from today's ``WriterSettings``."""
+    args, kwargs = record["args"], record["kwargs"]
+    reporter = args[0] if args else kwargs["reporter"]
+    settings = (args[1] if len(args) > 1 else kwargs.get("settings")) or WriterSettings()
+    return old.realise(topics, record["task"], record["example"], record["llm"], reporter, settings.max_new_tokens,
+                       settings.batch, settings.max_prompt_tokens)
 
 
 def round3_demonstrations(example: str, show) -> tuple[ex.Demonstration, ...]:
@@ -166,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         old.demonstration = lambda example: old.Demonstration(  # round 3's file, read by today's parser
             old.Topic(demo[0].topic.keyword, demo[0].topic.related), demo[0].document, demo[0].avoid) if demo else None
         topics = [old.Topic(k, tuple(r)) for k, r in record["topics"]]
-        done = old.realise(topics, record["task"], record["example"], record["llm"], *record["args"], **record["kwargs"])
+        done = round3_realise(old, topics, record)
         base = {**record, "documents": [d.text for d in done]}
         result["round3"] = {**measure(base, private, demo), "documents_text": base["documents"],
                             "against_round4_demonstrations": measure(base, private, today)["share"]}
@@ -179,8 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                  "refused": [list(d.refused) for d in done]}
         result["round4_catalogue"] = {**measure(extra, private, today), **_public(extra)}
         if old is not None and old_demos is not None:
-            base = old.realise([old.Topic(t.keyword, t.related) for t in topics], record["task"], record["example"],
-                               record["llm"], *record["args"], **record["kwargs"])
+            base = round3_realise(old, [old.Topic(t.keyword, t.related) for t in topics], record)
             texts = [d.text for d in base]
             result["round3_catalogue"] = {**measure({**extra, "documents": texts}, private,
                                                     old_demos(record["example"])), "documents_text": texts}
