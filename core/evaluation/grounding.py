@@ -12,7 +12,8 @@ released, in one of those forms. Whatever *fact* it states beyond them, the writ
   - a word public morphology marks as a drug or a condition (a WHO INN stem or a condition suffix on a word that
     is no common English word; ``core.methods.dp_synrag.write.roles.morphology_role``);
   - an institution (``INSTITUTIONS``: "court", "police", "school", …);
-  - a date (a month name beside a number, a weekday, or a numeric date), unless a released form holds a month slot.
+  - a date (a month name beside a number, a weekday, or a numeric date), unless a released form holds a date (a
+    month slot, or a numeric date such as "[number]/[number]/[number]").
 
   A dosage form ("tablets") alone and the generic heads of ``GENERIC`` ("illness", "pain") state no fact.
 
@@ -49,6 +50,7 @@ GENERIC = frozenset(("illness", "pain", "injury", "blood", "disease", "disorder"
 _MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
 _DATE = re.compile(rf"\b\d{{1,4}}[/.-]\d{{1,2}}[/.-]\d{{1,4}}\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}\b|\b{_MONTH}\s+\d{{1,4}}\b"
                    r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.IGNORECASE)
+_DATE_SLOT = re.compile(r"\[number\]([/.-])\[number\]\1\[number\]")  # a form's own numeric date
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 MAX_TERM_WORDS = 6
 TOP_TERMS = 15
@@ -116,7 +118,7 @@ def read_release(run_dir: Path) -> Release:
         forms = folder / "form_skeletons.json"
         if forms.is_file():
             for skeleton in json.loads(forms.read_text(encoding="utf-8")).get("items", []):
-                month = month or "[month]" in skeleton
+                month = month or "[month]" in skeleton or bool(_DATE_SLOT.search(skeleton))
                 form_words.update(words_of(re.sub(r"\[(name|number|month|text)\]", " ", skeleton)))
     return Release(tuple(topics), frozenset(form_words), month)
 

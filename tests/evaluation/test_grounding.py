@@ -46,6 +46,10 @@ def test_the_release_is_read_from_a_runs_checkpoints(tmp_path):
     release = read_release(tmp_path)
     assert release.topics == (frozenset({"tusfosemia", "skin", "rash"}),)
     assert release.form_words == frozenset({"seen", "on"}) and release.month_slot
+    (folder / "form_skeletons.json").write_text(json.dumps({"items": ["Stay [number]-[number]-[number]: [text]."]}))
+    assert read_release(tmp_path).month_slot  # a form's numeric date is a date the form states
+    (folder / "form_skeletons.json").write_text(json.dumps({"items": ["Seen at [number]:[number]: [text]."]}))
+    assert not read_release(tmp_path).month_slot
 
 
 def test_the_catalogue_maps_each_condition_to_its_terms(tmp_path):
