@@ -68,9 +68,33 @@ def test_a_forms_whole_wording_comes_before_the_prefixes_of_its_fillers(lists):
 
 
 def test_a_released_closer_before_a_rare_word_splits_the_text_slot(lists):
-    released = dict.fromkeys({"A", "confirmed", "He leaves hospital on"}, 100.0)
-    assert skeleton_of("A skin biopsy confirmed pelthiremia. He leaves hospital on geiklorzole.", released, lists) == (
-        "A [text] confirmed [text]. He leaves hospital on [text].")
+    released = dict.fromkeys({"The", "confirmed", "He leaves hospital on"}, 100.0)
+    assert skeleton_of("The skin biopsy confirmed pelthiremia. He leaves hospital on geiklorzole.", released, lists) == (
+        "The [text] confirmed [text]. He leaves hospital on [text].")
+
+
+def test_a_or_an_belongs_to_the_filler_so_both_notes_share_one_skeleton(lists):
+    released = dict.fromkeys({"A", "An", "a", "an", "We found", "We found a", "We found an", "Cause"}, 100.0)
+    one = skeleton_of("Cause: a stale cache. We found a broken link.", released, lists)
+    other = skeleton_of("Cause: an expired token. We found an old webhook.", released, lists)
+    assert one == other == "Cause: [text]. We found [text]."
+    assert not any(o.split()[-1] in ("a", "an") for o in propose_openers(Unit("u", "We found a broken link."), lists, 32))
+
+
+def test_a_name_the_public_list_lacks_is_a_name_beside_a_surname_or_a_second_unknown_word(lists):
+    released = dict.fromkeys({"called on", "Patient", "Customer"}, 100.0)
+    for who in ("Nils Dunn", "Umar Horvat", "Dmitri Ekberg", "Austin Weaver"):
+        assert skeleton_of(f"{who} called on 3 May 2025.", released, lists) == "[name] called on [number] [month] [number]."
+    assert skeleton_of("Customer: Nils Dunn.", released, lists) == "Customer: [name]."
+    # a title before a whole name stays the form's wording
+    assert skeleton_of("Patient Austin Weaver called on 3 May 2025.", released, lists).startswith("Patient [name] called")
+
+
+def test_a_labels_one_word_value_and_a_fillers_own_number_or_stop_word_stay_in_the_slot(lists):
+    released = dict.fromkeys({"Customer satisfied", "yes", "no", "Resolution", "the"}, 100.0)
+    yes = skeleton_of("Customer satisfied: yes. Resolution: updated the pay rule to version 4.", released, lists)
+    no = skeleton_of("Customer satisfied: no. Resolution: restarted the spooler.", released, lists)
+    assert yes == no == "Customer satisfied: [text]. Resolution: [text]."
 
 
 def test_a_released_wording_that_opens_a_slot_after_a_comma_ends_the_text_slot_but_a_list_goes_on(lists):

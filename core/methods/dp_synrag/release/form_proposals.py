@@ -106,9 +106,29 @@ def _slot_kind(tokens: Sequence[Token], i: int, clause_start: bool, lists: FormL
     if t.text[:1].isupper() and not clause_start and i >= 2 and tokens[i - 1].text == " " and \
             _slot_kind(tokens, i - 2, False, lists) == "name":
         return "name"  # "Austin Weaver": a capitalised word after a name
+    if low not in lists.common and _before_a_surname(tokens, i, lists):
+        return "name"  # "Nils Dunn", "Dmitri Ekberg": a capitalised word before a name, or two unknown ones
     if low.replace("’", "'") not in lists.english and not _label_letters(tokens, i):
         return "content"
     return ""
+
+
+def _capitalised(t: Token) -> bool:
+    return t.kind == "word" and t.text[:1].isupper() and not (len(t.text) > 1 and t.text.isupper())
+
+
+def _before_a_surname(tokens: Sequence[Token], i: int, lists: FormLists) -> bool:
+    """A capitalised word (no label's capitals) with, after one space, a surname: a capitalised name from the public
+    list, or a word no English list holds ("Nils Dunn", "Umar Horvat", "Dmitri Ekberg"). A name
+    is a given name and a surname: before one already whole the word is a title ("Patient Austin Weaver")."""
+    return _name_pair(tokens, i, lists) and not _name_pair(tokens, i + 2, lists)
+
+
+def _name_pair(tokens: Sequence[Token], i: int, lists: FormLists) -> bool:
+    if i + 2 >= len(tokens) or tokens[i + 1].text != " " or not (_capitalised(tokens[i]) and _capitalised(tokens[i + 2])):
+        return False
+    second = tokens[i + 2].text.lower()
+    return second in lists.names or second not in lists.english
 
 
 def _label_letters(tokens: Sequence[Token], i: int) -> bool:
@@ -139,7 +159,8 @@ def _opener_prefixes(tokens: Sequence[Token], start: int, clause_start: bool, li
         if t.kind != "word" or (kind and not heading):
             break
         words += 1
-        out.append(("".join(x.text for x in tokens[start : i + 1]), i + 1))
+        if t.text.lower() not in ARTICLES:  # "a" or "an" agrees with the filler after it: the slot's, not the form's
+            out.append(("".join(x.text for x in tokens[start : i + 1]), i + 1))
         if i + 1 < len(tokens) and tokens[i + 1].kind == "sep" and _INSIDE_OPENER.match(tokens[i + 1].text):
             i += 2
         else:
@@ -247,7 +268,7 @@ def skeleton_of(document: str, openers: Mapping[str, float], lists: FormLists) -
         if lookup and t.kind == "word":
             found = _until_fan_out([(text, end) for text, end in _opener_prefixes(tokens, i, clause_start, lists)],
                                    openers, lists, _parent)
-            if found:
+            if found and not _labelled_value(tokens, i, found[1]):
                 text, end = found
                 pieces.append(text)
                 i, lookup, clause_start, after_opener, in_text = end, False, False, True, False
@@ -271,7 +292,17 @@ def skeleton_of(document: str, openers: Mapping[str, float], lists: FormLists) -
                 pieces.extend([" ", "[text]"])
                 text_start = i
         i += 1
-    return _merge_names("".join(pieces)).strip()
+    return _merge_fillers(_merge_names("".join(pieces)), lists).strip()
+
+def _labelled_value(tokens: Sequence[Token], start: int, end: int) -> bool:
+    """One word that is a whole clause after a label's colon ("satisfied: yes.", "Sex: female"): the label's value,
+    a slot's filler however often it is written."""
+    after_colon = start > 0 and ":" in tokens[start - 1].text
+    whole_clause = end >= len(tokens) or _is_clause_end(tokens[end].text)
+    return after_colon and whole_clause and end == start + 1
+
+
+ARTICLES = frozenset({"a", "an"})
 
 LIST_WORDS = frozenset({"and", "or", "but", "nor"})
 
@@ -362,6 +393,18 @@ def _clean_sep(sep: str) -> str:
 
 def _merge_names(skeleton: str) -> str:
     return re.sub(r"\[name\](?: \[name\])+", "[name]", skeleton)
+
+
+_NUMBER_IN_TEXT = re.compile(r"\[text\] \[number\](?: \[text\]|(?=[.;\n]|$))")  # "[text] [number]." "[text] [number] [text]"
+
+_WORD_IN_TEXT = re.compile(r"\[text\] ([^\W\d_]+) \[text\]")
+
+
+def _merge_fillers(skeleton: str, lists: FormLists) -> str:
+    """A filler's own number or stop word is no form's wording: "[text] [number]" at a clause's end ("version 4."),
+    "[text] [number] [text]" ("a 2 GB file") and "[text] the [text]" become one ``[text]``."""
+    skeleton = _NUMBER_IN_TEXT.sub("[text]", skeleton)
+    return _WORD_IN_TEXT.sub(lambda m: "[text]" if m.group(1).lower() in lists.common else m.group(0), skeleton)
 
 
 def fixed_words(skeleton: str) -> int:
