@@ -17,6 +17,8 @@ STAGE_FORM_OPENERS = "form_openers"
 
 STAGE_FORM_SKELETONS = "form_skeletons"
 
+STAGE_FORM_VALUES = "form_values"
+
 STAGE_HISTOGRAM = "histogram"
 
 STAGE_CLUSTER_KEYWORDS = "cluster_keywords"

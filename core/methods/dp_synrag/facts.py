@@ -115,8 +115,8 @@ def _structure_lines(spec: Any, corpus: Any, delta: float) -> list[str]:
         return []
     o = form_outlook(corpus.units, plan)
     return [
-        f"Structure discovery (the corpus's own forms): rho = {plan.rho_openers + plan.rho_skeletons:.5f} and delta = "
-        f"{plan.delta_openers + plan.delta_skeletons:.3g}; a form's wording is released when about {plan.tau_o:.0f} "
+        f"Structure discovery (the corpus's own forms): rho = {plan.rho_forms:.5f} and delta = "
+        f"{plan.delta_forms:.3g}; a form's wording is released when about {plan.tau_o:.0f} "
         f"units share it, a whole form when about {plan.tau_s:.0f} do.",
         f"  Expected on these data (shown here only; never exported): about {o.expected_forms:.0f} forms, standing for "
         f"about {100 * o.expected_share:.0f}% of the units; "

@@ -49,7 +49,7 @@ class DPSynRAGMethod:
                            delta_conversion=plan.delta_conversion)
         if plan.discovers_forms:
             derived.update(sigma_o=plan.sigma_o, tau_o=plan.tau_o, sigma_s=plan.sigma_s, tau_s=plan.tau_s,
-                           delta_forms=plan.delta_openers + plan.delta_skeletons,
+                           delta_forms=plan.delta_forms,
                            delta_conversion=plan.delta_conversion)
         derived["sigma_h"] = plan.sigma_h
         if plan.M:
@@ -177,9 +177,13 @@ def form_notes(plan: DPSynRAGPlan, forms: ReleasedForms, followed: bool) -> list
         "skeleton, its fixed wording in order with a slot wherever a name, a number, a month or a content word "
         f"stood. First each unit proposed at most {plan.m_o} clause openers of its own text (Gaussian noise sigma "
         f"{plan.sigma_o:.3g}, released above {plan.tau_o:.3g}); then each unit proposed at most {plan.m_s} skeletons "
-        f"made of released openers and slots only (noise sigma {plan.sigma_s:.3g}, released above {plan.tau_s:.3g}). "
-        f"Its privacy cost: rho = {plan.rho_openers + plan.rho_skeletons:.4g} (included in the total rho above) and "
-        f"delta = {plan.delta_openers + plan.delta_skeletons:.3g}, the largest chance that a skeleton or an opener used "
+        f"made of released openers and slots only (noise sigma {plan.sigma_s:.3g}, released above {plan.tau_s:.3g})"
+        + (f"; then each unit proposed at most {plan.m_v} short values of its own documents' slots in a released "
+           f"skeleton, of at most three words with no digit and no name (noise sigma {plan.sigma_v:.3g}, released "
+           f"above {plan.tau_v:.3g}), so that a value many units wrote, such as a category, is written as it stands"
+           if plan.m_v else "") + ". "
+        f"Its privacy cost: rho = {plan.rho_forms:.4g} (included in the total rho above) and "
+        f"delta = {plan.delta_forms:.3g}, the largest chance that a skeleton, an opener or a value used "
         "by one unit alone is released; it is part of the stated delta. A released skeleton holds no slot's filler."
     )
     if followed:

@@ -31,6 +31,7 @@ STAGE_LABELS = {
     "phrases": "finding the corpus's own phrases (topic names)",
     "form_openers": "finding the corpus's own forms (their wording)",
     "form_skeletons": "finding the corpus's own forms (whole documents)",
+    "form_values": "finding the corpus's own forms (their short values)",
     "histogram": "finding topics",
     "cluster_keywords": "describing each topic",
     "retrieval": "choosing documents per topic",

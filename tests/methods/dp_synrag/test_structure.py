@@ -22,7 +22,7 @@ from core.methods.dp_synrag.release.form_proposals import (
 from core.common.paths import resources_dir
 from core.privacy.conversion import approx_rho_to_eps
 from core.privacy.mechanisms import gaussian_sparse_histogram
-from core.privacy.planner import STAGE_FORM_OPENERS, STAGE_FORM_SKELETONS
+from core.privacy.planner import STAGE_FORM_OPENERS, STAGE_FORM_SKELETONS, STAGE_FORM_VALUES
 from core.specs.runspec import DPSynRAGSpec
 from tests.helpers import statistical
 
@@ -161,18 +161,23 @@ def test_the_demo_clinics_templates_become_few_shared_skeletons_in_their_own_wor
 # -- the mechanism ---------------------------------------------------------------------------------------------------
 
 
-def test_plan_has_both_releases_with_their_rho_and_delta_and_converts_at_what_is_left():
+def test_plan_has_the_three_releases_with_their_rho_and_delta_and_converts_at_what_is_left():
     plan = plan_dp_synrag(DPSynRAGSpec(), 10.0, 1e-6)
     stages = plan.per_stage()
-    assert plan.discovers_forms
+    assert plan.discovers_forms and plan.m_v > 0
     assert stages[STAGE_FORM_OPENERS] == pytest.approx(plan.m_o / (2 * plan.sigma_o**2))
     assert stages[STAGE_FORM_SKELETONS] == pytest.approx(plan.m_s / (2 * plan.sigma_s**2))
-    assert plan.delta_openers > 0 and plan.delta_skeletons > 0
-    assert plan.delta_conversion == pytest.approx(1e-6 - plan.delta_phrases - plan.delta_openers - plan.delta_skeletons)
+    assert stages[STAGE_FORM_VALUES] == pytest.approx(plan.m_v / (2 * plan.sigma_v**2))
+    assert plan.rho_forms == pytest.approx(sum(stages[s] for s in (STAGE_FORM_OPENERS, STAGE_FORM_SKELETONS,
+                                                                    STAGE_FORM_VALUES)))
+    assert plan.delta_openers > 0 and plan.delta_skeletons > 0 and plan.delta_values > 0
+    assert plan.delta_conversion == pytest.approx(1e-6 - plan.delta_phrases - plan.delta_openers - plan.delta_skeletons
+                                                  - plan.delta_values)
     assert sum(stages.values()) == pytest.approx(plan.rho_total)
     assert approx_rho_to_eps(plan.rho_total, 1e-6, plan.delta_spent, "tight") == pytest.approx(10.0, rel=1e-6)
     for sigma, m, tau, delta in ((plan.sigma_o, plan.m_o, plan.tau_o, plan.delta_openers),
-                                 (plan.sigma_s, plan.m_s, plan.tau_s, plan.delta_skeletons)):
+                                 (plan.sigma_s, plan.m_s, plan.tau_s, plan.delta_skeletons),
+                                 (plan.sigma_v, plan.m_v, plan.tau_v, plan.delta_values)):
         from scipy.stats import norm
         assert m * norm.sf((tau - 1.0) / sigma) <= delta
 
@@ -242,11 +247,11 @@ class _Ctx:
         return None
 
 
-def test_both_releases_are_charged_before_drawing_and_a_resume_draws_nothing(demo_units):
+def test_the_releases_are_charged_before_drawing_and_a_resume_draws_nothing(demo_units):
     plan = plan_dp_synrag(DPSynRAGSpec(), 10.0, 1e-6)
     ctx = _Ctx()
     forms = release_forms(demo_units, plan.form_releases(), ctx, STAGE_FORM_OPENERS)
-    assert [c[0] for c in ctx.charged] == [STAGE_FORM_OPENERS, STAGE_FORM_SKELETONS]
+    assert [c[0] for c in ctx.charged] == [STAGE_FORM_OPENERS, STAGE_FORM_SKELETONS, STAGE_FORM_VALUES]
     assert ctx.charged[0][2] == pytest.approx(plan.delta_openers)
     assert forms.skeletons and forms.coverage(600) > 0.3  # the demo's 600 notes: its templates are released
     assert all(c > plan.tau_s for c in forms.counts)
@@ -254,7 +259,7 @@ def test_both_releases_are_charged_before_drawing_and_a_resume_draws_nothing(dem
         names = {w for r in csv.DictReader(fh) for w in r["patient"].split()}
     assert not any(n in s.split() for s in forms.skeletons for n in names)
     again = release_forms(demo_units, plan.form_releases(), ctx, STAGE_FORM_OPENERS)
-    assert again == forms and len(ctx.charged) == 2
+    assert again == forms and len(ctx.charged) == 3  # openers, skeletons, values: each charged once
 
 
 def test_the_writer_follows_released_forms_only_when_they_stand_for_enough_of_the_corpus():

@@ -57,11 +57,13 @@ DEFAULT_LENGTH_FRACTION = 0.02
 # rescaled to 1). Round 3's ablation on the demo clinic (docs/results/history.md "Round 3: ablation") measured the
 # realised writer best with the histogram and the co-keywords sharing the budget equally (0.4 / 0.4); the seed's
 # split (histogram ~4 %, co-keywords 20 %) was made for a token stage that takes two thirds of ρ. Public constants.
-REALISED_FRACTIONS = {"hist": 0.4, "cluster_keywords": 0.4, "phrases": 0.2, "forms": 0.35}
+REALISED_FRACTIONS = {"hist": 0.4, "cluster_keywords": 0.4, "phrases": 0.2, "forms": 0.4}
 
-# Structure discovery (docs/method.md §2.0b): its two releases share its part of ρ 0.7 : 0.3 (the openers' release
-# has m_o items per unit, the skeletons' m_s), and its part of δ equally. Public constants.
-OPENERS_SHARE = 0.7
+# Structure discovery (docs/method.md §2.0b): its three releases share its part of ρ 0.55 : 0.25 : 0.2 (the openers'
+# release has m_o items per unit, the skeletons' m_s, the slot values' m_v), and its part of δ equally. Public constants.
+OPENERS_SHARE = 0.55
+SKELETONS_SHARE = 0.25
+VALUES_PER_UNIT = 4  # m_v: a unit's short slot values proposed (shortest first)
 
 DEFAULT_FORMS_DELTA_FRACTION = 0.25  # δ's share for a skeleton or opener of one unit when the spec says 0
 
@@ -217,14 +219,12 @@ def _forms_noise(spec: DPSynRAGSpec, f_forms: float, rho_total: float, delta_for
     """Structure discovery's two releases: the openers' and the skeletons' noise and thresholds."""
     rho_forms = f_forms * rho_total
     m_o, m_s = (int(spec.openers_per_unit), int(spec.skeletons_per_unit)) if f_forms else (0, 0)
-    sigma_o = math.sqrt(m_o / (2.0 * OPENERS_SHARE * rho_forms)) if m_s else math.inf
-    sigma_s = math.sqrt(m_s / (2.0 * (1.0 - OPENERS_SHARE) * rho_forms)) if m_s else math.inf
-    return {
-        "forms_fraction": f_forms, "m_o": m_o, "m_s": m_s,
-        "rho_openers": OPENERS_SHARE * rho_forms if m_s else 0.0, "sigma_o": sigma_o,
-        "tau_o": release_threshold(sigma_o, m_o, delta_forms / 2) if m_s else math.inf,
-        "delta_openers": delta_forms / 2 if m_s else 0.0,
-        "rho_skeletons": (1.0 - OPENERS_SHARE) * rho_forms if m_s else 0.0, "sigma_s": sigma_s,
-        "tau_s": release_threshold(sigma_s, m_s, delta_forms / 2) if m_s else math.inf,
-        "delta_skeletons": delta_forms / 2 if m_s else 0.0,
-    }
+    m_v = VALUES_PER_UNIT if m_s else 0
+    shares = {"o": OPENERS_SHARE, "s": SKELETONS_SHARE, "v": 1.0 - OPENERS_SHARE - SKELETONS_SHARE}
+    out: dict[str, Any] = {"forms_fraction": f_forms, "m_o": m_o, "m_s": m_s, "m_v": m_v}
+    for sub, m, name in (("o", m_o, "openers"), ("s", m_s, "skeletons"), ("v", m_v, "values")):
+        rho = shares[sub] * rho_forms if m_s else 0.0
+        sigma = math.sqrt(m / (2.0 * rho)) if m_s else math.inf
+        out |= {f"rho_{name}": rho, f"sigma_{sub}": sigma, f"delta_{name}": delta_forms / 3 if m_s else 0.0,
+                f"tau_{sub}": release_threshold(sigma, m, delta_forms / 3) if m_s else math.inf}
+    return out

@@ -416,3 +416,4 @@ def propose_skeletons(unit: Unit, openers: Mapping[str, float], lists: FormLists
     (at least ``MIN_FIXED_WORDS`` fixed words)."""
     found = [skeleton_of(doc, openers, lists) for doc in documents_of(unit)]
     return list(dict.fromkeys(s for s in found if fixed_words(s) >= MIN_FIXED_WORDS))[:max_items]
+

@@ -35,6 +35,7 @@ from core.privacy.plan_base import (
     STAGE_CLUSTER_KEYWORDS,
     STAGE_FORM_OPENERS,
     STAGE_FORM_SKELETONS,
+    STAGE_FORM_VALUES,
     STAGE_HISTOGRAM,
     STAGE_MEAN,
     STAGE_PHRASES,
@@ -57,6 +58,7 @@ WHOLE_STAGES = {
     STAGE_PHRASES: STAGE_PHRASES,
     STAGE_FORM_OPENERS: STAGE_FORM_OPENERS,
     STAGE_FORM_SKELETONS: STAGE_FORM_SKELETONS,
+    STAGE_FORM_VALUES: STAGE_FORM_VALUES,
     STAGE_HISTOGRAM: STAGE_HISTOGRAM,
     STAGE_CLUSTER_KEYWORDS: STAGE_CLUSTER_KEYWORDS,
     STAGE_MEAN: CHECKPOINT_RETRIEVAL,
@@ -121,6 +123,11 @@ class DPSynRAGPlan:
     sigma_s: float = math.inf
     tau_s: float = math.inf
     delta_skeletons: float = 0.0
+    m_v: int = 0  # slot values per unit (0: none released)
+    rho_values: float = 0.0  # = m_v/(2σ_v²)
+    sigma_v: float = math.inf
+    tau_v: float = math.inf
+    delta_values: float = 0.0
 
     @property
     def discovers_forms(self) -> bool:
@@ -129,7 +136,17 @@ class DPSynRAGPlan:
     @property
     def delta_spent(self) -> float:
         """The part of δ spent by the (ε, δ) stages (phrase and structure discovery); the rest is the conversion's."""
-        return self.delta_phrases + self.delta_openers + self.delta_skeletons
+        return self.delta_phrases + self.delta_forms
+
+    @property
+    def rho_forms(self) -> float:
+        """Structure discovery's ρ: its openers', skeletons' and slot values' releases."""
+        return self.rho_openers + self.rho_skeletons + self.rho_values
+
+    @property
+    def delta_forms(self) -> float:
+        """Structure discovery's part of δ (a wording, skeleton or value of one unit alone is released)."""
+        return self.delta_openers + self.delta_skeletons + self.delta_values
 
     @property
     def discovers_phrases(self) -> bool:
@@ -239,14 +256,21 @@ class DPSynRAGPlan:
             items_per_unit=self.K_p,
         )
 
-    def form_releases(self) -> tuple[Release, Release]:
-        """Structure discovery's two DP set unions: the clause openers, then the skeletons (docs/method.md §2.0b)."""
-        return (
-            _set_union(STAGE_FORM_OPENERS, ("1 of 2", "clause openers", "openers of its own text, never past a name, "
-                       "number or rare word", "o"), self.m_o, self.sigma_o, self.tau_o, self.delta_openers),
-            _set_union(STAGE_FORM_SKELETONS, ("2 of 2", "document skeletons (released openers and slots only)",
+    def form_releases(self) -> tuple[Release, ...]:
+        """Structure discovery's DP set unions: the clause openers, the skeletons, then the slots' short values
+        (docs/method.md §2.0b)."""
+        parts = 3 if self.m_v else 2
+        stages = (
+            _set_union(STAGE_FORM_OPENERS, (f"1 of {parts}", "clause openers", "openers of its own text, never past a "
+                       "name, number or rare word", "o"), self.m_o, self.sigma_o, self.tau_o, self.delta_openers),
+            _set_union(STAGE_FORM_SKELETONS, (f"2 of {parts}", "document skeletons (released openers and slots only)",
                        "skeletons", "s"), self.m_s, self.sigma_s, self.tau_s, self.delta_skeletons),
         )
+        if not self.m_v:
+            return stages
+        return (*stages, _set_union(STAGE_FORM_VALUES, ("3 of 3", "short slot values (a released skeleton's slot "
+                "and its words, no name and no digit)", "values of its own documents' slots", "v"),
+                self.m_v, self.sigma_v, self.tau_v, self.delta_values))
 
     def release(self, stage: str) -> Release:
         return find(self.releases(), stage)

@@ -3,7 +3,7 @@
 A form is a *skeleton*: a document's fixed wording in order ("Seen today:", "Presenting symptoms were", "The
 findings are consistent with") with a slot wherever a name, a number, a month or a content word stands
 ("Seen today: [name], [number]. Presenting symptoms were [text]. …"). Which wording is fixed is itself learnt under
-DP, in two releases, both DP set unions (the Gaussian sparse histogram, ``core.privacy.mechanisms``, as phrase
+DP, in three releases, all DP set unions (the Gaussian sparse histogram, ``core.privacy.mechanisms``, as phrase
 discovery, §2.0):
 
 1. **Openers** (stage ``form_openers``). Each unit proposes at most m_o distinct *openers*: the first 1 to
@@ -15,12 +15,17 @@ discovery, §2.0):
    from its own text and the released openers only (:func:`skeleton_of`): at each clause start the longest
    released opener is kept verbatim; names, numbers and months become typed slots; every other run of words
    becomes one ``[text]`` slot. Released: the skeletons whose noisy unit count clears τ_s, with their counts.
+3. **Slot values** (stage ``form_values``). Each unit proposes at most m_v (skeleton, slot, value) items: the
+   filler of each ``[text]`` slot of its documents written in a released skeleton, when it is a short value (at most
+   three words, no digit, no capitalised name of the public list), shortest first (``form_values.py``). Released:
+   the values whose noisy unit count clears τ_v ("yes", a product's name, a category), which the writer then writes
+   as they stand.
 
-Both proposals are functions of the unit's own text, public lists and already-released outputs, so adding or
+All proposals are functions of the unit's own text, public lists and already-released outputs, so adding or
 removing one unit changes at most m counts by one each (L2 sensitivity √m): ρ = m/(2σ²) per release, and a
-skeleton (or opener) that only one unit holds is released with probability at most δ = m·Φ̄((τ − 1)/σ) (the
+skeleton (or opener, or value) that only one unit holds is released with probability at most δ = m·Φ̄((τ − 1)/σ) (the
 union bound of ``core.privacy.set_union``). A released skeleton holds only released openers, punctuation and
-slot markers, never a slot's filler.
+slot markers, never a slot's filler; a released value is a filler many units wrote.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from core.privacy.release import Release, run_release
 from core.privacy.set_union import expected_releases, item_counts
 from core.common.progress import ProgressEvent, StageProgress
 from core.methods.dp_synrag.release.form_proposals import FormLists, propose_openers, propose_skeletons
+from core.methods.dp_synrag.release.form_values import propose_values, split_value_item
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,18 @@ class ReleasedForms:
     skeletons: tuple[str, ...] = ()
     counts: tuple[float, ...] = ()
     openers: int = 0  # how many openers were released (the first release)
+    values: tuple[tuple[str, int, str, float], ...] = ()  # (skeleton, its text slot's index, value, noisy count)
+
+    def slot_values(self, skeleton: str) -> dict[int, list[tuple[str, float]]]:
+        """The released values of each ``[text]`` slot of ``skeleton`` (slot index -> [(value, noisy count)])."""
+        out: dict[int, list[tuple[str, float]]] = {}
+        for s, slot, value, count in self.values:
+            if s == skeleton:
+                out.setdefault(slot, []).append((value, count))
+        return out
+
+    def count(self, skeleton: str) -> float:
+        return next((c for s, c in zip(self.skeletons, self.counts) if s == skeleton), 0.0)
 
     def coverage(self, size: float) -> float:
         """The released skeletons' noisy counts over the released size: the share of units they stand for."""
@@ -72,12 +90,12 @@ def discover_forms(units: Sequence[Unit], plan: DPSynRAGPlan, ctx: MethodContext
 
 
 def release_forms(
-    units: Sequence[Unit], stages: tuple[Release, Release], ctx: MethodContext, reporter_stage: str
+    units: Sequence[Unit], stages: tuple[Release, ...], ctx: MethodContext, reporter_stage: str
 ) -> ReleasedForms:
-    """The two releases of structure discovery (each checkpointed, or charged before it draws)."""
+    """The releases of structure discovery (each checkpointed, or charged before it draws)."""
     lists = FormLists.shipped()
-    opener_stage, skeleton_stage = stages
-    progress = StageProgress(ctx.reporter, reporter_stage, 2 * len(units))
+    opener_stage, skeleton_stage = stages[:2]
+    progress = StageProgress(ctx.reporter, reporter_stage, len(stages) * len(units))
     started: list[bool] = []
 
     def count_openers() -> Counter[str]:
@@ -110,11 +128,30 @@ def release_forms(
 
     skeletons = run_release(skeleton_stage, ctx, count_skeletons, noisy(skeleton_stage))
     order = sorted(range(len(skeletons["items"])), key=lambda j: -skeletons["counts"][j])
-    forms = ReleasedForms(tuple(str(skeletons["items"][j]) for j in order),
-                          tuple(float(skeletons["counts"][j]) for j in order), len(released_openers))
+    released_skeletons = tuple(str(skeletons["items"][j]) for j in order)
+    values: tuple[tuple[str, int, str, float], ...] = ()
+    if len(stages) > 2:  # drawn (and charged, as the plan says) even when no skeleton was released
+        value_stage = stages[2]
+
+        def count_values() -> Counter[str]:
+            if not started:
+                started.append(True)
+                progress.start("Finding the corpus's own forms")
+            proposals = []
+            for unit in units:
+                proposals.append(propose_values(unit, released_openers, set(released_skeletons), lists,
+                                                value_stage.items_per_unit))
+                progress.advance()
+            return item_counts(proposals, value_stage.items_per_unit)
+
+        drawn = run_release(value_stage, ctx, count_values, noisy(value_stage))
+        values = tuple((*split_value_item(str(item)), float(c)) for item, c in zip(drawn["items"], drawn["counts"]))
+    forms = ReleasedForms(released_skeletons, tuple(float(skeletons["counts"][j]) for j in order),
+                          len(released_openers), values)
     if started:
         ctx.reporter.emit(ProgressEvent(reporter_stage, "log",
-                                        message=f"{len(forms.skeletons)} forms released ({forms.openers} openers)"))
+                                        message=f"{len(forms.skeletons)} forms released ({forms.openers} openers, "
+                                                f"{len(forms.values)} slot values)"))
         progress.finish()
     return forms
 

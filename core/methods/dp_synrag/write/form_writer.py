@@ -58,6 +58,7 @@ BATCH = 32
 MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
                "November", "December")
 _INITIALS = "ABCDEFGHIJKLMNOPRSTW"
+CLOSED_LIST_SHARE = 0.5  # a slot's released values stand for this share of its form's count: drawn when untyped
 _CLAUSE_END = re.compile(r"[.;:!?\n]")
 _DIGITS = set("0123456789")
 _ODD = set("[]\\|{}<>_#*=~^`@$%&")  # marks no document of prose writes inside a slot
@@ -153,6 +154,8 @@ class _Row:
     month_floor: int = 0  # the index of its last month: a later month is no earlier (dates in order)
     used: set[str] = field(default_factory=set)  # typed words written in a slot already
     enumerated: int = 0  # the last number of an enumerated line written
+    values: Mapping[int, Sequence[tuple[str, float]]] = field(default_factory=dict)  # released values per text slot
+    form_count: float = 0.0  # its skeleton's released noisy count
 
 
 class FormWriter:
@@ -178,7 +181,8 @@ class FormWriter:
         return self._first_tokens[word]
 
     def write(self, task: str, skeletons: Sequence[str], topics: Sequence[tuple[str, Sequence[str]]],
-              on_done: Callable[[int, str], None] | None = None, batch: int = BATCH) -> list[str]:
+              on_done: Callable[[int, str], None] | None = None, batch: int = BATCH,
+              forms: ReleasedForms | None = None) -> list[str]:
         """Each document's text; ``on_done(index, text)`` as soon as each is finished (progress per document)."""
         out = [""] * len(skeletons)
 
@@ -189,7 +193,9 @@ class FormWriter:
 
         for start in range(0, len(skeletons), batch):
             threads.match_free_cores()  # each batch on the cores free now (a neighbour may have come or gone)
-            rows = [_Row(i, pieces_of(skeletons[i]), (topics[i][0], *topics[i][1]))
+            rows = [_Row(i, pieces_of(skeletons[i]), (topics[i][0], *topics[i][1]),
+                         values=forms.slot_values(skeletons[i]) if forms else {},
+                         form_count=forms.count(skeletons[i]) if forms else 0.0)
                     for i in range(start, min(start + batch, len(skeletons)))]
             messages = [prompt(task, topics[r.index][0], topics[r.index][1], skeletons[r.index]) for r in rows]
             self._write_batch(rows, messages, finished)
@@ -228,7 +234,7 @@ class FormWriter:
             piece = row.pieces[row.at]
             space = " " if row.space_first else ""
             row.space_first, row.forced = False, True
-            if piece.kind == "text" and (filler := self._typed_filler(row)):
+            if piece.kind == "text" and (filler := self._slot_filler(row)):
                 row.pending.extend(self.encode(space + filler))
             elif piece.kind == "fixed":
                 text = piece.text
@@ -302,6 +308,21 @@ class FormWriter:
         row.year = row.year or self.rng.choice(YEARS)
         return row.year
 
+    def _slot_filler(self, row: _Row) -> str:
+        """A ``[text]`` slot written whole: a released value of the slot that holds one of the topic's words, else the
+        topic's words of the slot's role, else a released value drawn by its noisy count when the slot's values
+        stand for most of its form (a closed list: "yes"/"no", a category); "" leaves the slot to the writer."""
+        values = row.values.get(sum(1 for p in row.pieces[: row.at] if p.kind == "text"), ())
+        topical = [v for v, _ in values if any(_holds(v, w) for w in row.words)]
+        if topical:
+            value = self.rng.choice(topical)
+            row.used.update(w for w in row.words if _holds(value, w))
+            return value
+        typed = self._typed_filler(row)
+        if typed or not values or sum(c for _, c in values) < CLOSED_LIST_SHARE * row.form_count:
+            return typed
+        return self.rng.choices([v for v, _ in values], weights=[max(c, 0.0) for _, c in values])[0]
+
     def _typed_filler(self, row: _Row) -> str:
         """A ``[text]`` slot whose wording before it names a role, written as the topic's words of that role."""
         before = row.pieces[row.at - 1].text if row.at and row.pieces[row.at - 1].kind == "fixed" else ""
@@ -368,6 +389,10 @@ class FormWriter:
         kept = probs[:cut] / probs[:cut].sum()
         pick = int(torch.multinomial(kept, 1, generator=self.generator).item())
         return int(index[pick].item())
+
+
+def _holds(value: str, word: str) -> bool:
+    return len(word) >= 3 and re.search(rf"\b{re.escape(word.lower())}\b", value.lower()) is not None
 
 
 def prompt(task: str, topic: str, related: Sequence[str], skeleton: str) -> str:

@@ -118,7 +118,7 @@ def written_in_forms(topics: Sequence[Topic], forms: ReleasedForms, spec: DPSynR
     writer = FormWriter(ctx.llm, writer_generator("cpu", ctx.test_seed), random.Random(int(ctx.rng().integers(2**63))),
                         roles)
     texts = writer.write(ctx.task, skeletons, [(t.keyword, t.related) for t in topics],
-                         on_done=lambda i, _: progress.advance())
+                         on_done=lambda i, _: progress.advance(), forms=forms)
     progress.finish()
     return {r: text for r, text in enumerate(texts) if text}
 

@@ -1,0 +1,94 @@
+"""Structure discovery's third release (docs/method.md §2.0b): the short values a released skeleton's text slots hold,
+released under DP, and the form writer writing them as they stand."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from core.corpus import Unit
+from core.methods.dp_synrag.release.form_proposals import FormLists, skeleton_of
+from core.methods.dp_synrag.release.form_values import propose_values, short_value, split_value_item
+
+from core.methods.dp_synrag.release.budget import plan_dp_synrag
+from core.methods.dp_synrag.release.structure import ReleasedForms
+from core.privacy.mechanisms import gaussian_sparse_histogram
+from core.privacy.set_union import item_counts
+from core.specs.dp_synrag import DPSynRAGSpec
+from tests.helpers import statistical
+
+
+@pytest.fixture(scope="module")
+def lists():
+    return FormLists.shipped()
+
+
+OPENERS = dict.fromkeys({"Product", "Customer satisfied", "Status", "closed after"}, 100.0)
+
+
+def _ticket(product: str, satisfied: str, issue: str) -> str:
+    return f"Product: {product}. Customer satisfied: {satisfied}. Status: closed after 3 days. {issue}"
+
+
+def test_a_unit_proposes_its_short_slot_values_in_a_released_skeleton_only(lists):
+    doc = _ticket("Ledgerly", "yes", "Sync stuck at ninety nine and the user called twice about it.")
+    skeleton = skeleton_of(doc, OPENERS, lists)
+    items = [split_value_item(i) for i in propose_values(Unit("u", doc), OPENERS, {skeleton}, lists, 4)]
+    assert ("Ledgerly" in [v for _, _, v in items]) and ("yes" in [v for _, _, v in items])
+    assert all(s == skeleton for s, _, _ in items)
+    assert not any("called" in v for _, _, v in items)  # a long filler is no value
+    assert propose_values(Unit("u", doc), OPENERS, {"Another: [text]."}, lists, 4) == []  # skeleton not released
+    assert len(propose_values(Unit("u", doc), OPENERS, {skeleton}, lists, 1)) == 1  # at most m_v
+
+
+def test_a_value_holds_no_digit_no_name_of_the_public_list_and_at_most_three_words(lists):
+    assert short_value("  an expired   token ", lists) == "an expired token"
+    assert short_value("version 4", lists) == ""
+    assert short_value("Austin Weaver", lists) == ""
+    assert short_value("one two three four", lists) == ""
+    assert short_value("M", lists) == "M"
+
+
+@statistical
+def test_a_value_only_one_unit_wrote_is_never_released_in_10000_trials(lists):
+    """The release at the default plan (ε = 10, δ = 1e-6): a planted value of one unit beside one 150 units wrote."""
+    plan = plan_dp_synrag(DPSynRAGSpec(), 10.0, 1e-6)
+    skeleton = skeleton_of(_ticket("Ledgerly", "yes", ""), OPENERS, lists)
+    units = [Unit(f"u{i}", _ticket("Ledgerly", "yes", "")) for i in range(150)]
+    units.append(Unit("canary", _ticket("Zorblax", "yes", "")))
+    counts = item_counts([propose_values(u, OPENERS, {skeleton}, lists, plan.m_v) for u in units], plan.m_v)
+    assert max(counts.values()) == 151 and min(counts.values()) == 1  # one count per unit, at most m_v per unit
+    rng = np.random.default_rng()
+    planted = shared = 0
+    for _ in range(10_000):
+        released = {split_value_item(i)[2] for i in gaussian_sparse_histogram(counts, plan.sigma_v, plan.tau_v,
+                                                                              plan.m_v, rng=rng).items}
+        planted += "Zorblax" in released
+        shared += "yes" in released
+    assert planted == 0 and shared == 10_000
+
+
+def _writer():
+    from core.methods.dp_synrag.write.form_writer import FormWriter
+    from core.models.registry import packaged_tokenizer
+    from core.models.tiny import build_tiny_language_model
+
+    return FormWriter(build_tiny_language_model(packaged_tokenizer()), torch.Generator().manual_seed(3),
+                      random.Random(3))
+
+
+def test_the_writer_writes_a_topics_released_value_or_a_closed_lists_value_and_leaves_an_open_slot_to_the_model():
+    skeleton = "Product: [text]. Customer satisfied: [text]. Notes: [text]."
+    forms = ReleasedForms((skeleton,), (100.0,), 3, (
+        (skeleton, 0, "Ledgerly", 50.0), (skeleton, 0, "ShiftBoard", 45.0),
+        (skeleton, 1, "yes", 60.0), (skeleton, 1, "no", 35.0),
+        (skeleton, 2, "see above", 5.0)))
+    texts = _writer().write("Answer questions about tickets.", [skeleton] * 6,
+                            [("shiftboard", ("rota",))] * 6, forms=forms)
+    for text in texts:
+        assert text.startswith("Product: ShiftBoard. Customer satisfied: ")  # the topic's own released value
+        assert text.split("Customer satisfied: ")[1].split(".")[0] in ("yes", "no")  # a closed list: drawn
+        assert "see above" not in text  # 5 of 100: an open slot, the writer's own words
