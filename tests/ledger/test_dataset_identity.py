@@ -28,7 +28,8 @@ from core.corpus.fingerprint import (
     identity_text,
     scan_content,
 )
-from core.demo.generate import DEMO_SEED, make_clinic_corpus
+from core.demo.clinic import make_clinic_corpus
+from core.demo.draws import DEMO_SEED
 from core.common.errors import BudgetError, PrivetError
 from core.ledger import Ledger
 from core.ledger.booking import SAME_CONTENT_SHARE, Booking, book_dataset, record_booking, same_dataset
