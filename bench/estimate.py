@@ -96,7 +96,8 @@ def minimal_spec(name: str, work: Path) -> RunSpec:
     kind, n = name.split("-", 1)
     path = work / f"{name}.csv"
     if kind == "clinic":
-        from core.demo.generate import make_clinic_corpus, write_clinic
+        from core.demo.clinic import make_clinic_corpus
+        from core.demo.files import write_clinic
 
         write_clinic(make_clinic_corpus(int(n), seed=7), work / name)
         path = work / name / "notes.csv"

@@ -54,7 +54,7 @@ def form_words() -> set[str]:
 
 
 def write_corpus(out: Path, units: int) -> int:
-    from core.demo.generate import make_clinic_corpus
+    from core.demo.clinic import make_clinic_corpus
 
     corpus = make_clinic_corpus(n_patients=units, n_questions=10)
     with open(out / "corpus.csv", "w", encoding="utf-8", newline="") as handle:

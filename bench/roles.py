@@ -1,6 +1,6 @@
 """How the public role rule (core/methods/dp_synrag/write/roles.py) types words whose role is known.
 
-* the demo clinic's catalogue (core/demo/generate.py: invented disease and drug names, real symptom
+* the demo clinic's catalogue (core/demo/clinic.py: invented disease and drug names, real symptom
   phrases), with morphology alone and with the ICD-10-CM list on; the generator's invented words use
   endings that are real medical suffixes and INN stems (and a few that are not: -ora, -ectia, -xane, -afen),
   so this check is favourable to the rule;

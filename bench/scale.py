@@ -103,7 +103,7 @@ class StageClock:
 
 def write_corpus(path: Path, n: int, seed: int = 11) -> None:
     """n clinic-like notes from an invented catalogue of 200 diseases (Dirichlet-skewed, like the demo)."""
-    from core.demo.generate import SYMPTOMS, make_disease_catalogue
+    from core.demo.clinic import SYMPTOMS, make_disease_catalogue
 
     diseases = make_disease_catalogue(200, seed=seed, alpha=0.6)
     rng = np.random.default_rng(seed)

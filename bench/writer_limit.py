@@ -87,7 +87,8 @@ class Draw:
 
 def released_draw(work: Path, patients: int, model: str) -> Draw:
     """Run the pipeline on a fresh clinic file up to its writing stage and keep what it would write from."""
-    from core.demo.generate import make_clinic_corpus, write_clinic
+    from core.demo.clinic import make_clinic_corpus
+    from core.demo.files import write_clinic
     from core.methods.dp_synrag import algorithm
     from core.run.pipeline import run_pipeline
     from core.specs.runspec import ModelChoice, RunSpec

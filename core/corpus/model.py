@@ -83,7 +83,7 @@ class Corpus:
     source: str
     columns: dict[str, str] = field(default_factory=dict)
     # Each loaded document's text before it is grouped into units or truncated (for the content sketch
-    # that tells whether two views hold the same documents; core.corpus.fingerprint.scan_content).
+    # that tells whether two views hold the same documents; core.corpus.content_scan.scan_content).
     # Empty for a corpus built in code: the sketch then uses the units' texts.
     document_texts: list[str] = field(default_factory=list, repr=False)
 

@@ -1,6 +1,6 @@
 """``privet demo-data OUT_DIR``: write a public demo corpus into a folder.
 
-The demo corpora are invented or public data (core/demo/generate.py), so this command may
+The demo corpora are invented or public data (core/demo/), so this command may
 print their file names and counts; it never touches a private corpus.
 """
 
@@ -41,7 +41,11 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.demo import generate
+    from core.demo.clinic import make_clinic_corpus
+    from core.demo.draws import DEMO_SEED
+    from core.demo.files import write_clinic, write_movielens
+    from core.demo.forms import make_form_corpus
+    from core.demo.movielens import make_movielens_corpus
 
     out_dir: Path = args.out_dir
     if out_dir.exists() and not out_dir.is_dir():
@@ -52,17 +56,17 @@ def run(args: argparse.Namespace) -> int:
             f"{out_dir} already holds {', '.join(clashes)}.",
             "Choose an empty folder, or add --force to overwrite them.",
         )
-    seed = generate.DEMO_SEED if args.seed is None else args.seed
+    seed = DEMO_SEED if args.seed is None else args.seed
     try:
         if args.kind != "movielens":
-            corpus = (generate.make_clinic_corpus(args.patients, args.diseases, seed) if args.kind == "clinic"
-                      else generate.make_form_corpus(args.kind, args.patients, args.diseases, seed))
-            written = generate.write_clinic(corpus, out_dir)
+            corpus = (make_clinic_corpus(args.patients, args.diseases, seed) if args.kind == "clinic"
+                      else make_form_corpus(args.kind, args.patients, args.diseases, seed))
+            written = write_clinic(corpus, out_dir)
             summary = (f"{len(corpus.notes)} notes in {len(corpus.templates)} templates, {len(corpus.diseases)} "
                        f"diseases, {len(corpus.questions)} questions")
         else:
-            ml = generate.make_movielens_corpus(args.users, seed)
-            written = generate.write_movielens(ml, out_dir)
+            ml = make_movielens_corpus(args.users, seed)
+            written = write_movielens(ml, out_dir)
             summary = f"{len(ml.users)} users, {len(ml.questions)} questions"
     except ValueError as exc:
         raise PrivetError(f"Cannot generate the {args.kind} demo: {exc}.", "Adjust the sizes and try again.") from None

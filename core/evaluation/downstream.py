@@ -201,7 +201,7 @@ def synthetic_training_set(config: EvaluationConfig, members_csv: Path, labels: 
 def class_sizes(total: int, labels: Sequence[str], like: Sequence[str] = ()) -> dict[str, int]:
     """How many documents each label gets: the class mix of ``like`` (a synthetic corpus's labels, released
     output) when given, else equal shares."""
-    from core.methods.class_conditional import proportional_quotas
+    from core.methods.class_shares import proportional_quotas
 
     mix = Counter(like)
     shares = [mix.get(label, 0) for label in labels] if like else [1] * len(labels)

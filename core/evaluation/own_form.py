@@ -1,8 +1,8 @@
 """The share of documents written in one of a corpus's own templates (issue 55's "own form" figure).
 
 A template is a format string with ``{slot}`` placeholders, as the demo generators write them
-(``core/demo/generate.py``; a clinic-like demo folder holds its templates in ``templates.json``). Each
-template becomes one regular expression:
+(``core/demo/clinic.py``, ``core/demo/forms.py``; a clinic-like demo folder holds its templates in
+``templates.json``). Each template becomes one regular expression:
 
 * its fixed parts are matched literally (escaped), case-insensitively;
 * any run of whitespace in a fixed part matches any run of whitespace (a line break written as a space

@@ -167,7 +167,7 @@ def _condition_shares(documents: Sequence[str], real: Sequence[str], truth: Mapp
 
 
 def clinic_truth(path: Path) -> dict[str, str]:
-    """The demo clinic's true roles (``diseases.json`` of ``core/demo/generate.py``): word -> role."""
+    """The demo clinic's true roles (``diseases.json`` of ``core/demo/clinic.py``): word -> role."""
     data = json.loads(path.read_text(encoding="utf-8"))
     truth: dict[str, str] = {}
     for disease in data["diseases"]:

@@ -5,7 +5,7 @@ this ledger knows, by three kinds of evidence:
 
 1. **the same view**: its keyed fingerprint is registered under a dataset;
 2. **the same text**: at least ``SAME_CONTENT_SHARE`` of a known dataset's text is in the load, or of the
-   load's text is in the known dataset (``core.corpus.fingerprint.containment``: keyed word shingles of the
+   load's text is in the known dataset (``core.corpus.containment.containment``: keyed word shingles of the
    text in identity form, so case, punctuation, zero-width characters, a prefix or suffix on each note,
    notes split or merged, another file name, order, id or person column or ``max_unit_chars`` change
    nothing; the share of the *known* dataset found cannot be diluted by filler rows; shingles that are
@@ -49,15 +49,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from core.corpus import Corpus, DatasetIdentity, dataset_fingerprint, dataset_identity, load_corpus
-from core.corpus.fingerprint import (
-    ContentScan,
-    EVIDENCE_BAR,
-    ContentSketch,
-    Containment,
-    containment,
-    document_containment,
-    scan_content,
-)
+from core.corpus.containment import Containment, containment, document_containment
+from core.corpus.content_scan import ContentScan, scan_content
+from core.corpus.content_sketch import EVIDENCE_BAR, ContentSketch
 from core.corpus.identity import name_stem, normalise_name, separate_identity
 from core.common.errors import BudgetError, PrivetError
 from core.ledger.store import Ledger

@@ -7,7 +7,7 @@ Every method that takes a dataset accepts the identity key or the fingerprint of
 it (rows of older ledgers, keyed by a fingerprint, count towards its identity). These tables are settings,
 outside the hash chain (``core.ledger.chain``).
 
-Each registered view keeps content sketches (``core.corpus.fingerprint``) so that ``core.ledger.booking``
+Each registered view keeps content sketches (``core.corpus.content_sketch``) so that ``core.ledger.booking``
 can tell a copy of known data under another name: the table ``sketches`` holds the v1 sketch (whole
 documents; the only one older versions wrote, and still written so that they keep working), and the
 table ``content_sketches`` (``CONTENT_SCHEMA``, created here, beside the schema of ``core.ledger.schema``)
@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.corpus.fingerprint import SHINGLE_VERSION, ContentSketch
+from core.corpus.content_sketch import SHINGLE_VERSION, ContentSketch
 from core.common.errors import PrivetError
 from core.ledger.chain import LedgerFile
 from core.ledger.schema import LEDGER_EVENTS, now

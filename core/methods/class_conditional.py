@@ -23,24 +23,25 @@ k-th charge of a stage in a later class is covered by the k-th charge of that st
 The method gets the run's budget less the class counts' share: its ε is lowered so that
 ρ_method + ρ_counts stays within the run's (ε, δ), the label set union's δ is taken off its δ, and the
 plan, the ledger's charges and the certificate add up to one ρ.
+
+The budget split and the per-class charge are in core/methods/class_budget.py, the documents kept per class in
+core/methods/class_shares.py and the certificate's words on the labels in core/methods/label_notes.py.
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from core.common.checkpoints import Checkpoints
 from core.corpus import Corpus
 from core.common.errors import PrivetError
 from core.methods import registry
 from core.methods.base import Method, MethodContext, MethodOutput, PlanSummary, SyntheticDoc, stages_from_events
+from core.methods.class_budget import BudgetSplit, ParallelCharge, split_budget
+from core.methods.class_shares import allocate, keep_class_shares
+from core.methods.label_notes import class_notes_for, topic_label_notes
 from core.privacy.class_counts import (
     LABEL_SHARE,
     STAGE_CLASS_COUNTS,
@@ -52,13 +53,10 @@ from core.privacy.class_counts import (
     ClassCounts,
     ClassCountsPlan,
     exact_counts,
-    labels_delta,
     noisy_counts,
-    plan_class_counts,
 )
-from core.privacy.conversion import approx_eps_to_rho, approx_rho_to_eps
 from core.privacy.mechanisms import GAUSSIAN_OPENDP, SAMPLER_DESCRIPTIONS
-from core.privacy.release import Charge, accountant_of, run_release
+from core.privacy.release import accountant_of, run_release
 from core.common.progress import ProgressEvent
 from core.specs.method_catalogue import class_conditional_methods, topic_label_methods
 from core.specs.runspec import RunSpec
@@ -91,68 +89,6 @@ def method_for(spec: RunSpec) -> Method:
 def class_folder(index: int) -> str:
     """The checkpoint folder of the index-th released class (in label order), under the method's."""
     return f"class-{index:02d}"
-
-
-@dataclass(frozen=True)
-class BudgetSplit:
-    """The run's budget between the class counts, the topic label counts (label_mode "topic_labels") and the
-    method (docs/method.md §6.3)."""
-
-    counts: ClassCountsPlan
-    inner_spec: RunSpec  # the spec the method plans and runs with: ε lowered to leave the counts their share
-    inner_delta: float  # the run's δ less the label set union's δ_c
-    inner: PlanSummary
-    topic_rho: float = 0.0  # ρ_t of the topic label counts (0: per class, no such stage)
-
-
-def split_budget(method: Method, spec: RunSpec, delta: float, n_units: int, topic_share: float = 0.0) -> BudgetSplit:
-    """ρ_all = the run's zCDP budget at (ε, δ) less every δ spent outright; the class counts get
-    ``LABEL_SHARE`` of it, the topic label counts ``topic_share`` and the method the rest (its ε lowered to
-    match; checked, never rounded up)."""
-    epsilon, conversion = spec.privacy.epsilon, spec.privacy.conversion
-    delta_c = labels_delta(delta, spec.data.labels)
-    inner_delta = delta - delta_c
-    full = method.plan_summary(spec, inner_delta, n_units)
-    spent = full.delta_spent + delta_c
-    rho_all = approx_eps_to_rho(epsilon, delta, spent, conversion)
-    counts = plan_class_counts(LABEL_SHARE * rho_all, delta_c, spec.data.labels)
-    topic_rho = topic_share * rho_all
-    inner_epsilon = approx_rho_to_eps(rho_all - counts.rho - topic_rho, inner_delta, full.delta_spent, conversion)
-    for _ in range(60):  # the method's own inversion rounds down; step down further only if it did not
-        inner_spec = replace(spec, privacy=replace(spec.privacy, epsilon=inner_epsilon))
-        inner = method.plan_summary(inner_spec, inner_delta, n_units)
-        total = approx_rho_to_eps(inner.rho_total + counts.rho + topic_rho, delta, inner.delta_spent + delta_c,
-                                  conversion)
-        if total <= epsilon * (1 + 1e-12):
-            return BudgetSplit(counts, inner_spec, inner_delta, inner, topic_rho)
-        inner_epsilon *= 1 - 1e-6 * 2 ** (_ / 4)
-    raise PrivetError("The class-conditional budget split did not fit within ε.", "This is a bug; please report it.")
-
-
-@dataclass
-class ParallelCharge:
-    """The charge each class's run is given: the k-th charge of a stage is charged only by as much as it
-    exceeds the k-th charge of that stage in an earlier class (parallel composition across disjoint
-    classes: their total is the largest class's, docs/method.md §6.3)."""
-
-    charge: Charge
-    charged: dict[tuple[str, int], tuple[float, float]] = field(default_factory=dict)  # (stage, k) -> (ρ, δ_p)
-    _seen: dict[str, int] = field(default_factory=dict)  # this class's charges so far, per stage
-
-    def next_class(self) -> None:
-        self._seen = {}
-
-    def __call__(self, stage: str, rho: float, description: str, delta_part: float = 0.0) -> None:
-        k = self._seen.get(stage, 0)
-        self._seen[stage] = k + 1
-        before_rho, before_part = self.charged.get((stage, k), (0.0, 0.0))
-        more_rho, more_part = max(0.0, rho - before_rho), max(0.0, delta_part - before_part)
-        if (stage, k) in self.charged and more_rho <= 1e-15 and more_part <= 1e-18:
-            return  # covered by the same stage of an earlier class
-        first = (stage, k) not in self.charged
-        self.charged[(stage, k)] = (max(rho, before_rho), max(delta_part, before_part))
-        words = description if first else f"{description} (the part above what an earlier class was charged)"
-        self.charge(stage, more_rho, words, delta_part=more_part)
 
 
 class ClassConditional:
@@ -292,54 +228,6 @@ def _class_corpus(corpus: Corpus, units: list) -> Corpus:
                   columns=dict(corpus.columns), document_texts=[])
 
 
-def allocate(by_class: dict[str, list[SyntheticDoc]], shares: dict[str, float]) -> list[SyntheticDoc]:
-    """Each class keeps its first documents up to its share of all documents written (largest remainders;
-    post-processing of released counts and synthetic text): a class that wrote more than its released share
-    is cut to it, one that wrote fewer keeps all it wrote. The shares are those of the classes that wrote any
-    document (a class that wrote none cannot follow its count, and would otherwise cut the others)."""
-    total = sum(len(docs) for docs in by_class.values())
-    quotas = proportional_quotas(total, [shares.get(label, 0.0) if docs else 0.0 for label, docs in by_class.items()])
-    kept: list[SyntheticDoc] = []
-    for docs, quota in zip(by_class.values(), quotas):
-        kept.extend(docs[:quota])
-    return kept
-
-
-def proportional_quotas(total: int, shares: Sequence[float]) -> list[int]:
-    """``total`` split in proportion to ``shares`` (largest remainders; sums to ``total`` when any share > 0)."""
-    weight = sum(shares)
-    if total <= 0 or weight <= 0:
-        return [0] * len(shares)
-    exact = [total * s / weight for s in shares]
-    quotas = [math.floor(x) for x in exact]
-    order = sorted(range(len(shares)), key=lambda i: (-(exact[i] - quotas[i]), i))
-    for i in order[: total - sum(quotas)]:
-        quotas[i] += 1
-    return quotas
-
-
-def class_notes_for(split: BudgetSplit, released: ClassCounts, by_class: dict[str, list[SyntheticDoc]],
-                    kept: list[SyntheticDoc]) -> list[str]:
-    """The certificate's plain words on the labels (public settings and released values only)."""
-    counts = split.counts
-    how = ("The labels were typed by the custodian (public): " + ", ".join(counts.typed) if counts.typed else
-           "The labels were not typed, so they were released by a DP set union: a label was kept only when its noisy "
-           f"count of units cleared {counts.tau:.3g} (sigma {counts.sigma:.3g}); labels carried by fewer units were "
-           "left out, with their documents")
-    kept_per = {label: sum(1 for d in kept if d.label == label) for label in by_class}
-    listed = "; ".join(f"{label}: released count {n:.1f}, {kept_per.get(label, 0)} documents"
-                       for label, n in zip(released.labels, released.noisy))
-    return [
-        f"Labels (class-conditional synthesis): {how}. Each unit carries one label (a person whose documents carry "
-        "several keeps the most frequent, ties by label order). The number of units per label was released with "
-        f"Gaussian noise (sigma {counts.sigma:.3g}; charged above as class counts). The method then ran once per "
-        "label on that label's units only; the labels split the units into disjoint classes, so by parallel "
-        "composition every stage was charged once for all classes, not once per class. The method ran at epsilon "
-        f"{split.inner_spec.privacy.epsilon:.4g} so that, with the class counts, the total stays within the stated "
-        f"budget. Documents per label follow the released counts (post-processing): {listed}."
-    ]
-
-
 def released_class_counts(run_dir: Path, method: str) -> dict[str, float]:
     """A finished run's released class counts (DP outputs; {} without a label column), for the Review page."""
     checkpoints = Path(run_dir) / "checkpoints" / method
@@ -423,42 +311,3 @@ class TopicLabelled(ClassConditional):
         kept = keep_class_shares(docs, released, ctx.rng())
         diagnostics = {**diagnostics, "classes": len(released.labels), "kept_after_class_shares": len(kept)}
         return kept, diagnostics, [*notes, *topic_label_notes(split, stage, kept)]
-
-
-def keep_class_shares(docs: Sequence[SyntheticDoc], released: ClassCounts, rng: np.random.Generator
-                      ) -> list[SyntheticDoc]:
-    """Labels by topic: per label, documents in proportion to the released class counts (``allocate``: a label
-    above its share is cut to it, one below keeps all). Which of a label's documents are kept is drawn at
-    random (``rng``: OS entropy), so that a cut label keeps documents of all its topics, not of the first ones;
-    the kept documents stay in writing order. Post-processing of released values and synthetic text."""
-    if not released.labels:  # no label released: the documents carry none, nothing to follow
-        return list(docs)
-    order = {id(d): i for i, d in enumerate(docs)}
-    by_class: dict[str, list[SyntheticDoc]] = {label: [] for label in released.labels}
-    for d in docs:
-        by_class.setdefault(d.label, []).append(d)
-    shuffled = {label: [group[i] for i in rng.permutation(len(group))] for label, group in by_class.items()}
-    return sorted(allocate(shuffled, released.shares()), key=lambda d: order[id(d)])
-
-
-def topic_label_notes(split: BudgetSplit, stage: TopicLabelStage, docs: Sequence[SyntheticDoc]) -> list[str]:
-    """The certificate's plain words on labels by topic (public settings and released values only)."""
-    counts, topic = split.counts, stage.plan
-    how = ("The labels were typed by the custodian (public): " + ", ".join(counts.typed) if counts.typed else
-           "The labels were not typed, so they were released first by a DP set union: a label was kept only when "
-           f"its noisy count of units cleared {counts.tau:.3g} (sigma {counts.sigma:.3g})")
-    kept = Counter(d.label for d in docs)
-    listed = "; ".join(f"{label}: released count {n:.1f}, {kept.get(label, 0)} documents"
-                       for label, n in zip(stage.counts.labels, stage.counts.noisy))
-    return [
-        f"Labels (by topic): {how}. Each unit carries one label (a person whose documents carry several keeps the "
-        "most frequent, ties by label order). The number of units per label was released with Gaussian noise "
-        f"(sigma {counts.sigma:.3g}; charged above as class counts). The method ran once on all units at epsilon "
-        f"{split.inner_spec.privacy.epsilon:.4g}; then, for every topic's cluster, how many of its units carry each "
-        f"label was released with Gaussian noise (sigma {topic.sigma:.3g}; each unit is in at most {topic.L} "
-        f"clusters, so sensitivity sqrt({topic.L}); {TOPIC_LABEL_SHARE:.0%} of the budget, charged above as topic "
-        "label counts). Each synthetic document took its label from its topic's released counts (a merged topic's "
-        "clusters summed, lowered by twice their noise and clipped at 0; a random split from the operating system's "
-        "entropy), and each label kept documents in proportion to its released count (a label above its share was "
-        f"cut to it): post-processing, no further cost. {listed}."
-    ]

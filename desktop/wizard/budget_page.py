@@ -6,16 +6,14 @@ import math
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QHeaderView, QLabel,
-    QLineEdit, QPlainTextEdit, QSlider, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
+    QLineEdit, QPlainTextEdit, QSlider, QTableWidget, QVBoxLayout, QWidget,
 )
 
 from core.certificate.render import PARAMETER_MEANINGS
 from core.common.errors import PrivetError
 from core.ledger.view import after_run_words, spent_words
-from core.run.planning import TABLE_BASIS
 from core.privacy.budget import EPSILON_TRADE_OFF
 from core.specs.stage_labels import stage_label
 from desktop.budget_bands import band_for
@@ -24,6 +22,7 @@ from desktop.widgets.collapsible import Collapsible
 from desktop.widgets.dataset_runs import DatasetRunsView
 from desktop.widgets.stacked_bar import StackedBar
 from desktop.wizard.common import Page, scrolling_layouts
+from desktop.wizard.epsilon_table import EpsilonTableSection
 
 EPS_MIN, EPS_MAX = 0.1, 50.0
 SLIDER_STEPS = 200
@@ -58,7 +57,7 @@ def eps_to_slider(epsilon: float) -> int:
     return round(SLIDER_STEPS * math.log(eps / EPS_MIN) / math.log(EPS_MAX / EPS_MIN))
 
 
-class BudgetPage(Page):
+class BudgetPage(EpsilonTableSection, Page):
     def __init__(self, controller: WizardController) -> None:
         super().__init__(controller, "Privacy budget",
                          "How much the synthetic corpus may reveal about any one unit. " + EPSILON_TRADE_OFF)
@@ -276,100 +275,6 @@ class BudgetPage(Page):
         self._select_row(value)
         self._debounce.start()
 
-    # --- the ε table ------------------------------------------------------------------------------
-
-    def refresh_table(self) -> None:
-        """Ask core for the table (``core.run.planning.epsilon_table``) when anything but ε changed since it was drawn."""
-        spec = self.controller.spec
-        summary = self.controller.summary
-        key = None if summary is None else (summary.fingerprint, summary.n_units, repr(_without_epsilon(spec)))
-        if key == self._table_key:
-            return
-        self._table_key = key
-        self.epsilon_table = self.controller.epsilon_table() if key is not None else None
-        self._show_table()
-
-    def table_rows(self) -> list[tuple[str, ...]]:
-        """The table as shown, one tuple of cell texts per row (tests and screenshots)."""
-        return [tuple(_cell(self.table.item(r, c)) for c in range(self.table.columnCount()))
-                for r in range(self.table.rowCount())]
-
-    def selected_row(self) -> int | None:
-        rows = self.table.selectionModel().selectedRows()
-        return rows[0].row() if rows else None
-
-    def pick_row(self, row: int) -> None:
-        """Select a row, as a click does: its ε becomes this run's."""
-        self.table.selectRow(row)
-
-    def _show_table(self) -> None:
-        table = self.epsilon_table
-        self._syncing = True
-        self.table.setRowCount(0)
-        if table is None or not any(row.expected_topics is not None for row in table.rows):
-            self.table_box.setVisible(False)
-            self._syncing = False
-            return
-        self.table_box.setVisible(True)
-        unit = self.controller.unit_word()
-        self.table.setRowCount(len(table.rows))
-        for r, row in enumerate(table.rows):
-            band = band_for(row.epsilon, table.delta, unit)
-            suggested = " (smallest that finds topics)" if row.epsilon == table.suggested else ""
-            cells = (f"{row.epsilon:g}{suggested}", f"■ {row.headline}", row.topics_words(), row.documents_words())
-            for c, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                item.setData(Qt.ItemDataRole.UserRole, row.epsilon)
-                if c == 1:
-                    item.setForeground(QColor(band.colour))
-                    item.setData(Qt.ItemDataRole.UserRole + 1, band.name)
-                self.table.setItem(r, c, item)
-        self.table.resizeRowsToContents()
-        height = self.table.horizontalHeader().height() + sum(self.table.rowHeight(r) for r in range(len(table.rows)))
-        self.table.setFixedHeight(height + 2 * self.table.frameWidth())
-        self.table_note.setText(f"Computed {table.count_words()}, at δ = {table.delta:.2g}. {TABLE_BASIS} "
-                                f"{table.suggestion_words()} Click a row to use its ε.")
-        self._syncing = False
-        self._select_row(self.epsilon.value())
-
-    def _suggest_epsilon(self) -> None:
-        """Select the smallest ε whose forecast holds topics, once per data and method, unless the officer chose ε
-        or the spec came from a file: a suggestion she sees and confirms, never a decision of the run."""
-        table, summary = self.epsilon_table, self.controller.summary
-        if table is None or table.suggested is None or summary is None or self._officer_chose:
-            return
-        if not self.controller.suggest_defaults:
-            return
-        key = (summary.fingerprint, self.controller.spec.method)
-        if key in self._suggested_for:
-            return
-        self._suggested_for.add(key)
-        self._syncing = True
-        self.epsilon.setValue(table.suggested)
-        self._syncing = False
-
-    def _select_row(self, epsilon: float) -> None:
-        """Keep the table's selection on the row of this ε (none when ε is not in the table)."""
-        self._syncing = True
-        self.table.clearSelection()
-        for r in range(self.table.rowCount()):
-            item = self.table.item(r, 0)
-            if item is not None and abs(float(item.data(Qt.ItemDataRole.UserRole)) - epsilon) < 1e-9:
-                self.table.selectRow(r)
-        self._syncing = False
-
-    def _row_picked(self) -> None:
-        if self._syncing:
-            return
-        row = self.selected_row()
-        if row is None:
-            return
-        item = self.table.item(row, 0)
-        if item is None:
-            return
-        self._officer_chose = True
-        self.epsilon.setValue(float(item.data(Qt.ItemDataRole.UserRole)))
-
     # --- plan -----------------------------------------------------------------------------------
 
     def refresh_plan(self) -> None:
@@ -452,17 +357,3 @@ class BudgetPage(Page):
             problem = self.controller.budget_problem(plan.rho_total, plan.delta, plan.delta_spent)
             if problem:
                 self._plan_error = problem
-
-
-def _cell(item: QTableWidgetItem | None) -> str:
-    return "" if item is None else item.text()
-
-
-def _without_epsilon(spec: Any) -> Any:
-    """The spec's settings other than ε (what the ε table depends on), for telling when to redraw it."""
-    from dataclasses import asdict
-
-    settings = asdict(spec)
-    settings.get("privacy", {}).pop("epsilon", None)
-    settings.get("privacy", {}).pop("rationale", None)
-    return settings

@@ -238,7 +238,7 @@ class DataPage(Page):
                 combo.addItem(choices.get(name, name), name)  # the name, with core's statistics of the column
             if chosen and columns and chosen not in columns:
                 # A name asked for (a run spec, the demo) that this file lacks stays chosen, so that Load
-                # says so with the columns found (core.corpus.loader) instead of silently using another.
+                # says so with the columns found (core.corpus.column_choice) instead of silently using another.
                 combo.addItem(f"{chosen} {MISSING}", chosen)
             index = combo.findData(chosen) if chosen else 0
             combo.setCurrentIndex(max(index, 0))

@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 from core.cli import main
-from core.demo import generate
+from core.demo.clinic import SYMPTOMS, make_clinic_corpus
+from core.demo.files import write_clinic
+from core.demo.generate import faker_version, sha256_file
+from core.demo.movielens import clean_title
 from core.common.paths import resources_dir
 
 DEMO = resources_dir() / "demo"
@@ -44,20 +47,20 @@ def clinic():
 
 
 def test_generator_is_deterministic(tmp_path):
-    a = generate.make_clinic_corpus(n_patients=80, n_diseases=8, seed=3, n_questions=20)
-    b = generate.make_clinic_corpus(n_patients=80, n_diseases=8, seed=3, n_questions=20)
+    a = make_clinic_corpus(n_patients=80, n_diseases=8, seed=3, n_questions=20)
+    b = make_clinic_corpus(n_patients=80, n_diseases=8, seed=3, n_questions=20)
     assert a == b
     for sub, corpus in (("a", a), ("b", b)):
-        generate.write_clinic(corpus, tmp_path / sub)
+        write_clinic(corpus, tmp_path / sub)
     for name in ("notes.csv", "questions.jsonl", "diseases.json", "domain_words.txt"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
-    c = generate.make_clinic_corpus(n_patients=80, n_diseases=8, seed=4, n_questions=20)
+    c = make_clinic_corpus(n_patients=80, n_diseases=8, seed=4, n_questions=20)
     assert c.notes != a.notes
 
 
 def test_catalogue_does_not_depend_on_patient_count():
-    small = generate.make_clinic_corpus(n_patients=50, n_diseases=10, seed=5, n_questions=5)
-    large = generate.make_clinic_corpus(n_patients=300, n_diseases=10, seed=5, n_questions=5)
+    small = make_clinic_corpus(n_patients=50, n_diseases=10, seed=5, n_questions=5)
+    large = make_clinic_corpus(n_patients=300, n_diseases=10, seed=5, n_questions=5)
     assert [(d.name, d.symptoms, d.treatment) for d in small.diseases] == [
         (d.name, d.symptoms, d.treatment) for d in large.diseases
     ]
@@ -65,13 +68,13 @@ def test_catalogue_does_not_depend_on_patient_count():
 
 def test_shipped_files_match_a_fresh_generation(tmp_path):
     manifest = json.loads((DEMO / "MANIFEST.json").read_text())
-    if manifest["faker"] != generate.faker_version():
+    if manifest["faker"] != faker_version():
         pytest.skip("Faker version differs from the one the shipped files were made with")
-    generate.write_clinic(generate.make_clinic_corpus(), tmp_path)
+    write_clinic(make_clinic_corpus(), tmp_path)
     for name in ("notes.csv", "questions.jsonl", "diseases.json"):
         assert (tmp_path / name).read_bytes() == (CLINIC / name).read_bytes(), name
     for rel, digest in manifest["files"].items():
-        assert generate.sha256_file(resources_dir().parent / rel) == digest, rel
+        assert sha256_file(resources_dir().parent / rel) == digest, rel
 
 
 def test_shipped_clinic_counts_and_columns(clinic):
@@ -138,7 +141,7 @@ def test_diagnosis_questions_are_answerable_and_held_out(clinic):
         (gold,) = q["answer"]
         assert gold in names
         assert gold not in q["question"]
-        asked = {s for s in generate.SYMPTOMS if s in q["question"]}
+        asked = {s for s in SYMPTOMS if s in q["question"]}
         assert len(asked) == 3 and asked <= symptom_sets[gold]
         assert [n for n, s in symptom_sets.items() if asked <= s] == [gold]  # identifies the disease
         assert not any_patient.search(q["question"])  # new patients, not from the corpus
@@ -186,11 +189,11 @@ def test_shipped_movielens_users_and_questions():
 
 
 def test_clean_title_moves_articles_to_the_front():
-    assert generate.clean_title("Raisin in the Sun, A") == "A Raisin in the Sun"
-    assert generate.clean_title("Emperor and the Assassin, The (Jing ke ci qin wang)") == (
+    assert clean_title("Raisin in the Sun, A") == "A Raisin in the Sun"
+    assert clean_title("Emperor and the Assassin, The (Jing ke ci qin wang)") == (
         "The Emperor and the Assassin (Jing ke ci qin wang)"
     )
-    assert generate.clean_title("Heat") == "Heat"
+    assert clean_title("Heat") == "Heat"
 
 
 # ----------------------------------------------------------------------------- CLI

@@ -9,14 +9,16 @@ import random
 import numpy as np
 
 from core.cli import main
-from core.demo import generate
+from core.demo.clinic import make_clinic_corpus
+from core.demo.files import write_clinic
+from core.demo.forms import make_form_corpus
 from core.evaluation import fidelity
 from core.models.tiny import HashingEmbedder
 
 
 def _notes(kind: str, n: int = 240, seed: int = 3) -> tuple[list[str], tuple[str, ...]]:
-    corpus = (generate.make_clinic_corpus(n, 10, seed=seed, n_questions=2) if kind == "clinic"
-              else generate.make_form_corpus(kind, n, 10, seed=seed, n_questions=2))
+    corpus = (make_clinic_corpus(n, 10, seed=seed, n_questions=2) if kind == "clinic"
+              else make_form_corpus(kind, n, 10, seed=seed, n_questions=2))
     return [r["note"] for r in corpus.notes], corpus.templates
 
 
@@ -76,8 +78,8 @@ def test_skeleton_proxy_without_templates():
 
 
 def test_fidelity_command_prints_the_report(tmp_path, capsys):
-    corpus = generate.make_form_corpus("discharge", 120, 8, seed=5, n_questions=2)
-    generate.write_clinic(corpus, tmp_path / "real")
+    corpus = make_form_corpus("discharge", 120, 8, seed=5, n_questions=2)
+    write_clinic(corpus, tmp_path / "real")
     synthetic = tmp_path / "synthetic.jsonl"
     synthetic.write_text("".join(json.dumps({"id": f"s{i}", "text": n["note"]}) + "\n"
                                  for i, n in enumerate(corpus.notes[::3])), encoding="utf-8")

@@ -8,15 +8,17 @@ import time
 
 import pytest
 
-from core.demo import generate
+from core.demo.clinic import make_clinic_corpus
+from core.demo.files import write_clinic
+from core.demo.forms import FORM_KINDS, make_form_corpus, note_templates
 from core.evaluation import own_form
 
 
 @pytest.fixture(scope="module", params=["clinic", "discharge", "triage"])
 def corpus(request):
     if request.param == "clinic":
-        return generate.make_clinic_corpus(n_patients=300, n_diseases=12, seed=7, n_questions=5)
-    return generate.make_form_corpus(request.param, n_patients=300, n_diseases=12, seed=7, n_questions=5)
+        return make_clinic_corpus(n_patients=300, n_diseases=12, seed=7, n_questions=5)
+    return make_form_corpus(request.param, n_patients=300, n_diseases=12, seed=7, n_questions=5)
 
 
 def test_real_notes_match_their_own_templates(corpus):
@@ -40,11 +42,11 @@ def test_shuffled_text_does_not_match(corpus):
 
 
 def test_other_kinds_notes_are_not_in_these_forms():
-    clinic = [n["note"] for n in generate.make_clinic_corpus(80, 8, seed=2, n_questions=2).notes]
-    for kind in generate.FORM_KINDS:
-        assert own_form.own_form_share(clinic, generate.note_templates(kind)) == 0.0
-        other = generate.make_form_corpus(kind, 80, 8, seed=2, n_questions=2)
-        assert own_form.own_form_share([n["note"] for n in other.notes], generate.note_templates("clinic")) == 0.0
+    clinic = [n["note"] for n in make_clinic_corpus(80, 8, seed=2, n_questions=2).notes]
+    for kind in FORM_KINDS:
+        assert own_form.own_form_share(clinic, note_templates(kind)) == 0.0
+        other = make_form_corpus(kind, 80, 8, seed=2, n_questions=2)
+        assert own_form.own_form_share([n["note"] for n in other.notes], note_templates("clinic")) == 0.0
 
 
 def test_whitespace_and_case_are_tolerated_but_extra_text_around_is_not():
@@ -65,7 +67,7 @@ def test_regex_metacharacters_in_fixed_parts_are_literal():
 
 
 def test_matching_long_unmatched_text_is_fast():
-    templates = generate.note_templates("clinic") + generate.note_templates("triage")
+    templates = note_templates("clinic") + note_templates("triage")
     text = ". ".join(f"word{i}, and more, of it" for i in range(800))
     started = time.monotonic()
     assert own_form.own_form_share([text] * 5, templates) == 0.0
@@ -73,8 +75,8 @@ def test_matching_long_unmatched_text_is_fast():
 
 
 def test_templates_json_round_trips(tmp_path):
-    corpus = generate.make_form_corpus("triage", 40, 5, seed=1, n_questions=2)
-    generate.write_clinic(corpus, tmp_path)
+    corpus = make_form_corpus("triage", 40, 5, seed=1, n_questions=2)
+    write_clinic(corpus, tmp_path)
     assert own_form.load_templates(tmp_path / "templates.json") == list(corpus.templates)
     (tmp_path / "list.json").write_text(json.dumps(["A {x} B"]))
     assert own_form.load_templates(tmp_path / "list.json") == ["A {x} B"]

@@ -101,7 +101,7 @@ def _entities(text: str) -> str:
 
 def _filler_rows(n: int) -> list[str]:
     """Rows of the same kind but other people: the demo's generator with another seed."""
-    from core.demo.generate import make_clinic_corpus
+    from core.demo.clinic import make_clinic_corpus
 
     return [r["note"] for r in make_clinic_corpus(n, seed=4242).notes][:n]
 
@@ -176,7 +176,8 @@ COPIES: dict[str, tuple[str, Callable[[list[str]], list[str]]]] = {
 
 def different_corpora() -> dict[str, tuple[str, list[str]]]:
     """Corpora that are not the demo's: they must stay their own datasets."""
-    from core.demo.generate import DEMO_SEED, make_clinic_corpus
+    from core.demo.clinic import make_clinic_corpus
+    from core.demo.draws import DEMO_SEED
 
     def clinic(n: int, seed: int) -> list[str]:
         return [r["note"] for r in make_clinic_corpus(n, seed=seed).notes]

@@ -1,4 +1,4 @@
-"""Issue 31, item 2: one dataset identity by content (core/ledger/booking.py, core/corpus/fingerprint.py).
+"""Issue 31, item 2: one dataset identity by content (core/ledger/booking.py, core/corpus/content_scan.py).
 
 The audit's eight re-keyings that escaped a cap of ε = 12 after an ε = 10 run, each booked through
 ``book_dataset`` under the demo corpus's budget and refused by its cap; the notes.jsonl-before-notes.csv
@@ -19,16 +19,12 @@ from tests.helpers import tiny_spec, write_notes
 
 from core.cli import main as privet
 from core.corpus import Corpus, LoadReport, Unit
-from core.corpus.fingerprint import (
-    EVIDENCE_BAR,
-    HOLDS_A_RARE_WORD,
-    ShingleSketch,
-    _BottomK,
-    containment,
-    identity_text,
-    scan_content,
-)
-from core.demo.generate import DEMO_SEED, make_clinic_corpus
+from core.corpus.containment import containment
+from core.corpus.content_scan import scan_content
+from core.corpus.content_sketch import EVIDENCE_BAR, HOLDS_A_RARE_WORD, BottomK, ShingleSketch
+from core.corpus.identity_form import identity_text
+from core.demo.clinic import make_clinic_corpus
+from core.demo.draws import DEMO_SEED
 from core.common.errors import BudgetError, PrivetError
 from core.ledger import Ledger
 from core.ledger.booking import SAME_CONTENT_SHARE, Booking, book_dataset, record_booking, same_dataset
@@ -154,7 +150,7 @@ def test_identity_form_folds_case_width_format_characters_and_punctuation():
 def test_bottom_k_keeps_exact_document_counts_within_bounded_memory():
     rng = random.Random(7)
     docs = [{rng.randrange(5000): "" for _ in range(rng.randrange(1, 40))} for _ in range(3000)]
-    sample = _BottomK(64)
+    sample = BottomK(64)
     for doc in docs:
         sample.add_document(doc)
     every = sorted({v for doc in docs for v in doc})

@@ -18,7 +18,9 @@ from tests.helpers import tiny_spec
 from tests.ledger.surface_copies import COPIES, DEMO_NOTES, different_corpora, read_notes
 
 from core.corpus import Corpus, LoadReport, Unit
-from core.corpus.fingerprint import containment, identity_text, scan_content
+from core.corpus.containment import containment
+from core.corpus.content_scan import scan_content
+from core.corpus.identity_form import identity_text
 from core.common.errors import BudgetError
 from core.ledger import Ledger
 from core.ledger.booking import Booking, book_dataset, record_booking, same_dataset

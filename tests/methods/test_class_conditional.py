@@ -15,15 +15,9 @@ from tests.corpus.test_label_column import DEPARTMENTS, write_labelled
 from core.common.errors import Cancelled
 from core.ledger import Ledger
 from core.methods.base import SyntheticDoc
-from core.methods.class_conditional import (
-    ClassConditional,
-    ParallelCharge,
-    allocate,
-    method_for,
-    proportional_quotas,
-    released_class_counts,
-    split_budget,
-)
+from core.methods.class_budget import ParallelCharge, split_budget
+from core.methods.class_conditional import ClassConditional, method_for, released_class_counts
+from core.methods.class_shares import allocate, proportional_quotas
 from core.methods.registry import get
 from core.run.pipeline import plan, run_pipeline
 from core.privacy.class_counts import (
@@ -260,13 +254,13 @@ def test_every_parameter_of_a_labelled_run_has_a_meaning_on_the_certificate(tmp_
 
 
 def test_aug_pe_prompts_name_the_class_and_votes_stay_within_it(tmp_path, privet_home, monkeypatch):
-    from core.methods import class_conditional
+    from core.methods.class_conditional import ClassConditional
     from core.specs.runspec import AugPESpec
 
     spec = _labelled_spec(tmp_path, DEPARTMENTS, "aug_pe")
     spec.aug_pe = AugPESpec(iterations=2, population=4, variations=1, max_new_tokens=4, batch_size=4)
     tasks = []
-    real_run = class_conditional.ClassConditional.run
+    real_run = ClassConditional.run
 
     def spy(self, corpus, spec_, delta, ctx):
         inner = self.method.run
@@ -278,7 +272,7 @@ def test_aug_pe_prompts_name_the_class_and_votes_stay_within_it(tmp_path, privet
         monkeypatch.setattr(self.method, "run", recording)
         return real_run(self, corpus, spec_, delta, ctx)
 
-    monkeypatch.setattr(class_conditional.ClassConditional, "run", spy)
+    monkeypatch.setattr(ClassConditional, "run", spy)
     planned = plan(spec)
     result = run_pipeline(spec)
     assert [labels for _, labels in tasks] == [{label} for label in DEPARTMENTS]  # each class votes on its own units

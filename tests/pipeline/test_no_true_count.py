@@ -14,7 +14,8 @@ from tests.helpers import tiny_spec
 import core.corpus
 import core.ledger.booking
 import core.run.planning
-from core.demo.generate import make_clinic_corpus, write_clinic
+from core.demo.clinic import make_clinic_corpus
+from core.demo.files import write_clinic
 from core.common.errors import PrivetError
 from core.methods.class_conditional import method_for
 from core.run.pipeline import _prepare

@@ -9,7 +9,8 @@ import pytest
 from tests.helpers import tiny_spec
 
 from core.cli import main as privet
-from core.demo.generate import make_clinic_corpus, write_clinic
+from core.demo.clinic import make_clinic_corpus
+from core.demo.files import write_clinic
 from core.common.errors import PrivetError
 from core.ledger import Ledger
 from core.methods.dp_synrag.shape.adaptive import MIN_TOPICS

@@ -20,7 +20,9 @@ import pytest
 
 from tests import helpers
 from core.corpus import Corpus, Unit, load_corpus
-from core.demo import generate
+from core.demo.clinic import ClinicCorpus, make_clinic_corpus
+from core.demo.draws import DEMO_SEED
+from core.demo.files import write_clinic
 from core.common.errors import PrivetError
 from core.ledger import Ledger
 from core.methods.dp_synrag.shape import examples as ex
@@ -42,11 +44,11 @@ INVENTED = (  # genuinely invented examples, in the demo clinic's own form and i
 
 
 @pytest.fixture(scope="module")
-def clinic(tmp_path_factory) -> tuple[generate.ClinicCorpus, Corpus]:
-    """The demo clinic corpus as ``privet demo-data`` writes it (core/demo/generate.py), loaded."""
+def clinic(tmp_path_factory) -> tuple[ClinicCorpus, Corpus]:
+    """The demo clinic corpus as ``privet demo-data`` writes it (core/demo/clinic.py), loaded."""
     folder = tmp_path_factory.mktemp("clinic")
-    made = generate.make_clinic_corpus(600, 25, generate.DEMO_SEED)
-    generate.write_clinic(made, folder)
+    made = make_clinic_corpus(600, 25, DEMO_SEED)
+    write_clinic(made, folder)
     return made, load_corpus(folder / "notes.csv", text_column="note", id_column="id")
 
 
@@ -81,7 +83,7 @@ def replace_every(text: str, k: int, keep: Collection[str] = ()) -> str:
     return " ".join(words)
 
 
-def identifying(made: generate.ClinicCorpus, i: int) -> tuple[str, set[str]]:
+def identifying(made: ClinicCorpus, i: int) -> tuple[str, set[str]]:
     """Note i and the words the audit kept: the patient's name, the diagnosis and the drug."""
     note = made.notes[i]
     disease = next(d for d in made.diseases if d.name in note["note"])
@@ -162,7 +164,7 @@ def test_the_tail_is_refused_by_plan_and_run_before_any_charge(tmp_path):
 # -- names and rare words -----------------------------------------------------------------------------------
 
 
-def a_surname_of_one_document(made: generate.ClinicCorpus) -> str:
+def a_surname_of_one_document(made: ClinicCorpus) -> str:
     """A patient's surname that no other note holds (the audit's "a name shared with one document")."""
     texts = [n["note"] for n in made.notes]
     for note in made.notes:

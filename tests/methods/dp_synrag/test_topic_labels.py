@@ -234,7 +234,7 @@ def test_a_merged_topic_sums_its_clusters_counts_less_their_noise_and_clips_at_z
 
 
 def test_labels_by_topic_keep_documents_per_label_in_proportion_to_the_released_counts():
-    from core.methods.class_conditional import keep_class_shares
+    from core.methods.class_shares import keep_class_shares
     from core.privacy.class_counts import ClassCounts
 
     docs = [SyntheticDoc(f"d{i}", "t", i // 10, "a" if i < 60 else "b" if i < 90 else "c") for i in range(100)]

@@ -7,7 +7,7 @@ import re
 import pytest
 from faker import Faker
 
-from core.demo.generate import make_clinic_corpus
+from core.demo.clinic import make_clinic_corpus
 from core.common.errors import PrivetError
 from core.methods.rpsg.pii import PIIOptions, default_recognizers, find_pii, mask_pii, scan_pii
 

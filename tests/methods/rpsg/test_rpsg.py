@@ -415,7 +415,7 @@ def test_mean_token_nll_matches_one_full_forward_on_the_tiny_model():
 
 @pytest.mark.slow
 def test_integration_on_packaged_models():
-    from core.demo.generate import make_clinic_corpus
+    from core.demo.clinic import make_clinic_corpus
     from core.models.registry import load_embedder, load_language_model
     from core.specs.runspec import ModelChoice
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from core.corpus import Unit
-from core.corpus.loader import UNIT_SEPARATOR  # how a person's documents are joined into one unit
+from core.corpus.units import UNIT_SEPARATOR  # how a person's documents are joined into one unit
 from core.methods.dp_synrag.vocab.vocabulary import load_person_names, read_word_list
 from core.common.paths import resources_dir
 
