@@ -32,7 +32,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from core.corpus import Unit
-    from core.corpus.loader import UNIT_SEPARATOR
+    from core.corpus.units import UNIT_SEPARATOR
     from core.evaluation.own_form import TemplateMatcher, load_templates
     from core.methods.dp_synrag.release.budget import plan_dp_synrag
     from core.methods.dp_synrag.release.form_proposals import SLOT, FormLists, propose_openers, propose_skeletons
