@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from core.corpus import Unit
-from core.methods.dp_synrag.release.form_proposals import FormLists, skeleton_of
-from core.methods.dp_synrag.release.form_values import propose_values, short_value, split_value_item
+from core.methods.dp_synrag.release.form_proposals import FormLists
+from core.methods.dp_synrag.release.form_values import propose_values, short_value, slot_labels, split_value_item
 
 from core.methods.dp_synrag.release.budget import plan_dp_synrag
 from core.methods.dp_synrag.release.structure import ReleasedForms
@@ -33,15 +33,22 @@ def _ticket(product: str, satisfied: str, issue: str) -> str:
     return f"Product: {product}. Customer satisfied: {satisfied}. Status: closed after 3 days. {issue}"
 
 
-def test_a_unit_proposes_its_short_slot_values_in_a_released_skeleton_only(lists):
+def test_a_unit_proposes_its_labelled_short_slot_values(lists):
     doc = _ticket("Ledgerly", "yes", "Sync stuck at ninety nine and the user called twice about it.")
-    skeleton = skeleton_of(doc, OPENERS, lists)
-    items = [split_value_item(i) for i in propose_values(Unit("u", doc), OPENERS, {skeleton}, lists, 4)]
-    assert ("Ledgerly" in [v for _, _, v in items]) and ("yes" in [v for _, _, v in items])
-    assert all(s == skeleton for s, _, _ in items)
-    assert not any("called" in v for _, _, v in items)  # a long filler is no value
-    assert propose_values(Unit("u", doc), OPENERS, {"Another: [text]."}, lists, 4) == []  # skeleton not released
-    assert len(propose_values(Unit("u", doc), OPENERS, {skeleton}, lists, 1)) == 1  # at most m_v
+    items = [split_value_item(i) for i in propose_values(Unit("u", doc), OPENERS, lists, 4)]
+    assert ("product: _.", "Ledgerly") in items and ("customer satisfied: _.", "yes") in items
+    assert not any("called" in v for _, v in items)  # a long filler is no value
+    assert len(propose_values(Unit("u", doc), OPENERS, lists, 1)) == 1  # at most m_v
+    assert propose_values(Unit("u", "Free text with no form at all, ever."), OPENERS, lists, 4) == []
+
+
+def test_values_are_pooled_by_their_slots_label_across_skeletons(lists):
+    one, other = "Product: [text]. Customer satisfied: [text].", "Ticket. Product: [text]. Agent [text] after [text]."
+    assert slot_labels(one) == ["product: _.", "customer satisfied: _."]
+    assert slot_labels(other) == ["product: _.", "agent _a", "after _."]
+    assert slot_labels("[name] ([text], [number] years)") == [""]  # a bracket alone is no label
+    forms = ReleasedForms((one, other), (50.0, 50.0), 3, (("product: _.", "Ledgerly", 40.0),))
+    assert forms.slot_values(other) == {0: [("Ledgerly", 40.0)]} == forms.slot_values(one)
 
 
 def test_a_value_holds_no_digit_no_name_of_the_public_list_and_at_most_three_words(lists):
@@ -56,15 +63,14 @@ def test_a_value_holds_no_digit_no_name_of_the_public_list_and_at_most_three_wor
 def test_a_value_only_one_unit_wrote_is_never_released_in_10000_trials(lists):
     """The release at the default plan (ε = 10, δ = 1e-6): a planted value of one unit beside one 150 units wrote."""
     plan = plan_dp_synrag(DPSynRAGSpec(), 10.0, 1e-6)
-    skeleton = skeleton_of(_ticket("Ledgerly", "yes", ""), OPENERS, lists)
     units = [Unit(f"u{i}", _ticket("Ledgerly", "yes", "")) for i in range(150)]
     units.append(Unit("canary", _ticket("Zorblax", "yes", "")))
-    counts = item_counts([propose_values(u, OPENERS, {skeleton}, lists, plan.m_v) for u in units], plan.m_v)
+    counts = item_counts([propose_values(u, OPENERS, lists, plan.m_v) for u in units], plan.m_v)
     assert max(counts.values()) == 151 and min(counts.values()) == 1  # one count per unit, at most m_v per unit
     rng = np.random.default_rng()
     planted = shared = 0
     for _ in range(10_000):
-        released = {split_value_item(i)[2] for i in gaussian_sparse_histogram(counts, plan.sigma_v, plan.tau_v,
+        released = {split_value_item(i)[1] for i in gaussian_sparse_histogram(counts, plan.sigma_v, plan.tau_v,
                                                                               plan.m_v, rng=rng).items}
         planted += "Zorblax" in released
         shared += "yes" in released
@@ -83,9 +89,9 @@ def _writer():
 def test_the_writer_writes_a_topics_released_value_or_a_closed_lists_value_and_leaves_an_open_slot_to_the_model():
     skeleton = "Product: [text]. Customer satisfied: [text]. Notes: [text]."
     forms = ReleasedForms((skeleton,), (100.0,), 3, (
-        (skeleton, 0, "Ledgerly", 50.0), (skeleton, 0, "ShiftBoard", 45.0),
-        (skeleton, 1, "yes", 60.0), (skeleton, 1, "no", 35.0),
-        (skeleton, 2, "see above", 5.0)))
+        ("product: _.", "Ledgerly", 50.0), ("product: _.", "ShiftBoard", 45.0),
+        ("customer satisfied: _.", "yes", 60.0), ("customer satisfied: _.", "no", 35.0),
+        ("notes: _.", "see above", 5.0)))
     texts = _writer().write("Answer questions about tickets.", [skeleton] * 6,
                             [("shiftboard", ("rota",))] * 6, forms=forms)
     for text in texts:

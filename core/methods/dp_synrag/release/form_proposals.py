@@ -192,8 +192,8 @@ def opener_positions(tokens: Sequence[Token], lists: FormLists) -> tuple[list[in
 def closer_suffixes(tokens: Sequence[Token], hard: int, lists: FormLists) -> list[str]:
     """The 1..``MAX_CLOSER_WORDS`` common words just before the name, number or month at ``hard`` (one space between),
     shortest first: a form's wording that follows a text slot ("… and discharged on [month]")."""
-    if hard < 2 or tokens[hard - 1].text != " ":
-        return []
+    if hard < 2 or tokens[hard - 1].text != " " or tokens[hard - 2].text.lower() in ARTICLES:
+        return []  # "a"/"an" before it agrees with the filler: the slot's, not the form's
     out: list[str] = []
     i = hard - 2
     while i >= 0 and len(out) < MAX_CLOSER_WORDS:

@@ -1,17 +1,24 @@
-"""What each unit proposes to structure discovery's third release (docs/method.md §2.0b): the short values a released
-skeleton's ``[text]`` slots hold in its own documents ("yes", "Ledgerly", "an expired token"), so that a value many
+"""What each unit proposes to structure discovery's third release (docs/method.md §2.0b): the short values its own
+documents' labelled ``[text]`` slots hold ("yes", "Ledgerly", "an expired token"), so that a value many
 units write, such as a category, is written as it stands. Read from one unit, public lists and released outputs only;
 released only by the DP set union of ``structure.py``."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 
 from core.corpus import Unit
-from core.methods.dp_synrag.release.form_proposals import SLOT, FormLists, documents_of, skeleton_of
+from core.methods.dp_synrag.release.form_proposals import (
+    MIN_FIXED_WORDS,
+    SLOT,
+    FormLists,
+    documents_of,
+    fixed_words,
+    skeleton_of,
+)
 
-VALUE_SEPARATOR = "\x1f"  # between a value's skeleton, its slot's index and its words in one released item
+VALUE_SEPARATOR = "\x1f"  # between a value's slot label and its words in one released item
 MAX_VALUE_WORDS = 3
 MAX_VALUE_CHARS = 40
 MAX_DOCUMENT_CHARS = 20_000  # longer documents are cut before matching (bounds the expression's backtracking)
@@ -41,27 +48,50 @@ def short_value(text: str, lists: FormLists) -> str:
     return value
 
 
-def value_item(skeleton: str, slot: int, value: str) -> str:
-    return VALUE_SEPARATOR.join((skeleton, str(slot), value))
+LABEL_WORDS = 4  # a slot's label: at most this many words of the wording before it, in its own clause
+_CLAUSE = re.compile(r"[.;!?\n|•·]")
 
 
-def split_value_item(item: str) -> tuple[str, int, str]:
-    skeleton, slot, value = item.split(VALUE_SEPARATOR)
-    return skeleton, int(slot), value
+def slot_labels(skeleton: str) -> list[str]:
+    """Each ``[text]`` slot's *label*, in order: the last words of the fixed wording just before it, in that wording's
+    last clause, lower case ("product:", "customer satisfied:", "reports"), and the first mark after the slot; "" when
+    no wording with a letter stands before it (a slot after a slot, or after a bracket alone). Values are pooled by
+    label: the same label in two skeletons is one slot."""
+    labels: list[str] = []
+    end = 0
+    matches = list(SLOT.finditer(skeleton))
+    for k, m in enumerate(matches):
+        before = skeleton[end:m.start()]
+        end = m.end()
+        if m.group(1) != "text":
+            continue
+        words = _CLAUSE.split(before.rstrip())[-1].lower().split()[-LABEL_WORDS:]
+        following = skeleton[m.end():matches[k + 1].start() if k + 1 < len(matches) else len(skeleton)].lstrip(" ")
+        label = " ".join(words)
+        labels.append(f"{label} _{following[:1]}" if re.search(r"[^\W\d_]", label) else "")
+    return labels
 
 
-def propose_values(unit: Unit, openers: Mapping[str, float], skeletons: Collection[str], lists: FormLists,
-                   max_items: int) -> list[str]:
-    """At most ``max_items`` distinct (skeleton, slot, value) items of one unit's documents written in a released
-    skeleton: each ``[text]`` slot's filler when it is a short value, shortest first. A function of this unit, public
-    lists and released outputs only."""
+def value_item(label: str, value: str) -> str:
+    return VALUE_SEPARATOR.join((label, value))
+
+
+def split_value_item(item: str) -> tuple[str, str]:
+    label, value = item.split(VALUE_SEPARATOR)
+    return label, value
+
+
+def propose_values(unit: Unit, openers: Mapping[str, float], lists: FormLists, max_items: int) -> list[str]:
+    """At most ``max_items`` distinct (label, value) items of one unit's documents: each labelled ``[text]`` slot's
+    filler in the document's own skeleton (of released openers) when it is a short value, shortest first. A function of
+    this unit, public lists and released outputs only."""
     found: list[tuple[int, int, str]] = []
     for doc in documents_of(unit):
         skeleton = skeleton_of(doc, openers, lists)
-        if skeleton not in skeletons:
-            continue
+        if fixed_words(skeleton) < MIN_FIXED_WORDS:
+            continue  # free text: no form, no slot
         match = skeleton_pattern(skeleton).match(doc.strip()[:MAX_DOCUMENT_CHARS])
-        for slot, filler in enumerate(match.groups() if match else ()):
-            if value := short_value(filler, lists):
-                found.append((len(value.split(" ")), len(found), value_item(skeleton, slot, value)))
+        for label, filler in zip(slot_labels(skeleton), match.groups() if match else ()):
+            if label and (value := short_value(filler, lists)):
+                found.append((len(value.split(" ")), len(found), value_item(label, value)))
     return list(dict.fromkeys(item for _, _, item in sorted(found)))[:max_items]

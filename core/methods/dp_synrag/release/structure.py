@@ -15,9 +15,10 @@ discovery, §2.0):
    from its own text and the released openers only (:func:`skeleton_of`): at each clause start the longest
    released opener is kept verbatim; names, numbers and months become typed slots; every other run of words
    becomes one ``[text]`` slot. Released: the skeletons whose noisy unit count clears τ_s, with their counts.
-3. **Slot values** (stage ``form_values``). Each unit proposes at most m_v (skeleton, slot, value) items: the
-   filler of each ``[text]`` slot of its documents written in a released skeleton, when it is a short value (at most
-   three words, no digit, no capitalised name of the public list), shortest first (``form_values.py``). Released:
+3. **Slot values** (stage ``form_values``). Each unit proposes at most m_v (label, value) items: the filler of each
+   ``[text]`` slot of its documents' own skeletons (of released openers), keyed by the slot's label (the wording
+   before it: "Product:"), when it is a short value (at most three words, no digit, no capitalised name of the public
+   list), shortest first (``form_values.py``). Released:
    the values whose noisy unit count clears τ_v ("yes", a product's name, a category), which the writer then writes
    as they stand.
 
@@ -43,7 +44,7 @@ from core.privacy.release import Release, run_release
 from core.privacy.set_union import expected_releases, item_counts
 from core.common.progress import ProgressEvent, StageProgress
 from core.methods.dp_synrag.release.form_proposals import FormLists, propose_openers, propose_skeletons
-from core.methods.dp_synrag.release.form_values import propose_values, split_value_item
+from core.methods.dp_synrag.release.form_values import propose_values, slot_labels, split_value_item
 
 
 @dataclass(frozen=True)
@@ -53,14 +54,15 @@ class ReleasedForms:
     skeletons: tuple[str, ...] = ()
     counts: tuple[float, ...] = ()
     openers: int = 0  # how many openers were released (the first release)
-    values: tuple[tuple[str, int, str, float], ...] = ()  # (skeleton, its text slot's index, value, noisy count)
+    values: tuple[tuple[str, str, float], ...] = ()  # (a text slot's label, value, noisy count): form_values.py
 
     def slot_values(self, skeleton: str) -> dict[int, list[tuple[str, float]]]:
-        """The released values of each ``[text]`` slot of ``skeleton`` (slot index -> [(value, noisy count)])."""
+        """The released values of each ``[text]`` slot of ``skeleton`` by its label (slot index -> [(value, count)])."""
         out: dict[int, list[tuple[str, float]]] = {}
-        for s, slot, value, count in self.values:
-            if s == skeleton:
-                out.setdefault(slot, []).append((value, count))
+        for slot, label in enumerate(slot_labels(skeleton)):
+            found = [(value, count) for key, value, count in self.values if label and key == label]
+            if found:
+                out[slot] = found
         return out
 
     def count(self, skeleton: str) -> float:
@@ -129,7 +131,7 @@ def release_forms(
     skeletons = run_release(skeleton_stage, ctx, count_skeletons, noisy(skeleton_stage))
     order = sorted(range(len(skeletons["items"])), key=lambda j: -skeletons["counts"][j])
     released_skeletons = tuple(str(skeletons["items"][j]) for j in order)
-    values: tuple[tuple[str, int, str, float], ...] = ()
+    values: tuple[tuple[str, str, float], ...] = ()
     if len(stages) > 2:  # drawn (and charged, as the plan says) even when no skeleton was released
         value_stage = stages[2]
 
@@ -139,8 +141,7 @@ def release_forms(
                 progress.start("Finding the corpus's own forms")
             proposals = []
             for unit in units:
-                proposals.append(propose_values(unit, released_openers, set(released_skeletons), lists,
-                                                value_stage.items_per_unit))
+                proposals.append(propose_values(unit, released_openers, lists, value_stage.items_per_unit))
                 progress.advance()
             return item_counts(proposals, value_stage.items_per_unit)
 

@@ -310,8 +310,9 @@ class FormWriter:
 
     def _slot_filler(self, row: _Row) -> str:
         """A ``[text]`` slot written whole: a released value of the slot that holds one of the topic's words, else the
-        topic's words of the slot's role, else a released value drawn by its noisy count when the slot's values
-        stand for most of its form (a closed list: "yes"/"no", a category); "" leaves the slot to the writer."""
+        topic's words of the slot's role, else, in a slot of no role, a released value drawn by its noisy count when
+        the slot's values stand for half its form's count (a closed list: "yes"/"no", a category); "" leaves the slot
+        to the writer."""
         values = row.values.get(sum(1 for p in row.pieces[: row.at] if p.kind == "text"), ())
         topical = [v for v, _ in values if any(_holds(v, w) for w in row.words)]
         if topical:
@@ -319,8 +320,10 @@ class FormWriter:
             row.used.update(w for w in row.words if _holds(value, w))
             return value
         typed = self._typed_filler(row)
-        if typed or not values or sum(c for _, c in values) < CLOSED_LIST_SHARE * row.form_count:
-            return typed
+        before = row.pieces[row.at - 1].text if row.at and row.pieces[row.at - 1].kind == "fixed" else ""
+        if typed or not values or slot_role(before) is not None or \
+                sum(c for _, c in values) < CLOSED_LIST_SHARE * row.form_count:
+            return typed  # a role's slot (a condition, a drug) never takes another topic's value
         return self.rng.choices([v for v, _ in values], weights=[max(c, 0.0) for _, c in values])[0]
 
     def _typed_filler(self, row: _Row) -> str:
