@@ -252,7 +252,7 @@ def _run_spec(run_dir: Path) -> RunSpec | None:
 
 def _fallback_form(spec: RunSpec | None) -> str:
     """The plain name of the shipped form a run follows when no form of its corpus is followed ("Case file")."""
-    from core.methods.document_forms import FORM_LABELS, reference_form
+    from core.specs.document_forms import FORM_LABELS, reference_form
 
     if spec is None:
         return ""

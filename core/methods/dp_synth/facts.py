@@ -48,7 +48,7 @@ class DPSynthFacts(MethodFacts):
 
             words = form_choice_words(spec)
             return [words] if words else []
-        from core.methods.document_forms import form_words
+        from core.specs.document_forms import form_words
 
         p = settings_of(spec)
         return [form_words(p.document_form, p.public_example, spec.task, section_name(spec))]
@@ -59,7 +59,7 @@ class DPSynthFacts(MethodFacts):
             from core.methods.dp_synrag.facts import FACTS as SHARED_SECTION_FACTS
 
             return SHARED_SECTION_FACTS.public_defaults(spec)
-        from core.methods.document_forms import reference_form
+        from core.specs.document_forms import reference_form
 
         chosen = copy.deepcopy(spec)
         p = chosen.dp_synth
