@@ -23,8 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from core.specs.writing import SHARED_SETTINGS
-from tests.helpers import CANARY, ROOT, TINY, TINY_SIZES, write_notes
+from tests.helpers import CANARY, ROOT, SHARED_SETTINGS, TINY, TINY_SIZES, write_notes
 
 from core.cli import INTERNAL_ERROR
 from core.cli import main as privet
@@ -53,9 +52,8 @@ class Site:
             "privacy": {"epsilon": "4.0", "delta": "0.0", "spend_anyway": "true"},  # tiny corpus: ~0 topics
             "llm": {"source": _q(TINY.source)},
             "embedder": {"source": _q(TINY.source)},
-            # the shared tiny sizes
             "dp_synrag": {key: _toml(value) for key, value in TINY_SIZES.items() if key not in SHARED_SETTINGS},
-            "writing": {key: _toml(value) for key, value in TINY_SIZES.items() if key in SHARED_SETTINGS},
+            "writing": {key: _toml(value) for key, value in TINY_SIZES.items() if key in SHARED_SETTINGS},  # tiny
             "output": {"folder": _q(self.out)},
         }
         for section, values in sections.items():
