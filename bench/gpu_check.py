@@ -336,7 +336,7 @@ def dp_synrag_run(models: Models, sizes: Sizes, notes: list[dict[str, str]], wor
     ctx = MethodContext(
         llm=llm, embedder=HashingEmbedder(), task="Answer patients' questions about which disease matches their symptoms.",
         charge=charge, reporter=CallbackReporter(on_event), checkpoints=Checkpoints(workdir / "checkpoints"),
-        test_seed=1, max_prompt_tokens=p.max_prompt_tokens, batch_rows=wave_rows(spec, llm),
+        test_seed=1, max_prompt_tokens=spec.writing.max_prompt_tokens, batch_rows=wave_rows(spec, llm),
         compute=dataclasses.replace(LOCAL, engine_factory=recorder.factory),
     )
     if device.startswith("cuda"):

@@ -71,7 +71,7 @@ def main() -> int:
     settings = dict(_setting(s) for s in args.set)
     config = replace(config, scale=replace(config.scale, dp_synrag=replace(config.scale.dp_synrag, **settings)))
     spec = runs.run_spec(config, args.members, "dp_synrag", args.epsilon)
-    spec = replace(spec, dp_synrag=replace(spec.dp_synrag, batch_rows=8))
+    spec = replace(spec, writing=replace(spec.writing, batch_rows=8))
     run = runs.run_method(spec, work, work / "run", _NoWriter(), None)
     shape = json.loads((work / "run" / "checkpoints" / "corpus-shape.json").read_text())["shape"]
     for topic, n in zip(shape["topics"], shape["allocation"]):

@@ -111,8 +111,10 @@ topic_words = "specific"
 refine = false
 answer_start = "keyword"
 self_filter = false
-max_prompt_tokens = 128
 domain_lists = ["$demo/../vocab/medical_demo_domain.txt"]
+
+[writing]
+max_prompt_tokens = 128
 
 [output]
 custodian = "Smoke check"

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from core.specs.runspec import ModelChoice, RunSpec
+from core.specs.writing import SHARED_SETTINGS
 
 if TYPE_CHECKING:
     from desktop.controller import WizardController
@@ -75,11 +76,21 @@ def write_notes(folder: Path, n: int = 40, note: str = NOTE, name: Callable[[int
     return path
 
 
+def set_settings(spec: RunSpec, settings: dict[str, object]) -> None:
+    """Set DP-SynRAG's settings by name: each in ``[dp_synrag]``, or in ``[writing]`` for those every method shares
+    (``max_prompt_tokens``, ``batch_rows``, ``memory_budget_mb``)."""
+    for key, value in settings.items():
+        if not hasattr(spec.writing if key in SHARED_SETTINGS else spec.dp_synrag, key):
+            raise AttributeError(f"no setting {key!r} in [dp_synrag] or [writing]")
+        setattr(spec.writing if key in SHARED_SETTINGS else spec.dp_synrag, key, value)
+
+
 def tiny_spec(tmp_path: Path, corpus: Path | None = None, settings: dict[str, object] | None = None,
               release: str | None = "release", **dp: object) -> RunSpec:
     """A DP-SynRAG run spec on the tiny random models over ``corpus`` (default: ``write_notes(tmp_path)``).
 
-    ``settings`` (default ``TINY_DP_SYNRAG``) and then ``dp`` set ``[dp_synrag]``; the release goes to
+    ``settings`` (default ``TINY_DP_SYNRAG``) and then ``dp`` set ``[dp_synrag]`` (and ``[writing]``, for the
+    settings every method shares: ``set_settings``); the release goes to
     ``tmp_path/release`` (``release`` ``None``: the spec's default, the run folder only).
     """
     spec = RunSpec()
@@ -88,8 +99,7 @@ def tiny_spec(tmp_path: Path, corpus: Path | None = None, settings: dict[str, ob
     spec.data.id_column = "id"
     spec.llm = TINY
     spec.embedder = TINY
-    for key, value in {**(TINY_DP_SYNRAG if settings is None else settings), **dp}.items():
-        setattr(spec.dp_synrag, key, value)
+    set_settings(spec, {**(TINY_DP_SYNRAG if settings is None else settings), **dp})
     if release is not None:
         spec.output.folder = str(tmp_path / release)
     return spec
@@ -128,7 +138,6 @@ def tiny_controller() -> WizardController:
     controller = WizardController()
     controller.spec.llm = TINY
     controller.spec.embedder = TINY
-    for key, value in TINY_DP_SYNRAG.items():
-        if key != "text":  # the wizard keeps the library's default way of writing (realised)
-            setattr(controller.spec.dp_synrag, key, value)
+    # the wizard keeps the library's default way of writing (realised)
+    set_settings(controller.spec, {key: value for key, value in TINY_DP_SYNRAG.items() if key != "text"})
     return controller

@@ -13,8 +13,8 @@ PROMPT_TOKENS_CAP = 200  # prompts are usually shorter than max_prompt_tokens
 
 def run_memory_mb(spec: RunSpec) -> float:
     """Memory (MB) of one private-prediction wave of the packaged model on top of the loaded models."""
-    p = spec.dp_synrag
-    prompt = min(p.max_prompt_tokens, PROMPT_TOKENS_CAP)
-    wave_rows = p.batch_rows or default_batch_rows(spec.llm.device)
-    kv_mb = wave_rows * (prompt + p.T) * KV_BYTES_PER_TOKEN / 1e6
+    w = spec.writing
+    prompt = min(w.max_prompt_tokens, PROMPT_TOKENS_CAP)
+    wave_rows = w.batch_rows or default_batch_rows(spec.llm.device)
+    kv_mb = wave_rows * (prompt + spec.dp_synrag.T) * KV_BYTES_PER_TOKEN / 1e6
     return BASE_MB + kv_mb

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from core.common.errors import PrivetError
 from core.common.paths import resources_dir
-from core.specs.runspec import AugPESpec, DPSynRAGSpec, ModelChoice
+from core.specs.runspec import AugPESpec, DPSynRAGSpec, ModelChoice, WritingSpec
 
 METHODS = ("dp_synrag", "dp_synth", "dp_synrag_l1", "rpsg", "aug_pe")
 # The experiment's own choices among the methods, named here only (the other evaluation modules compare with
@@ -157,6 +157,7 @@ class ScaleConfig:
     context_docs: int = 3  # synthetic neighbours in the context of the membership "target" model
     mia_tokens: int = 64  # tokens of each candidate record scored by the NLL attacks
     aug_pe: AugPESpec = field(default_factory=AugPESpec)
+    writing: WritingSpec = field(default_factory=WritingSpec)  # the longest prompt (and the waves) of every method
     held_out_scored: int = 0  # held-out non-members scored by quality and coverage (0 = all; evenly spaced)
 
 
@@ -171,7 +172,8 @@ SCALE_CONFIGS = {
         name="tiny",
         llm=TINY,
         embedder=TINY,
-        dp_synrag=_dp(K=4, R=4, L=2, k=5, T=4, self_filter=False, max_prompt_tokens=48, topic_words="frequent"),
+        dp_synrag=_dp(K=4, R=4, L=2, k=5, T=4, self_filter=False, topic_words="frequent"),
+        writing=WritingSpec(max_prompt_tokens=48),
         max_members=30,
         benign_questions=4,
         attack_questions=2,
@@ -213,7 +215,8 @@ SCALE_CONFIGS = {
         name="seed",
         llm=ModelChoice(source="default", backend="transformers"),
         embedder=ModelChoice(source="default"),
-        dp_synrag=_dp(K=10, R=500, L=5, k=80, T=70, self_filter=True, max_prompt_tokens=256),
+        dp_synrag=_dp(K=10, R=500, L=5, k=80, T=70, self_filter=True),
+        writing=WritingSpec(max_prompt_tokens=256),
         max_members=0,
         benign_questions=200,
         attack_questions=50,

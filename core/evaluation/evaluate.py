@@ -82,6 +82,7 @@ def run_evaluation(config: EvaluationConfig, reporter: Reporter = NULL_REPORTER,
                   "benign_questions": len(data.benign), "attack_questions": len(data.attack)},
         "settings": {"top_k": scale.top_k, "answer_tokens": scale.answer_tokens, "mia_per_class": scale.mia_per_class,
                      "dp_synrag": {k: v for k, v in scale.dp_synrag.__dict__.items() if k != "domain_lists"},
+                     "writing": dict(scale.writing.__dict__),
                      **own_settings(scale, config.methods)},
         "runs": [c.summary() for c in corpora],
     }

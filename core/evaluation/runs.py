@@ -71,6 +71,7 @@ def run_spec(config: EvaluationConfig, members_csv: Path, method: str, epsilon: 
         privacy=PrivacySpec(epsilon=epsilon),
         llm=scale.llm,
         embedder=scale.embedder,
+        writing=scale.writing,
         dp_synrag=dp,
         aug_pe=scale.aug_pe,
         output=OutputSpec(folder=""),
@@ -176,8 +177,8 @@ def run_method(spec: RunSpec, work_dir: Path, run_dir: Path, llm, embedder,
         ctx = MethodContext(
             llm=llm, embedder=embedder, task=spec.task, charge=charge, reporter=reporter,
             checkpoints=Checkpoints(run_dir / "checkpoints"), test_seed=None,
-            max_prompt_tokens=spec.dp_synrag.max_prompt_tokens,
-            batch_rows=spec.dp_synrag.batch_rows or default_batch_rows(llm.device),
+            max_prompt_tokens=spec.writing.max_prompt_tokens,
+            batch_rows=spec.writing.batch_rows or default_batch_rows(llm.device),
         )
         started, cpu_started = time.monotonic(), time.process_time()
         documents, diagnostics, _notes = adapter.run(corpus, spec, delta, ctx)

@@ -24,14 +24,14 @@ def wave_rows(spec: RunSpec, llm) -> int:
     (logits, clipped logits). The budget is ``memory_budget_mb``, else 1 GB on the CPU and
     half the free memory on a GPU. On CUDA out-of-memory the engine halves the wave anyway.
     """
-    p = spec.dp_synrag
-    if p.batch_rows:
-        return p.batch_rows
+    w = spec.writing
+    if w.batch_rows:
+        return w.batch_rows
     per_token = kv_bytes_per_token(llm)
     if per_token is None:
         return default_batch_rows(llm.device)
-    budget = (p.memory_budget_mb or default_memory_budget_mb(llm.device)) * 1e6
-    per_row = (p.max_prompt_tokens + p.T) * per_token + 4 * 4 * llm.vocab_size
+    budget = (w.memory_budget_mb or default_memory_budget_mb(llm.device)) * 1e6
+    per_row = (w.max_prompt_tokens + spec.dp_synrag.T) * per_token + 4 * 4 * llm.vocab_size
     return max(1, min(4096, int(budget // per_row)))
 
 

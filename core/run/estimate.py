@@ -192,7 +192,7 @@ def estimate(spec: Any, n_units: int, model_bytes: float | None = None, calibrat
     speeds = _Speeds(
         CPU_PREFILL_TOKENS_S * speedup / slow, CPU_DECODE_ROW_TOKENS_S * speedup / slow,
         CPU_EMBED_UNITS_S * speedup / busy,
-        min(spec.dp_synrag.max_prompt_tokens, 200), WRITER_STEP_S * slow / speedup, WRITER_ROW_STEP_S * slow / speedup,
+        min(spec.writing.max_prompt_tokens, 200), WRITER_STEP_S * slow / speedup, WRITER_ROW_STEP_S * slow / speedup,
         busy,
     )
     factor, per_stage = 1.0, {}

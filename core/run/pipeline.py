@@ -345,7 +345,7 @@ def _run_reserved(spec, reporter, ledger, models, prepared, booking, run, out_di
         reporter=reporter,
         checkpoints=Checkpoints(run_dir / "checkpoints" / spec.method),  # never shared between methods
         test_seed=spec.test_mode_seed,
-        max_prompt_tokens=spec.dp_synrag.max_prompt_tokens,
+        max_prompt_tokens=spec.writing.max_prompt_tokens,
         batch_rows=wave_rows(spec, models.llm),
         compute=backend,
     )

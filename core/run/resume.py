@@ -28,13 +28,14 @@ from core.ledger.total import stated
 from core.ledger.view import cumulative_after
 from core.privacy.budget import epsilon_of, resolve_delta
 from core.specs.runspec import RunSpec
+from core.specs.writing import move_shared_settings
 
 # Spec fields a resume may change. They say where the release goes and who signs it, where the data
 # file lies (its content is checked by fingerprint), and how much memory and which device are used;
 # none of them changes what a stage draws or what it costs. Any other difference refuses the resume.
 RESUMABLE_CHANGES = (
     "output", "privacy.rationale", "data.path", "privacy.spend_anyway",
-    "llm.device", "embedder.device", "dp_synrag.batch_rows", "dp_synrag.memory_budget_mb",
+    "llm.device", "embedder.device", "writing.batch_rows", "writing.memory_budget_mb",
     "compute.threads",  # how many threads run the models: the same draws, only faster or slower
 )
 
@@ -163,8 +164,10 @@ def canonical_spec(spec: RunSpec) -> str:
 
 
 def spec_differences(before: str, after: str) -> list[str]:
-    """Names (not values) of the settings that differ between two canonical specs, less ``RESUMABLE_CHANGES``."""
-    old, new = _flatten(json.loads(before)), _flatten(json.loads(after))
+    """Names (not values) of the settings that differ between two canonical specs, less ``RESUMABLE_CHANGES``.
+    A spec recorded before ``[writing]`` existed is read as a spec file of its time is (its shared settings in
+    ``[dp_synrag]`` are ``[writing]``'s), so a resume of it under the same settings finds no difference."""
+    old, new = _flatten(move_shared_settings(json.loads(before))), _flatten(json.loads(after))
     missing = object()
     return sorted(
         name for name in set(old) | set(new)

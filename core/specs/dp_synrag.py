@@ -6,11 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from core.specs.document_forms import DOCUMENT_FORMS
 from core.specs.rules import (
-    MAX_BATCH,
     MAX_CLUSTERS,
     MAX_KEYWORDS,
-    MAX_MEMORY_MB,
     MAX_PHRASES_PER_UNIT,
     MAX_PROMPT_TOKENS,
     MAX_TOKENS,
@@ -56,7 +55,6 @@ def documents_setting_words(documents: int) -> str:
         words += f", at most {AUTOMATIC_MOST_DOCUMENTS} and at least one per topic"
     return words
 LENGTHS = ("auto", "form", "dp", "none")
-DOCUMENT_FORMS = ("clinical_note", "case_file", "review", "news_article", "film_ratings")
 
 
 @dataclass
@@ -88,9 +86,7 @@ class DPSynRAGSpec:
     top_k_plus: int = 0  # 0 = sample over the whole vocabulary; k = over V_k+ from public logits
     self_filter: bool = True
     self_filter_mode: str = "similarity"  # "similarity" (embedder, task) | "score" (teacher-forced YES vs NO) | "answer"
-    max_prompt_tokens: int = 256
-    batch_rows: int = 0  # rows per wave of the private-prediction engine; 0 = from the memory budget
-    memory_budget_mb: int = 0  # 0 = automatic
+    # The longest prompt, rows per wave and the memory budget are every method's: [writing] (core.specs.writing).
     domain_lists: list[str] = field(default_factory=list)  # extra PUBLIC word lists for the vocabulary
     # Step 0, DP phrase discovery (docs/method.md §2.0): the corpus's own frequent 1-3-word phrases
     # extend V. On by default; with a domain list it may be switched off (a list costs no budget).
@@ -158,9 +154,6 @@ class DPSynRAGSpec:
         "cluster_keywords_fraction": number("the co-keywords' share of the budget", low=0, high=1, open_low=True,
                                             open_high=True, zero_default=True),
         "min_cluster_size": whole("the smallest cluster reported as useful", low=0, high=MAX_UNITS_PER_CLUSTER),
-        "max_prompt_tokens": whole("the longest prompt, in tokens", low=16, high=MAX_PROMPT_TOKENS),
-        "batch_rows": whole("rows per wave", low=0, high=MAX_BATCH),
-        "memory_budget_mb": whole("the memory budget in MB", low=0, high=MAX_MEMORY_MB),
         "keywords": text_rule("how keywords are found", choices=("vocabulary", "llm")),
         "topic_words": text_rule("how cluster words are chosen", choices=("specific", "frequent")),
         "clip": text_rule("the clip", choices=("dclip", "spec")),

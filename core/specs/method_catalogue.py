@@ -18,61 +18,51 @@ its top; a test checks it).
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from importlib import import_module
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+if TYPE_CHECKING:  # annotations only: the run spec imports this module
+    from core.specs.dp_synrag import DPSynRAGSpec
+    from core.specs.dp_synth import DPSynthSpec
+    from core.specs.runspec import RunSpec
 
 DEFAULT_NEIGHBOURING = "add or remove one unit (unbounded differential privacy)"
 END_TO_END = "End-to-end differential privacy for every unit of the corpus."
 
 
-def _none(*_args: Any) -> None:
-    return None
-
-
-def _no_problem(*_args: Any) -> str:
-    return ""
-
-
-def _no_lines(*_args: Any) -> list[str]:
-    return []
-
-
-def _no_work(*_args: Any) -> list[tuple[str, float]]:
-    return []
-
-
-def _no_bound(*_args: Any) -> int:
-    return 0
-
-
-def _copy(spec: Any) -> Any:
-    return copy.deepcopy(spec)
-
-
-def _shared_section(spec: Any) -> Any:
-    return spec.dp_synrag
-
-
-def _as_written(spec: Any, _documents: int) -> Any:
-    return spec
-
-
-def _shared_values(spec: Any) -> WizardValues:
+def _shared_values(spec: RunSpec) -> WizardValues:
     """The task page's shape settings as the shared ``[dp_synrag]`` section holds them."""
-    p = _shared_section(spec)
+    p = spec.dp_synrag
     return WizardValues(documents=p.documents, documents_setting=p.documents_setting, token_stage=p.token_stage,
                         k=p.k, document_form=p.document_form, public_example=p.public_example,
                         domain_lists=tuple(p.domain_lists), discover_phrases=p.discover_phrases)
 
 
-def _store_shared_values(spec: Any, values: WizardValues) -> None:
+def _store_shared_values(spec: RunSpec, values: WizardValues) -> None:
     """Store the task page's shape settings in the shared ``[dp_synrag]`` section."""
-    p = _shared_section(spec)
+    p = spec.dp_synrag
     p.documents, p.k = values.documents, values.k
     p.document_form, p.public_example = values.document_form, values.public_example
     p.domain_lists, p.discover_phrases = list(values.domain_lists), values.discover_phrases
+
+
+class WorkSpeeds(Protocol):
+    """The speeds a method's work estimate reads (``core.run.estimate`` passes its own, for the chosen model)."""
+
+    @property
+    def embed(self) -> float: ...  # units embedded per second
+
+    @property
+    def prompt(self) -> int: ...  # tokens of a typical prompt
+
+    def llm(self, prompt_tokens: float, row_tokens: float) -> float: ...  # seconds of prefill and decoding
+
+    def batches(self, rows: Sequence[float], tokens: int) -> float: ...  # seconds of the writer's batches
+
+    def cpu(self, seconds: float) -> float: ...  # work with no model, in the built-in figures' seconds
 
 
 @dataclass(frozen=True)
@@ -123,56 +113,108 @@ class ReleasedFormsView:
     fallback_form: str = ""  # the shipped form the documents follow otherwise ("Case file")
 
 
-@dataclass(frozen=True)
 class MethodFacts:
-    """What the rest of Privet needs to know about one method, kept in the method's own package.
+    """What the rest of Privet needs to know about one method, kept in the method's own package: a method
+    subclasses this (``class DPSynRAGFacts(MethodFacts)``), sets the data it has and overrides the hooks it
+    needs; each hook here is the default for a method that has nothing to add.
 
-    Callables take the run spec (and the other arguments named) and return plain values; none reads
-    private data but ``plan_lines``, which prints only what ``privet plan`` shows on screen."""
+    Hooks take the run spec (and the other arguments named) and return plain values; none reads private data
+    but ``plan_lines``, which prints only what ``privet plan`` shows on screen. A corpus, a privacy record and a
+    plan's expected settings belong to layers above the run spec: they are typed ``Any`` here."""
 
-    stage_labels: Mapping[str, str] = field(default_factory=dict)  # stage key -> plain name (core.specs.stage_labels)
+    stage_labels: ClassVar[Mapping[str, str]] = {}  # stage key -> plain name (core.specs.stage_labels)
     # "stage_<round>" stages: the key's head -> its plain name with "{round}" (Aug-PE's votes per round)
-    round_labels: Mapping[str, str] = field(default_factory=dict)
-    parameter_meanings: Mapping[str, str] = field(default_factory=dict)  # the certificate's "meaning" column
-    # core.run.estimate: work(spec, n_units, speeds, topics) -> [(stage, seconds at the built-in speeds)]
-    work: Callable[[Any, int, Any, float | None], list[tuple[str, float]]] = _no_work
-    # core.run.estimate: the groups (documents) a run writes, counted by its per-document stages; None: per unit
-    work_groups: Callable[[Any, float | None], float | None] = _none
-    documents_asked: str | None = "R"  # core.run.export: the parameter that says how many documents were asked for
-    few_documents_reason: Callable[[Any], str | None] = _none  # core.run.export: why a run (its record) wrote few
-    parameters_not_used: Callable[[dict], list[str]] = _no_lines  # the certificate: settings of stages not run
-    plan_header: Callable[[Any], list[str]] = _no_lines  # privet plan: lines after "Method:" (spec)
-    plan_lines: Callable[[Any, Any, float], list[str]] = _no_lines  # privet plan: (spec, corpus, delta), on screen
-    plan_notes: Callable[[Any], list[str]] = _no_lines  # privet plan: "Note (advanced)" lines (spec)
-    # privet plan, after the expected documents: the settings the adaptive default is expected to choose
-    # (spec, PlanSummary.expected_settings); [] when the spec states them all
-    expected_settings_lines: Callable[[Any, Any], list[str]] = _no_lines
-    # core.run.planning's estimate when N documents are asked for: the spec to price so that N are written (a copy,
-    # or the spec itself when nothing changes)
-    priced_documents: Callable[[Any, int], Any] = _as_written
-    spec_problems: Callable[[Any], list[str]] = _no_lines  # core.specs.runspec: the method's own checks of a spec
-    # the pipeline, the plan and a resume: the spec with what the method's public rules decide filled in (a copy)
-    public_defaults: Callable[[Any], Any] = _copy
-    # the pipeline and the plan: (spec, loaded corpus), before any charge; raises PrivetError to refuse the run
-    check_corpus: Callable[[Any, Any], None] = _none
-    # the desktop: (document_form, typed example, loaded corpus) -> why the example looks real ("" if not)
-    example_problem: Callable[[str, str, Any], str] = _no_problem
-    # the desktop's Review page: a finished run's topics (word, released count, documents); [] if none
-    released_allocation: Callable[[Any], list] = _no_lines
-    # the desktop's Review page: the corpus's own forms a finished run released under DP and whether the documents
-    # were written in them (run folder) -> [ReleasedFormsView], or [] when the run looked for no forms
-    released_forms: Callable[[Any], list] = _no_lines
-    # core.run.planning's gate: the public upper bound on the units the method's own section states (spec); 0 = none
-    stated_unit_bound: Callable[[Any], int] = _no_bound
-    wizard: WizardOptions = WizardOptions()
-    # the wizard: the run-spec section its task page stores the number of documents (R), the tokens (T) and the
-    # self-filter in, given the spec (created in the spec if the method's section is optional and missing)
-    wizard_section: Callable[[Any], Any] = _shared_section
-    # the wizard: the shape settings the task page shows (documents, k, the form and its example, topic names),
-    # read from the spec, and the page's values stored back (spec, values); the shared [dp_synrag] section's
-    # unless the method keeps them elsewhere
-    wizard_values: Callable[[Any], WizardValues] = _shared_values
-    store_wizard_values: Callable[[Any, WizardValues], None] = _store_shared_values
+    round_labels: ClassVar[Mapping[str, str]] = {}
+    parameter_meanings: ClassVar[Mapping[str, str]] = {}  # the certificate's "meaning" column
+    documents_asked: ClassVar[str | None] = "R"  # core.run.export: the parameter that says how many were asked for
+    wizard: ClassVar[WizardOptions] = WizardOptions()  # what the wizard's task page asks for the method
+
+    def work(self, spec: RunSpec, n_units: int, speeds: WorkSpeeds,
+             topics: float | None = None) -> list[tuple[str, float]]:
+        """``core.run.estimate``: [(stage, seconds at the built-in speeds)] of a run on ``n_units`` units;
+        ``topics``: the groups (documents) the run is expected to write, when known."""
+        return []
+
+    def work_groups(self, spec: RunSpec, topics: float | None) -> float | None:
+        """``core.run.estimate``: the groups (documents) a run writes, counted by its per-document stages; None:
+        per unit."""
+        return None
+
+    def few_documents_reason(self, record: Any) -> str | None:
+        """``core.run.export``: why a run (its privacy record) wrote few documents, in the method's words."""
+        return None
+
+    def parameters_not_used(self, params: dict[str, Any]) -> list[str]:
+        """The certificate: the recorded settings of stages that did not run."""
+        return []
+
+    def plan_header(self, spec: RunSpec) -> list[str]:
+        """``privet plan``: lines after "Method:"."""
+        return []
+
+    def plan_lines(self, spec: RunSpec, corpus: Any, delta: float) -> list[str]:
+        """``privet plan``: lines about the loaded corpus (on screen only)."""
+        return []
+
+    def plan_notes(self, spec: RunSpec) -> list[str]:
+        """``privet plan``: "Note (advanced)" lines."""
+        return []
+
+    def expected_settings_lines(self, spec: RunSpec, expected: Any) -> list[str]:
+        """``privet plan``, after the expected documents: the settings the adaptive default is expected to choose
+        (``PlanSummary.expected_settings``); [] when the spec states them all."""
+        return []
+
+    def priced_documents(self, spec: RunSpec, documents: int) -> RunSpec:
+        """``core.run.planning``'s estimate when N documents are asked for: the spec to price so that N are written
+        (a copy, or the spec itself when nothing changes)."""
+        return spec
+
+    def spec_problems(self, spec: RunSpec) -> list[str]:
+        """``core.specs.runspec``: the method's own checks of a spec."""
+        return []
+
+    def public_defaults(self, spec: RunSpec) -> RunSpec:
+        """The pipeline, the plan and a resume: the spec with what the method's public rules decide filled in (a
+        copy)."""
+        return copy.deepcopy(spec)
+
+    def check_corpus(self, spec: RunSpec, corpus: Any) -> None:
+        """The pipeline and the plan, before any charge: raises ``PrivetError`` to refuse the run on this corpus."""
+        return None
+
+    def example_problem(self, document_form: str, example: str, corpus: Any) -> str:
+        """The desktop: why the typed example of the document form looks like a real document of ``corpus`` ("" if
+        not)."""
+        return ""
+
+    def released_allocation(self, run_dir: Path | str) -> list[tuple[str, float, int]]:
+        """The desktop's Review page: a finished run's topics (word, released count, documents); [] if none."""
+        return []
+
+    def released_forms(self, run_dir: Path | str) -> list[ReleasedFormsView]:
+        """The desktop's Review page: the corpus's own forms a finished run released under DP and whether the
+        documents were written in them, or [] when the run looked for no forms."""
+        return []
+
+    def stated_unit_bound(self, spec: RunSpec) -> int:
+        """``core.run.planning``'s gate: the public upper bound on the units the method's own section states (0:
+        none)."""
+        return 0
+
+    def wizard_section(self, spec: RunSpec) -> DPSynRAGSpec | DPSynthSpec:
+        """The wizard: the run-spec section its task page stores the number of documents (R), the tokens (T) and
+        the self-filter in (created in the spec if the method's section is optional and missing)."""
+        return spec.dp_synrag
+
+    def wizard_values(self, spec: RunSpec) -> WizardValues:
+        """The wizard: the shape settings the task page shows (documents, k, the form and its example, topic
+        names), read from the spec; the shared ``[dp_synrag]`` section's unless the method keeps them elsewhere."""
+        return _shared_values(spec)
+
+    def store_wizard_values(self, spec: RunSpec, values: WizardValues) -> None:
+        """The wizard: the task page's values stored back into the spec."""
+        _store_shared_values(spec, values)
 
 
 @dataclass(frozen=True)
@@ -186,7 +228,7 @@ class MethodEntry:
     scope: str = END_TO_END
     neighbouring: str = DEFAULT_NEIGHBOURING
     end_to_end_dp: bool = True  # False: the run may not claim an end-to-end DP guarantee (RPSG)
-    facts: str = ""  # "module:NAME" of its MethodFacts, in its package; imported on first use (facts())
+    facts: str = ""  # "module:NAME" of its MethodFacts instance, in its package; imported on first use (facts())
     # How it keeps a [data] label column (docs/method.md §6.3): "per_class" (run once per class), "topic_labels"
     # (per class, or by topic: what label_mode "auto" chooses for it), "" (it cannot keep labels)
     labels: str = ""
@@ -302,7 +344,7 @@ def facts(key: str) -> MethodFacts:
 
 
 class RegisteredWords(Mapping[str, str]):
-    """Shared words and every registered method's own (one ``MethodFacts`` field), read when asked, so a
+    """Shared words and every registered method's own (one ``MethodFacts`` attribute), read when asked, so a
     method registered later is included: ``core.specs.stage_labels.STAGE_LABELS``, the certificate's meanings."""
 
     def __init__(self, shared: Mapping[str, str], field_name: str) -> None:

@@ -45,6 +45,7 @@ from core.specs.dp_synrag import (
     _is_list_name,
 )
 from core.specs.rpsg import RPSGSpec
+from core.specs.writing import WritingSpec, move_shared_settings
 from core.specs.rules import (
     Rule,
     _problems_of,
@@ -66,6 +67,7 @@ __all__ = [
     "DOCUMENT_FORMS", "MAX_CLUSTERS", "MAX_EPSILON", "MAX_KEYWORDS", "MAX_PROMPT_TOKENS", "MAX_TOKENS",
     "MAX_UNITS_PER_CLUSTER", "METHOD_NAMES", "MODEL_RULES", "TEXT_MODES", "WEAK_EPSILON", "AugPESpec", "ComputeSpec",
     "DPSynRAGSpec", "DPSynthSpec", "DataSpec", "ModelChoice", "OutputSpec", "PrivacySpec", "RPSGSpec", "Rule", "RunSpec",
+    "WritingSpec",
     "check_value", "flag", "number", "rules_of", "section_problems", "text", "text_rule", "texts", "whole",
 ]
 
@@ -78,6 +80,8 @@ class RunSpec:
     privacy: PrivacySpec = field(default_factory=PrivacySpec)
     llm: ModelChoice = field(default_factory=ModelChoice)
     embedder: ModelChoice = field(default_factory=ModelChoice)
+    # how every method drives the model: the longest prompt, rows per wave, the memory budget (speed only)
+    writing: WritingSpec = field(default_factory=WritingSpec)
     dp_synrag: DPSynRAGSpec = field(default_factory=DPSynRAGSpec)
     # None: a spec without [dp_synth] (written before it existed); DP-Synth then reads its settings from
     # [dp_synrag] as it always did (core.specs.dp_synth.settings_of).
@@ -253,8 +257,12 @@ def read_spec_text(path: Path) -> str:
 
 
 def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
-    """Read the first run specs: ``[dp_synrag] public_anchor = true|false`` meant the SPEC clip
-    with (true) or without (false) a public row holding the empty-document prompt."""
+    """Read older run specs: the settings every method shares, once in ``[dp_synrag]``, are ``[writing]``'s
+    (``core.specs.writing.move_shared_settings``); and in the first run specs ``[dp_synrag] public_anchor =
+    true|false`` meant the SPEC clip with (true) or without (false) a public row holding the empty-document
+    prompt."""
+    if isinstance(data, dict):
+        data = move_shared_settings(data)
     section = data.get("dp_synrag") if isinstance(data, dict) else None
     if not isinstance(section, dict) or "public_anchor" not in section:
         return data

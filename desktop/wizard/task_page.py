@@ -10,7 +10,7 @@ from PySide6.QtWidgets import (
     QSpinBox, QVBoxLayout, QWidget,
 )
 
-from core.methods.document_forms import FORM_LABELS
+from core.specs.document_forms import FORM_LABELS
 from core.specs.dp_synrag import DOCUMENT_COUNT_CHOICES, MAX_DOCUMENTS, documents_setting_words
 from desktop.controller import WizardController
 from desktop.widgets.collapsible import Collapsible
@@ -20,7 +20,7 @@ from desktop.wizard.topic_names import TopicNamesBox
 FORMATS = ("jsonl", "csv")
 FORMAT_NAMES = {"jsonl": "JSON Lines (one document per line)", "csv": "CSV (a spreadsheet)"}
 MIN_TASK_CHARS = 10
-FORM_CHOICES = tuple(FORM_LABELS.items())  # core.methods.document_forms: the one list of forms and their words
+FORM_CHOICES = tuple(FORM_LABELS.items())  # core.specs.document_forms: the one list of forms and their words
 AS_MANY = 1  # the "This many:" choice; the number is the spin box's
 COUNT_MODES = (*DOCUMENT_COUNT_CHOICES, ("This many:", AS_MANY))  # core's words for each choice
 

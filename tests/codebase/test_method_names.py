@@ -37,12 +37,8 @@ COMPARISONS = ("compared with a method name", "matched against a method name")
 # Paths that still read or write a method's section as an attribute, and why. Each must still need it.
 SECTION_ALLOWED = {
     "core/evaluation/": "privet evaluate sets each compared method's section for its scales (an experiment)",
-    "core/compute/memory.py": "a private-prediction wave's memory from [dp_synrag] max_prompt_tokens, batch_rows "
-                              "and T: the shared engine settings (T is [dp_synrag]'s even for a [dp_synth] spec: "
-                              "a rough figure)",
-    "core/run/estimate.py": "the writer's prompt length for the speed figures, [dp_synrag] max_prompt_tokens (shared)",
-    "core/run/pipeline.py": "MethodContext.max_prompt_tokens, [dp_synrag] max_prompt_tokens: the engine's prompt "
-                        "limit every method's context carries",
+    "core/compute/memory.py": "a private-prediction wave's memory from [dp_synrag] T, with the shared [writing] "
+                              "settings (T is [dp_synrag]'s even for a [dp_synth] spec: a rough figure)",
 }
 # desktop/ imports of a method's package, and why: the shared [dp_synrag] section's public choices, built once
 # when the page is made (before a method is chosen) and shown only when the method's WizardOptions ask for them.

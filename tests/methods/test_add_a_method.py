@@ -4,7 +4,7 @@
 ``ToyMethod`` releases one Gaussian count of the units (charged before it draws, through
 ``core.privacy.release``) and writes that many public template documents (post-processing: it reads no
 private text). Everything Privet needs to know about it is in this file, the stand-in for its package
-``core/methods/toy_count/`` (its plan, its adapter and its ``MethodFacts``), plus one ``MethodEntry`` in
+``core/methods/toy_count/`` (its plan, its adapter and its ``MethodFacts`` subclass), plus one ``MethodEntry`` in
 ``core.specs.method_catalogue.METHODS`` (patched in here). Nothing else is edited: the run spec accepts it, ``privet
 plan`` prints it, the estimate prices it, the ledger charges it, the certificate names its stage and its
 parameters in its own words and the wizard offers it.
@@ -83,16 +83,26 @@ class ToyMethod:
         return []
 
 
-FACTS = MethodFacts(
-    stage_labels={STAGE: "counting the units (toy, with noise)"},
-    parameter_meanings={"documents_per_unit": "template documents written per unit of the noisy count (toy)",
-                        "sigma_count": "noise added to the count of units (toy; standard deviation)"},
-    work=lambda spec, n, speeds, topics=None: [(STAGE, 0.001 * n)],
-    documents_asked=None,
-    plan_notes=lambda spec: ["The toy method writes template documents only."],
-    wizard=WizardOptions(documents="one_per_unit", count_note="The toy writes a quarter as many documents as units.",
-                         writes_tokens=False),
-)
+STAGE_LABELS = {STAGE: "counting the units (toy, with noise)"}
+PARAMETER_MEANINGS = {"documents_per_unit": "template documents written per unit of the noisy count (toy)",
+                      "sigma_count": "noise added to the count of units (toy; standard deviation)"}
+
+
+class ToyFacts(MethodFacts):
+    stage_labels = STAGE_LABELS
+    parameter_meanings = PARAMETER_MEANINGS
+    documents_asked = None
+    wizard = WizardOptions(documents="one_per_unit", count_note="The toy writes a quarter as many documents as units.",
+                           writes_tokens=False)
+
+    def work(self, spec, n_units, speeds, topics=None):
+        return [(STAGE, 0.001 * n_units)]
+
+    def plan_notes(self, spec):
+        return ["The toy method writes template documents only."]
+
+
+FACTS = ToyFacts()
 
 # -- its one registration ---------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 import pytest
-from tests.helpers import CANARY, TINY, tiny_spec, write_notes
+from tests.helpers import CANARY, TINY, set_settings, tiny_spec, write_notes
 
 from core.cli import main as privet
 from core.common.errors import BudgetError, Cancelled, PrivetError
@@ -221,8 +221,7 @@ def test_packaged_models_integration(tmp_path, no_network):
     spec.data.text_column = "note"
     spec.llm = ModelChoice(source="default", backend="transformers", device="cpu")
     spec.embedder = ModelChoice(source="default")
-    for key, value in {"K": 5, "R": 3, "L": 2, "k": 8, "T": 8, "max_prompt_tokens": 128}.items():
-        setattr(spec.dp_synrag, key, value)
+    set_settings(spec, {"K": 5, "R": 3, "L": 2, "k": 8, "T": 8, "max_prompt_tokens": 128})
     spec.dp_synrag.domain_lists = [str(resources_dir() / "vocab" / "medical_demo_domain.txt")]
     spec.output.folder = str(tmp_path / "release")
     result = run_pipeline(spec)
@@ -258,13 +257,13 @@ def test_wave_rows_follow_the_memory_budget():
 
     llm = load_language_model(TINY)
     spec = RunSpec()
-    spec.dp_synrag.memory_budget_mb = 100
+    spec.writing.memory_budget_mb = 100
     small = wave_rows(spec, llm)
-    spec.dp_synrag.memory_budget_mb = 400
+    spec.writing.memory_budget_mb = 400
     assert wave_rows(spec, llm) >= 3 * small
-    per_row = (spec.dp_synrag.max_prompt_tokens + spec.dp_synrag.T) * kv_bytes_per_token(llm) + 16 * llm.vocab_size
+    per_row = (spec.writing.max_prompt_tokens + spec.dp_synrag.T) * kv_bytes_per_token(llm) + 16 * llm.vocab_size
     assert wave_rows(spec, llm) == int(400e6 // per_row)
-    spec.dp_synrag.batch_rows = 7
+    spec.writing.batch_rows = 7
     assert wave_rows(spec, llm) == 7
 
 

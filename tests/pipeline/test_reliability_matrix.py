@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from tests.helpers import CANARY, ROOT, TINY, TINY_SIZES, write_notes
+from tests.helpers import CANARY, ROOT, SHARED_SETTINGS, TINY, TINY_SIZES, write_notes
 
 from core.cli import INTERNAL_ERROR
 from core.cli import main as privet
@@ -52,7 +52,8 @@ class Site:
             "privacy": {"epsilon": "4.0", "delta": "0.0", "spend_anyway": "true"},  # tiny corpus: ~0 topics
             "llm": {"source": _q(TINY.source)},
             "embedder": {"source": _q(TINY.source)},
-            "dp_synrag": {key: _toml(value) for key, value in TINY_SIZES.items()},  # the shared tiny sizes
+            "dp_synrag": {key: _toml(value) for key, value in TINY_SIZES.items() if key not in SHARED_SETTINGS},
+            "writing": {key: _toml(value) for key, value in TINY_SIZES.items() if key in SHARED_SETTINGS},  # tiny
             "output": {"folder": _q(self.out)},
         }
         for section, values in sections.items():
@@ -151,7 +152,7 @@ CASES: list[Case] = [
     _spec_case("tau = -1", "[dp_synrag] tau", dp_synrag={"tau": "-1.0"}),
     _spec_case("hist_fraction = 1.5", "hist_fraction", dp_synrag={"hist_fraction": "1.5"}),
     _spec_case('self_filter = "yes"', "true or false", dp_synrag={"self_filter": '"yes"'}),
-    _spec_case("max_prompt_tokens = 0", "max_prompt_tokens", dp_synrag={"max_prompt_tokens": "0"}),
+    _spec_case("max_prompt_tokens = 0", "max_prompt_tokens", writing={"max_prompt_tokens": "0"}),
     _spec_case("delta < 0", "[privacy] delta", privacy={"delta": "-0.1"}),
     _spec_case("delta = 1.5", "[privacy] delta", privacy={"delta": "1.5"}),
     _spec_case("epsilon = true", "must be a number", privacy={"epsilon": "true"}),
@@ -336,11 +337,10 @@ CASES: list[Case] = [
     _spec_case("L = 1e9 clusters per unit", "[dp_synrag] L", dp_synrag={"L": "1000000000"}),
     _spec_case("R = 1e300 (a float)", "[dp_synrag] R", dp_synrag={"R": "1e300"}),
     _spec_case("T = -5", "[dp_synrag] T", dp_synrag={"T": "-5"}),
-    _spec_case("max_prompt_tokens = 1e9", "[dp_synrag] max_prompt_tokens", dp_synrag={"max_prompt_tokens": "1000000000"}),
+    _spec_case("max_prompt_tokens = 1e9", "[writing] max_prompt_tokens", writing={"max_prompt_tokens": "1000000000"}),
     _spec_case("phrases_per_unit = 1000", "[dp_synrag] phrases_per_unit", dp_synrag={"phrases_per_unit": "1000"}),
-    _spec_case("batch_rows = 1e9 rows per wave", "[dp_synrag] batch_rows", dp_synrag={"batch_rows": "1000000000"}),
-    _spec_case("memory_budget_mb = 1e12", "[dp_synrag] memory_budget_mb",
-               dp_synrag={"memory_budget_mb": "1000000000000"}),
+    _spec_case("batch_rows = 1e9 rows per wave", "[writing] batch_rows", writing={"batch_rows": "1000000000"}),
+    _spec_case("memory_budget_mb = 1e12", "[writing] memory_budget_mb", writing={"memory_budget_mb": "1000000000000"}),
     _spec_case("tau = inf", "finite", dp_synrag={"tau": "inf"}),
     _spec_case("delta = nan", "finite", privacy={"delta": "nan"}),
     _spec_case("max_units = -5", "[privacy] max_units", privacy={"max_units": "-5"}),

@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 import pytest
-from tests.helpers import tiny_spec
+from tests.helpers import set_settings, tiny_spec
 
 from core.cli import main as privet
 from core.demo.clinic import make_clinic_corpus
@@ -115,8 +115,7 @@ def test_run_refuses_without_consent_and_charges_nothing(tmp_path, privet_home, 
 
 def test_run_with_consent_spends_and_runs(tmp_path, privet_home, capsys):
     spec = bounded_demo_spec(tmp_path)
-    for key, value in {"R": 20, "T": 4, "self_filter": False, "max_prompt_tokens": 48}.items():  # keep it quick
-        setattr(spec.dp_synrag, key, value)
+    set_settings(spec, {"R": 20, "T": 4, "self_filter": False, "max_prompt_tokens": 48})  # keep it quick
     spec_path = tmp_path / "spec.toml"
     spec.save(spec_path)
     assert plan(spec).needs_spend_anyway

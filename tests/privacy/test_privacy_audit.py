@@ -96,7 +96,7 @@ def test_interrupted_run_resumes_only_under_its_own_settings_and_is_certified_as
     (run_dir / "checkpoints" / "dp_synrag" / "private_prediction.json").write_text(
         json.dumps({str(g): f"synthetic text {g}" for g in range(4)}))
     spec.output.folder = str(tmp_path / "elsewhere")
-    spec.dp_synrag.batch_rows = 3
+    spec.writing.batch_rows = 3
     result = run_pipeline(spec, run_dir=run_dir, resume=True, consent=lambda quote: True)
     assert result.export_dir == tmp_path / "elsewhere"
     new = charges(ledger)[len(before):]

@@ -4,9 +4,12 @@ it. Nothing heavy is imported at the top."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from core.specs.method_catalogue import MethodFacts, WizardOptions
+from core.specs.method_catalogue import MethodFacts, WizardOptions, WorkSpeeds
+
+if TYPE_CHECKING:  # an annotation only
+    from core.specs.runspec import RunSpec
 
 STAGE_LABELS = {"aug_pe_generation": "writing candidate texts"}
 ROUND_LABELS = {"aug_pe_histogram": "voting on candidate texts, round {round}"}  # aug_pe_histogram_<t>
@@ -25,23 +28,26 @@ PARAMETER_MEANINGS = {
 }
 
 
-def work(spec: Any, n: int, s: Any, topics: float | None = None) -> list[tuple[str, float]]:
-    """Public generation dominates: every candidate text the model writes."""
-    a = spec.aug_pe
-    texts = a.population + (a.iterations - 1) * (a.population // (1 + a.variations)) * a.variations
-    return [
-        ("aug_pe_generation", s.llm(texts * (a.max_new_tokens + 60), texts * a.max_new_tokens)),
-        ("embedding", (n + texts) / s.embed),
-    ]
+class AugPEFacts(MethodFacts):
+    """Aug-PE's facts: its settings are ``[aug_pe]`` (``core.specs.aug_pe``)."""
 
-
-FACTS = MethodFacts(
-    stage_labels=STAGE_LABELS,
-    round_labels=ROUND_LABELS,
-    parameter_meanings=PARAMETER_MEANINGS,
-    work=work,
+    stage_labels = STAGE_LABELS
+    round_labels = ROUND_LABELS
+    parameter_meanings = PARAMETER_MEANINGS
     # The wizard stores the count and the tokens in [dp_synrag] (R, T), which Aug-PE never reads: it asks for neither.
-    wizard=WizardOptions(documents="settings", writes_tokens=False,
-                         count_note="Aug-PE writes the winners of its last vote: at most population / (1 + variations) "
-                                    "documents, set in the run spec's [aug_pe] section."),
-)
+    wizard = WizardOptions(documents="settings", writes_tokens=False,
+                           count_note="Aug-PE writes the winners of its last vote: at most population / (1 + variations) "
+                                      "documents, set in the run spec's [aug_pe] section.")
+
+    def work(self, spec: RunSpec, n_units: int, speeds: WorkSpeeds,
+             topics: float | None = None) -> list[tuple[str, float]]:
+        """Public generation dominates: every candidate text the model writes."""
+        a = spec.aug_pe
+        texts = a.population + (a.iterations - 1) * (a.population // (1 + a.variations)) * a.variations
+        return [
+            ("aug_pe_generation", speeds.llm(texts * (a.max_new_tokens + 60), texts * a.max_new_tokens)),
+            ("embedding", (n_units + texts) / speeds.embed),
+        ]
+
+
+FACTS = AugPEFacts()

@@ -117,7 +117,7 @@ class DPSynRAGMethod:
         return stages_from_events(self._plan(spec, delta).accountant().events)
 
     def parameters(self, spec: RunSpec, summary) -> dict:
-        params = {**asdict(spec.dp_synrag), **{k: float(v) for k, v in summary.derived.items()}}
+        params = {**_section_settings(spec), **{k: float(v) for k, v in summary.derived.items()}}
         # A list is recorded by its file name and SHA-256, never by a path (which could name the custodian's folders).
         params["domain_lists"] = [f"{i.file} (sha256 {i.sha256})" for i in map(word_list_info, spec.dp_synrag.domain_lists)]
         return params
@@ -398,3 +398,14 @@ def token_notes(p) -> list[str]:
             "the cost per token is unchanged."
         )
     return notes
+
+
+def _section_settings(spec: RunSpec) -> dict:
+    """The certificate's settings of ``[dp_synrag]``, with the shared ``[writing]`` ones where ``[dp_synrag]`` stated
+    them before ``[writing]`` existed (before ``domain_lists``): the certificate's table reads as it did."""
+    own, settings = asdict(spec.dp_synrag), {}
+    for name, value in own.items():
+        if name == "domain_lists":
+            settings.update(asdict(spec.writing))
+        settings[name] = value
+    return settings

@@ -6,10 +6,13 @@ before (``settings_of``). Nothing heavy is imported at the top."""
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING
 
-from core.specs.method_catalogue import MethodFacts, WizardOptions
-from core.specs.dp_synth import section_name, settings_of
+from core.specs.method_catalogue import MethodFacts, WizardOptions, WorkSpeeds
+from core.specs.dp_synth import DPSynthSpec, section_name, settings_of
+
+if TYPE_CHECKING:  # an annotation only
+    from core.specs.runspec import RunSpec
 
 # The certificate's words for DP-Synth's parameters (``DPSynthMethod.parameters``). The certificate keeps one
 # meaning per parameter name for every method (core.certificate.render), so the names DP-SynRAG also uses (R,
@@ -26,58 +29,54 @@ PARAMETER_MEANINGS = {
 }
 
 
-def work(spec: Any, n: int, s: Any, topics: float | None = None) -> list[tuple[str, float]]:
-    """One private-prediction generation per unit."""
-    return [("private_prediction", s.llm(n * s.prompt, n * settings_of(spec).T))]
+class DPSynthFacts(MethodFacts):
+    """DP-Synth's facts: its settings are ``[dp_synth]``, or ``[dp_synrag]`` on the upgrade path."""
+
+    parameter_meanings = PARAMETER_MEANINGS
+    wizard = WizardOptions(count_note="Fewer documents can come out when the check for useful documents drops some.",
+                           self_filter=True)
+
+    def work(self, spec: RunSpec, n_units: int, speeds: WorkSpeeds,
+             topics: float | None = None) -> list[tuple[str, float]]:
+        """One private-prediction generation per unit."""
+        return [("private_prediction", speeds.llm(n_units * speeds.prompt, n_units * settings_of(spec).T))]
+
+    def plan_header(self, spec: RunSpec) -> list[str]:
+        """The form the self-filter reads (``privet plan``)."""
+        if spec.dp_synth is None:  # the upgrade path: [dp_synrag]'s form, worded as before
+            from core.methods.dp_synrag.shape.forms import form_choice_words
+
+            words = form_choice_words(spec)
+            return [words] if words else []
+        from core.specs.document_forms import form_words
+
+        p = settings_of(spec)
+        return [form_words(p.document_form, p.public_example, spec.task, section_name(spec))]
+
+    def public_defaults(self, spec: RunSpec) -> RunSpec:
+        """The spec with the self-filter's document form chosen by the public rule (a copy)."""
+        if spec.dp_synth is None:  # the upgrade path: [dp_synrag] filled by its public rules, as before
+            from core.methods.dp_synrag.facts import FACTS as SHARED_SECTION_FACTS
+
+            return SHARED_SECTION_FACTS.public_defaults(spec)
+        from core.specs.document_forms import reference_form
+
+        chosen = copy.deepcopy(spec)
+        p = chosen.dp_synth
+        assert p is not None
+        p.document_form = reference_form(p.document_form, p.public_example, spec.task)
+        return chosen
+
+    def wizard_section(self, spec: RunSpec) -> DPSynthSpec:
+        """The section the wizard's task page stores R, T and the self-filter in: ``[dp_synth]`` (written from
+        ``[dp_synrag]``'s values when the spec has none yet)."""
+        if spec.dp_synth is None:
+            spec.dp_synth = settings_of(spec)
+        return spec.dp_synth
+
+    def spec_problems(self, spec: RunSpec) -> list[str]:
+        """Settings that contradict each other: DClip or Top-k+ without a public row (refused before any charge)."""
+        return settings_of(spec).problems(upgraded=spec.dp_synth is None)
 
 
-def form_lines(spec: Any) -> list[str]:
-    """The form the self-filter reads (``privet plan``)."""
-    if spec.dp_synth is None:  # the upgrade path: [dp_synrag]'s form, worded as before
-        from core.methods.dp_synrag.shape.forms import form_choice_words
-
-        words = form_choice_words(spec)
-        return [words] if words else []
-    from core.methods.document_forms import form_words
-
-    p = settings_of(spec)
-    return [form_words(p.document_form, p.public_example, spec.task, section_name(spec))]
-
-
-def public_defaults(spec: Any) -> Any:
-    """The spec with the self-filter's document form chosen by the public rule (a copy)."""
-    if spec.dp_synth is None:  # the upgrade path: [dp_synrag] filled by its public rules, as before
-        from core.methods.dp_synrag.facts import public_defaults as shared_section_defaults
-
-        return shared_section_defaults(spec)
-    from core.methods.document_forms import reference_form
-
-    chosen = copy.deepcopy(spec)
-    p = chosen.dp_synth
-    p.document_form = reference_form(p.document_form, p.public_example, spec.task)
-    return chosen
-
-
-def wizard_section(spec: Any) -> Any:
-    """The section the wizard's task page stores R, T and the self-filter in: ``[dp_synth]`` (written from
-    ``[dp_synrag]``'s values when the spec has none yet)."""
-    if spec.dp_synth is None:
-        spec.dp_synth = settings_of(spec)
-    return spec.dp_synth
-
-
-def spec_problems(spec: Any) -> list[str]:
-    """Settings that contradict each other: DClip or Top-k+ without a public row (refused before any charge)."""
-    return settings_of(spec).problems(upgraded=spec.dp_synth is None)
-
-
-FACTS = MethodFacts(
-    parameter_meanings=PARAMETER_MEANINGS,
-    work=work,
-    plan_header=form_lines,
-    public_defaults=public_defaults,
-    spec_problems=spec_problems,
-    wizard_section=wizard_section,
-    wizard=WizardOptions(count_note="Fewer documents can come out when the check for useful documents drops some.",
-                         self_filter=True),
-)
+FACTS = DPSynthFacts()

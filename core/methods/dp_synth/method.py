@@ -21,7 +21,7 @@ from core.methods.base import (
     sampler_descriptions,
     stages_from_events,
 )
-from core.methods.document_forms import reference_form
+from core.specs.document_forms import reference_form
 from core.methods.dp_synrag.shape.examples import form_reference
 from core.methods.dp_synth.plan import plan_dp_synth
 from core.methods.private_prediction.groups import build_groups

@@ -4,9 +4,12 @@ rewrite per private document). Nothing heavy is imported at the top."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from core.specs.method_catalogue import MethodFacts, WizardOptions
+from core.specs.method_catalogue import MethodFacts, WizardOptions, WorkSpeeds
+
+if TYPE_CHECKING:  # an annotation only
+    from core.specs.runspec import RunSpec
 
 STAGE_LABELS = {
     "rpsg_mask": "masking personal details",
@@ -30,24 +33,27 @@ PARAMETER_MEANINGS = {
 }
 
 
-def work(spec: Any, n: int, s: Any, topics: float | None = None) -> list[tuple[str, float]]:
-    """Seconds per stage at the built-in speeds ``s`` (``core.run.estimate``)."""
-    r, prompt = spec.rpsg, s.prompt
-    return [
-        ("rpsg_mask", s.cpu(n * 0.005)),
-        ("rpsg_abstract", s.llm(n * r.m * prompt, n * r.m * r.max_new_tokens)),
-        ("embedding", n * (r.m + 1) / s.embed),
-        ("rpsg_selection", s.cpu(n * 0.001)),
-        ("rpsg_generate", s.llm(n * (r.n_variants + 1) * prompt, n * (r.n_variants + 1) * r.max_new_tokens)),
-        ("rpsg_refine", s.llm(n * (r.n_variants + 1) * prompt, 0)),
-    ]
+class RPSGFacts(MethodFacts):
+    """RPSG's facts: its settings are ``[rpsg]`` (``core.specs.rpsg``)."""
+
+    stage_labels = STAGE_LABELS
+    parameter_meanings = PARAMETER_MEANINGS
+    documents_asked = None  # one rewrite per private document: no number is asked for
+    wizard = WizardOptions(documents="one_per_unit", count_note="RPSG writes one rewrite per private document.",
+                           writes_tokens=False)
+
+    def work(self, spec: RunSpec, n_units: int, speeds: WorkSpeeds,
+             topics: float | None = None) -> list[tuple[str, float]]:
+        """Seconds per stage at the built-in ``speeds`` (``core.run.estimate``)."""
+        r, prompt, n, s = spec.rpsg, speeds.prompt, n_units, speeds
+        return [
+            ("rpsg_mask", s.cpu(n * 0.005)),
+            ("rpsg_abstract", s.llm(n * r.m * prompt, n * r.m * r.max_new_tokens)),
+            ("embedding", n * (r.m + 1) / s.embed),
+            ("rpsg_selection", s.cpu(n * 0.001)),
+            ("rpsg_generate", s.llm(n * (r.n_variants + 1) * prompt, n * (r.n_variants + 1) * r.max_new_tokens)),
+            ("rpsg_refine", s.llm(n * (r.n_variants + 1) * prompt, 0)),
+        ]
 
 
-FACTS = MethodFacts(
-    stage_labels=STAGE_LABELS,
-    parameter_meanings=PARAMETER_MEANINGS,
-    work=work,
-    documents_asked=None,  # one rewrite per private document: no number is asked for
-    wizard=WizardOptions(documents="one_per_unit", count_note="RPSG writes one rewrite per private document.",
-                         writes_tokens=False),
-)
+FACTS = RPSGFacts()

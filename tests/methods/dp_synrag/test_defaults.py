@@ -13,9 +13,17 @@ from core.methods.dp_synrag.release.budget import (
     REALISED_FRACTIONS,
     plan_dp_synrag,
 )
-from core.methods.dp_synrag.shape.examples import public_example, shipped_example
-from core.methods.dp_synrag.shape.forms import FALLBACK_FORM, FORM_LABELS, NO_FORM, form_for_task, with_chosen_form
-from core.specs.runspec import DOCUMENT_FORMS, RunSpec
+from core.methods.dp_synrag.shape.forms import with_chosen_form
+from core.specs.document_forms import (
+    DOCUMENT_FORMS,
+    FALLBACK_FORM,
+    FORM_LABELS,
+    NO_FORM,
+    form_for_task,
+    public_example,
+    shipped_example,
+)
+from core.specs.runspec import RunSpec
 from core.specs.dp_synrag import DPSynRAGSpec
 
 

@@ -1,8 +1,9 @@
-"""The document form's public example and its shipped, invented demonstrations (docs/method.md §2.4b, §2.6).
+"""The document form's shipped, invented demonstrations (docs/method.md §2.4b, §2.6).
 
 A form is public: the custodian's own invented example, or a shipped one (``resources/examples/<form>.txt``) with its
-demonstrations (``<form>.demo.toml``). Which form a task gets is ``forms.py``; what the writer does with it is
-``write/``. Here: the example, the demonstrations, the words every document of the form says, its public length,
+demonstrations (``<form>.demo.toml``). The forms' names, labels, rule and examples are ``core.specs.document_forms``
+(``public_example`` and ``shipped_example`` are read here from there); which form a run follows is ``forms.py``; what
+the writer does with it is ``write/``. Here: the demonstrations, the words every document of the form says, its public length,
 and a public document of the form for the self-filter."""
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ import statistics
 import tomllib
 from dataclasses import dataclass
 
-from core.common.errors import PrivetError
 from core.methods.dp_synrag.shape.released_topics import Topic
 from core.methods.dp_synrag.vocab.vocabulary import split_words
 from core.common.paths import resources_dir
-from core.specs.runspec import DOCUMENT_FORMS, DPSynRAGSpec
+from core.specs.document_forms import DOCUMENT_FORMS, public_example, shipped_example
+from core.specs.runspec import DPSynRAGSpec
 
 FORMS = DOCUMENT_FORMS  # resources/examples/<form>.txt and <form>.demo.toml
 
@@ -39,20 +40,6 @@ class Demonstration:
     document: str
     avoid: tuple[str, ...] = ()  # its other invented details (names, places) the writer must not copy
     form_words: tuple[str, ...] = ()  # words of the form any document may use (durations, units, sections)
-
-
-def shipped_example(form: str) -> str:
-    """The shipped invented example of ``form`` (one of FORMS)."""
-    if form not in FORMS:
-        raise PrivetError(f"Unknown document form {form!r}.", f"Choose one of: {', '.join(FORMS)}, or type an example.")
-    return (resources_dir() / "examples" / f"{form}.txt").read_text(encoding="utf-8").strip()
-
-
-def public_example(document_form: str, example: str) -> str:
-    """The example the writer sees: the custodian's own text if given, else the shipped form ("" = none)."""
-    if example.strip():
-        return example.strip()
-    return shipped_example(document_form) if document_form and document_form != "none" else ""
 
 
 def form_words(document_form: str, example: str) -> frozenset[str]:

@@ -1,5 +1,5 @@
 """Which document form the public writer follows when the custodian picks none: a public rule on the task's words
-(the rule itself is shared, in ``core.methods.document_forms``; here, DP-SynRAG's ``[dp_synrag]`` reads it).
+(the rule itself is shared, in ``core.specs.document_forms``; here, DP-SynRAG's ``[dp_synrag]`` reads it).
 
 Round 3 measured the writer with no example of the form ("a plain document") worst of all: on 200 clinic notes
 it kept 5 documents, three of them only "Key terms: …". So ``[dp_synrag] document_form = ""`` (the
@@ -14,19 +14,10 @@ from __future__ import annotations
 
 import copy
 
-from core.methods.document_forms import (  # the shared rule; these names stay importable here
-    AUTOMATIC,
-    FALLBACK_FORM,
-    FORM_LABELS,
-    FORM_RULES,
-    NO_FORM,
-    form_for_task,
-    form_words,
-)
+from core.specs.document_forms import AUTOMATIC, FORM_LABELS, form_for_task, form_words
 from core.specs.runspec import RunSpec
 
-__all__ = ["AUTOMATIC", "FALLBACK_FORM", "FORM_LABELS", "FORM_RULES", "NO_FORM", "form_choice_words", "form_for_task",
-           "with_chosen_form"]
+__all__ = ["form_choice_words", "with_chosen_form"]
 
 
 def with_chosen_form(spec: RunSpec) -> RunSpec:

@@ -1,6 +1,9 @@
-"""Which shipped document form a run follows when the custodian picks none: a public rule on the task's words.
+"""The document form, in one place: the shipped forms' names and labels, the public rule that picks one when the
+custodian picks none, and the example a run shows (the custodian's own, or the shipped one).
 
-Shared by the methods that read a document form (DP-SynRAG's public writer, DP-Synth's self-filter). Round 3
+Shared by the methods that read a document form (DP-SynRAG's public writer, DP-Synth's self-filter) and the run
+spec's rules; choosing a form from a run's released data is DP-SynRAG's own (``core/methods/dp_synrag/shape/``),
+as are the shipped forms' demonstrations (``<form>.demo.toml``). Round 3
 measured DP-SynRAG's writer with no example of the form ("a plain document") worst of all: on 200 clinic notes it
 kept 5 documents, three of them only "Key terms: …". So ``document_form = ""`` (the default) does not mean "no
 example": it means *choose a shipped form by this rule*, and ``"none"`` asks for the plain document explicitly.
@@ -13,6 +16,11 @@ from __future__ import annotations
 
 import re
 
+from core.common.errors import PrivetError
+from core.common.paths import resources_dir
+
+# The shipped forms: resources/examples/<form>.txt (an invented example) and <form>.demo.toml (demonstrations)
+DOCUMENT_FORMS = ("clinical_note", "case_file", "review", "news_article", "film_ratings")
 AUTOMATIC = ""  # document_form: choose by FORM_RULES from the task's words
 NO_FORM = "none"  # document_form: no example of the form (a plain document; measured worst)
 FALLBACK_FORM = "case_file"
@@ -67,3 +75,18 @@ def form_words(document_form: str, example: str, task: str, section: str) -> str
     form, why = form_for_task(task)
     return (f"Document form: {FORM_LABELS[form]}, chosen because {why} (set [{section}] document_form, or pick one "
             "on the Task page, to choose another).")
+
+
+def shipped_example(form: str) -> str:
+    """The shipped invented example of ``form`` (one of DOCUMENT_FORMS)."""
+    if form not in DOCUMENT_FORMS:
+        raise PrivetError(f"Unknown document form {form!r}.",
+                          f"Choose one of: {', '.join(DOCUMENT_FORMS)}, or type an example.")
+    return (resources_dir() / "examples" / f"{form}.txt").read_text(encoding="utf-8").strip()
+
+
+def public_example(document_form: str, example: str) -> str:
+    """The example a run shows: the custodian's own text if given, else the shipped form ("" = none)."""
+    if example.strip():
+        return example.strip()
+    return shipped_example(document_form) if document_form and document_form != NO_FORM else ""
