@@ -47,6 +47,8 @@ def test_values_are_pooled_by_their_slots_label_across_skeletons(lists):
     assert slot_labels(one) == ["product: _.", "customer satisfied: _."]
     assert slot_labels(other) == ["product: _.", "agent _a", "after _."]
     assert slot_labels("[name] ([text], [number] years)") == [""]  # a bracket alone is no label
+    assert slot_labels("Triage [number]:[number]: [name], [number][text]. CC [text].") == [
+        "triage [number]:[number]: [name], [number] _.", "cc _."]  # a letter written onto a number ("49M")
     forms = ReleasedForms((one, other), (50.0, 50.0), 3, (("product: _.", "Ledgerly", 40.0),))
     assert forms.slot_values(other) == {0: [("Ledgerly", 40.0)]} == forms.slot_values(one)
 

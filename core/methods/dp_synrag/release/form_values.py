@@ -54,9 +54,10 @@ _CLAUSE = re.compile(r"[.;!?\n|•·]")
 
 def slot_labels(skeleton: str) -> list[str]:
     """Each ``[text]`` slot's *label*, in order: the last words of the fixed wording just before it, in that wording's
-    last clause, lower case ("product:", "customer satisfied:", "reports"), and the first mark after the slot; "" when
-    no wording with a letter stands before it (a slot after a slot, or after a bracket alone). Values are pooled by
-    label: the same label in two skeletons is one slot."""
+    last clause, lower case ("product:", "customer satisfied:", "reports"), and the first mark after the slot; for a
+    slot written onto the slot before it ("[name], [number][text]": "49M"), the last words of its clause, slots too;
+    "" when no wording with a letter stands before it (a bracket alone). Values are pooled by label: the same label
+    in two skeletons is one slot."""
     labels: list[str] = []
     end = 0
     matches = list(SLOT.finditer(skeleton))
@@ -68,6 +69,8 @@ def slot_labels(skeleton: str) -> list[str]:
         words = _CLAUSE.split(before.rstrip())[-1].lower().split()[-LABEL_WORDS:]
         following = skeleton[m.end():matches[k + 1].start() if k + 1 < len(matches) else len(skeleton)].lstrip(" ")
         label = " ".join(words)
+        if not re.search(r"[^\W\d_]", label) and k and matches[k - 1].end() == m.start():
+            label = " ".join(_CLAUSE.split(skeleton[: m.start()])[-1].lower().split()[-LABEL_WORDS:])  # onto a slot
         labels.append(f"{label} _{following[:1]}" if re.search(r"[^\W\d_]", label) else "")
     return labels
 
