@@ -13,40 +13,36 @@ canonical spec, method, dataset fingerprint and dataset identity: a resume under
 changes what is drawn or what it costs is refused (``core.run.resume``).
 
 ``run_pipeline`` reads as its steps: checks before loading, the plan (``core.run.planning``), consent to
-a resume, the models, the reservation, the run folder, the method, the privacy record, the export
-(``core.run.export`` writes the files).
+a resume, the models (``core.run.loaded_models``), the reservation, the run folder, the method, the privacy
+record (``core.run.privacy_record``), the export (``core.run.export_at_end``; ``core.run.export`` writes the files).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import logging
-import math
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from core import __version__
-from core.certificate.privacy_record import PrivacyRecord, reconcile_stages
+from core.certificate.privacy_record import PrivacyRecord
 from core.common.checkpoints import Checkpoints
 from core.compute.factory import compute_backend
 from core.corpus import Corpus
 from core.ledger.booking import Booking, book_dataset, load_spec_corpus, new_run_id, record_booking
 from core.common.errors import BudgetError, PrivetError
-from core.run.export import (
-    RUN_FILE, check_output_folder, export_release, read_synthetic, refuse_protected_output, release_size, write_synthetic,
-)
+from core.run.export import RUN_FILE, read_synthetic, write_synthetic
+from core.run.export_at_end import export_at_end, output_folder
+from core.run.loaded_models import load_models
+from core.run.privacy_record import now, privacy_record
 from core.ledger import Ledger, check_before_run
 from core.specs.method_catalogue import facts
 from core.methods.class_conditional import method_for
 from core.methods.base import Method, MethodContext, PlanSummary, SyntheticDoc
 from core.methods.wave_size import default_batch_rows, wave_rows
 from core.models import threads
-from core.models.registry import load_embedder, load_language_model, model_fingerprint, resolve_model
 from core.common.paths import data_dir
 from core.run.planning import (
     dataset_booking,
@@ -58,11 +54,9 @@ from core.run.planning import (
     spending_gate,
 )
 from core.privacy.budget import resolve_delta
-from core.privacy.conversion import approx_rho_to_eps, redrawn_delta
 from core.privacy.planner import delta_warnings
 from core.common.private_files import private_folder, write_private
-from core.common.progress import NULL_REPORTER, ProgressEvent, Reporter, StageProgress
-from core.install.provenance import bundle_identity, git_commit
+from core.common.progress import NULL_REPORTER, ProgressEvent, Reporter
 from core.run.resume import ResumeQuote, canonical_spec, check_resumable, resume_quote, run_meta
 from core.specs.runspec import RunSpec
 
@@ -73,7 +67,6 @@ __all__ = [
     "write_synthetic",
 ]
 
-log = logging.getLogger(__name__)
 COMPUTE_SPILL = "compute-spill"  # where a Ray started for this run spills objects (core/compute/ray_pool.py)
 
 
@@ -99,7 +92,7 @@ FidelityHook = Callable[[Path, Corpus, list[SyntheticDoc], Any, Reporter], dict 
 
 
 @dataclass
-class _Prepared:
+class Prepared:
     """What a run knows before any model loads or anything is charged."""
 
     corpus: Corpus
@@ -110,7 +103,7 @@ class _Prepared:
 
 
 @dataclass
-class _Reserved:
+class Reserved:
     """The run being started or resumed: its id and folder, its start time and (resuming) the ρ accepted.
     The id is fixed by ``_identify_run``, just before the reservation."""
 
@@ -153,16 +146,16 @@ def run_pipeline(
     if spec.test_mode_seed is not None and ledger is None:  # never the installation's ledger (TestModeLedger)
         with _test_mode_ledger() as scratch:
             return run_pipeline(spec, reporter, run_dir, resume, scratch, require_consent, consent, fidelity)
-    started = _now()
+    started = now()
     _check_before_loading(spec, ledger, run_dir, resume, consent)
     spec = facts(spec.method).public_defaults(spec)  # what the method's public rules pick (a copy)
-    out_dir = _output_folder(spec)
+    out_dir = output_folder(spec)
     prepared = _prepare(spec, reporter, ledger, resume, require_consent)
-    run = _Reserved("", run_dir, started, resume, None)
+    run = Reserved("", run_dir, started, resume, None)
     if resume and consent is not None:  # asked before the models load; nothing is charged before the answer
         run.meta, run.accepted_rho, run.accepted_delta_part = _consent_to_resume(
             spec, Path(run_dir), prepared, ledger, consent)
-    models = _load_models(spec, reporter)  # a model that fails to load leaves no run folder or ledger
+    models = load_models(spec, reporter)  # a model that fails to load leaves no run folder or ledger
     ledger = ledger or Ledger()
     booking = book_dataset(ledger, spec.data, prepared.corpus)  # again, now with the ledger the run books against
     for warning in booking.warnings:
@@ -219,24 +212,7 @@ def _check_before_loading(
             )
 
 
-def _output_folder(spec: RunSpec) -> Path | None:
-    """Where the release goes at the end (None: kept in the run folder), checked before any charge.
-
-    A folder exported at the end gets every check of the export (``check_output_folder``); a folder the
-    desktop exports to later (``export_at_end = false``) is at least never the data or state folder
-    (``refuse_protected_output``). A test-mode run exports nothing, so its folder is not checked.
-    """
-    if not spec.output.folder or spec.test_mode_seed is not None:
-        return None
-    folder = Path(spec.output.folder)
-    if not spec.output.export_at_end:
-        refuse_protected_output(folder)
-        return None
-    check_output_folder(folder, spec.output.overwrite)
-    return folder
-
-
-def _prepare(spec: RunSpec, reporter: Reporter, ledger: Ledger | None, resume: bool, require_consent: bool) -> _Prepared:
+def _prepare(spec: RunSpec, reporter: Reporter, ledger: Ledger | None, resume: bool, require_consent: bool) -> Prepared:
     """Load the corpus, plan the method on it and say every warning, before any model loads."""
     corpus = load_spec_corpus(spec)
     facts(spec.method).check_corpus(spec, corpus)  # e.g. a pasted real document as the example of the form
@@ -253,11 +229,11 @@ def _prepare(spec: RunSpec, reporter: Reporter, ledger: Ledger | None, resume: b
     planner_warnings = [w for w in delta_warnings(delta, spec.privacy.max_units, n) if w not in summary.warnings]
     for warning in corpus.report.warnings + summary.warnings + planner_warnings + spec.warnings():
         reporter.emit(ProgressEvent("plan", "warning", message=warning))  # before anything is charged
-    return _Prepared(corpus, method, summary, delta, booking_now)
+    return Prepared(corpus, method, summary, delta, booking_now)
 
 
 def _consent_to_resume(
-    spec: RunSpec, run_dir: Path, prepared: _Prepared, ledger: Ledger | None, consent: Callable[[ResumeQuote], bool]
+    spec: RunSpec, run_dir: Path, prepared: Prepared, ledger: Ledger | None, consent: Callable[[ResumeQuote], bool]
 ) -> tuple[dict, float, float]:
     """The run file and the ρ and δ_p the custodian accepted for the resume (``ResumeQuote``); refused otherwise."""
     meta = run_meta(run_dir)
@@ -270,7 +246,7 @@ def _consent_to_resume(
 
 
 def _identify_run(
-    spec: RunSpec, ledger: Ledger, prepared: _Prepared, booking: Booking, run: _Reserved
+    spec: RunSpec, ledger: Ledger, prepared: Prepared, booking: Booking, run: Reserved
 ) -> tuple[float, float]:
     """Fix the run's id and start time (a resume keeps its own) and return the ρ and δ_p to reserve for it."""
     if run.resume and run.accepted_rho is not None:
@@ -288,7 +264,7 @@ def _identify_run(
     return prepared.summary.rho_total, prepared.summary.delta_spent
 
 
-def _open_run_folder(spec: RunSpec, booking: Booking, run: _Reserved) -> Path:
+def _open_run_folder(spec: RunSpec, booking: Booking, run: Reserved) -> Path:
     """The run folder: a new one gets its ``run.json`` (spec, method, dataset); a resume keeps its own."""
     if run.resume:
         return Path(run.run_dir)  # type: ignore[arg-type]
@@ -351,128 +327,12 @@ def _run_reserved(spec, reporter, ledger, models, prepared, booking, run, out_di
     )
     documents, diagnostics, notes = prepared.method.run(prepared.corpus, spec, delta, ctx)
     synthetic_path = write_synthetic(run_dir, documents)
-    record = _privacy_record(spec, ledger, models, prepared, booking, run, documents, notes)
+    record = privacy_record(spec, ledger, models, prepared, booking, run, documents, notes)
     record.save(run_dir)
     ledger.bind_record(identity.key, run_id, record.claim_hash(), record.epsilon_tight, record.delta)
     result = RunResult(run_id, run_dir, synthetic_path, len(documents), record, None, diagnostics)
     if fidelity is not None:  # private run folder and screen only (SPEC §7); never fails the run
         result.fidelity = fidelity(run_dir, prepared.corpus, documents, models.embedder, reporter)
-    result.export_dir = _export_at_end(spec, reporter, ledger, run_dir, out_dir)
+    result.export_dir = export_at_end(spec, reporter, ledger, run_dir, out_dir)
     reporter.emit(ProgressEvent("run", "done", message=str(result.export_dir or run_dir)))
     return result
-
-
-def _privacy_record(
-    spec: RunSpec, ledger: Ledger, models: "LoadedModels", prepared: _Prepared, booking: Booking, run: _Reserved,
-    documents: list[SyntheticDoc], notes: list[str],
-) -> PrivacyRecord:
-    """The run's privacy record: the plan's stages and every charge the ledger holds for the run."""
-    identity, delta, summary, method = booking.identity, prepared.delta, prepared.summary, prepared.method
-    charges = [r for r in ledger.entries(identity.key) if r["kind"] == "charge" and r["run_id"] == run.run_id]
-    planned = method.record_stages(spec, delta)
-    stages = reconcile_stages(planned, charges)
-    extra_rho = sum(s["rho"] for s in stages[len(planned):])
-    # (ε, δ) stages (phrase discovery) spend part of δ; one drawn again after a resume spends it again, so the
-    # record's δ grows by that much and the zCDP part is still converted at the planned δ − δ_p.
-    record_delta = delta + redrawn_delta(stages)
-    delta_spent = math.fsum(s.get("delta", 0.0) for s in stages)
-    rho_total = summary.rho_total + extra_rho
-    if extra_rho > 0:
-        notes = list(notes) + [RESUMED_NOTE]
-    return PrivacyRecord(
-        run_id=run.run_id,
-        method=spec.method,
-        method_parameters=method.parameters(spec, summary),
-        unit_kind=prepared.corpus.unit_kind,
-        person_column=spec.data.person_column,
-        dataset_fingerprint=booking.fingerprint,
-        dataset_id=identity.key,
-        dataset_name=identity.name if identity.chosen else "",
-        epsilon_target=spec.privacy.epsilon,
-        delta=record_delta,
-        conversion="tight",
-        rho_total=rho_total,
-        stages=stages,
-        epsilon_tight=approx_rho_to_eps(rho_total, record_delta, delta_spent, "tight"),
-        epsilon_loose=approx_rho_to_eps(rho_total, record_delta, delta_spent, "loose"),
-        samplers=method.samplers(),
-        models=models.fingerprints,
-        device=models.llm.device,
-        started_at=run.started,
-        finished_at=_now(),
-        privet_version=__version__,
-        privet_commit=git_commit(),
-        privet_bundle=bundle_identity(),
-        end_to_end_dp=summary.end_to_end_dp,
-        scope_notes=notes,
-        test_mode=spec.test_mode_seed is not None,
-        budget_rationale=spec.privacy.rationale.strip(),
-    )
-
-
-RESUMED_NOTE = (
-    "This run was interrupted and resumed. Outputs that DP stages had finished were reused, not drawn "
-    "again; the parts that had not finished were drawn again and charged again (listed as 'redrawn after "
-    "resume'). The total above includes both charges, so it is conservative. Private prediction charges "
-    "a redraw min(L, groups redrawn) times one group's cost: a unit is in at most L groups."
-)
-
-
-def _export_at_end(
-    spec: RunSpec, reporter: Reporter, ledger: Ledger, run_dir: Path, out_dir: Path | None
-) -> Path | None:
-    """Export the release to ``out_dir`` (never in test mode, never empty without the custodian's say-so)."""
-    if out_dir is None or spec.test_mode_seed is not None:
-        return None
-    size = release_size(run_dir)
-    if size.empty:  # an empty release is never written without the custodian's say-so
-        reporter.emit(ProgressEvent("export", "warning", message=f"Not exported: {size.problem} Export it anyway with "
-                                    f"privet export {run_dir} {out_dir} --allow-empty."))
-        return None
-    identity = {
-        "custodian": spec.output.custodian,
-        "organisation": spec.output.organisation,
-        "irb_protocol": spec.output.irb_protocol,
-    }
-    progress = StageProgress(reporter, "export", 1).start("Writing the release and its certificate")
-    export_dir = export_release(run_dir, out_dir, identity, overwrite=spec.output.overwrite, ledger=ledger)
-    progress.advance()
-    progress.finish()
-    return export_dir
-
-
-# -- helpers -------------------------------------------------------------------------------
-
-
-@dataclass
-class LoadedModels:
-    llm: object
-    embedder: object
-    fingerprints: list[dict]
-
-
-def _load_models(spec: RunSpec, reporter: Reporter) -> LoadedModels:
-    progress = StageProgress(reporter, "models", 2).start("Loading models")
-    # Resolved once: the files, backend and device that load are the ones the certificate names.
-    llm_model, embedder_model = resolve_model(spec.llm, "llm"), resolve_model(spec.embedder, "embedder")
-    threads.configure(spec.compute.threads)  # torch and llama.cpp on the free cores (or [compute] threads)
-    log.info("Models run on %s.", threads.match_free_cores().words())
-    llm = load_language_model(llm_model)
-    threads.follow(llm)  # a llama.cpp model's threads follow the count chosen again at each charged stage
-    if spec.test_mode_seed is not None and llm_model.source == "tiny-random":
-        from core.models.tiny import end_quickly
-
-        end_quickly(llm)  # type: ignore[arg-type]  # test mode: random weights end their texts after a few tokens
-    progress.advance()
-    embedder = load_embedder(embedder_model)
-    progress.advance()
-    progress.finish()
-    fingerprints = [
-        {"role": "language model", **model_fingerprint(llm_model)},
-        {"role": "embedder", **model_fingerprint(embedder_model)},
-    ]
-    return LoadedModels(llm, embedder, fingerprints)
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -22,7 +22,8 @@ from core.run.estimate import EtaTracker
 from core.ledger.view import charged_summary
 from core.specs.stage_labels import STAGE_LABELS, stage_label
 from desktop.active_runs import ActiveRuns
-from desktop.controller import WizardController, in_app_words
+from desktop.controller import WizardController
+from desktop.controller_budget import in_app_words
 from desktop.relay import RunRelay
 from desktop.widgets.collapsible import Collapsible
 from desktop.widgets.stacked_bar import StackedBar

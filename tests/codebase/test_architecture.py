@@ -131,15 +131,11 @@ def test_the_tests_mirror_the_code_and_are_packages():
 
 
 MAX_LINES = 420  # issue 59 item 6: no file of the code over 420 lines
-LONG_FILES_LEFT = {  # files still being split; the list only shrinks
-    "desktop/controller.py", "core/run/pipeline.py",
-}
 
 
 def test_no_file_of_the_code_is_over_420_lines():
     """Every module of core/, desktop/ and resources/ fits in 420 lines: a longer one holds more than one idea."""
     lengths = {str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines())
                for folder in ("core", "desktop", "resources") for p in sorted((ROOT / folder).rglob("*.py"))}
-    too_long = {path: n for path, n in lengths.items() if n > MAX_LINES and path not in LONG_FILES_LEFT}
+    too_long = {path: n for path, n in lengths.items() if n > MAX_LINES}
     assert too_long == {}, f"split these by their ideas: {too_long}"
-    assert {path for path in LONG_FILES_LEFT if lengths.get(path, 0) <= MAX_LINES} == set(), "shrink LONG_FILES_LEFT"

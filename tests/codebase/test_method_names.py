@@ -166,7 +166,8 @@ def test_the_desktop_never_asks_for_a_method_by_name():
 def test_the_pipeline_the_plan_and_a_resume_import_no_method_package():
     """They ask the method (core.methods.registry, core.methods.class_conditional) or its facts
     (core.specs.method_catalogue) instead of importing a method's internals."""
-    found = [f"{path}:{line}: {what}" for path in ("core/run/pipeline.py", "core/run/planning.py", "core/run/resume.py")
+    run_modules = ("pipeline", "planning", "resume", "privacy_record", "export_at_end", "loaded_models")
+    found = [f"{path}:{line}: {what}" for path in (f"core/run/{name}.py" for name in run_modules)
              for line, what in method_package_imports((ROOT / path).read_text(encoding="utf-8"))]
     assert not found, "ask core.specs.method_catalogue.facts(spec.method) instead:\n" + "\n".join(found)
 

@@ -21,7 +21,7 @@ from core.ledger import Ledger
 from core.ledger.total import COMBINING_PLAIN, COMBINING_WORDS
 from core.ledger.view import run_spend
 from core.specs.runspec import RunSpec
-from desktop.controller import in_app_words
+from desktop.controller_budget import in_app_words
 from desktop.dialogs import BUDGETS, SettingsDialog
 from desktop.settings import DesktopSettings
 

@@ -43,14 +43,14 @@ def test_the_nucleus_is_the_same_whether_thousands_are_ranked_or_all_are_sorted(
 
 
 def test_only_a_test_mode_run_of_the_tiny_model_ends_quickly(tmp_path):
-    from core.run.pipeline import _load_models
+    from core.run.loaded_models import load_models
     from core.common.progress import NULL_REPORTER
     from tests.helpers import tiny_spec
 
     spec = tiny_spec(tmp_path)
-    assert getattr(_load_models(spec, NULL_REPORTER).llm, "ends_after", None) is None
+    assert getattr(load_models(spec, NULL_REPORTER).llm, "ends_after", None) is None
     spec.test_mode_seed = 5
-    llm = _load_models(spec, NULL_REPORTER).llm
+    llm = load_models(spec, NULL_REPORTER).llm
     assert llm.ends_after == TEST_MODE_TOKENS and end_quickly(llm) is llm
     session = llm.start_logits(llm.chat_prompt_ids(["Write a note."] * 2))
     assert session.ends_after == TEST_MODE_TOKENS

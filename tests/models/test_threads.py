@@ -111,13 +111,13 @@ def test_the_compute_section_holds_the_threads():
 
 
 def test_a_run_loads_its_models_on_the_threads_its_spec_asks_for(tmp_path):
-    from core.run.pipeline import _load_models
+    from core.run.loaded_models import load_models
     from core.common.progress import NULL_REPORTER
     from tests.helpers import tiny_spec
 
     spec = tiny_spec(tmp_path)
     spec.compute.threads = 1
-    _load_models(spec, NULL_REPORTER)
+    load_models(spec, NULL_REPORTER)
     assert torch.get_num_threads() == 1 and threads.current_threads() == 1
 
 

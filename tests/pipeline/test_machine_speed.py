@@ -59,7 +59,7 @@ def test_the_speed_test_runs_for_about_the_time_asked_and_counts_rounds():
 
 
 def test_the_wizard_reuses_one_speed_test_for_a_minute(monkeypatch):
-    from desktop import controller as ctl
+    from desktop import controller as ctl, controller_budget
 
     calls: list[float] = []
 
@@ -70,11 +70,11 @@ def test_the_wizard_reuses_one_speed_test_for_a_minute(monkeypatch):
     monkeypatch.setattr(machine_speed, "probe_rate", probe)
     wizard = ctl.WizardController()
     clock = [1000.0]
-    monkeypatch.setattr(ctl.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(controller_budget.time, "monotonic", lambda: clock[0])
     assert wizard._speed_test() == pytest.approx(2.0)
     clock[0] += 30
     assert wizard._speed_test() == pytest.approx(2.0) and len(calls) == 1  # a slider move: no new test
-    clock[0] += ctl.SPEED_TEST_REUSE_S
+    clock[0] += controller_budget.SPEED_TEST_REUSE_S
     wizard._speed_test()
     assert len(calls) == 2  # a minute later: taken again
 

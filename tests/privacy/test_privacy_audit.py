@@ -319,7 +319,7 @@ def test_rpsg_certificate_says_replace_one_with_candidates_fixed(tmp_path):
 
 def test_models_are_fingerprinted_by_their_kind(monkeypatch):
     import core.models.registry as registry
-    from core.run.pipeline import _load_models
+    from core.run.loaded_models import load_models
     from core.common.progress import NULL_REPORTER
     from core.specs.runspec import ModelChoice, RunSpec
 
@@ -327,7 +327,7 @@ def test_models_are_fingerprinted_by_their_kind(monkeypatch):
     monkeypatch.setattr(registry, "load_embedder", lambda choice: object())
     spec = RunSpec()
     spec.llm = spec.embedder = ModelChoice(source="tiny-random")
-    llm, embedder = _load_models(spec, NULL_REPORTER).fingerprints
+    llm, embedder = load_models(spec, NULL_REPORTER).fingerprints
     assert embedder == {"role": "embedder", **registry.model_fingerprint(spec.embedder, "embedder")}
     assert embedder["backend"] == "hashing" and embedder["name"] == "tiny-random-hashing"
     assert embedder["sha256"] != llm["sha256"]
