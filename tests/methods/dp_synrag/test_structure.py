@@ -79,6 +79,9 @@ def test_a_or_an_belongs_to_the_filler_so_both_notes_share_one_skeleton(lists):
     other = skeleton_of("Cause: an expired token. We found an old webhook.", released, lists)
     assert one == other == "Cause: [text]. We found [text]."
     assert not any(o.split()[-1] in ("a", "an") for o in propose_openers(Unit("u", "We found a broken link."), lists, 32))
+    # before a number the article is the form's: "a 70-year-old" (the writer draws the number)
+    assert "came in, a" in propose_openers(Unit("u", "Jon came in, a 70-year-old man."), lists, 32) or \
+        "a" in propose_openers(Unit("u", "Jon came in, a 70-year-old man."), lists, 32)
 
 
 def test_a_name_the_public_list_lacks_is_a_name_beside_a_surname_or_a_second_unknown_word(lists):

@@ -159,7 +159,8 @@ def _opener_prefixes(tokens: Sequence[Token], start: int, clause_start: bool, li
         if t.kind != "word" or (kind and not heading):
             break
         words += 1
-        if t.text.lower() not in ARTICLES:  # "a" or "an" agrees with the filler after it: the slot's, not the form's
+        before_number = i + 2 < len(tokens) and tokens[i + 2].kind == "number"  # "a 70-year-old" is the form's
+        if t.text.lower() not in ARTICLES or before_number:  # "a"/"an" before a word agrees with it: the slot's
             out.append(("".join(x.text for x in tokens[start : i + 1]), i + 1))
         if i + 1 < len(tokens) and tokens[i + 1].kind == "sep" and _INSIDE_OPENER.match(tokens[i + 1].text):
             i += 2
@@ -192,8 +193,9 @@ def opener_positions(tokens: Sequence[Token], lists: FormLists) -> tuple[list[in
 def closer_suffixes(tokens: Sequence[Token], hard: int, lists: FormLists) -> list[str]:
     """The 1..``MAX_CLOSER_WORDS`` common words just before the name, number or month at ``hard`` (one space between),
     shortest first: a form's wording that follows a text slot ("… and discharged on [month]")."""
-    if hard < 2 or tokens[hard - 1].text != " " or tokens[hard - 2].text.lower() in ARTICLES:
-        return []  # "a"/"an" before it agrees with the filler: the slot's, not the form's
+    article = tokens[hard - 2].text.lower() in ARTICLES and tokens[hard].kind != "number"  # "a 70-year-old" stays
+    if hard < 2 or tokens[hard - 1].text != " " or article:  # "a"/"an" before a word agrees with it: the slot's
+        return []
     out: list[str] = []
     i = hard - 2
     while i >= 0 and len(out) < MAX_CLOSER_WORDS:
@@ -302,9 +304,7 @@ def _labelled_value(tokens: Sequence[Token], start: int, end: int) -> bool:
     return after_colon and whole_clause and end == start + 1
 
 
-ARTICLES = frozenset({"a", "an"})
-
-LIST_WORDS = frozenset({"and", "or", "but", "nor"})
+ARTICLES, LIST_WORDS = frozenset({"a", "an"}), frozenset({"and", "or", "but", "nor"})
 
 
 def _joining_opener(tokens: Sequence[Token], start: int, released: Mapping[str, float], lists: FormLists) -> bool:
