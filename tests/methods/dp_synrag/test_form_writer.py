@@ -109,3 +109,19 @@ def test_an_age_beside_a_sex_a_drug_topic_in_no_condition_slot_and_no_doubled_wo
     assert role_filler("condition", ["klinthemzole", "stiffness"], {"klinthemzole": "drug"}, "klinthemzole") == ""
     assert role_filler("condition", ["tusfosemia"], {}, "tusfosemia") == "tusfosemia"
     assert tidy("firklitora 200 mg for for 5 weeks.") == "firklitora 200 mg for 5 weeks."
+
+
+def test_a_text_slot_never_opens_on_a_lone_capital_but_one_may_be_written_onto_a_number():
+    llm = build_tiny_language_model(packaged_tokenizer())
+    writer = FormWriter(llm, torch.Generator().manual_seed(5), random.Random(5))  # test mode: fixed public seeds
+    table = writer.table
+    assert table.lone_capital[writer.encode("I")[0]] and not table.lone_capital[writer.encode("In")[0]]
+    logits = torch.zeros(llm.vocab_size)
+    logits[table.lone_capital.nonzero().flatten()] = 50.0  # a model that would write a capital letter anywhere
+    from core.methods.dp_synrag.write.form_writer import _Row
+
+    row = _Row(0, pieces_of("Issue: [text]. Age: [number][text]."), ("a",))
+    row.at = 1
+    assert not table.lone_capital[writer._sample_slot(row, "text", logits)]
+    row.at = 4  # the letter written onto "[number]" ("49M")
+    assert table.lone_capital[writer._sample_slot(row, "text", logits)]

@@ -105,6 +105,7 @@ class TokenTable:
     space_start: torch.Tensor  # starts with a space (and holds more)
     name_like: torch.Tensor  # a capitalised given name or surname of the public list: the writer never writes one
     letters: torch.Tensor  # letters only (no space): a unit or a letter written onto a number ("86M", "5mg")
+    lone_capital: torch.Tensor  # one capital letter: an initial, never a slot's first word ("Issue: I.")
 
     @property
     def size(self) -> int:
@@ -131,7 +132,8 @@ def _table(tokenizer, vocab_size: int) -> TokenTable:
     names = load_person_names()
     name_like = torch.tensor([t.strip()[:1].isupper() and t.strip().lower() in names for t in texts])
     letters = torch.tensor([t.isalpha() for t in texts])
-    return TokenTable(tuple(texts), digits, has_digit, clause_end, banned, space_start, name_like, letters)
+    lone_capital = torch.tensor([len(t.strip()) == 1 and t.strip().isupper() for t in texts])
+    return TokenTable(tuple(texts), digits, has_digit, clause_end, banned, space_start, name_like, letters, lone_capital)
 
 
 @dataclass
@@ -368,6 +370,8 @@ class FormWriter:
             scores[~t.letters] = -math.inf
         if not row.slot_text.strip():
             scores[t.clause_end] = -math.inf
+            if prev is None or prev.kind != "number":
+                scores[t.lone_capital] = -math.inf
         elif row.slot_tokens > CLOSE_AFTER:  # the longer it runs, the likelier its clause ends
             scores[t.clause_end] += 0.5 * (row.slot_tokens - CLOSE_AFTER)
         for word in row.words:
