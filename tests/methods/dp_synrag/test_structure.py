@@ -281,3 +281,11 @@ def test_the_public_rule_picks_the_fallback_form_once_and_keeps_structure_discov
     assert with_chosen_form(once) == once  # idempotent: a resume compares the settings after the rule
     by_hand = with_chosen_form(RunSpec.from_dict({"task": "x", "dp_synrag": {"document_form": "review"}}))
     assert not by_hand.dp_synrag.discovers_forms
+
+
+def test_a_number_word_before_a_unit_of_time_is_a_number_slot_as_its_digits_are(lists):
+    released = dict.fromkeys({"Presenting complaint", "for", "days"}, 100.0)
+    words = skeleton_of("Presenting complaint: cough for three days.", released, lists)
+    digits = skeleton_of("Presenting complaint: cough for 3 days.", released, lists)
+    assert words == digits == "Presenting complaint: [text] for [number] days."
+    assert "[number]" not in skeleton_of("Presenting complaint: one of them.", released, lists)

@@ -17,6 +17,7 @@ from core.corpus import Unit
 from core.corpus.units import UNIT_SEPARATOR  # how a person's documents are joined into one unit
 from core.methods.dp_synrag.vocab.vocabulary import load_person_names, read_word_list
 from core.common.paths import resources_dir
+from core.methods.dp_synrag.release.form_words import ABBREVIATIONS, MONTHS, NUMBER_WORDS, TIME_UNITS
 
 MAX_OPENER_WORDS = 6
 
@@ -33,23 +34,6 @@ _CLAUSE_END = re.compile(r"[.;:!?()\[\]\n|•·]")
 MAX_CLOSER_WORDS = 4
 
 _INSIDE_OPENER = re.compile(r"^[ \-]$")  # a separator an opener may span: one space or a hyphen
-
-# public abbreviations a form writes around its numbers and headings (units, vital signs, titles); no English word list
-# holds them, yet they are a form's wording, not a slot's filler
-ABBREVIATIONS = frozenset([
-    "mg", "mcg", "ml", "kg", "g", "cm", "mm", "km", "lb", "lbs", "oz", "hr", "hrs", "h", "min", "mins", "sec",
-    "yr", "yrs", "y", "o", "wk", "wks", "mo", "mos", "bpm", "mmhg", "bp", "hr", "rr", "spo", "temp", "dob",
-    "pt", "pts", "dr", "mr", "mrs", "ms", "st", "no", "tel", "ref", "id", "iv", "im", "po", "prn", "bd", "bid",
-    "tds", "tid", "qds", "qid", "od", "am", "pm", "pmh", "hpi", "ros", "dx", "rx", "hx", "tx", "sx", "fx", "cc"
-])
-
-MONTHS = frozenset([
-    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-    "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
-    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "mon", "tue", "tues", "wed",
-    "thu", "thur", "thurs", "fri", "sat", "sun"
-])
-
 
 @dataclass(frozen=True)
 class Token:
@@ -96,9 +80,10 @@ def documents_of(unit: Unit) -> list[str]:
 def _slot_kind(tokens: Sequence[Token], i: int, clause_start: bool, lists: FormLists) -> str:
     """"number", "month", "name", "content" (no English word) or "" (a common word that may be fixed)."""
     t = tokens[i]
-    if t.kind == "number":
-        return "number"
     low = t.text.lower()
+    if t.kind == "number" or (low in NUMBER_WORDS and i + 2 < len(tokens) and tokens[i + 1].text == " " and
+                              tokens[i + 2].text.lower() in TIME_UNITS):
+        return "number"  # "2 weeks" and "two weeks" alike
     if low in MONTHS and (t.text[:1].isupper() or len(low) > 4):
         return "month"
     if t.text[:1].isupper() and low in lists.names and (not clause_start or low not in lists.common):

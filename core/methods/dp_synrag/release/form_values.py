@@ -23,7 +23,7 @@ MAX_VALUE_WORDS = 3
 MAX_VALUE_CHARS = 40
 MAX_DOCUMENT_CHARS = 20_000  # longer documents are cut before matching (bounds the expression's backtracking)
 _NOT_IN_VALUE = re.compile(r"[\d.;:!?()\[\]\n|•·_\x1f]")
-_SLOT_PATTERNS = {"text": r"(.+?)", "name": r".+?", "number": r"\d+(?:[.,]\d+)*", "month": r"[^\W\d_]+"}
+_SLOT_PATTERNS = {"text": r"(.+?)", "name": r".+?", "number": r"\w+(?:[.,]\d+)*", "month": r"[^\W\d_]+"}
 
 
 def skeleton_pattern(skeleton: str) -> re.Pattern[str]:
