@@ -32,7 +32,7 @@ slot markers, never a slot's filler; a released value is a filler many units wro
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from core.corpus import Unit
@@ -100,14 +100,17 @@ def release_forms(
     progress = StageProgress(ctx.reporter, reporter_stage, len(stages) * len(units))
     started: list[bool] = []
 
-    def count_openers() -> Counter[str]:
-        started.append(True)
-        progress.start("Finding the corpus's own forms")
-        proposals = []
-        for unit in units:
-            proposals.append(propose_openers(unit, lists, opener_stage.items_per_unit))
-            progress.advance()
-        return item_counts(proposals, opener_stage.items_per_unit)
+    def counting(stage: Release, propose: Callable[[Unit], list[str]]) -> Callable[[], Counter[str]]:
+        def count() -> Counter[str]:  # run only when the stage is not checkpointed: it starts the bar
+            if not started:
+                started.append(True)
+                progress.start("Finding the corpus's own forms")
+            proposals = []
+            for unit in units:
+                proposals.append(propose(unit))
+                progress.advance()
+            return item_counts(proposals, stage.items_per_unit)
+        return count
 
     def noisy(stage: Release):
         def draw(counts: Counter[str]):
@@ -115,37 +118,19 @@ def release_forms(
             return {"items": list(hist.items), "counts": list(hist.noisy_counts)}
         return draw
 
-    openers = run_release(opener_stage, ctx, count_openers, noisy(opener_stage))
+    def release(stage: Release, propose: Callable[[Unit], list[str]]) -> dict:
+        return run_release(stage, ctx, counting(stage, propose), noisy(stage))
+
+    openers = release(opener_stage, lambda u: propose_openers(u, lists, opener_stage.items_per_unit))
     released_openers = {str(o): float(c) for o, c in zip(openers["items"], openers["counts"])}
-
-    def count_skeletons() -> Counter[str]:
-        if not started:
-            started.append(True)
-            progress.start("Finding the corpus's own forms")
-        proposals = []
-        for unit in units:
-            proposals.append(propose_skeletons(unit, released_openers, lists, skeleton_stage.items_per_unit))
-            progress.advance()
-        return item_counts(proposals, skeleton_stage.items_per_unit)
-
-    skeletons = run_release(skeleton_stage, ctx, count_skeletons, noisy(skeleton_stage))
+    skeletons = release(skeleton_stage,
+                        lambda u: propose_skeletons(u, released_openers, lists, skeleton_stage.items_per_unit))
     order = sorted(range(len(skeletons["items"])), key=lambda j: -skeletons["counts"][j])
     released_skeletons = tuple(str(skeletons["items"][j]) for j in order)
     values: tuple[tuple[str, str, float], ...] = ()
     if len(stages) > 2:  # drawn (and charged, as the plan says) even when no skeleton was released
-        value_stage = stages[2]
-
-        def count_values() -> Counter[str]:
-            if not started:
-                started.append(True)
-                progress.start("Finding the corpus's own forms")
-            proposals = []
-            for unit in units:
-                proposals.append(propose_values(unit, released_openers, lists, value_stage.items_per_unit))
-                progress.advance()
-            return item_counts(proposals, value_stage.items_per_unit)
-
-        drawn = run_release(value_stage, ctx, count_values, noisy(value_stage))
+        m_v = stages[2].items_per_unit
+        drawn = release(stages[2], lambda u: propose_values(u, released_openers, lists, m_v))
         values = tuple((*split_value_item(str(item)), float(c)) for item, c in zip(drawn["items"], drawn["counts"]))
     forms = ReleasedForms(released_skeletons, tuple(float(skeletons["counts"][j]) for j in order),
                           len(released_openers), values)
