@@ -126,7 +126,9 @@ def test_a_resume_in_the_writing_stage_writes_only_the_rest_charges_nothing_and_
     ids = [line["id"] for line in lines]
     assert result.n_synthetic == len(lines) > 0 and ids == sorted(ids)
     by_id = {line["id"]: line["text"] for line in lines}
-    target = target_words(with_public_defaults(spec).dp_synrag, None)  # the form's length (public)
+    length = checkpoint / "length.json"  # the run's DP length statistic, when it drew one: the length it aims at
+    released = json.loads(length.read_text())[0] if length.exists() else None
+    target = target_words(with_public_defaults(spec).dp_synrag, released)
     for index, entry in saved.items():
         if entry["written"]:  # the same length fitting as in an uninterrupted run (post-processing)
             assert by_id[f"syn-{index:04d}"] == fit_length(entry["text"], entry["topic"], target), \
