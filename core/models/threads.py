@@ -3,13 +3,17 @@
 On a shared 2-core machine two torch threads ran the writer at 3.0 tokens/s and one thread at 26.7
 (docs/benchmarks.md): when another program keeps a core busy, a second thread of ours waits for it at every
 step and drags the other one down. So the thread count is chosen from the cores this process may use
-(``os.sched_getaffinity``) less the work *other* programs ask of them: the 1-minute load average
-(``os.getloadavg``) minus this process's own share of it. It is at least 1 and never more than the cores.
+(``os.sched_getaffinity``) less the work *other* programs ask of them now.
 
-This process's own share is estimated as the kernel keeps the load average: an exponential average, over
-a minute, of the cores this process used (its CPU time) between two calls, scaled up by load / cores when the
-cores are oversubscribed (each runnable thread then gets cores / load of a core). At model-load time the
-process has done little, so nearly the whole load average is other work.
+Where the system says (Linux), that work is read as it is *now*: the threads the kernel counts as runnable
+(``/proc/loadavg``'s fourth field) less this process's own runnable threads (``/proc/self/task/*/stat``), the
+median of a few samples a few milliseconds apart (one sample can catch a neighbour between two time slices). The
+1-minute load average reacts too slowly: 20 s after two busy programs start it reads about 0.6 (2 · (1 − e^(−1/3))),
+so the writer took both cores beside them and fell to 0.38 of its idle speed (issue 58). Elsewhere the 1-minute load average
+(``os.getloadavg``) is used, less this process's own share of it, estimated as the kernel keeps the load average:
+an exponential average, over a minute, of the cores this process used (its CPU time) between two calls, scaled up
+by load / cores when the cores are oversubscribed (each runnable thread then gets cores / load of a core). Either
+way the count is at least 1 and never more than the cores.
 
 ``[compute] threads = N`` (N > 0) or the environment variable ``PRIVET_THREADS`` (when the setting is 0)
 fixes the count (still at most the cores). ``apply_threads`` sets torch's threads and those of the llama.cpp
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import math
 import os
+import statistics
 import threading
 import time
 from dataclasses import dataclass
@@ -30,6 +35,8 @@ from dataclasses import dataclass
 ENV = "PRIVET_THREADS"  # a fixed thread count for every run of this process ([compute] threads wins)
 LOAD_WINDOW_S = 60.0  # the load average used: the kernel's 1-minute one
 _SHORT_WINDOW_S = 1.0  # own CPU use over less than this is not sampled again (too noisy)
+RUNNABLE_SAMPLES = 7  # samples of the runnable threads, RUNNABLE_GAP_S apart; their median is used
+RUNNABLE_GAP_S = 0.01
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,38 @@ def load_average() -> float | None:
         return float(os.getloadavg()[0])
     except (AttributeError, OSError):
         return None
+
+
+def _own_runnable() -> int:
+    """This process's threads the kernel counts as runnable now (state R in ``/proc/self/task/*/stat``)."""
+    count = 0
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/stat", encoding="ascii", errors="replace") as stat:
+                fields = stat.read().rsplit(")", 1)[-1].split()
+        except OSError:  # the thread ended while we looked
+            continue
+        count += bool(fields) and fields[0] == "R"
+    return count
+
+
+def runnable_now() -> tuple[float, float] | None:
+    """(runnable threads on the machine, this process's own of them) now: the medians of RUNNABLE_SAMPLES samples;
+    None where the system does not say (not Linux)."""
+    totals: list[int] = []
+    owns: list[int] = []
+    try:
+        for i in range(RUNNABLE_SAMPLES):
+            if i:
+                time.sleep(RUNNABLE_GAP_S)
+            with open("/proc/loadavg", encoding="ascii") as loadavg:
+                total = int(loadavg.read().split()[3].split("/")[0])
+            own = _own_runnable()
+            totals.append(max(total, own))
+            owns.append(own)
+    except (OSError, IndexError, ValueError):
+        return None
+    return float(statistics.median(totals)), float(statistics.median(owns))
 
 
 def free_threads(cores: int, load: float, own: float = 0.0) -> int:
@@ -116,13 +155,18 @@ def _env_threads() -> int:
 def choose_threads(setting: int = 0, cores: int | None = None, load: float | None = None,
                    own: float | None = None) -> ThreadChoice:
     """The thread count for now. ``setting`` > 0 ([compute] threads) wins, then ``PRIVET_THREADS``; else the
-    free cores. ``cores``, ``load`` and ``own`` default to this machine's, now (given: for tests)."""
+    free cores. ``cores``, ``load`` and ``own`` default to this machine's, now (given: for tests): the runnable
+    threads and our own of them where the system says, else the load average and our share of it."""
     cores = usable_cores() if cores is None else max(int(cores), 1)
-    measured = load_average() if load is None else load
-    if measured is None:  # no load average: all the cores, as torch and llama.cpp would take
-        measured = 0.0
-    if own is None:
-        own = _own.sample(measured, cores)
+    now = runnable_now() if load is None else None
+    if now is not None:  # the runnable threads now (Linux), ours among them
+        measured, own = now if own is None else (now[0], own)
+    else:
+        measured = load_average() if load is None else load
+        if measured is None:  # no load average: all the cores, as torch and llama.cpp would take
+            measured = 0.0
+        if own is None:
+            own = _own.sample(measured, cores)
     fixed, source = (setting, "setting") if setting > 0 else (_env_threads(), "environment")
     if fixed > 0:
         return ThreadChoice(min(fixed, cores), source, cores, measured, own)

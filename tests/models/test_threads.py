@@ -4,6 +4,10 @@ one, this process's own load not counted as a neighbour's, and [compute] threads
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
+import time
 
 import pytest
 import torch
@@ -43,6 +47,11 @@ def test_our_own_load_is_not_a_neighbour():
 
 def test_the_machine_is_read_when_nothing_is_given(monkeypatch):
     monkeypatch.setattr(threads, "usable_cores", lambda: 2)
+    monkeypatch.setattr(threads, "runnable_now", lambda: (3.0, 1.0))  # two neighbours' threads runnable now
+    assert threads.choose_threads() == threads.ThreadChoice(1, "free cores", 2, 3.0, 1.0)
+    monkeypatch.setattr(threads, "runnable_now", lambda: (2.0, 2.0))  # only ours
+    assert threads.choose_threads().threads == 2
+    monkeypatch.setattr(threads, "runnable_now", lambda: None)  # not Linux: the load average
     monkeypatch.setattr(threads, "load_average", lambda: 1.5)
     monkeypatch.setattr(threads._own, "sample", lambda load, cores: 0.0)
     assert threads.choose_threads() == threads.ThreadChoice(1, "free cores", 2, 1.5, 0.0)
@@ -60,6 +69,25 @@ def test_the_setting_and_the_environment_win(monkeypatch):
     for unset in ("", "0", "two", "-3"):
         monkeypatch.setenv(threads.ENV, unset)
         assert threads.choose_threads(0, **busy).threads == 1
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/loadavg"), reason="the runnable threads are read on Linux only")
+def test_two_busy_programs_are_seen_at_once_and_our_own_threads_are_not_theirs():
+    """The 1-minute load average sees two busy programs started 1 s ago as about 0.03; the runnable threads now
+    count both at once (a spinning program is runnable whether it runs or waits for a core), and this process's
+    own running thread is not counted as a neighbour's."""
+    idle_total, idle_own = threads.runnable_now() or (0.0, 0.0)
+    assert idle_own >= 1 and idle_total >= idle_own  # the thread that reads is ours, and runnable
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        time.sleep(1.0)
+        total, own = threads.runnable_now() or (0.0, 0.0)
+        choice = threads.choose_threads(cores=2)
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+    assert total - own >= 2 and choice.threads == 1
 
 
 def test_own_load_is_averaged_over_a_minute_as_the_kernel_does(monkeypatch):
@@ -92,6 +120,7 @@ def test_applying_sets_torch_and_the_followed_models(monkeypatch):
     assert threads.apply_threads(1, other) == 1
     assert torch.get_num_threads() == 1 and threads.current_threads() == 1
     assert model.threads == [1] and other.threads == [1]
+    monkeypatch.setattr(threads, "runnable_now", lambda: None)
     monkeypatch.setattr(threads, "load_average", lambda: 0.0)
     monkeypatch.setattr(threads, "usable_cores", lambda: 2)
     assert threads.match_free_cores().threads == 1  # the run's setting is kept
@@ -146,6 +175,7 @@ def test_a_llamacpp_model_changes_the_threads_of_its_contexts():
 
 def _busy_two_cores(monkeypatch) -> None:
     monkeypatch.setattr(threads, "usable_cores", lambda: 2)
+    monkeypatch.setattr(threads, "runnable_now", lambda: None)
     monkeypatch.setattr(threads, "load_average", lambda: 1.5)  # one neighbour keeps a core busy
     monkeypatch.setattr(threads._own, "sample", lambda load, cores: 0.0)
 
