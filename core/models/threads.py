@@ -160,11 +160,10 @@ def choose_threads(setting: int = 0, cores: int | None = None, load: float | Non
     cores = usable_cores() if cores is None else max(int(cores), 1)
     now = runnable_now() if load is None else None
     if now is not None:  # the runnable threads now (Linux), ours among them
-        measured, own = now if own is None else (now[0], own)
+        measured, own = now[0], now[1] if own is None else own
     else:
-        measured = load_average() if load is None else load
-        if measured is None:  # no load average: all the cores, as torch and llama.cpp would take
-            measured = 0.0
+        average = load_average() if load is None else load
+        measured = 0.0 if average is None else average  # no load average: all the cores, as torch would take
         if own is None:
             own = _own.sample(measured, cores)
     fixed, source = (setting, "setting") if setting > 0 else (_env_threads(), "environment")
