@@ -35,8 +35,8 @@ def main() -> None:
     from core.corpus.units import UNIT_SEPARATOR
     from core.evaluation.own_form import TemplateMatcher, load_templates
     from core.methods.dp_synrag.release.budget import plan_dp_synrag
-    from core.methods.dp_synrag.release.form_proposals import SLOT, FormLists, propose_openers, propose_skeletons
-    from core.privacy.set_union import item_counts
+    from core.methods.dp_synrag.release.form_proposals import SLOT
+    from core.methods.dp_synrag.release.structure import exact_form_counts
     from core.specs.dp_synrag import DPSynRAGSpec
 
     plan = plan_dp_synrag(DPSynRAGSpec(), args.epsilon, 1e-6)
@@ -47,10 +47,7 @@ def main() -> None:
     for i, row in enumerate(rows):
         people.setdefault(row[args.person_column] if args.person_column else str(i), []).append(row[args.text_column])
     units = [Unit(key, UNIT_SEPARATOR.join(docs), len(docs)) for key, docs in people.items()]
-    lists = FormLists.shipped()
-    openers = item_counts([propose_openers(u, lists, plan.m_o) for u in units], plan.m_o)
-    released = {o: float(c) for o, c in openers.items() if c > tau_o}
-    skeletons = item_counts([propose_skeletons(u, released, lists, plan.m_s) for u in units], plan.m_s)
+    released, skeletons = exact_form_counts(units, plan, tau_o)
     kept = sorted(((s, c) for s, c in skeletons.items() if c > tau_s), key=lambda item: -item[1])
     matcher = TemplateMatcher(load_templates(args.templates)) if args.templates else None
     fill = {"name": "Ann Lee", "number": "12", "month": "May", "text": "fever"}

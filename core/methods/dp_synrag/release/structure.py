@@ -155,10 +155,17 @@ class FormOutlook:
 def form_outlook(units: Sequence[Unit], plan: DPSynRAGPlan) -> FormOutlook:
     """The expected released forms: openers whose exact count clears τ_o taken as released, then each skeleton
     released with probability P(count + N(0, σ_s²) > τ_s)."""
-    lists = FormLists.shipped()
-    openers = item_counts([propose_openers(u, lists, plan.m_o) for u in units], plan.m_o)
-    released = {o: float(c) for o, c in openers.items() if c > plan.tau_o}
-    skeletons = item_counts([propose_skeletons(u, released, lists, plan.m_s) for u in units], plan.m_s)
+    _, skeletons = exact_form_counts(units, plan, plan.tau_o)
     chance = {s: expected_releases(c, plan.sigma_s, plan.tau_s) for s, c in skeletons.items()}
     share = sum(skeletons[s] * p for s, p in chance.items()) / max(len(units), 1)
     return FormOutlook(sum(chance.values()), share, share >= MIN_COVERAGE)
+
+
+def exact_form_counts(units: Sequence[Unit], plan: DPSynRAGPlan, tau_o: float) -> tuple[dict[str, float], Counter[str]]:
+    """Structure discovery's openers and skeletons counted exactly, with no noise (for a screen, never released): the
+    openers whose exact unit count clears ``tau_o`` taken as released (opener -> count), and each skeleton's exact
+    unit count over them. The one home of this count: ``form_outlook`` and ``bench/form_coverage.py`` read it."""
+    lists = FormLists.shipped()
+    openers = item_counts([propose_openers(u, lists, plan.m_o) for u in units], plan.m_o)
+    released = {o: float(c) for o, c in openers.items() if c > tau_o}
+    return released, item_counts([propose_skeletons(u, released, lists, plan.m_s) for u in units], plan.m_s)

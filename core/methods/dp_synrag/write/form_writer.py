@@ -193,11 +193,12 @@ class FormWriter:
             if on_done is not None:
                 on_done(row.index, out[row.index])
 
+        values = {s: forms.slot_values(s) for s in set(skeletons)} if forms else {}  # once per skeleton, not per row
+        counts = {s: forms.count(s) for s in set(skeletons)} if forms else {}
         for start in range(0, len(skeletons), batch):
             threads.match_free_cores()  # each batch on the cores free now (a neighbour may have come or gone)
             rows = [_Row(i, pieces_of(skeletons[i]), (topics[i][0], *topics[i][1]),
-                         values=forms.slot_values(skeletons[i]) if forms else {},
-                         form_count=forms.count(skeletons[i]) if forms else 0.0)
+                         values=values.get(skeletons[i], {}), form_count=counts.get(skeletons[i], 0.0))
                     for i in range(start, min(start + batch, len(skeletons)))]
             messages = [prompt(task, topics[r.index][0], topics[r.index][1], skeletons[r.index]) for r in rows]
             self._write_batch(rows, messages, finished)
