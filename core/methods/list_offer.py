@@ -61,9 +61,7 @@ def offered_lists(public_texts: Iterable[str]) -> list[ListOffer]:
 def public_words(spec: RunSpec, task: str | None = None) -> list[str]:
     """The public words a spec holds that may decide an offer: the task (``task`` when the wizard's field is being
     edited), the chosen column names and a typed label set. Never the file's text."""
-    data = spec.data
-    return [spec.task if task is None else task, data.text_column, data.id_column, data.person_column,
-            data.label_column, *data.labels]
+    return [spec.task if task is None else task, *spec.data.column_names(), *spec.data.labels]
 
 
 def plan_offer_lines(spec: RunSpec) -> list[str]:

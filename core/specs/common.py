@@ -86,6 +86,11 @@ class DataSpec:
         "label_mode": text("how the label column is kept", choices=LABEL_MODES),
     }
 
+    def column_names(self) -> tuple[str, ...]:
+        """The names of the columns chosen (text, id, person, label): the file's schema, public words that public
+        rules may read (the document form, the word lists offered), never its text."""
+        return tuple(c for c in (self.text_column, self.id_column, self.person_column, self.label_column) if c)
+
 
 # Which methods synthesise per class (core/methods/class_conditional.py) and which can label by topic
 # (label_mode "topic_labels", core/methods/class_conditional.TopicLabelled): each method's catalogue entry says

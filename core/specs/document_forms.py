@@ -7,14 +7,17 @@ as are the shipped forms' demonstrations (``<form>.demo.toml``). Round 3
 measured DP-SynRAG's writer with no example of the form ("a plain document") worst of all: on 200 clinic notes it
 kept 5 documents, three of them only "Key terms: …". So ``document_form = ""`` (the default) does not mean "no
 example": it means *choose a shipped form by this rule*, and ``"none"`` asks for the plain document explicitly.
-The rule reads only the task the custodian typed (public text): the first form, in the order of ``FORM_RULES``,
-one of whose stems appears in it; a task that names none gets the case file, the most general of the shipped
-forms (a dated record about one person or matter).
+The rule reads only public words: the task the custodian typed, then the names of the columns she chose (the
+file's schema, never its text). The first form, in the order of ``FORM_RULES``, one of whose stems appears in the
+task; else in the column names (a clinic's file whose person column is "patient" gets the clinical note even when
+the wizard's default task names no kind of document: the case file wrote a clinic's notes as social-work case
+files); else the case file, the most general of the shipped forms (a dated record about one person or matter).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from core.common.errors import PrivetError
 from core.common.paths import resources_dir
@@ -46,25 +49,37 @@ FORM_LABELS = {
 }
 
 
-def form_for_task(task: str) -> tuple[str, str]:
-    """The shipped form the rule picks for ``task`` and why, in words (e.g. "the task mentions 'patient'")."""
-    words = task.casefold()
+def _named_form(text: str) -> tuple[str, str] | None:
+    """The first form of FORM_RULES one of whose stems begins a word of ``text``, and that stem."""
+    words = text.casefold().replace("_", " ")
     for form, stems in FORM_RULES:
         for stem in stems:
             if re.search(r"\b" + re.escape(stem), words):
-                return form, f"the task mentions '{stem}'"
+                return form, stem
+    return None
+
+
+def form_for_task(task: str, columns: Sequence[str] = ()) -> tuple[str, str]:
+    """The shipped form the rule picks for ``task`` (else for the chosen ``columns``' names) and why, in words
+    (e.g. "the task mentions 'patient'")."""
+    named = _named_form(task)
+    if named is not None:
+        return named[0], f"the task mentions '{named[1]}'"
+    named = _named_form(" ".join(columns))
+    if named is not None:
+        return named[0], f"the task names no kind of document, and the column names mention '{named[1]}'"
     return FALLBACK_FORM, "the task names no kind of document Privet knows, so the most general form is used"
 
 
-def reference_form(document_form: str, example: str, task: str) -> str:
+def reference_form(document_form: str, example: str, task: str, columns: Sequence[str] = ()) -> str:
     """The form a run follows: ``document_form`` as stated, else (automatic, no example typed) the rule's choice
-    for ``task``. With an example typed the example is the form, whatever this returns."""
+    for ``task`` and ``columns``. With an example typed the example is the form, whatever this returns."""
     if document_form != AUTOMATIC or example.strip():
         return document_form
-    return form_for_task(task)[0]
+    return form_for_task(task, columns)[0]
 
 
-def form_words(document_form: str, example: str, task: str, section: str) -> str:
+def form_words(document_form: str, example: str, task: str, section: str, columns: Sequence[str] = ()) -> str:
     """One line for ``privet plan`` and the Task page: the form followed and why (``section``: where it is set)."""
     if example.strip():
         return "Document form: the custodian's own invented example."
@@ -72,7 +87,7 @@ def form_words(document_form: str, example: str, task: str, section: str) -> str
         return "Document form: none (a plain document), as the run spec asks; this measured worst."
     if document_form != AUTOMATIC:
         return f"Document form: {FORM_LABELS[document_form]}, as the run spec asks."
-    form, why = form_for_task(task)
+    form, why = form_for_task(task, columns)
     return (f"Document form: {FORM_LABELS[form]}, chosen because {why} (set [{section}] document_form, or pick one "
             "on the Task page, to choose another).")
 

@@ -257,5 +257,5 @@ def _fallback_form(spec: RunSpec | None) -> str:
     if spec is None:
         return ""
     p = spec.dp_synrag
-    label = FORM_LABELS.get(reference_form(p.document_form, p.public_example, spec.task), "")
+    label = FORM_LABELS.get(reference_form(p.document_form, p.public_example, spec.task, spec.data.column_names()), "")
     return label.replace(" (shipped example)", "")

@@ -51,7 +51,7 @@ class DPSynthFacts(MethodFacts):
         from core.specs.document_forms import form_words
 
         p = settings_of(spec)
-        return [form_words(p.document_form, p.public_example, spec.task, section_name(spec))]
+        return [form_words(p.document_form, p.public_example, spec.task, section_name(spec), spec.data.column_names())]
 
     def public_defaults(self, spec: RunSpec) -> RunSpec:
         """The spec with the self-filter's document form chosen by the public rule (a copy)."""
@@ -64,7 +64,7 @@ class DPSynthFacts(MethodFacts):
         chosen = copy.deepcopy(spec)
         p = chosen.dp_synth
         assert p is not None
-        p.document_form = reference_form(p.document_form, p.public_example, spec.task)
+        p.document_form = reference_form(p.document_form, p.public_example, spec.task, spec.data.column_names())
         return chosen
 
     def wizard_section(self, spec: RunSpec) -> DPSynthSpec:

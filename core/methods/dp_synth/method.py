@@ -70,7 +70,8 @@ class DPSynthMethod:
         # Disjoint batches: the plan's cost has overlap 1 (each unit in one group).
         (stage,) = plan.releases()
         texts = private_prediction(groups, stage, p, ctx)
-        reference = form_reference(reference_form(p.document_form, p.public_example, spec.task), p.public_example)
+        form = reference_form(p.document_form, p.public_example, spec.task, spec.data.column_names())
+        reference = form_reference(form, p.public_example)
         kept = self_filter(texts, ctx, p.self_filter, p.self_filter_mode, reference)
         docs = [SyntheticDoc(id=f"syn-{gid:04d}", text=text, group=gid) for gid, text in sorted(kept.items())]
         diagnostics = {"groups": len(groups), "generated": len(texts), "kept_after_self_filter": len(docs)}

@@ -50,6 +50,21 @@ def test_the_public_rule_picks_a_shipped_form_from_the_task(task, form):
     assert chosen == form and chosen in DOCUMENT_FORMS and why
 
 
+def test_a_task_that_names_no_document_reads_the_chosen_column_names():
+    """The wizard's default task ("documents of the kind found in the collection …") names no kind of document: the
+    chosen columns' names (public schema) decide before the case file, and the task still wins when it names one."""
+    default_task = "Write realistic documents of the kind found in the collection “notes”."
+    assert form_for_task(default_task, ("note", "id", "patient"))[0] == "clinical_note"
+    assert "column names mention 'patient'" in form_for_task(default_task, ("note", "patient"))[1]
+    assert form_for_task(default_task, ("text", "customer_id"))[0] == "review"
+    assert form_for_task(default_task, ("text", "id"))[0] == FALLBACK_FORM
+    assert form_for_task("Summarise customer reviews", ("note", "patient"))[0] == "review"
+    spec = RunSpec()
+    spec.task, spec.data.text_column, spec.data.person_column = default_task, "note", "patient"
+    assert spec.data.column_names() == ("note", "patient")
+    assert with_chosen_form(spec).dp_synrag.document_form == "clinical_note"
+
+
 def test_an_explicit_choice_is_kept_and_none_means_a_plain_document():
     spec = RunSpec()
     spec.task = "Answer patients' questions"

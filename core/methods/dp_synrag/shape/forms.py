@@ -4,9 +4,9 @@
 Round 3 measured the writer with no example of the form ("a plain document") worst of all: on 200 clinic notes
 it kept 5 documents, three of them only "Key terms: …". So ``[dp_synrag] document_form = ""`` (the
 default) no longer means "no example": it means *choose a shipped form by this rule*, and ``"none"`` asks for
-the plain document explicitly. The rule reads only the task the custodian typed (public text): the first
-form, in the order of ``FORM_RULES``, one of whose stems appears in it; a task that names none gets the case
-file, the most general of the shipped forms (a dated record about one person or matter). ``privet plan`` and
+the plain document explicitly. The rule reads only public words: the task the custodian typed, then the names
+of the columns she chose; when neither names a kind of document, the case file, the most general of the shipped
+forms (a dated record about one person or matter). ``privet plan`` and
 the wizard's Task page say which form was chosen and why; the certificate records the form that ran.
 """
 
@@ -27,7 +27,8 @@ def with_chosen_form(spec: RunSpec) -> RunSpec:
     if p.form_by_rule or p.document_form != AUTOMATIC or p.public_example.strip() or not p.realisation:
         return spec  # chosen already, or by hand (then no structure discovery: ``DPSynRAGSpec.discovers_forms``)
     chosen = copy.deepcopy(spec)
-    chosen.dp_synrag.document_form = form_for_task(spec.task)[0]  # the fallback when no form of the corpus is released
+    # the fallback when no form of the corpus is released
+    chosen.dp_synrag.document_form = form_for_task(spec.task, spec.data.column_names())[0]
     chosen.dp_synrag.form_by_rule = True
     return chosen
 
@@ -38,7 +39,7 @@ def form_choice_words(spec: RunSpec) -> str:
     if not p.realisation:
         return ""
     if p.discovers_forms and p.document_form == AUTOMATIC:
-        form, why = form_for_task(spec.task)
+        form, why = form_for_task(spec.task, spec.data.column_names())
         return ("Document form: the corpus's own forms, released under DP (structure discovery, docs/method.md §2.0b); "
                 f"if none stands for enough of the corpus (free text), the {FORM_LABELS[form]}, chosen because {why}.")
-    return form_words(p.document_form, p.public_example, spec.task, "dp_synrag")
+    return form_words(p.document_form, p.public_example, spec.task, "dp_synrag", spec.data.column_names())
