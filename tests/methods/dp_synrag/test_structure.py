@@ -289,3 +289,36 @@ def test_a_number_word_before_a_unit_of_time_is_a_number_slot_as_its_digits_are(
     digits = skeleton_of("Presenting complaint: cough for 3 days.", released, lists)
     assert words == digits == "Presenting complaint: [text] for [number] days."
     assert "[number]" not in skeleton_of("Presenting complaint: one of them.", released, lists)
+
+
+TICKET = ("Rosa Novak called on 18 Mar 2025 about ShiftBoard: rota not loading. We found a corrupted cache in the "
+          "app and cleared the app cache. Follow up in 11 days.")
+
+
+def test_a_unit_proposes_the_inner_wording_of_a_clause_keyed_by_its_first_word(lists):
+    """Inner wording (form_inner.py): a function word inside a clause, after words of a slot and out of reach of the
+    document's own openers and closers, is proposed keyed by the clause's first word, within the cap m_o."""
+    everything = propose_openers(Unit("u", TICKET), lists, 500)
+    assert "we … and" in everything and "we … and cleared" in everything
+    assert "we … in" not in everything  # "We found a corrupted cache in": the opener reaches it
+    assert "follow … in" not in everything and "we … found" not in everything  # the clause's own opener
+    assert not any(o.split("… ")[1].split()[0] in ("a", "an", "the")
+                   for o in everything if "…" in o)  # an article opens a filler
+    assert len(propose_openers(Unit("u", TICKET), lists, 8)) == 8  # the same cap: at most m_o
+
+
+def test_a_released_inner_wording_most_of_its_clauses_hold_is_kept_between_two_text_slots(lists):
+    released = {"called on": 100.0, "about": 100.0, "We found": 100.0, "Follow up in": 100.0, "days": 100.0}
+    without = skeleton_of(TICKET, released, lists)
+    assert "We found [text]. Follow" in without  # the " and " is lost into the slot
+    kept = skeleton_of(TICKET, {**released, "we … and": 80.0}, lists)
+    assert kept == ("[name] called on [number] [month] [number] about [text]: [text]. We found [text] and [text]. "
+                    "Follow up in [number] days.")
+    # a wording only some of the clause's fillers hold (below INNER_SHARE of the opener's count) stays in the slot
+    assert skeleton_of(TICKET, {**released, "we … and": 60.0}, lists) == without
+    # kept once per clause: a filler's own "and" before it does not make another variant
+    other = TICKET.replace("a corrupted cache in the app", "a stale cache and a bad link")
+    assert skeleton_of(other, {**released, "we … and": 80.0}, lists) == kept
+    # only in a clause that opens with the key's word and a released opener
+    assert "and" not in skeleton_of("Rosa Novak called on 18 Mar 2025 about ShiftBoard: rota and sync broken.",
+                                     {**released, "we … and": 80.0, "rota … and": 80.0}, lists).split("about")[1]

@@ -11,13 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from core.corpus import Unit
 from core.corpus.units import UNIT_SEPARATOR  # how a person's documents are joined into one unit
 from core.methods.dp_synrag.vocab.vocabulary import load_person_names, read_word_list
 from core.common.paths import resources_dir
 from core.methods.dp_synrag.release.form_words import ABBREVIATIONS, MONTHS, NUMBER_WORDS, TIME_UNITS
+from core.methods.dp_synrag.release.form_inner import INSIDE_OPENER, MARK, clause_key, inner_at, inner_item, propose_inner
 
 MAX_OPENER_WORDS = 6
 
@@ -32,8 +33,6 @@ _PIECE = re.compile(r"(?P<number>\d+(?:[.,]\d+)*)|(?P<word>[^\W\d_]+(?:['’][^\
 _CLAUSE_END = re.compile(r"[.;:!?()\[\]\n|•·]")
 
 MAX_CLOSER_WORDS = 4
-
-_INSIDE_OPENER = re.compile(r"^[ \-]$")  # a separator an opener may span: one space or a hyphen
 
 @dataclass(frozen=True)
 class Token:
@@ -147,7 +146,7 @@ def _opener_prefixes(tokens: Sequence[Token], start: int, clause_start: bool, li
         before_number = i + 2 < len(tokens) and tokens[i + 2].kind == "number"  # "a 70-year-old" is the form's
         if t.text.lower() not in ARTICLES or before_number:  # "a"/"an" before a word agrees with it: the slot's
             out.append(("".join(x.text for x in tokens[start : i + 1]), i + 1))
-        if i + 1 < len(tokens) and tokens[i + 1].kind == "sep" and _INSIDE_OPENER.match(tokens[i + 1].text):
+        if i + 1 < len(tokens) and tokens[i + 1].kind == "sep" and INSIDE_OPENER.match(tokens[i + 1].text):
             i += 2
         else:
             break
@@ -187,7 +186,7 @@ def closer_suffixes(tokens: Sequence[Token], hard: int, lists: FormLists) -> lis
         if tokens[i].kind != "word" or _slot_kind(tokens, i, i == 0, lists):
             break
         out.append("".join(x.text for x in tokens[i : hard - 1]))
-        if i >= 2 and _INSIDE_OPENER.match(tokens[i - 1].text):
+        if i >= 2 and INSIDE_OPENER.match(tokens[i - 1].text):
             i -= 2
         else:
             break
@@ -198,22 +197,29 @@ def propose_openers(unit: Unit, lists: FormLists, max_items: int) -> list[str]:
     """At most ``max_items`` distinct openers of one unit's own text. First each *whole* wording, in document order:
     the longest opener at each clause start and after each name or number (it ends where a slot or a punctuation
     mark begins: "Medication on discharge", "A skin biopsy confirmed"), and the longest closer before each name,
-    number and month ("and went home on", "clinic review in"); then their shorter prefixes and suffixes, shortest
-    first; then the openers after commas. A form's wording is whole where it meets a slot, so it comes first however
-    many clauses a document has. A function of this unit and public lists only."""
+    number and month ("and went home on"); then their shorter prefixes and suffixes and the inner wordings out of their
+    reach (``form_inner.py``: "we … and"), shortest first; then the openers after commas. A form's wording is whole
+    where it meets a slot, so it comes first however many clauses a document has. Of this unit and public lists only."""
     whole: list[str] = []
     parts: list[tuple[int, str]] = []
     later: list[str] = []
+    inner: list[tuple[int, str]] = []
     for doc in documents_of(unit):
         tokens = tokens_of(doc)
         starts, commas = opener_positions(tokens, lists)
         found: list[list[str]] = []
+        covered: set[int] = set()  # the words its openers and closers reach
         for p in starts:
             at_start = p == 0 or (tokens[p - 1].kind == "sep" and _is_clause_end(tokens[p - 1].text))
-            found.append([text for text, _ in _opener_prefixes(tokens, p, at_start, lists)])
+            prefixes = _opener_prefixes(tokens, p, at_start, lists)
+            found.append([text for text, _ in prefixes])
+            covered.update(range(p, prefixes[-1][1] if prefixes else p))
         for j in range(len(tokens)):
             if tokens[j].kind != "sep" and _slot_kind(tokens, j, False, lists) in ("number", "name", "month", "content"):
                 found.append(closer_suffixes(tokens, j, lists))
+                covered.update(range(j - 2 * len(found[-1]), j))
+        kinds = partial(_slot_kind, tokens, lists=lists)  # form_inner.py: words inside a clause, after a slot
+        inner.extend(propose_inner(tokens, kinds, lists.common, covered, _is_clause_end))
         for chain in found:  # each chain shortest first: its last is the whole wording
             if chain:
                 whole.append(chain[-1])
@@ -221,7 +227,7 @@ def propose_openers(unit: Unit, lists: FormLists, max_items: int) -> list[str]:
         for p in commas:  # after a comma, a wording that opens a slot ("…, confirmed by") ranks with the parts
             for n, (text, _) in enumerate(_opener_prefixes(tokens, p, False, lists)):
                 (parts.append((n, text)) if _opens_a_slot(text, lists) else later.append(text))
-    ordered = [text for _, text in sorted(parts, key=lambda item: item[0])]
+    ordered = [text for _, text in sorted(parts + inner, key=lambda item: item[0])]
     return list(dict.fromkeys([*whole, *ordered, *later]))[:max_items]
 
 
@@ -234,6 +240,8 @@ def skeleton_of(document: str, openers: Mapping[str, float], lists: FormLists) -
     in_text = False
     lookup, clause_start, after_opener = True, True, False
     i = text_start = 0
+    key, opened, used = "", 0.0, set[str]()  # the clause's key, its opener's count, the inner wordings it kept
+    kinds = partial(_slot_kind, tokens, lists=lists)
     while i < len(tokens):
         t = tokens[i]
         if t.kind == "sep":
@@ -252,11 +260,14 @@ def skeleton_of(document: str, openers: Mapping[str, float], lists: FormLists) -
             clause_start = ends
             i += 1
             continue
+        if clause_start:
+            key, opened, used = clause_key(tokens, i, kinds), 0.0, set[str]()
         if lookup and t.kind == "word":
             found = _until_fan_out([(text, end) for text, end in _opener_prefixes(tokens, i, clause_start, lists)],
                                    openers, lists, _parent)
             if found and not _labelled_value(tokens, i, found[1]):
                 text, end = found
+                opened = openers[text] if clause_start else opened
                 pieces.append(text)
                 i, lookup, clause_start, after_opener, in_text = end, False, False, True, False
                 continue
@@ -272,6 +283,11 @@ def skeleton_of(document: str, openers: Mapping[str, float], lists: FormLists) -
         elif not in_text:
             pieces.append("[text]")
             in_text, text_start = True, i
+        elif not kind and i > text_start and (inner := inner_at(tokens, i, kinds, lists.common, key, opened, openers, used)):
+            used.add(inner_item(key, inner[0]))  # "We found [text] and [text]": a released inner wording (form_inner.py)
+            pieces.extend([" ", MARK + inner[0]])
+            i, in_text = inner[1], False
+            continue
         elif kind == "content" and i > text_start and tokens[i - 1].text == " ":
             closed = _with_closer(tokens, text_start, i, openers, lists)  # "A [text] confirmed [text]"
             if closed != "[text]":
@@ -279,7 +295,7 @@ def skeleton_of(document: str, openers: Mapping[str, float], lists: FormLists) -
                 pieces.extend([" ", "[text]"])
                 text_start = i
         i += 1
-    return _merge_fillers(_merge_names("".join(pieces)), lists).strip()
+    return _merge_fillers(_merge_names("".join(pieces)), lists).replace(MARK, "").strip()
 
 def _labelled_value(tokens: Sequence[Token], start: int, end: int) -> bool:
     """One word that is a whole clause after a label's colon ("satisfied: yes.", "Sex: female"): the label's value,

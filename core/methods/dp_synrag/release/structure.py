@@ -9,8 +9,9 @@ discovery, §2.0):
 1. **Openers** (stage ``form_openers``). Each unit proposes at most m_o distinct *openers*: the first 1 to
    ``MAX_OPENER_WORDS`` words of each of its clauses (at a document's start, after a clause's end, after a name or a
    number, after a comma), never past a number, a name, a month, a word that is no English word (public list) or
-   a punctuation mark. A template's wording is held by every unit written in it; a filler ("insomnia", "skin
-   rash") by few. Released: the openers whose noisy unit count clears τ_o.
+   a punctuation mark, and in the same cap its clauses' inner wordings ("we … and", ``form_inner.py``). A template's
+   wording is held by every unit written in it; a filler ("insomnia", "skin rash") by few. Released: the openers whose
+   noisy unit count clears τ_o.
 2. **Skeletons** (stage ``form_skeletons``). Each unit writes each of its documents (at most m_s) as a skeleton
    from its own text and the released openers only (:func:`skeleton_of`): at each clause start the longest
    released opener is kept verbatim; names, numbers and months become typed slots; every other run of words
