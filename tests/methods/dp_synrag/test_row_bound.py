@@ -89,7 +89,7 @@ def run(units, spec, llm, tmp_path, name, test_seed: int | None = 3, log=None, e
         compute=LOCAL if engine_factory is None else replace(LOCAL, engine_factory=engine_factory),
     )
     plan = plan_dp_synrag(spec, 10.0, 1e-6)
-    algorithm.run_dp_synrag(units, load_vocabulary(spec.domain_lists), spec, plan, ctx)
+    algorithm.run_dp_synrag(units, load_vocabulary(spec.domain_lists), spec, "", plan, ctx)
     return plan, log
 
 

@@ -9,7 +9,7 @@ resumed run writes only those it had not finished, and charges nothing for them.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Callable, NamedTuple, Sequence
 
 from core.corpus import Unit
@@ -20,7 +20,6 @@ from core.methods.dp_synrag.release.plan import DPSynRAGPlan
 from core.methods.dp_synrag.release.row_bound import poisson_subsample, subsample_rates
 from core.methods.dp_synrag.release.structure import ReleasedForms
 from core.methods.dp_synrag.shape.corpus_shape import CorpusShape
-from core.methods.dp_synrag.shape.examples import public_example
 from core.methods.dp_synrag.shape.released_topics import Topic
 from core.methods.dp_synrag.write.drafts import clean_draft, fit_length, guarantee_words
 from core.methods.dp_synrag.write.form_writer import FormWriter, assign_forms
@@ -49,6 +48,16 @@ def bounded_rows(
     if spec.row_bound != "poisson":
         raise ValueError(f"unknown row bound {spec.row_bound!r}")
     return poisson_subsample(clusters, subsample_rates(noisy_counts, spec.k), ctx.rng())
+
+
+@dataclass(frozen=True)
+class DocumentForm:
+    """The form the documents are written in (public): the corpus's own released forms when they are followed
+    (``release/structure.follows_forms``), else the example the run shows (``examples.public_example``: the
+    custodian's own or the shipped form's; "" none)."""
+
+    example: str
+    released: ReleasedForms | None = None
 
 
 class GroupPrompts(NamedTuple):
@@ -131,7 +140,7 @@ def write_texts(
     spec: DPSynRAGSpec,
     plan: DPSynRAGPlan,
     ctx: MethodContext,
-    forms: ReleasedForms | None = None,
+    form: DocumentForm,
 ) -> dict[int, str]:
     """Each document's text, keyed by its index in ``shape.documents``, as ``[dp_synrag] text`` says
     (docs/method.md §2.4 and §2.6).
@@ -154,9 +163,9 @@ def write_texts(
         starts = [answer_start(spec.answer_start, w, rel) for w, rel in zip(W, related)]
         groups = group_source(selected, noisy_counts, units, spec, plan, ctx, GroupPrompts(messages, starts))
         return private_prediction(groups, plan.release(STAGE_TOKENS), spec, ctx)
-    if forms is not None and spec.text == "realised":  # the corpus's own released forms (docs/method.md §2.6b)
-        return written_in_forms(topics, forms, spec, ctx)
-    example = public_example(spec.document_form, spec.public_example)
+    if form.released is not None and spec.text == "realised":  # the corpus's own released forms (§2.6b)
+        return written_in_forms(topics, form.released, spec, ctx)
+    example = form.example
     # the form's length or the released one (docs/method.md §6.2); a private rewrite aims at none
     target = shape.words_per_document if spec.text == "realised" else 0
     drafts = realised_drafts(topics, example, spec, ctx, target)
