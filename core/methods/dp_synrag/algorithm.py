@@ -107,7 +107,10 @@ def run_dp_synrag(units: Sequence[Unit], vocab: Vocabulary, spec: DPSynRAGSpec, 
     texts = drop_near_duplicates(
         write_texts(units, shape, selected, topics.releases.counts, spec, plan, ctx, form))  # step 4
     readable = without_junk(texts, [ctx.task]) if spec.realisation else texts  # what a reader would discard
-    kept = filtered(readable, spec, ctx, form)  # step 5
+    # step 5, the self-filter; a document written in a released form of the corpus is in its form by construction:
+    # the filter, which compares a text with the task's words, has nothing to add there and drops real-looking records
+    reference = own_forms.skeletons[0] if own_forms else form_reference(example)  # a public document of the form
+    kept = self_filter(readable, ctx, spec.self_filter and own_forms is None, spec.self_filter_mode, reference)
     documents = label_documents(synthetic_docs(kept, shape), shape, topics.releases.labelled, ctx)  # post-processing
     return DPSynRAGResult(documents, diagnostics(topics.clusters, selected, texts, readable, documents,
                                                  spec.min_cluster_size), spec, first.note, first.forms,
@@ -143,15 +146,6 @@ def release_topics(units: Sequence[Unit], first: FirstReleases, form: frozenset[
     topic_counts = cluster_counts(noisy_hist, vocab.index, W)  # h'(w_r), released: the row bound's rates
     support = significance_threshold(plan.sigma_h, len(vocab))  # the units a word needs to be a topic (public)
     return ReleasedTopics(clusters, Releases(W, topic_counts, related, first.size, first.length, labelled), support)
-
-
-def filtered(texts: dict[int, str], spec: DPSynRAGSpec, ctx: MethodContext, form: DocumentForm) -> dict[int, str]:
-    """Step 5, the self-filter. A document written in a released form of the corpus is in its form by construction:
-    the filter, which compares a text with the task's words, has nothing to add there and drops real-looking
-    records (docs/method.md §2.5)."""
-    own = form.released
-    reference = own.skeletons[0] if own else form_reference(form.example)
-    return self_filter(texts, ctx, spec.self_filter and own is None, spec.self_filter_mode, reference)
 
 
 def synthetic_docs(texts: dict[int, str], shape: CorpusShape) -> list[SyntheticDoc]:
