@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 
 from core.methods.dp_synrag.shape import examples as ex
 from core.methods.dp_synrag.shape import released_topics as rt
-from core.methods.dp_synrag.write import text as text_stage
+from core.methods.dp_synrag.write import written_documents as drafts_stage
 from core.methods.dp_synrag.write.realisation import WriterSettings
 from core.methods.dp_synrag.write.demonstration_guard import DemonstrationGuard, PublicLists, guard_of, same_word
 from core.methods.dp_synrag.vocab.vocabulary import split_words
@@ -57,7 +57,7 @@ def record_run(spec: RunSpec) -> dict[str, Any]:
     from core.run.pipeline import run_pipeline
 
     seen: dict[str, Any] = {}
-    real = text_stage.realise
+    real = drafts_stage.realise
 
     def recording(topics, task, example, llm, *args, **kwargs):
         out = real(topics, task, example, llm, *args, **kwargs)
@@ -68,13 +68,13 @@ def record_run(spec: RunSpec) -> dict[str, Any]:
                     refused=[list(d.refused) for d in out])
         return out
 
-    text_stage.realise = recording
+    drafts_stage.realise = recording
     try:
         with tempfile.TemporaryDirectory() as out:
             run_pipeline(replace(spec, test_mode_seed=spec.test_mode_seed or 0,
                                  output=replace(spec.output, folder=out)))
     finally:
-        text_stage.realise = real
+        drafts_stage.realise = real
     return seen
 
 
@@ -182,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                             "against_round4_demonstrations": measure(base, private, today)["share"]}
     if args.catalogue:
         topics = catalogue_topics(args.catalogue)
-        done = text_stage.realise(topics, record["task"], record["example"], record["llm"], *record["args"],
+        done = drafts_stage.realise(topics, record["task"], record["example"], record["llm"], *record["args"],
                                   **record["kwargs"])
         extra = {**record, "topics": [[t.keyword, list(t.related)] for t in topics],
                  "documents": [d.text for d in done], "shown": [d.shown for d in done],

@@ -295,6 +295,7 @@ def dp_synrag_run(models: Models, sizes: Sizes, notes: list[dict[str, str]], wor
     from core.methods.base import MethodContext
     from core.methods.compute_backend import LOCAL
     from core.methods.dp_synrag.algorithm import run_dp_synrag
+    from core.methods.dp_synrag.shape.examples import public_example
     from core.methods.dp_synrag.vocab.vocabulary import load_vocabulary
     from core.methods.wave_size import wave_rows
     from core.models.random_weights import parameter_count
@@ -342,7 +343,8 @@ def dp_synrag_run(models: Models, sizes: Sizes, notes: list[dict[str, str]], wor
     if device.startswith("cuda"):
         torch.cuda.reset_peak_memory_stats()
     start = time.perf_counter()
-    result = run_dp_synrag(units, vocab, p, plan, ctx)
+    example = public_example(spec.document.document_form, spec.document.public_example)
+    result = run_dp_synrag(units, vocab, p, example, plan, ctx)
     sync(device)
     seconds = time.perf_counter() - start
     planned = plan.per_stage()

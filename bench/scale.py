@@ -51,7 +51,7 @@ from core.methods.dp_synrag.release.clusters import (
 )
 from core.methods.dp_synrag.release.histogram import release_histogram, topic_words
 from core.methods.dp_synrag.release.keywords import extract_keywords
-from core.methods.dp_synrag.write.text import bounded_rows
+from core.methods.dp_synrag.write.private_rows import bounded_rows
 from core.methods.private_prediction.groups import build_groups
 from core.methods.private_prediction.prompts import answer_start, public_message
 from core.methods.private_prediction.stage import private_prediction

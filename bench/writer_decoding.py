@@ -46,7 +46,7 @@ from core.methods.dp_synrag.write.dedup import drop_near_duplicates
 from core.methods.dp_synrag.write.drafts import fit_length
 from core.methods.dp_synrag.write.public_decoding import ECHO_PENALTY, Decoding, public_decode, writer_generator
 from core.methods.dp_synrag.write.realisation import WriterSettings, realise
-from core.methods.dp_synrag.shape.examples import form_reference, form_words, public_example
+from core.methods.dp_synrag.shape.examples import form_reference, form_words
 from core.methods.dp_synrag.write.roles import RoleSources
 from core.methods.dp_synrag.shape.corpus_shape import sampled_shape
 from core.evaluation.roles import CONDITION, clinic_truth, role_accuracy
@@ -79,10 +79,10 @@ ARMS = {
 def _writer_arms(arms: list[Arm], found: dict[str, list[str]]):
     """A ``write_texts`` that writes the released shape once per arm and hands the pipeline the first arm's."""
 
-    def write(units, shape, selected, noisy_counts, spec, plan, ctx) -> dict[int, str]:
+    def write(units, shape, selected, noisy_counts, spec, plan, ctx, form) -> dict[int, str]:
         topics = list(shape.documents)
-        example = public_example(spec.document_form, spec.public_example)
-        reference = form_reference(spec.document_form, spec.public_example)
+        example = form.example
+        reference = form_reference(example)
         texts_of: dict[str, dict[int, str]] = {}
         original = realisation.public_greedy
         for arm in arms:
@@ -104,7 +104,7 @@ def _writer_arms(arms: list[Arm], found: dict[str, list[str]]):
             found[arm.name + "_seconds"] = [str(round(time.monotonic() - started, 1)), str(len(topics))]
             texts_of[arm.name] = texts
         found["_released"] = sorted({w for t in topics for w in t.words})
-        found["_form"] = sorted(form_words(spec.document_form, spec.public_example))
+        found["_form"] = sorted(form_words(example))
         return texts_of[arms[0].name]
 
     return write

@@ -169,7 +169,7 @@ def write_once(draw: Draw, documents: int, folder: Path) -> dict:
     """The product's writing stage (``write_texts``) on the first ``documents`` documents of the draw."""
     from core.methods.dp_synrag.write.text import write_texts
 
-    units, shape, selected, counts, spec, plan, ctx, forms = draw.args
+    units, shape, selected, counts, spec, plan, ctx, form = draw.args
     n = min(documents, len(shape.documents))
     shape = replace(shape, documents=shape.documents[:n], groups=shape.groups[:n])
     ctx = replace(ctx, checkpoints=Checkpoints(folder), reporter=NULL_REPORTER)
@@ -178,7 +178,7 @@ def write_once(draw: Draw, documents: int, folder: Path) -> dict:
     load_before = os.getloadavg()[0]
     start = time.perf_counter()
     try:
-        texts = write_texts(units, shape, selected, counts, spec, plan, ctx, forms)
+        texts = write_texts(units, shape, selected, counts, spec, plan, ctx, form)
     finally:
         counted.unwrap(ctx.llm)
     seconds = time.perf_counter() - start

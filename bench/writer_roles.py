@@ -33,7 +33,7 @@ from core.methods.dp_synrag.write.drafts import fit_length
 from core.methods.dp_synrag.write.public_decoding import writer_generator
 import core.methods.dp_synrag.write.realisation as realisation
 from core.methods.dp_synrag.write.realisation import WriterSettings, realise, topic_placements
-from core.methods.dp_synrag.shape.examples import form_reference, public_example
+from core.methods.dp_synrag.shape.examples import form_reference
 from core.methods.dp_synrag.write.roles import RoleSources
 from core.methods.private_prediction.self_filter import self_filter
 from core.models.registry import load_embedder, load_language_model
@@ -56,10 +56,10 @@ def _allowing(placed: set[str]):
 def _writer_arms(found: dict[str, list[str]]):
     """A ``write_texts`` that writes the released shape in both arms and hands the pipeline the roles arm."""
 
-    def write(units, shape, selected, noisy_counts, spec, plan, ctx) -> dict[int, str]:
+    def write(units, shape, selected, noisy_counts, spec, plan, ctx, form) -> dict[int, str]:
         topics = list(shape.documents)
-        example = public_example(spec.document_form, spec.public_example)
-        reference = form_reference(spec.document_form, spec.public_example)
+        example = form.example
+        reference = form_reference(example)
         texts_of: dict[str, dict[int, str]] = {}
         for arm in ARMS:
             roles = RoleSources.of(spec.domain_lists) if arm != "untyped" else None

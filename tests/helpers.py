@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from core.specs.runspec import ModelChoice, RunSpec
+from core.specs.document import DOCUMENT_SETTINGS
 from core.specs.writing import SHARED_SETTINGS
 
 if TYPE_CHECKING:
@@ -77,12 +78,15 @@ def write_notes(folder: Path, n: int = 40, note: str = NOTE, name: Callable[[int
 
 
 def set_settings(spec: RunSpec, settings: dict[str, object]) -> None:
-    """Set DP-SynRAG's settings by name: each in ``[dp_synrag]``, or in ``[writing]`` for those every method shares
-    (``max_prompt_tokens``, ``batch_rows``, ``memory_budget_mb``)."""
+    """Set DP-SynRAG's settings by name: each in ``[dp_synrag]``, or in the shared section that holds it: ``[writing]``
+    (``max_prompt_tokens``, ``batch_rows``, ``memory_budget_mb``) or ``[document]`` (``document_form``,
+    ``public_example``)."""
     for key, value in settings.items():
-        if not hasattr(spec.writing if key in SHARED_SETTINGS else spec.dp_synrag, key):
-            raise AttributeError(f"no setting {key!r} in [dp_synrag] or [writing]")
-        setattr(spec.writing if key in SHARED_SETTINGS else spec.dp_synrag, key, value)
+        section = (spec.writing if key in SHARED_SETTINGS else spec.document if key in DOCUMENT_SETTINGS
+                   else spec.dp_synrag)
+        if not hasattr(section, key):
+            raise AttributeError(f"no setting {key!r} in [dp_synrag], [writing] or [document]")
+        setattr(section, key, value)
 
 
 def tiny_spec(tmp_path: Path, corpus: Path | None = None, settings: dict[str, object] | None = None,

@@ -26,7 +26,7 @@ from core.methods.wave_size import default_batch_rows
 from core.common.paths import resources_dir
 from core.privacy.planner import public_delta
 from core.common.progress import NULL_REPORTER, Reporter
-from core.specs.runspec import DataSpec, OutputSpec, PrivacySpec, RunSpec
+from core.specs.runspec import DataSpec, DocumentSpec, OutputSpec, PrivacySpec, RunSpec
 
 
 @dataclass
@@ -60,8 +60,7 @@ def label_of(method: str, epsilon: float) -> str:
 def run_spec(config: EvaluationConfig, members_csv: Path, method: str, epsilon: float) -> RunSpec:
     """The run spec of one (method, epsilon) pair at the configured scale."""
     scale, dataset = config.scale, config.dataset
-    dp = replace(scale.dp_synrag, domain_lists=[str(resources_dir() / p) for p in dataset.domain_lists],
-                 document_form=scale.dp_synrag.document_form or dataset.document_form)
+    dp = replace(scale.dp_synrag, domain_lists=[str(resources_dir() / p) for p in dataset.domain_lists])
     if method == "dp_synrag_l1":
         dp = replace(dp, L=1)
     return RunSpec(
@@ -72,6 +71,7 @@ def run_spec(config: EvaluationConfig, members_csv: Path, method: str, epsilon: 
         llm=scale.llm,
         embedder=scale.embedder,
         writing=scale.writing,
+        document=DocumentSpec(document_form=dataset.document_form),
         dp_synrag=dp,
         aug_pe=scale.aug_pe,
         output=OutputSpec(folder=""),

@@ -28,6 +28,7 @@ from core.ledger.total import stated
 from core.ledger.view import cumulative_after
 from core.privacy.budget import epsilon_of, resolve_delta
 from core.specs.runspec import RunSpec
+from core.specs.document import move_document_settings
 from core.specs.writing import move_shared_settings
 
 # Spec fields a resume may change. They say where the release goes and who signs it, where the data
@@ -165,9 +166,11 @@ def canonical_spec(spec: RunSpec) -> str:
 
 def spec_differences(before: str, after: str) -> list[str]:
     """Names (not values) of the settings that differ between two canonical specs, less ``RESUMABLE_CHANGES``.
-    A spec recorded before ``[writing]`` existed is read as a spec file of its time is (its shared settings in
-    ``[dp_synrag]`` are ``[writing]``'s), so a resume of it under the same settings finds no difference."""
-    old, new = _flatten(move_shared_settings(json.loads(before))), _flatten(json.loads(after))
+    A spec recorded before ``[writing]`` or ``[document]`` existed is read as a spec file of its time is (its shared
+    settings in ``[dp_synrag]`` are ``[writing]``'s, its form ``[document]``'s), so a resume of it under the same
+    settings finds no difference."""
+    old = _flatten(move_document_settings(move_shared_settings(json.loads(before))))
+    new = _flatten(json.loads(after))
     missing = object()
     return sorted(
         name for name in set(old) | set(new)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from core.specs.document import DocumentSpec
 from core.specs.document_forms import DOCUMENT_FORMS
 from core.specs.rules import (
     MAX_CLUSTERS,
@@ -109,8 +110,7 @@ class DPSynRAGSpec:
     # (private prediction whose public row is the realised draft and whose rows rewrite their own documents
     # into the same form). Without a token stage its budget share goes to the topics and co-keywords.
     text: str = "realised"  # the one default of library, CLI, wizard and demo (docs/method.md §2.4b)
-    document_form: str = ""  # one of DOCUMENT_FORMS; "" = chosen from the task's words; "none" = no example
-    public_example: str = ""  # the custodian's own INVENTED example of the form (replaces document_form)
+    # The form of the documents (document_form, public_example) is every method's: [document] (core.specs.document).
     realisation_tokens: int = 80  # tokens of each realised draft (public decoding)
     row_bound: str = "poisson"  # without refinement: each C_r Poisson-subsampled at min(1, k / h'(w_r)) | "none"
     force_length: bool = False  # every group writes exactly T tokens (EOS never sampled); throughput checks only
@@ -130,8 +130,6 @@ class DPSynRAGSpec:
 
     RULES: ClassVar[dict[str, Rule]] = {
         "text": text_rule("how the documents are written", choices=TEXT_MODES),
-        "document_form": text_rule("the shipped example of the document form", choices=("", *DOCUMENT_FORMS, "none")),
-        "public_example": text_rule("the invented example of the document form"),
         "realisation_tokens": whole("tokens of each realised document", low=8, high=MAX_TOKENS),
         # Upper bounds keep a typo (R = 1e9) from being planned, or charged before running out of memory.
         "K": whole("keywords per unit", high=MAX_KEYWORDS),
@@ -228,12 +226,12 @@ class DPSynRAGSpec:
                          f"text = \"{self.text}\" it would be charged for nothing (use length = \"form\")")
         return found
 
-    @property
-    def discovers_forms(self) -> bool:
-        """Whether structure discovery runs: on, the public writer alone (``text = "realised"``), and no form chosen by
-        hand (no example typed; ``document_form`` automatic, or the task's pick as the fallback: ``form_by_rule``)."""
-        return (self.discover_forms and self.text == "realised" and not self.public_example.strip()
-                and (self.document_form == "" or self.form_by_rule))
+    def discovers_forms_with(self, document: DocumentSpec) -> bool:
+        """Whether structure discovery runs under the spec's ``[document]``: on, the public writer alone (``text =
+        "realised"``), and no form chosen by hand (no example typed; ``document_form`` automatic, or the task's pick
+        as the fallback: ``form_by_rule``)."""
+        return (self.discover_forms and self.text == "realised" and not document.public_example.strip()
+                and (document.document_form == "" or self.form_by_rule))
 
     @property
     def token_stage(self) -> bool:

@@ -10,10 +10,11 @@ as DP-Synth always did (``from_dp_synrag``); a spec with a ``[dp_synth]`` sectio
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from core.specs.dp_synrag import DOCUMENT_FORMS, DPSynRAGSpec
+from core.specs.document import DocumentSpec
+from core.specs.dp_synrag import DPSynRAGSpec
 from core.specs.rules import MAX_CLUSTERS, MAX_TOKENS, MAX_UNITS_PER_CLUSTER, MAX_VOCABULARY, Rule, number, text, whole
 
 SEED_BATCHES = 500  # the seed's number of random disjoint batches (R when [dp_synrag] leaves R to its default)
@@ -34,8 +35,7 @@ class DPSynthSpec:
     force_length: bool = False  # every batch writes exactly T tokens (EOS never sampled); throughput checks only
     self_filter: bool = True
     self_filter_mode: str = "similarity"  # "similarity" (embedder, task) | "score" (teacher-forced YES vs NO) | "answer"
-    document_form: str = ""  # the self-filter's public reference: "" = chosen from the task's words; "none" = none
-    public_example: str = ""  # the custodian's own INVENTED example of the form (replaces document_form)
+    # The self-filter's public reference (document_form, public_example) is every method's: [document].
 
     RULES: ClassVar[dict[str, Rule]] = {
         "R": whole("the number of random batches", high=MAX_CLUSTERS),
@@ -47,8 +47,6 @@ class DPSynthSpec:
         "top_k_plus": whole("candidate tokens (0 = all)", low=0, high=MAX_VOCABULARY),
         "k": whole("rows per batch the candidate margin assumes", low=0, high=MAX_UNITS_PER_CLUSTER, zero_default=True),
         "self_filter_mode": text("the self-filter", choices=("similarity", "score", "answer")),
-        "document_form": text("the shipped example of the document form", choices=("", *DOCUMENT_FORMS, "none")),
-        "public_example": text("the invented example of the document form"),
     }
 
     @property
@@ -73,14 +71,13 @@ class DPSynthSpec:
     @classmethod
     def from_dp_synrag(cls, p: DPSynRAGSpec) -> DPSynthSpec:
         """DP-Synth's settings as a spec without ``[dp_synth]`` states them in ``[dp_synrag]``: R (0: the seed's
-        500), T, τ, the clip, the public row (any public prompt: the empty document), λ, Top-k+ and its k, the
-        self-filter and its form (a form is chosen from the task only where DP-SynRAG's writer runs, as before)."""
+        500), T, τ, the clip, the public row (any public prompt: the empty document), λ, Top-k+ and its k and the
+        self-filter (its form is ``form_of``)."""
         return cls(
             R=int(p.R) if p.R else SEED_BATCHES, T=p.T, tau=p.tau, clip=p.clip,
             public_row="empty" if p.public_anchor else "none", public_weight=p.public_weight,
             top_k_plus=p.top_k_plus, k=p.k, force_length=p.force_length, self_filter=p.self_filter,
             self_filter_mode=p.self_filter_mode,
-            document_form=p.document_form or ("" if p.realisation else "none"), public_example=p.public_example,
         )
 
 
@@ -91,6 +88,11 @@ def settings_of(spec: Any) -> DPSynthSpec:
     return own if own is not None else DPSynthSpec.from_dp_synrag(spec.dp_synrag)
 
 
-def section_name(spec: Any) -> str:
-    """Where a run spec states DP-Synth's settings: ``dp_synth``, or ``dp_synrag`` (the upgrade path)."""
-    return "dp_synrag" if spec.dp_synth is None else "dp_synth"
+
+def form_of(spec: Any) -> DocumentSpec:
+    """The document form DP-Synth's self-filter reads: ``[document]``. A spec without ``[dp_synth]`` (the upgrade
+    path) chose a form from the task only where DP-SynRAG's writer runs, as before: else an automatic form is none."""
+    document: DocumentSpec = spec.document
+    if spec.dp_synth is None and not document.document_form and not spec.dp_synrag.realisation:
+        return replace(document, document_form="none")
+    return document

@@ -34,18 +34,18 @@ END_TO_END = "End-to-end differential privacy for every unit of the corpus."
 
 
 def _shared_values(spec: RunSpec) -> WizardValues:
-    """The task page's shape settings as the shared ``[dp_synrag]`` section holds them."""
+    """The task page's shape settings as the shared ``[dp_synrag]`` section holds them, and the form ``[document]``."""
     p = spec.dp_synrag
     return WizardValues(documents=p.documents, documents_setting=p.documents_setting, token_stage=p.token_stage,
-                        k=p.k, document_form=p.document_form, public_example=p.public_example,
+                        k=p.k, document_form=spec.document.document_form, public_example=spec.document.public_example,
                         domain_lists=tuple(p.domain_lists), discover_phrases=p.discover_phrases)
 
 
 def _store_shared_values(spec: RunSpec, values: WizardValues) -> None:
-    """Store the task page's shape settings in the shared ``[dp_synrag]`` section."""
+    """Store the task page's shape settings in the shared ``[dp_synrag]`` section, and the form in ``[document]``."""
     p = spec.dp_synrag
     p.documents, p.k = values.documents, values.k
-    p.document_form, p.public_example = values.document_form, values.public_example
+    spec.document.document_form, spec.document.public_example = values.document_form, values.public_example
     p.domain_lists, p.discover_phrases = list(values.domain_lists), values.discover_phrases
 
 
@@ -232,6 +232,9 @@ class MethodEntry:
     # How it keeps a [data] label column (docs/method.md §6.3): "per_class" (run once per class), "topic_labels"
     # (per class, or by topic: what label_mode "auto" chooses for it), "" (it cannot keep labels)
     labels: str = ""
+    # Whether its section held the document form (document_form, public_example) before the shared [document]
+    # existed: an older spec's form is read from there (core.specs.document.move_document_settings)
+    form_in_section: bool = False
 
 
 METHODS: tuple[MethodEntry, ...] = (  # in the wizard's order
@@ -241,6 +244,7 @@ METHODS: tuple[MethodEntry, ...] = (  # in the wizard's order
         adapter="core.methods.dp_synrag.method:DPSynRAGMethod",
         facts="core.methods.dp_synrag.facts:FACTS",
         labels="topic_labels",
+        form_in_section=True,
         certificate_name="DP-SynRAG: a differentially private synthetic corpus generated from topic clusters",
         title="DP-SynRAG — a private knowledge base for question answering",
         explanation=(
@@ -256,6 +260,7 @@ METHODS: tuple[MethodEntry, ...] = (  # in the wizard's order
         adapter="core.methods.dp_synth.method:DPSynthMethod",
         facts="core.methods.dp_synth.facts:FACTS",
         labels="per_class",
+        form_in_section=True,
         certificate_name="DP-Synth: differentially private generation over random batches of units",
         title="DP-Synth — synthetic documents from random batches",
         explanation=(

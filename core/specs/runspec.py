@@ -32,6 +32,7 @@ from core.specs.common import (
     PrivacySpec,
     label_problems,
 )
+from core.specs.document import DocumentSpec, move_document_settings
 from core.specs.dp_synth import DPSynthSpec
 from core.specs.dp_synrag import (
     DOCUMENT_FORMS,
@@ -66,8 +67,8 @@ from core.common.wording import MODERATE_MAX, WEAK_MAX, factor_words
 __all__ = [
     "DOCUMENT_FORMS", "MAX_CLUSTERS", "MAX_EPSILON", "MAX_KEYWORDS", "MAX_PROMPT_TOKENS", "MAX_TOKENS",
     "MAX_UNITS_PER_CLUSTER", "METHOD_NAMES", "MODEL_RULES", "TEXT_MODES", "WEAK_EPSILON", "AugPESpec", "ComputeSpec",
-    "DPSynRAGSpec", "DPSynthSpec", "DataSpec", "ModelChoice", "OutputSpec", "PrivacySpec", "RPSGSpec", "Rule", "RunSpec",
-    "WritingSpec",
+    "DPSynRAGSpec", "DPSynthSpec", "DataSpec", "DocumentSpec", "ModelChoice", "OutputSpec", "PrivacySpec", "RPSGSpec",
+    "Rule", "RunSpec", "WritingSpec",
     "check_value", "flag", "number", "rules_of", "section_problems", "text", "text_rule", "texts", "whole",
 ]
 
@@ -82,6 +83,8 @@ class RunSpec:
     embedder: ModelChoice = field(default_factory=ModelChoice)
     # how every method drives the model: the longest prompt, rows per wave, the memory budget (speed only)
     writing: WritingSpec = field(default_factory=WritingSpec)
+    # the form of the documents every method writes: the shipped form, or the custodian's invented example
+    document: DocumentSpec = field(default_factory=DocumentSpec)
     dp_synrag: DPSynRAGSpec = field(default_factory=DPSynRAGSpec)
     # None: a spec without [dp_synth] (written before it existed); DP-Synth then reads its settings from
     # [dp_synrag] as it always did (core.specs.dp_synth.settings_of).
@@ -258,11 +261,12 @@ def read_spec_text(path: Path) -> str:
 
 def _upgrade(data: dict[str, Any]) -> dict[str, Any]:
     """Read older run specs: the settings every method shares, once in ``[dp_synrag]``, are ``[writing]``'s
-    (``core.specs.writing.move_shared_settings``); and in the first run specs ``[dp_synrag] public_anchor =
-    true|false`` meant the SPEC clip with (true) or without (false) a public row holding the empty-document
-    prompt."""
+    (``core.specs.writing.move_shared_settings``); the document form, once in the method's section, is
+    ``[document]``'s (``core.specs.document.move_document_settings``); and in the first run specs
+    ``[dp_synrag] public_anchor = true|false`` meant the SPEC clip with (true) or without (false) a public row
+    holding the empty-document prompt."""
     if isinstance(data, dict):
-        data = move_shared_settings(data)
+        data = move_document_settings(move_shared_settings(data))
     section = data.get("dp_synrag") if isinstance(data, dict) else None
     if not isinstance(section, dict) or "public_anchor" not in section:
         return data

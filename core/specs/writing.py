@@ -34,20 +34,27 @@ def move_shared_settings(data: dict[str, Any]) -> dict[str, Any]:
     """A spec's settings (a table read from TOML or a saved run's spec) with those an older spec states in
     ``[dp_synrag]`` moved to ``[writing]``, where they mean the same; unchanged when there are none. A setting
     stated in both sections with different values raises ``PrivetError``."""
-    section = data.get("dp_synrag")
-    if not isinstance(section, dict) or not any(name in section for name in SHARED_SETTINGS):
+    return move_settings(data, "dp_synrag", "writing", SHARED_SETTINGS)
+
+
+def move_settings(data: dict[str, Any], source: str, target: str, names: tuple[str, ...]) -> dict[str, Any]:
+    """``data`` with the settings ``names`` that section ``source`` states moved to the shared section ``target``
+    (where they mean the same); unchanged when ``source`` states none. A setting stated in both sections with
+    different values raises ``PrivetError``."""
+    section = data.get(source)
+    if not isinstance(section, dict) or not any(name in section for name in names):
         return data
-    section, writing = dict(section), data.get("writing", {})
-    moved = dict(writing) if isinstance(writing, dict) else writing
-    for name in SHARED_SETTINGS:
+    section, shared = dict(section), data.get(target, {})
+    moved = dict(shared) if isinstance(shared, dict) else shared
+    for name in names:
         if name not in section:
             continue
         value = section.pop(name)
         if isinstance(moved, dict) and name in moved and moved[name] != value:
             raise PrivetError(
-                f"The run spec states {name} twice with different values: [dp_synrag] {name} = {value!r} and "
-                f"[writing] {name} = {moved[name]!r}.",
-                f"Keep {name} under [writing] only (it applies to every method); [dp_synrag] held it in older specs.")
+                f"The run spec states {name} twice with different values: [{source}] {name} = {value!r} and "
+                f"[{target}] {name} = {moved[name]!r}.",
+                f"Keep {name} under [{target}] only (it applies to every method); [{source}] held it in older specs.")
         if isinstance(moved, dict):
             moved[name] = value
-    return {**data, "dp_synrag": section, "writing": moved}
+    return {**data, source: section, target: moved}

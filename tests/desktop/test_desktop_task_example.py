@@ -13,8 +13,10 @@ def test_a_shipped_form_or_an_invented_example_reaches_the_spec(wizard, tmp_path
     task.example.setPlainText("Visit note. [name] has [complaint]; advised [treatment].")
     assert task.blocking_message() == ""
     task.store()
-    p = wizard.controller.spec.dp_synrag
-    assert (p.document_form, p.public_example) == ("review", "Visit note. [name] has [complaint]; advised [treatment].")
+    form = wizard.controller.spec.document  # the shared [document] section, whatever the method
+    assert (form.document_form, form.public_example) == ("review",
+                                                         "Visit note. [name] has [complaint]; advised [treatment].")
+    assert "document_form" not in vars(wizard.controller.spec.dp_synrag)
 
 
 def test_a_pasted_real_document_blocks_the_page_with_a_message(wizard, tmp_path):

@@ -128,7 +128,9 @@ def test_a_resume_in_the_writing_stage_writes_only_the_rest_charges_nothing_and_
     by_id = {line["id"]: line["text"] for line in lines}
     length = checkpoint / "length.json"  # the run's DP length statistic, when it drew one: the length it aims at
     released = json.loads(length.read_text())[0] if length.exists() else None
-    target = target_words(with_public_defaults(spec).dp_synrag, released)
+    chosen = with_public_defaults(spec)
+    example = ex.public_example(chosen.document.document_form, chosen.document.public_example)
+    target = target_words(chosen.dp_synrag, released, ex.form_length(example))
     for index, entry in saved.items():
         if entry["written"]:  # the same length fitting as in an uninterrupted run (post-processing)
             assert by_id[f"syn-{index:04d}"] == fit_length(entry["text"], entry["topic"], target), \

@@ -30,13 +30,13 @@ self_filter = false
 
 def test_a_dp_synth_section_round_trips_through_toml(tmp_path):
     spec = RunSpec(method="dp_synth")
-    spec.dp_synth = DPSynthSpec(R=40, T=32, tau=0.7, clip="spec", public_row="none", self_filter_mode="score",
-                                document_form="review")
+    spec.dp_synth = DPSynthSpec(R=40, T=32, tau=0.7, clip="spec", public_row="none", self_filter_mode="score")
+    spec.document.document_form = "review"
     path = tmp_path / "spec.toml"
     spec.save(path)
     assert "[dp_synth]" in path.read_text(encoding="utf-8")
     loaded = RunSpec.load(path)
-    assert loaded.dp_synth == spec.dp_synth
+    assert loaded.dp_synth == spec.dp_synth and loaded.document.document_form == "review"
     assert settings_of(loaded) is loaded.dp_synth  # its own section, not [dp_synrag]
 
 
@@ -83,18 +83,33 @@ def test_a_public_row_is_needed_by_dclip_and_named_where_it_is_set():
 def test_nonsense_in_the_section_is_refused(name, value, words):
     with pytest.raises(PrivetError) as info:
         RunSpec.from_dict({"method": "dp_synth", "data": {"path": "notes.csv"}, "dp_synth": {name: value}})
-    assert f"[dp_synth] {name}" in info.value.user_message() and words in info.value.user_message()
+    where = "document" if name == "document_form" else "dp_synth"  # an older spec's form is read into [document]
+    assert f"[{where}] {name}" in info.value.user_message() and words in info.value.user_message()
 
 
 def test_the_form_is_chosen_from_the_task_and_named_in_its_section():
     spec = RunSpec(method="dp_synth", task="Answer questions about the patients in these clinic notes.")
     spec.dp_synth = DPSynthSpec()
     chosen = facts("dp_synth").public_defaults(spec)
-    assert chosen.dp_synth.document_form == "clinical_note" and spec.dp_synth.document_form == ""
+    assert chosen.document.document_form == "clinical_note" and spec.document.document_form == ""
     (line,) = facts("dp_synth").plan_header(spec)
-    assert "[dp_synth] document_form" in line
-    old = RunSpec(method="dp_synth", task=spec.task)  # the upgrade path: [dp_synrag] filled as before
-    assert facts("dp_synth").public_defaults(old).dp_synrag.document_form == "clinical_note"
+    assert "[document] document_form" in line
+    old = RunSpec(method="dp_synth", task=spec.task)  # the upgrade path: [dp_synrag]'s rules fill it as before
+    assert facts("dp_synth").public_defaults(old).document.document_form == "clinical_note"
+
+
+def test_an_old_dp_synth_spec_keeps_its_form():
+    """A DP-Synth spec written before [document]: its section's form is read into [document]; without a section,
+    an automatic form is none where DP-SynRAG's writer does not run, as ``from_dp_synrag`` read it."""
+    from core.specs.dp_synth import form_of
+
+    own = RunSpec.from_dict({"method": "dp_synth", "dp_synrag": {"document_form": "", "public_example": ""},
+                             "dp_synth": {"document_form": "review"}})  # a saved spec states both sections
+    assert own.document.document_form == "review" and form_of(own).document_form == "review"
+    private = RunSpec.from_dict({"method": "dp_synth", "dp_synrag": {"text": "private"}})
+    assert private.document.document_form == "" and form_of(private).document_form == "none"
+    facts("dp_synth").wizard_section(private)  # the wizard gives it a [dp_synth] section: the form stays none
+    assert form_of(private).document_form == "none"
 
 
 def test_both_sections_give_the_engine_the_same_settings():
@@ -124,8 +139,9 @@ def test_the_wizard_reads_and_stores_the_shape_settings_through_the_facts():
                       discover_phrases=False)
     facts("dp_synrag").store_wizard_values(spec, changed)
     p = spec.dp_synrag
-    assert (p.documents, p.k, p.document_form, p.domain_lists, p.discover_phrases) == (12, 5, "review", ["icd10-cm"],
-                                                                                        False)
+    assert (p.documents, p.k, p.domain_lists, p.discover_phrases) == (12, 5, ["icd10-cm"], False)
+    assert spec.document.document_form == "review"  # the form is every method's: [document]
+    assert "[document]" in spec.to_toml() and "document_form" not in spec.to_dict()["dp_synrag"]
     assert facts("dp_synrag").wizard_values(spec) == replace(changed, documents_setting=12)
     spec.method = "dp_synth"  # a method that asks none of them is shown the shared section's (disabled)
     assert facts("dp_synth").wizard_values(spec) == facts("dp_synrag").wizard_values(spec)

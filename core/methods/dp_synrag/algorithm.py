@@ -50,11 +50,11 @@ from core.methods.dp_synrag.release.structure import ReleasedForms, discover_for
 from core.methods.dp_synrag.release.topic_labels import release_cluster_labels
 from core.methods.dp_synrag.shape.adaptive import chosen_settings_words, with_size
 from core.methods.dp_synrag.shape.corpus_shape import CorpusShape, Releases, shape_corpus
-from core.methods.dp_synrag.shape.examples import form_reference, form_words
+from core.methods.dp_synrag.shape.examples import form_length, form_reference, form_words
 from core.methods.dp_synrag.shape.labels import label_documents
 from core.methods.dp_synrag.vocab.vocabulary import Vocabulary
 from core.methods.dp_synrag.write.dedup import drop_near_duplicates
-from core.methods.dp_synrag.write.text import write_texts
+from core.methods.dp_synrag.write.text import DocumentForm, write_texts
 from core.methods.private_prediction.self_filter import self_filter
 from core.privacy.forecast import significance_threshold
 from core.specs.runspec import DPSynRAGSpec
@@ -93,19 +93,24 @@ class ReleasedTopics:
     support: float  # the units a word needs to be a topic (public)
 
 
-def run_dp_synrag(
-    units: Sequence[Unit], vocab: Vocabulary, spec: DPSynRAGSpec, plan: DPSynRAGPlan, ctx: MethodContext
-) -> DPSynRAGResult:
+def run_dp_synrag(units: Sequence[Unit], vocab: Vocabulary, spec: DPSynRAGSpec, example: str, plan: DPSynRAGPlan,
+                  ctx: MethodContext) -> DPSynRAGResult:
+    """Algorithm 1 on ``units``. ``example``: the example of the document form the run shows (``[document]``'s,
+    read by ``examples.public_example``; public, "" none)."""
     first = release_first(units, vocab, spec, plan, ctx)  # step 0: n̂, the length, the corpus's phrases and forms
     spec = first.spec
-    topics = release_topics(units, first, plan, ctx)  # steps 1–2c: h', W, C_r, the co-keywords, the label counts
+    topics = release_topics(units, first, form_words(example), plan, ctx)  # steps 1–2c: h', W, C_r, co-keywords
     selected = refine(units, topics.clusters, spec, plan, ctx)  # step 3: S_r ⊆ C_r
-    shape = shape_corpus(topics.releases, spec, ctx, topics.support)  # documents per topic (post-processing)
+    shape = shape_corpus(topics.releases, spec, ctx, topics.support, form_length(example))  # post-processing
     own_forms = first.forms if follows_forms(first.forms, spec.size_bound or first.size) else None  # else shipped
+    form = DocumentForm(example, own_forms)
     texts = drop_near_duplicates(
-        write_texts(units, shape, selected, topics.releases.counts, spec, plan, ctx, own_forms))  # step 4
+        write_texts(units, shape, selected, topics.releases.counts, spec, plan, ctx, form))  # step 4
     readable = without_junk(texts, [ctx.task]) if spec.realisation else texts  # what a reader would discard
-    kept = filtered(readable, spec, ctx, own_forms)  # step 5
+    # step 5, the self-filter; a document written in a released form of the corpus is in its form by construction:
+    # the filter, which compares a text with the task's words, has nothing to add there and drops real-looking records
+    reference = own_forms.skeletons[0] if own_forms else form_reference(example)  # a public document of the form
+    kept = self_filter(readable, ctx, spec.self_filter and own_forms is None, spec.self_filter_mode, reference)
     documents = label_documents(synthetic_docs(kept, shape), shape, topics.releases.labelled, ctx)  # post-processing
     return DPSynRAGResult(documents, diagnostics(topics.clusters, selected, texts, readable, documents,
                                                  spec.min_cluster_size), spec, first.note, first.forms,
@@ -125,12 +130,12 @@ def release_first(units: Sequence[Unit], vocab: Vocabulary, spec: DPSynRAGSpec, 
     return FirstReleases(size, length, with_phrases, names, forms, chosen, chosen_settings_words(spec, chosen, size))
 
 
-def release_topics(units: Sequence[Unit], first: FirstReleases, plan: DPSynRAGPlan,
+def release_topics(units: Sequence[Unit], first: FirstReleases, form: frozenset[str], plan: DPSynRAGPlan,
                    ctx: MethodContext) -> ReleasedTopics:
     """Steps 1–2c: each unit's keywords, the noisy histogram h' and the cluster words W read from it, the soft
-    clusters C_r, every cluster's co-keywords and (labels by topic) its label counts."""
+    clusters C_r, every cluster's co-keywords and (labels by topic) its label counts. ``form``: the words of the
+    document form (public: how a document is written, never a topic)."""
     spec, vocab = first.spec, first.vocab
-    form = form_words(spec.document_form, spec.public_example)  # public: how a document is written
     keywords = extract_keywords(units, ctx.llm, vocab, spec.K, ctx, spec.keywords, form)  # step 1
     noisy_hist = release_histogram(keywords, vocab, plan, ctx)
     W = topic_words(noisy_hist, vocab, spec.R, plan.sigma_h, spec.topic_words, form, spec.size_bound or first.size,
@@ -141,15 +146,6 @@ def release_topics(units: Sequence[Unit], first: FirstReleases, plan: DPSynRAGPl
     topic_counts = cluster_counts(noisy_hist, vocab.index, W)  # h'(w_r), released: the row bound's rates
     support = significance_threshold(plan.sigma_h, len(vocab))  # the units a word needs to be a topic (public)
     return ReleasedTopics(clusters, Releases(W, topic_counts, related, first.size, first.length, labelled), support)
-
-
-def filtered(texts: dict[int, str], spec: DPSynRAGSpec, ctx: MethodContext,
-             own_forms: ReleasedForms | None) -> dict[int, str]:
-    """Step 5, the self-filter. A document written in a released form of the corpus is in its form by construction:
-    the filter, which compares a text with the task's words, has nothing to add there and drops real-looking
-    records (docs/method.md §2.5)."""
-    reference = own_forms.skeletons[0] if own_forms else form_reference(spec.document_form, spec.public_example)
-    return self_filter(texts, ctx, spec.self_filter and own_forms is None, spec.self_filter_mode, reference)
 
 
 def synthetic_docs(texts: dict[int, str], shape: CorpusShape) -> list[SyntheticDoc]:

@@ -156,8 +156,8 @@ def writer_batches(spec: Any, documents: float) -> list[float]:
     from core.methods.dp_synrag.write.realisation import ATTEMPTS
     from core.methods.dp_synrag.write.writing_progress import planned_batches
 
-    p = with_chosen_form(spec).dp_synrag
-    shown = len(demonstrations(public_example(p.document_form, p.public_example)))
+    form = with_chosen_form(spec).document
+    shown = len(demonstrations(public_example(form.document_form, form.public_example)))
     return planned_batches(documents, max(shown, 1), ATTEMPTS)
 
 
@@ -165,7 +165,7 @@ def _structure_lines(spec: Any, corpus: Any, delta: float) -> list[str]:
     from core.methods.dp_synrag.release.budget import plan_dp_synrag
     from core.methods.dp_synrag.release.structure import form_outlook
 
-    plan = plan_dp_synrag(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion)
+    plan = plan_dp_synrag(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion, spec.document)
     if not plan.discovers_forms:
         return []
     o = form_outlook(corpus.units, plan)
@@ -194,7 +194,7 @@ def _phrase_lines(spec: Any, corpus: Any, delta: float) -> list[str]:
         assert isinstance(method, ClassConditional)
         split = method.split(spec, delta, len(corpus.units))
         spec, delta = split.inner_spec, split.inner_delta
-    plan = plan_dp_synrag(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion)
+    plan = plan_dp_synrag(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion, spec.document)
     o = phrase_outlook(corpus.units, load_vocabulary(spec.dp_synrag.domain_lists), plan)
     return [
         f"Phrase discovery (first stage): rho = {o.rho:.5f} and delta_p = {o.delta:.3g} (the chance that a phrase of "
@@ -256,6 +256,6 @@ def _fallback_form(spec: RunSpec | None) -> str:
 
     if spec is None:
         return ""
-    p = spec.dp_synrag
-    label = FORM_LABELS.get(reference_form(p.document_form, p.public_example, spec.task, spec.data.column_names()), "")
+    form = spec.document
+    label = FORM_LABELS.get(reference_form(form.document_form, form.public_example, spec.task, spec.data.column_names()), "")
     return label.replace(" (shipped example)", "")

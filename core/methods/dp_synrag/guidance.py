@@ -34,7 +34,7 @@ from core.methods.dp_synrag.release.plan import DPSynRAGPlan
 from core.methods.dp_synrag.shape.adaptive import with_size
 from core.methods.dp_synrag.shape.allocation import automatic_total
 from core.privacy.forecast import TopicForecast, forecast_topics, significance_threshold
-from core.specs.runspec import DPSynRAGSpec
+from core.specs.runspec import DocumentSpec, DPSynRAGSpec
 from core.specs.dp_synrag import AUTOMATIC_DOCUMENTS, MAX_DOCUMENTS
 
 WEAK_CONSENSUS_NATS = 1.0
@@ -75,7 +75,8 @@ def consensus_nats(spec: DPSynRAGSpec, plan: DPSynRAGPlan) -> float:
 
 
 def suggest(
-    spec: DPSynRAGSpec, epsilon: float, delta: float, n_units: int, vocab_size: int, conversion: str = "tight"
+    spec: DPSynRAGSpec, epsilon: float, delta: float, n_units: int, vocab_size: int, conversion: str = "tight",
+    document: DocumentSpec | None = None,
 ) -> DPSynRAGSpec:
     """R, L, k, T and the histogram share that fit a corpus of about ``n_units`` units at ε."""
     n = max(int(n_units), 1)
@@ -86,7 +87,7 @@ def suggest(
     default_hist = default_fractions(conversion)[0]
     want_support = max(n / 30.0, 10.0)
     sigma_h = want_support / (math.sqrt(2.0 * math.log(max(vocab_size, 2))) + 1.5)
-    probe = plan_dp_synrag(replace(spec, k=k, R=R), epsilon, delta, conversion)
+    probe = plan_dp_synrag(replace(spec, k=k, R=R), epsilon, delta, conversion, document)
     # Never more than leaves a tenth of the budget for the text after the other stages' shares.
     others = probe.phrases_fraction + probe.cluster_keywords_fraction + probe.mu_fraction + probe.theta_fraction
     cap = min(MAX_HIST_FRACTION, max(0.9 - others, spec.hist_fraction or default_hist))
@@ -97,7 +98,8 @@ def suggest(
         return tuned
     T = 70
     def strength(t: int) -> float:
-        return consensus_nats(replace(tuned, T=t), plan_dp_synrag(replace(tuned, T=t), epsilon, delta, conversion))
+        shorter = replace(tuned, T=t)
+        return consensus_nats(shorter, plan_dp_synrag(shorter, epsilon, delta, conversion, document))
 
     while T > 24 and strength(T) < GOOD_CONSENSUS_NATS:
         T -= 2
@@ -105,10 +107,11 @@ def suggest(
 
 
 def topic_forecast(
-    spec: DPSynRAGSpec, epsilon: float, delta: float, n_units: int, vocab_size: int, conversion: str = "tight"
+    spec: DPSynRAGSpec, epsilon: float, delta: float, n_units: int, vocab_size: int, conversion: str = "tight",
+    document: DocumentSpec | None = None,
 ) -> TopicForecast:
     """Expected topics of this plan (``core.privacy.forecast``) from its public noise and the size order."""
-    plan = plan_dp_synrag(spec, epsilon, delta, conversion)
+    plan = plan_dp_synrag(spec, epsilon, delta, conversion, document)
     return forecast_topics(n_units, spec.R, plan.sigma_h, significance_threshold(plan.sigma_h, vocab_size),
                            plan.sigma_c, co_keyword_support(spec, plan), documents_asked(spec, n_units),
                            capped=spec.documents_setting == AUTOMATIC_DOCUMENTS)
@@ -130,12 +133,13 @@ def _topics(x: float) -> str:
 
 
 def spend_advice(
-    spec: DPSynRAGSpec, epsilon: float, delta: float, n_units: int, vocab_size: int, conversion: str = "tight"
+    spec: DPSynRAGSpec, epsilon: float, delta: float, n_units: int, vocab_size: int, conversion: str = "tight",
+    document: DocumentSpec | None = None,
 ) -> list[str]:
     """Plain-words changes that would make topics expected: raise ε, a larger share for finding topics,
     the suggested settings, more units. Each names the expected topics it would give."""
     def expected(s: DPSynRAGSpec, eps: float = epsilon) -> float:
-        return topic_forecast(s, eps, delta, n_units, vocab_size, conversion).expected_topics
+        return topic_forecast(s, eps, delta, n_units, vocab_size, conversion, document).expected_topics
 
     advice = []
     higher = next((e for e in EPSILON_LADDER if e > epsilon and expected(spec, e) >= 1.0), None)
@@ -143,15 +147,15 @@ def spend_advice(
         advice.append(f"Raise ε to {higher:g} ({_topics(expected(spec, higher))} expected).")
     else:
         advice.append(f"Raising ε (even to {EPSILON_LADDER[-1]:g}) is not enough for a corpus of this size.")
-    if plan_dp_synrag(spec, epsilon, delta, conversion).hist_fraction < ADVISED_HIST_FRACTION:
+    if plan_dp_synrag(spec, epsilon, delta, conversion, document).hist_fraction < ADVISED_HIST_FRACTION:
         shares = replace(spec, hist_fraction=ADVISED_HIST_FRACTION,
                          cluster_keywords_fraction=spec.cluster_keywords_fraction or ADVISED_HIST_FRACTION / 2)
         advice.append(f"Give finding topics {100 * ADVISED_HIST_FRACTION:.0f}% of the budget instead of writing text "
                       f"({_topics(expected(shares))} expected at this ε).")
-    better = suggest(spec, epsilon, delta, n_units, vocab_size, conversion)
+    better = suggest(spec, epsilon, delta, n_units, vocab_size, conversion, document)
     advice.append(f"Use fewer, larger topics as suggested: {suggestion_words(better)} "
                   f"({_topics(expected(better))} expected).")
-    need = topic_forecast(spec, epsilon, delta, n_units, vocab_size, conversion).units_for_one_topic
+    need = topic_forecast(spec, epsilon, delta, n_units, vocab_size, conversion, document).units_for_one_topic
     advice.append(f"Add documents: with about {need} units or more the commonest topic is expected to be found "
                   "at these settings.")
     return advice
@@ -226,23 +230,24 @@ def support_warnings(spec: DPSynRAGSpec, plan: DPSynRAGPlan, strength: float, su
 
 
 def guide(
-    spec: DPSynRAGSpec, epsilon: float, delta: float, n_units: int, vocab_size: int, conversion: str = "tight"
+    spec: DPSynRAGSpec, epsilon: float, delta: float, n_units: int, vocab_size: int, conversion: str = "tight",
+    document: DocumentSpec | None = None,
 ) -> Guidance:
     """The guidance for ``spec``, with what it leaves to the adaptive default chosen for about ``n_units`` units
     (on screen only: the run chooses from its DP size count)."""
-    plan = plan_dp_synrag(spec, epsilon, delta, conversion)
+    plan = plan_dp_synrag(spec, epsilon, delta, conversion, document)
     spec = with_size(spec, n_units, plan.sigma_h, vocab_size)
     strength = consensus_nats(spec, plan)
     support = significance_threshold(plan.sigma_h, vocab_size)
-    better = suggest(spec, epsilon, delta, n_units, vocab_size, conversion)
-    better_plan = plan_dp_synrag(better, epsilon, delta, conversion)
+    better = suggest(spec, epsilon, delta, n_units, vocab_size, conversion, document)
+    better_plan = plan_dp_synrag(better, epsilon, delta, conversion, document)
     co_support, phrases_needed = co_keyword_support(spec, plan), phrase_support(plan)
     warnings = support_warnings(spec, plan, strength, support, n_units)
-    forecast = topic_forecast(spec, epsilon, delta, n_units, vocab_size, conversion)
+    forecast = topic_forecast(spec, epsilon, delta, n_units, vocab_size, conversion, document)
     advice: tuple[str, ...] = ()
     if forecast.about_zero:
         warnings.insert(0, forecast_warning(forecast, epsilon))
-        advice = tuple(spend_advice(spec, epsilon, delta, n_units, vocab_size, conversion))
+        advice = tuple(spend_advice(spec, epsilon, delta, n_units, vocab_size, conversion, document))
     suggestion = {
         "R": better.R,
         "L": better.L,

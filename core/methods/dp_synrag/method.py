@@ -35,7 +35,7 @@ class DPSynRAGMethod:
     name = "dp_synrag"
 
     def _plan(self, spec: RunSpec, delta: float):
-        return plan_dp_synrag(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion)
+        return plan_dp_synrag(spec.dp_synrag, spec.privacy.epsilon, delta, spec.privacy.conversion, spec.document)
 
     def plan_summary(self, spec: RunSpec, delta: float, n_units: int):
         p = spec.dp_synrag
@@ -86,7 +86,8 @@ class DPSynRAGMethod:
         check_spec_example(spec, corpus)  # before the first charge
         vocab = load_vocabulary(spec.dp_synrag.domain_lists)
         plan = self._plan(spec, delta)
-        result = run_dp_synrag(corpus.units, vocab, spec.dp_synrag, plan, ctx)
+        example = public_example(spec.document.document_form, spec.document.public_example)
+        result = run_dp_synrag(corpus.units, vocab, spec.dp_synrag, example, plan, ctx)
         lists = [word_list_info(entry) for entry in spec.dp_synrag.domain_lists]
         notes = list(COMMON_NOTES) + [
             f"Keyword vocabulary: a fixed public English word list ({len(vocab.words)} entries)"
@@ -107,7 +108,7 @@ class DPSynRAGMethod:
             *form_notes(plan, result.forms, result.followed_forms),
             "Keyword extraction, clustering membership and the self-filter are deterministic or post-processing "
             "steps; every step that looks at the private data through a released value is charged above.",
-            *generation_notes(spec.dp_synrag, in_forms=result.followed_forms),
+            *generation_notes(spec.dp_synrag, example, in_forms=result.followed_forms),
         ]
         if result.settings_note:
             notes.insert(len(COMMON_NOTES), result.settings_note)
@@ -141,14 +142,14 @@ def dp_synrag_guidance(spec: RunSpec, delta: float, n_units: int):
 
     vocab_size = len(load_vocabulary(p.domain_lists))
     sized = settings_for_screen(spec, delta, n_units)
-    return guide(sized, spec.privacy.epsilon, delta, n_units, vocab_size, spec.privacy.conversion)
+    return guide(sized, spec.privacy.epsilon, delta, n_units, vocab_size, spec.privacy.conversion, spec.document)
 
 
 def settings_for_screen(spec: RunSpec, delta: float, n_units: int) -> DPSynRAGSpec:
     """The settings the adaptive default is expected to choose for this corpus, from the custodian's own count
     of units (on screen only: the run chooses from the released DP size count, within a few units of it)."""
     p = spec.dp_synrag
-    plan = plan_dp_synrag(p, spec.privacy.epsilon, delta, spec.privacy.conversion)
+    plan = plan_dp_synrag(p, spec.privacy.epsilon, delta, spec.privacy.conversion, spec.document)
     return with_size(p, n_units, plan.sigma_h, len(load_vocabulary(p.domain_lists)))
 
 
@@ -237,12 +238,13 @@ JUNK_NOTE = (
 )
 
 
-def generation_notes(p, in_forms: bool = False) -> list[str]:
-    """How the synthetic text was written, in plain words for the certificate (all public settings).
-    ``in_forms``: the documents were written in the corpus's released forms (the form writer), not the shipped form."""
+def generation_notes(p, example: str = "", in_forms: bool = False) -> list[str]:
+    """How the synthetic text was written, in plain words for the certificate (all public settings). ``example``:
+    the example of the document form the run showed (``public_example``; "" none); ``in_forms``: the documents
+    were written in the corpus's released forms (the form writer), not the shipped form."""
     notes = list(FORM_WRITER_NOTES) if in_forms else [f"Documents (text = \"{p.text}\"): {TEXT_WORDS[p.text]}."]
     if p.realisation and not in_forms:
-        notes.extend(realisation_notes(p))
+        notes.extend(realisation_notes(example))
     if p.realisation:  # the junk rule reads every written document, in the corpus's forms or the shipped one
         notes.append(JUNK_NOTE)
     if p.topic_words == "specific":
@@ -262,7 +264,7 @@ def generation_notes(p, in_forms: bool = False) -> list[str]:
             "vote counts at once (charged above), and a cluster's words were released only where the noisy count "
             "clears the noise level. Only these released words describe a cluster to the public row."
         )
-    notes.extend(shape_notes(p, in_forms))
+    notes.extend(shape_notes(p, example, in_forms))
     if p.token_stage:
         notes.extend(token_notes(p))
     if p.self_filter and in_forms:
@@ -277,11 +279,10 @@ def generation_notes(p, in_forms: bool = False) -> list[str]:
     return notes
 
 
-def realisation_notes(p) -> list[str]:
-    """The certificate's words on the public writer in the shipped form: its prompt, example and demonstrations,
-    the junk rule and the roles' slots (all public settings)."""
+def realisation_notes(example: str) -> list[str]:
+    """The certificate's words on the public writer in the shipped form, whose example is ``example``: its prompt,
+    example and demonstrations, the junk rule and the roles' slots (all public settings)."""
     notes: list[str] = []
-    example = public_example(p.document_form, p.public_example)
     demos = demonstrations(example)
     notes.append(
         "Public realisation: a public writer (the run's language model, choosing each word at random among its "
@@ -316,9 +317,10 @@ def realisation_notes(p) -> list[str]:
 
 
 
-def shape_notes(p, in_forms: bool = False) -> list[str]:
+def shape_notes(p, example: str = "", in_forms: bool = False) -> list[str]:
     """The corpus's shape, its length and the near-duplicate filter in plain words (docs/method.md §6.2; public
-    settings). ``in_forms``: the documents took the released forms' own length."""
+    settings). ``example``: the form's example (its demonstrations' length); ``in_forms``: the documents took the
+    released forms' own length."""
     notes = []
     if not p.token_stage:
         size = ("the public upper bound stated by the custodian" if p.size_bound
@@ -354,10 +356,10 @@ def shape_notes(p, in_forms: bool = False) -> list[str]:
             "whole sentences, never losing a released word. This reads only the released length and synthetic text: "
             "no further cost."
         )
-    elif p.text == "realised" and p.length_setting == "form" and form_length(p):
+    elif p.text == "realised" and p.length_setting == "form" and form_length(example):
         notes.append(
             "Length: the documents were shortened, by whole sentences and never losing a released word, toward the "
-            f"median length of the form's shipped demonstrations ({form_length(p)} words; public): no cost."
+            f"median length of the form's shipped demonstrations ({form_length(example)} words; public): no cost."
         )
     notes.append(
         f"Near-duplicates: a document whose word 3-gram Jaccard similarity with a document already kept was at least "
@@ -401,11 +403,14 @@ def token_notes(p) -> list[str]:
 
 
 def _section_settings(spec: RunSpec) -> dict:
-    """The certificate's settings of ``[dp_synrag]``, with the shared ``[writing]`` ones where ``[dp_synrag]`` stated
-    them before ``[writing]`` existed (before ``domain_lists``): the certificate's table reads as it did."""
+    """The certificate's settings of ``[dp_synrag]``, with the shared ``[writing]`` and ``[document]`` ones where
+    ``[dp_synrag]`` stated them before those sections existed (before ``domain_lists`` and before
+    ``realisation_tokens``): the certificate's table reads as it did."""
     own, settings = asdict(spec.dp_synrag), {}
     for name, value in own.items():
         if name == "domain_lists":
             settings.update(asdict(spec.writing))
+        if name == "realisation_tokens":
+            settings.update(asdict(spec.document))
         settings[name] = value
     return settings

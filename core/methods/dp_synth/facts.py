@@ -9,7 +9,7 @@ import copy
 from typing import TYPE_CHECKING
 
 from core.specs.method_catalogue import MethodFacts, WizardOptions, WorkSpeeds
-from core.specs.dp_synth import DPSynthSpec, section_name, settings_of
+from core.specs.dp_synth import DPSynthSpec, form_of, settings_of
 
 if TYPE_CHECKING:  # an annotation only
     from core.specs.runspec import RunSpec
@@ -50,8 +50,8 @@ class DPSynthFacts(MethodFacts):
             return [words] if words else []
         from core.specs.document_forms import form_words
 
-        p = settings_of(spec)
-        return [form_words(p.document_form, p.public_example, spec.task, section_name(spec), spec.data.column_names())]
+        form = form_of(spec)
+        return [form_words(form.document_form, form.public_example, spec.task, "document", spec.data.column_names())]
 
     def public_defaults(self, spec: RunSpec) -> RunSpec:
         """The spec with the self-filter's document form chosen by the public rule (a copy)."""
@@ -62,15 +62,15 @@ class DPSynthFacts(MethodFacts):
         from core.specs.document_forms import reference_form
 
         chosen = copy.deepcopy(spec)
-        p = chosen.dp_synth
-        assert p is not None
-        p.document_form = reference_form(p.document_form, p.public_example, spec.task, spec.data.column_names())
+        form = chosen.document
+        form.document_form = reference_form(form.document_form, form.public_example, spec.task, spec.data.column_names())
         return chosen
 
     def wizard_section(self, spec: RunSpec) -> DPSynthSpec:
         """The section the wizard's task page stores R, T and the self-filter in: ``[dp_synth]`` (written from
         ``[dp_synrag]``'s values when the spec has none yet)."""
         if spec.dp_synth is None:
+            spec.document = form_of(spec)  # the form it read from [dp_synrag], kept once it has its own section
             spec.dp_synth = settings_of(spec)
         return spec.dp_synth
 

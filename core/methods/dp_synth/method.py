@@ -21,7 +21,7 @@ from core.methods.base import (
     sampler_descriptions,
     stages_from_events,
 )
-from core.specs.document_forms import reference_form
+from core.specs.document_forms import public_example, reference_form
 from core.methods.dp_synrag.shape.examples import form_reference
 from core.methods.dp_synth.plan import plan_dp_synth
 from core.methods.private_prediction.groups import build_groups
@@ -32,7 +32,7 @@ from core.privacy.mechanisms import TOKEN_SAMPLER
 from core.privacy.release import checkpointed
 from core.privacy.release import per_stage as stage_totals
 from core.specs.runspec import RunSpec
-from core.specs.dp_synth import settings_of
+from core.specs.dp_synth import form_of, settings_of
 
 
 def random_batches(n_units: int, n_groups: int, rng: np.random.Generator) -> list[list[int]]:
@@ -70,8 +70,9 @@ class DPSynthMethod:
         # Disjoint batches: the plan's cost has overlap 1 (each unit in one group).
         (stage,) = plan.releases()
         texts = private_prediction(groups, stage, p, ctx)
-        form = reference_form(p.document_form, p.public_example, spec.task, spec.data.column_names())
-        reference = form_reference(form, p.public_example)
+        form = form_of(spec)
+        chosen = reference_form(form.document_form, form.public_example, spec.task, spec.data.column_names())
+        reference = form_reference(public_example(chosen, form.public_example))
         kept = self_filter(texts, ctx, p.self_filter, p.self_filter_mode, reference)
         docs = [SyntheticDoc(id=f"syn-{gid:04d}", text=text, group=gid) for gid, text in sorted(kept.items())]
         diagnostics = {"groups": len(groups), "generated": len(texts), "kept_after_self_filter": len(docs)}

@@ -33,6 +33,7 @@ from core.common.progress import NULL_REPORTER
 from core.run.pipeline import plan, run_pipeline
 from core.privacy.forecast import significance_threshold
 from core.privacy.planner import STAGE_SIZE
+from core.specs.document_forms import shipped_example
 from core.specs.runspec import DPSynRAGSpec, RunSpec
 
 DEMO_SPEC = resources_dir() / "demo" / "demo_run.toml"
@@ -49,8 +50,8 @@ def test_the_public_rules_fill_the_form_and_l_and_keep_what_the_spec_states():
     spec = RunSpec()
     spec.task = "Answer patients' questions"
     chosen = with_public_defaults(spec)
-    assert chosen.dp_synrag.L == 1 and chosen.dp_synrag.document_form == "clinical_note"
-    assert spec.dp_synrag.L == 0 and spec.dp_synrag.document_form == ""  # the caller's spec is not changed
+    assert chosen.dp_synrag.L == 1 and chosen.document.document_form == "clinical_note"
+    assert spec.dp_synrag.L == 0 and spec.document.document_form == ""  # the caller's spec is not changed
     spec.dp_synrag.L = 4
     assert with_public_defaults(spec).dp_synrag.L == 4
     assert with_public_defaults(RunSpec.from_dict({"dp_synrag": {"text": "private"}})).dp_synrag.L == 5  # the seed's
@@ -150,7 +151,7 @@ def test_the_forms_own_words_and_what_most_units_say_are_no_topics():
     words = ["consultation", "examination", "tusfosemia", "wheeze", "patient"]
     vocab = Vocabulary(tuple(words), {w: i for i, w in enumerate(words)})
     noisy = np.array([150.0, 90.0, 40.0, 35.0, 120.0])
-    form = form_words("clinical_note", "")
+    form = form_words(shipped_example("clinical_note"))
     assert {"consultation", "examination", "patient"} <= form and not {"tusfosemia", "wheeze"} & form
     # least specific first: the clusters are visited from the end
     assert topic_words(noisy, vocab, 10, 1.0, "specific", form, 200.0) == ["wheeze", "tusfosemia"]

@@ -148,7 +148,7 @@ def test_the_allocation_follows_the_released_counts_not_the_true_ones(tmp_path):
     vocab = Vocabulary.from_words(WORDS)
     p = plan_dp_synrag(SHAPE_SPEC, 10.0, 1e-6)
     folder = tmp_path / "c"
-    first = run_dp_synrag(_units({"asthma": 150, "eczema": 100, "gout": 50}), vocab, SHAPE_SPEC, p, _ctx(folder))
+    first = run_dp_synrag(_units({"asthma": 150, "eczema": 100, "gout": 50}), vocab, SHAPE_SPEC, "", p, _ctx(folder))
     store = Checkpoints(folder)
     shape = store.load(CHECKPOINT_SHAPE)["shape"]
     assert sum(shape["allocation"]) == 40 and len(first.documents) >= 3
@@ -164,7 +164,7 @@ def test_the_allocation_follows_the_released_counts_not_the_true_ones(tmp_path):
     true_counts = [sum(cluster_counts(truth, vocab.index, [W[r] for r in t["clusters"]])) for t in shape["topics"]]
     assert allocate(true_counts, 40) != shape["allocation"]  # had the truth been read, the allocation would differ
     store.path(CHECKPOINT_SHAPE).unlink()  # made again, from the checkpointed releases
-    run_dp_synrag(changed, vocab, SHAPE_SPEC, p, _ctx(folder))
+    run_dp_synrag(changed, vocab, SHAPE_SPEC, "", p, _ctx(folder))
     again = store.load(CHECKPOINT_SHAPE)["shape"]
     assert again["allocation"] == shape["allocation"]
     assert again["topics"] == shape["topics"]  # the merged topics and their released co-keyword counts too
@@ -531,12 +531,12 @@ def test_a_document_is_shortened_by_whole_sentences_and_keeps_every_released_wor
 def test_the_form_length_is_the_median_of_the_shipped_demonstrations():
     from core.methods.dp_synrag.shape.examples import demonstrations, shipped_example
 
-    spec = DPSynRAGSpec(document_form="clinical_note")
-    lengths = sorted(len(d.document.split()) for d in demonstrations(shipped_example("clinical_note")))
-    assert form_length(spec) == round((lengths[1] + lengths[2]) / 2) and 20 < form_length(spec) < 80
-    assert target_words(spec, None) == form_length(spec)
-    assert target_words(DPSynRAGSpec(length="none"), None) == 0
-    assert target_words(DPSynRAGSpec(length="dp"), 27.6) == 28
+    example = shipped_example("clinical_note")
+    lengths = sorted(len(d.document.split()) for d in demonstrations(example))
+    assert form_length(example) == round((lengths[1] + lengths[2]) / 2) and 20 < form_length(example) < 80
+    assert target_words(DPSynRAGSpec(), None, form_length(example)) == form_length(example)
+    assert target_words(DPSynRAGSpec(length="none"), None, 40) == 0
+    assert target_words(DPSynRAGSpec(length="dp"), 27.6, 40) == 28
 
 
 @statistical

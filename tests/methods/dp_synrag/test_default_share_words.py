@@ -10,6 +10,7 @@ import pytest
 
 from core.methods.dp_synrag.parameter_words import PARAMETER_MEANINGS
 from core.methods.dp_synrag.release.budget import plan_dp_synrag
+from core.specs.document import DocumentSpec
 from core.specs.dp_synrag import DPSynRAGSpec
 
 _NUMBER = r"(\d+(?:\.\d+)?)"
@@ -41,7 +42,7 @@ def test_the_default_spec_takes_the_shares_its_words_state():
     assert spec.text == "realised" and not spec.token_stage and spec.discover_phrases and not spec.refine
     plan = plan_dp_synrag(spec, 4.0, 1e-6)
     left = 1.0 - plan.size_fraction - plan.length_fraction  # what the counts leave the topic stages
-    assert spec.discovers_forms
+    assert spec.discovers_forms_with(DocumentSpec())
     for name in ("hist_fraction", "cluster_keywords_fraction", "phrases_fraction"):
         hist, ck, p, forms = _realised_ratios(name)
         total = hist + ck + p + forms

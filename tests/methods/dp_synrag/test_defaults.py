@@ -62,21 +62,21 @@ def test_a_task_that_names_no_document_reads_the_chosen_column_names():
     spec = RunSpec()
     spec.task, spec.data.text_column, spec.data.person_column = default_task, "note", "patient"
     assert spec.data.column_names() == ("note", "patient")
-    assert with_chosen_form(spec).dp_synrag.document_form == "clinical_note"
+    assert with_chosen_form(spec).document.document_form == "clinical_note"
 
 
 def test_an_explicit_choice_is_kept_and_none_means_a_plain_document():
     spec = RunSpec()
     spec.task = "Answer patients' questions"
-    assert with_chosen_form(spec).dp_synrag.document_form == "clinical_note"
-    assert spec.dp_synrag.document_form == ""  # the caller's spec is not changed
-    spec.dp_synrag.document_form = "review"
-    assert with_chosen_form(spec).dp_synrag.document_form == "review"
-    spec.dp_synrag.document_form = NO_FORM
-    assert with_chosen_form(spec).dp_synrag.document_form == NO_FORM
+    assert with_chosen_form(spec).document.document_form == "clinical_note"
+    assert spec.document.document_form == ""  # the caller's spec is not changed
+    spec.document.document_form = "review"
+    assert with_chosen_form(spec).document.document_form == "review"
+    spec.document.document_form = NO_FORM
+    assert with_chosen_form(spec).document.document_form == NO_FORM
     assert public_example(NO_FORM, "") == ""
-    spec.dp_synrag.document_form, spec.dp_synrag.public_example = "", "An invented note about [topic]."
-    assert with_chosen_form(spec).dp_synrag.document_form == ""  # the custodian's own example wins
+    spec.document.document_form, spec.document.public_example = "", "An invented note about [topic]."
+    assert with_chosen_form(spec).document.document_form == ""  # the custodian's own example wins
     assert set(FORM_LABELS) == {"", NO_FORM, *DOCUMENT_FORMS}
     assert all(shipped_example(form) for form in DOCUMENT_FORMS)
 

@@ -229,7 +229,7 @@ def test_the_certificate_quotes_every_demonstration_the_writer_may_have_seen():
     from core.methods.dp_synrag.method import generation_notes
     from core.specs.runspec import DPSynRAGSpec
 
-    notes = " ".join(generation_notes(DPSynRAGSpec(text="realised", document_form="clinical_note")))
+    notes = " ".join(generation_notes(DPSynRAGSpec(text="realised"), NOTE))
     demos = ex.demonstrations(NOTE)
     assert all(d.document in notes for d in demos)
     assert re.search(rf"one of Privet's {len(demos)} shipped", notes)

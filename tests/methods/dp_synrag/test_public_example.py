@@ -152,7 +152,7 @@ def test_the_tail_is_refused_by_plan_and_run_before_any_charge(tmp_path):
     path, tail = long_tail_notes(tmp_path)
     spec = helpers.tiny_spec(tmp_path, path, release=None, text="realised", document_form="clinical_note")
     spec.data.max_unit_chars = 300
-    spec.dp_synrag.public_example = replace_every(tail, 4)
+    spec.document.public_example = replace_every(tail, 4)
     for attempt in (plan, run_pipeline):
         with pytest.raises(PrivetError) as refused:
             attempt(spec)

@@ -199,7 +199,7 @@ def test_the_shipped_examples_are_not_documents_of_the_demo_corpora():
 
 def test_a_pasted_real_document_is_refused_before_any_charge(tmp_path):
     spec = realised_spec(tmp_path, text="realised")
-    spec.dp_synrag.public_example = REAL_NOTE.format(name=CANARY, disease="rash")
+    spec.document.public_example = REAL_NOTE.format(name=CANARY, disease="rash")
     with pytest.raises(PrivetError) as refused:
         plan(spec)
     with pytest.raises(PrivetError) as refused_run:
@@ -220,7 +220,7 @@ def test_a_pasted_real_document_is_refused_before_any_charge(tmp_path):
     spec.dp_synrag.text = "private"
     with pytest.raises(PrivetError, match="real document"):
         plan(spec)
-    spec.dp_synrag.public_example = ""
+    spec.document.public_example = ""
     plan(spec)
 
 
@@ -231,7 +231,7 @@ def test_a_pasted_real_document_is_refused_before_any_charge(tmp_path):
 def test_charges_equal_the_plan_for_every_variant(tmp_path, text, privet_home):
     spec = realised_spec(tmp_path, text=text)
     result = run_pipeline(spec)
-    planned = plan_dp_synrag(spec.dp_synrag, spec.privacy.epsilon, result.record.delta).per_stage()
+    planned = plan_dp_synrag(spec.dp_synrag, spec.privacy.epsilon, result.record.delta, document=spec.document).per_stage()
     charged = charged_stages()
     assert set(charged) == set(planned)
     for stage, rho in planned.items():
@@ -294,8 +294,7 @@ def test_old_specs_still_load_and_new_options_are_checked():
 
 
 def test_generation_notes_name_the_variant_and_quote_the_example():
-    p = DPSynRAGSpec(text="realised", public_example="Visit note. [name] has [complaint].")
-    notes = " ".join(generation_notes(p))
+    notes = " ".join(generation_notes(DPSynRAGSpec(text="realised"), "Visit note. [name] has [complaint]."))
     assert 'text = "realised"' in notes and '"Visit note. [name] has [complaint]."' in notes
     assert "DClip" not in notes  # no token stage, no token notes
 

@@ -126,10 +126,10 @@ def test_the_certificate_note_quotes_the_demonstration_the_writer_saw():
     from core.methods.dp_synrag.method import generation_notes
     from core.specs.runspec import DPSynRAGSpec
 
-    shipped = " ".join(generation_notes(DPSynRAGSpec(text="realised", document_form="clinical_note")))
+    shipped = " ".join(generation_notes(DPSynRAGSpec(text="realised"), ex.shipped_example("clinical_note")))
     demo = ex.demonstration(ex.shipped_example("clinical_note"))
     assert demo is not None and demo.document in shipped
-    own = " ".join(generation_notes(DPSynRAGSpec(text="realised", public_example="Visit note. [name] has [x].")))
+    own = " ".join(generation_notes(DPSynRAGSpec(text="realised"), "Visit note. [name] has [x]."))
     assert "demonstration" not in own  # a custodian's own example: the writer saw no demonstration
 
 

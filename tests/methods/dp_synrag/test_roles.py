@@ -251,8 +251,8 @@ def test_the_certificate_says_roles_are_post_processing_for_a_form_with_typed_sl
     from core.methods.dp_synrag.method import generation_notes
     from core.specs.runspec import DPSynRAGSpec
 
-    note = [n for n in generation_notes(DPSynRAGSpec(text="realised", document_form="clinical_note"))
+    note = [n for n in generation_notes(DPSynRAGSpec(text="realised"), NOTE)
             if n.startswith("Roles:")]
     assert len(note) == 1 and "'Impression:'" in note[0] and "no cost" in note[0]
-    assert not [n for n in generation_notes(DPSynRAGSpec(text="realised", document_form="review"))
+    assert not [n for n in generation_notes(DPSynRAGSpec(text="realised"), ex.shipped_example("review"))
                 if n.startswith("Roles:")]

@@ -17,7 +17,7 @@ from core.methods.dp_synrag import algorithm
 from core.methods.dp_synrag.release.budget import plan_dp_synrag
 from core.methods.dp_synrag.release.row_bound import poisson_subsample, subsample_rates
 from core.methods.dp_synrag.vocab.vocabulary import load_vocabulary
-from core.methods.dp_synrag.write import text as text_step
+from core.methods.dp_synrag.write import private_rows
 from core.models.registry import load_language_model
 from core.models.tiny import HashingEmbedder
 from core.common.paths import resources_dir
@@ -89,7 +89,7 @@ def run(units, spec, llm, tmp_path, name, test_seed: int | None = 3, log=None, e
         compute=LOCAL if engine_factory is None else replace(LOCAL, engine_factory=engine_factory),
     )
     plan = plan_dp_synrag(spec, 10.0, 1e-6)
-    algorithm.run_dp_synrag(units, load_vocabulary(spec.domain_lists), spec, plan, ctx)
+    algorithm.run_dp_synrag(units, load_vocabulary(spec.domain_lists), spec, "", plan, ctx)
     return plan, log
 
 
@@ -122,7 +122,7 @@ class Recorder:
 def test_subsample_is_drawn_after_the_stage_is_charged_and_charges_equal_the_plan(tiny_llm, tmp_path, monkeypatch):
     log: list = []
     recorder = Recorder(log)
-    monkeypatch.setattr(text_step, "poisson_subsample", recorder.subsample)
+    monkeypatch.setattr(private_rows, "poisson_subsample", recorder.subsample)
     plan, log = run(clinic_units(300), small_spec(), tiny_llm, tmp_path, "a", log=log)
     order = [entry[0] if entry[0] == "subsample" else entry[1] for entry in log]
     assert "subsample" in order and order.index(STAGE_TOKENS) < order.index("subsample")
@@ -138,7 +138,7 @@ def test_subsample_is_drawn_after_the_stage_is_charged_and_charges_equal_the_pla
 def test_rates_come_from_the_released_histogram_only(tiny_llm, tmp_path, monkeypatch):
     """Two corpora with different private counts but the same released histogram get the same rates."""
     recorder = Recorder([])
-    monkeypatch.setattr(text_step, "poisson_subsample", recorder.subsample)
+    monkeypatch.setattr(private_rows, "poisson_subsample", recorder.subsample)
     units = clinic_units(300)
     run(units, small_spec(), tiny_llm, tmp_path, "first")
     released = Checkpoints(tmp_path / "first").load("histogram")
@@ -152,7 +152,7 @@ def test_rates_come_from_the_released_histogram_only(tiny_llm, tmp_path, monkeyp
 
 def test_rows_per_group_stay_near_k_as_the_corpus_grows(tiny_llm, tmp_path, monkeypatch):
     recorder = Recorder([])
-    monkeypatch.setattr(text_step, "poisson_subsample", recorder.subsample)
+    monkeypatch.setattr(private_rows, "poisson_subsample", recorder.subsample)
     spec = small_spec(cluster_keywords=0)
     units = clinic_units(600)
     means = []
@@ -169,7 +169,7 @@ def test_private_runs_draw_the_subsample_from_os_entropy(tmp_path):
     ctx = MethodContext(llm=None, embedder=None, task="", charge=lambda *a, **k: None,  # type: ignore[arg-type]
                         reporter=NULL_REPORTER, checkpoints=Checkpoints(tmp_path / "cp"))
     members, counts = [list(range(2000))], [10.0]  # q = k / 10 = 1/2
-    a = text_step.bounded_rows(members, counts, small_spec(), ctx)
-    b = text_step.bounded_rows(members, counts, small_spec(), ctx)
+    a = private_rows.bounded_rows(members, counts, small_spec(), ctx)
+    b = private_rows.bounded_rows(members, counts, small_spec(), ctx)
     assert a != b  # no seed outside the test mode: two draws of 2000 fair coins agree with probability 2^-2000
     assert 800 < len(a[0]) < 1200

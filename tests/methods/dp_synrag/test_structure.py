@@ -23,7 +23,7 @@ from core.common.paths import resources_dir
 from core.privacy.conversion import approx_rho_to_eps
 from core.privacy.mechanisms import gaussian_sparse_histogram
 from core.privacy.planner import STAGE_FORM_OPENERS, STAGE_FORM_SKELETONS, STAGE_FORM_VALUES
-from core.specs.runspec import DPSynRAGSpec
+from core.specs.runspec import DocumentSpec, DPSynRAGSpec
 from tests.helpers import statistical
 
 NOTES = resources_dir() / "demo" / "clinic" / "notes.csv"
@@ -187,7 +187,8 @@ def test_plan_has_the_three_releases_with_their_rho_and_delta_and_converts_at_wh
 
 def test_a_form_chosen_by_hand_or_a_private_writer_runs_no_structure_discovery():
     assert not plan_dp_synrag(DPSynRAGSpec(text="private"), 10.0, 1e-6).discovers_forms
-    assert not plan_dp_synrag(DPSynRAGSpec(public_example="Note. [x]."), 10.0, 1e-6).discovers_forms
+    assert not plan_dp_synrag(DPSynRAGSpec(), 10.0, 1e-6, document=DocumentSpec(public_example="Note. [x].")
+                              ).discovers_forms
     assert not plan_dp_synrag(DPSynRAGSpec(discover_forms=False), 10.0, 1e-6).discovers_forms
 
 
@@ -277,10 +278,10 @@ def test_the_public_rule_picks_the_fallback_form_once_and_keeps_structure_discov
 
     spec = RunSpec.from_dict({"task": "Answer questions about patients."})
     once = with_chosen_form(spec)
-    assert once.dp_synrag.document_form == "clinical_note" and once.dp_synrag.discovers_forms
+    assert once.document.document_form == "clinical_note" and once.dp_synrag.discovers_forms_with(once.document)
     assert with_chosen_form(once) == once  # idempotent: a resume compares the settings after the rule
     by_hand = with_chosen_form(RunSpec.from_dict({"task": "x", "dp_synrag": {"document_form": "review"}}))
-    assert not by_hand.dp_synrag.discovers_forms
+    assert not by_hand.dp_synrag.discovers_forms_with(by_hand.document)
 
 
 def test_a_number_word_before_a_unit_of_time_is_a_number_slot_as_its_digits_are(lists):

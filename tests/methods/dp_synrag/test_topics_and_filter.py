@@ -24,6 +24,7 @@ from core.methods.dp_synrag.guidance import guide
 from core.methods.private_prediction.self_filter import offtopic_sentences, public_threshold, run_self_filter
 from core.common.links import without_links
 from core.common.progress import NULL_REPORTER
+from core.specs.document_forms import shipped_example
 from core.specs.runspec import DPSynRAGSpec
 
 
@@ -100,7 +101,7 @@ def test_the_forms_words_are_never_keywords():
     sci_fi = Vocabulary.from_words([*english.words, "sci fi", "forrest gump", "shawshank redemption"])
     profile = ("K. M. rated these films highly: Forrest Gump (Comedy, Drama, Romance), The Shawshank Redemption "
                "(Crime, Drama), Alien (Horror, Sci-Fi), Heat (Action, Crime, Drama) and Fargo (Comedy, Crime, Drama).")
-    form = form_words("film_ratings", "")
+    form = form_words(shipped_example("film_ratings"))
     assert {"drama", "comedy", "crime", "sci", "fi"} <= form
     plain = specific_entries(profile, sci_fi, 4)
     assert "drama" in plain  # without the form: repeated genres crowd the keywords
@@ -170,11 +171,11 @@ def test_self_filter_keeps_everything_when_the_forms_public_example_does_not_pas
 
 
 def test_the_shipped_news_form_is_a_reference_and_a_custodian_example_loses_its_placeholders():
-    from core.methods.dp_synrag.shape.examples import demonstration, form_reference, shipped_example
+    from core.methods.dp_synrag.shape.examples import demonstration, form_reference
 
-    assert form_reference("news_article", "") == demonstration(shipped_example("news_article")).document
-    assert form_reference("", "Visit of [name]. [Who] said that [what].") == "Visit of. said that."
-    assert form_reference("", "") == ""
+    assert form_reference(shipped_example("news_article")) == demonstration(shipped_example("news_article")).document
+    assert form_reference("Visit of [name]. [Who] said that [what].") == "Visit of. said that."
+    assert form_reference("") == ""
 
 
 def test_guidance_warns_on_weak_plans_and_suggests_parameters():

@@ -22,7 +22,7 @@ from core.privacy.plan_base import (
     _reject,
 )
 from core.privacy.set_union import release_threshold
-from core.specs.runspec import DPSynRAGSpec
+from core.specs.runspec import DocumentSpec, DPSynRAGSpec
 from core.specs.rules import check_section
 
 REFERENCE_EPSILON = 10.0
@@ -83,12 +83,13 @@ def _fraction(override: float, default: float) -> float:
     return float(override) if override else default
 
 
-def _forms_share(spec: DPSynRAGSpec) -> float:
-    """Structure discovery's share of ρ before scaling (0 when it does not run)."""
-    return _fraction(spec.forms_fraction, REALISED_FRACTIONS["forms"]) if spec.discovers_forms else 0.0
+def _forms_share(spec: DPSynRAGSpec, forms: bool) -> float:
+    """Structure discovery's share of ρ before scaling (0 when it does not run: ``forms`` false)."""
+    return _fraction(spec.forms_fraction, REALISED_FRACTIONS["forms"]) if forms else 0.0
 
 
-def _shares(spec: DPSynRAGSpec, conversion: str) -> tuple[float, float, float, float, float, float, int, int]:
+def _shares(spec: DPSynRAGSpec, conversion: str,
+            forms: bool) -> tuple[float, float, float, float, float, float, int, int]:
     """The shares of ρ (phrases, histogram, co-keywords, means, thresholds, tokens), M and K_p; with structure
     discovery's (``_forms_share``, scaled alike by :func:`plan_dp_synrag`) they sum to 1 − the size count's share
     (``_size_share``). Refused when the stages before the tokens leave them nothing."""
@@ -109,7 +110,7 @@ def _shares(spec: DPSynRAGSpec, conversion: str) -> tuple[float, float, float, f
     f_p = _fraction(spec.phrases_fraction, d_p) if K_p else 0.0
     f_n = _size_share(spec) + _length_share(spec)  # the stages drawn first: the size count, the length statistic
     if not tokens:  # no private prediction: its share goes to the other stages, in proportion to theirs
-        scale = (1.0 - f_n) / (f_p + f_hist + f_ck + f_mu + f_theta + _forms_share(spec))
+        scale = (1.0 - f_n) / (f_p + f_hist + f_ck + f_mu + f_theta + _forms_share(spec, forms))
         f_p, f_hist, f_ck, f_mu, f_theta = f_p * scale, f_hist * scale, f_ck * scale, f_mu * scale, f_theta * scale
     f_tokens = 1.0 - (f_n + f_p + f_hist + f_ck + f_mu + f_theta) if tokens else 0.0
     if tokens and not f_tokens > 0.0:
@@ -132,12 +133,15 @@ def _length_share(spec: DPSynRAGSpec) -> float:
     return _fraction(spec.length_fraction, DEFAULT_LENGTH_FRACTION) if spec.length_setting == "dp" else 0.0
 
 
-def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion: str = "tight") -> DPSynRAGPlan:
-    """Split (ε, δ) across the DP-SynRAG stages and derive σ_h, σ_μ, ε_θ and c/τ."""
+def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion: str = "tight",
+                   document: DocumentSpec | None = None) -> DPSynRAGPlan:
+    """Split (ε, δ) across the DP-SynRAG stages and derive σ_h, σ_μ, ε_θ and c/τ. ``document``: the run spec's
+    ``[document]`` (None: its defaults, an automatic form), which says whether structure discovery runs."""
     _check_privacy_target(epsilon, delta, conversion)
     check_section(spec, "dp_synrag")  # DPSynRAGSpec.RULES: K, L, T ≥ 1, τ > 0, every share strictly in (0, 1), ...
+    forms = spec.discovers_forms_with(document or DocumentSpec())
 
-    shares = _shares(spec, conversion)
+    shares = _shares(spec, conversion, forms)
     f_p, f_hist, f_ck, f_mu, f_theta, _, _, K_p = shares
     delta_p = (
         _fraction(spec.phrases_delta_fraction, DEFAULT_PHRASES_DELTA_FRACTION) * delta
@@ -146,9 +150,8 @@ def plan_dp_synrag(spec: DPSynRAGSpec, epsilon: float, delta: float, conversion:
     )
     # structure discovery runs with the public writer only (no token stage): what the scaled shares leave
     f_forms = 1.0 - _size_share(spec) - _length_share(spec) - (f_p + f_hist + f_ck + f_mu + f_theta) \
-        if spec.discovers_forms else 0.0
-    delta_forms = (_fraction(spec.forms_delta_fraction, DEFAULT_FORMS_DELTA_FRACTION) * delta if spec.discovers_forms
-                   else 0.0)
+        if forms else 0.0
+    delta_forms = _fraction(spec.forms_delta_fraction, DEFAULT_FORMS_DELTA_FRACTION) * delta if forms else 0.0
     rho_total = approx_eps_to_rho(epsilon, delta, delta_p + delta_forms, conversion)
     return DPSynRAGPlan(
         epsilon=float(epsilon),

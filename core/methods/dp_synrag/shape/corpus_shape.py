@@ -36,7 +36,6 @@ from core.methods.dp_synrag.release.clusters import CoKeywords
 from core.methods.dp_synrag.release.length import MIN_WORDS
 from core.methods.dp_synrag.release.topic_labels import ClusterLabels
 from core.methods.dp_synrag.shape.allocation import ONE_PER_TOPIC, allocate, document_total, sample_co_keywords
-from core.methods.dp_synrag.shape.examples import form_length
 from core.methods.dp_synrag.shape.labels import label_allocation, label_probabilities, systematic_labels, weights_of
 from core.methods.dp_synrag.shape.merge import merge_topics
 from core.methods.dp_synrag.shape.released_topics import ReleasedTopic, Topic, released_topics
@@ -201,11 +200,13 @@ class Releases:
     labelled: ClusterLabels | None = None
 
 
-def shape_corpus(released: Releases, spec: DPSynRAGSpec, ctx: MethodContext, min_units: float = math.inf) -> CorpusShape:
+def shape_corpus(released: Releases, spec: DPSynRAGSpec, ctx: MethodContext, min_units: float = math.inf,
+                 shipped_length: int = 0) -> CorpusShape:
     """The shape of the corpus to write (post-processing of the released W, h'(w_r), co-keywords, size and
     length statistic, of the topics' released label counts with labels by topic, and of public settings).
     ``min_units``: the noisy count a word needs to be a topic (``significance_threshold``, public), which a topic
-    not held must reach in its own units to stand alone (:func:`standing_alone`); infinite: none does."""
+    not held must reach in its own units to stand alone (:func:`standing_alone`); infinite: none does.
+    ``shipped_length``: the median length of the form's shipped demonstrations (``examples.form_length``; 0: none)."""
     related, size, length, labelled = released.related, released.size, released.length, released.labelled
     topics = released_topics(released.W, released.counts, related, spec.clusters_per_unit)
     if spec.token_stage:
@@ -218,7 +219,7 @@ def shape_corpus(released: Releases, spec: DPSynRAGSpec, ctx: MethodContext, min
     n = float(spec.size_bound) if spec.size_bound else size
     topics = held_topics(topics, related, labelled=labels, size=n, min_units=min_units)
     total = document_total(spec.documents_setting, len(topics), n, sum(max(t.size, 1.0) for t in topics))
-    words = target_words(spec, length) if spec.text == "realised" else 0
+    words = target_words(spec, length, shipped_length) if spec.text == "realised" else 0
     key = json.loads(json.dumps(shape_key(topics, spec, total, words, labels)))
     if ctx.checkpoints.has(CHECKPOINT_SHAPE):
         saved = ctx.checkpoints.load(CHECKPOINT_SHAPE)
@@ -255,12 +256,13 @@ def released_allocation(run_dir: Path | str, method: str = "dp_synrag") -> list[
     return out
 
 
-def target_words(spec: DPSynRAGSpec, released: float | None) -> int:
-    """The words a realised document aims at: the released DP median, the form's public length, or 0 (none)."""
+def target_words(spec: DPSynRAGSpec, released: float | None, shipped_length: int) -> int:
+    """The words a realised document aims at: the released DP median, the form's public length (``shipped_length``,
+    ``examples.form_length``), or 0 (none)."""
     if spec.length_setting == "dp":
         if released is None and spec.length == "auto":  # shaped without the run's release (the plan draws it)
-            return form_length(spec)
+            return shipped_length
         if released is None:
             raise ValueError('length = "dp" needs the released length statistic')
         return max(round(released), MIN_WORDS)
-    return form_length(spec) if spec.length_setting == "form" else 0
+    return shipped_length if spec.length_setting == "form" else 0

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from core.methods.dp_synrag.shape.released_topics import Topic
 from core.methods.dp_synrag.vocab.vocabulary import split_words
 from core.common.paths import resources_dir
-from core.specs.document_forms import DOCUMENT_FORMS, public_example, shipped_example
-from core.specs.runspec import DPSynRAGSpec
+from core.specs.document_forms import DOCUMENT_FORMS, shipped_example
+from core.specs.document_forms import public_example as public_example  # read here by the writer and its checks
 
 FORMS = DOCUMENT_FORMS  # resources/examples/<form>.txt and <form>.demo.toml
 
@@ -42,13 +42,13 @@ class Demonstration:
     form_words: tuple[str, ...] = ()  # words of the form any document may use (durations, units, sections)
 
 
-def form_words(document_form: str, example: str) -> frozenset[str]:
-    """The words every document of the form says whatever its topic (public): the words of its example (the
-    slots' names included) and its demonstrations' form words ("consultation", "examination", "weeks"). A topic
-    names what a document is about, so none of them is a topic word (docs/method.md §2.7)."""
-    text = public_example(document_form, example)
-    words = set(split_words(text))
-    for demo in demonstrations(text):
+def form_words(example: str) -> frozenset[str]:
+    """The words every document of the form whose example is ``example`` (``public_example``: the example a run
+    shows) says whatever its topic (public): the words of its example (the slots' names included) and its
+    demonstrations' form words ("consultation", "examination", "weeks"). A topic names what a document is about,
+    so none of them is a topic word (docs/method.md §2.7)."""
+    words = set(split_words(example))
+    for demo in demonstrations(example):
         words.update(w for entry in demo.form_words for w in split_words(entry))
     return frozenset(words)
 
@@ -91,12 +91,12 @@ def shown_index(count: int, i: int) -> int:
     return i % count if count else -1
 
 
-def form_reference(document_form: str, example: str) -> str:
-    """A public document of the form, for the self-filter's check that it can judge this task: the first
-    shipped demonstration, else the example without its placeholders ("" when there is no example)."""
-    shown = public_example(document_form, example)
-    demo = demonstration(shown)
-    return demo.document if demo else drop_placeholders(shown)
+def form_reference(example: str) -> str:
+    """A public document of the form whose example is ``example`` (the example a run shows), for the self-filter's
+    check that it can judge this task: the first shipped demonstration, else the example without its placeholders
+    ("" when there is no example)."""
+    demo = demonstration(example)
+    return demo.document if demo else drop_placeholders(example)
 
 
 def drop_placeholders(text: str) -> str:
@@ -114,7 +114,8 @@ def drop_placeholders(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def form_length(spec: DPSynRAGSpec) -> int:
-    """The median word count of the form's shipped demonstrations (public); 0 when the form has none."""
-    demos = demonstrations(public_example(spec.document_form, spec.public_example))
+def form_length(example: str) -> int:
+    """The median word count of the shipped demonstrations of the form whose example is ``example`` (public); 0
+    when the form has none."""
+    demos = demonstrations(example)
     return round(statistics.median(len(d.document.split()) for d in demos)) if demos else 0

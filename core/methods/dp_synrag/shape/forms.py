@@ -2,7 +2,7 @@
 (the rule itself is shared, in ``core.specs.document_forms``; here, DP-SynRAG's ``[dp_synrag]`` reads it).
 
 Round 3 measured the writer with no example of the form ("a plain document") worst of all: on 200 clinic notes
-it kept 5 documents, three of them only "Key terms: …". So ``[dp_synrag] document_form = ""`` (the
+it kept 5 documents, three of them only "Key terms: …". So ``[document] document_form = ""`` (the
 default) no longer means "no example": it means *choose a shipped form by this rule*, and ``"none"`` asks for
 the plain document explicitly. The rule reads only public words: the task the custodian typed, then the names
 of the columns she chose; when neither names a kind of document, the case file, the most general of the shipped
@@ -23,23 +23,23 @@ __all__ = ["form_choice_words", "with_chosen_form"]
 def with_chosen_form(spec: RunSpec) -> RunSpec:
     """``spec`` with ``document_form`` chosen by the rule when it is automatic and no example was typed (a copy;
     ``spec`` itself is unchanged). ``"none"`` stays a plain document; any other value is kept."""
-    p = spec.dp_synrag
-    if p.form_by_rule or p.document_form != AUTOMATIC or p.public_example.strip() or not p.realisation:
-        return spec  # chosen already, or by hand (then no structure discovery: ``DPSynRAGSpec.discovers_forms``)
+    p, form = spec.dp_synrag, spec.document
+    if p.form_by_rule or form.document_form != AUTOMATIC or form.public_example.strip() or not p.realisation:
+        return spec  # chosen already, or by hand (then no structure discovery: ``DPSynRAGSpec.discovers_forms_with``)
     chosen = copy.deepcopy(spec)
     # the fallback when no form of the corpus is released
-    chosen.dp_synrag.document_form = form_for_task(spec.task, spec.data.column_names())[0]
+    chosen.document.document_form = form_for_task(spec.task, spec.data.column_names())[0]
     chosen.dp_synrag.form_by_rule = True
     return chosen
 
 
 def form_choice_words(spec: RunSpec) -> str:
     """One line for `privet plan` and the Task page: the form the writer follows and why."""
-    p = spec.dp_synrag
+    p, form = spec.dp_synrag, spec.document
     if not p.realisation:
         return ""
-    if p.discovers_forms and p.document_form == AUTOMATIC:
-        form, why = form_for_task(spec.task, spec.data.column_names())
+    if p.discovers_forms_with(form) and form.document_form == AUTOMATIC:
+        fallback, why = form_for_task(spec.task, spec.data.column_names())
         return ("Document form: the corpus's own forms, released under DP (structure discovery, docs/method.md §2.0b); "
-                f"if none stands for enough of the corpus (free text), the {FORM_LABELS[form]}, chosen because {why}.")
-    return form_words(p.document_form, p.public_example, spec.task, "dp_synrag", spec.data.column_names())
+                f"if none stands for enough of the corpus (free text), the {FORM_LABELS[fallback]}, chosen because {why}.")
+    return form_words(form.document_form, form.public_example, spec.task, "document", spec.data.column_names())

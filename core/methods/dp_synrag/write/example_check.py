@@ -394,8 +394,8 @@ def check_spec_example(spec: RunSpec, corpus: Corpus) -> None:
     """The run spec's example, checked against the loaded corpus: called by ``privet plan``, before a run
     loads its models, and before the first charge. A typed example is checked whatever ``text`` says (it is
     recorded in the certificate's parameters even when unused); a no-op for other methods."""
-    p = spec.dp_synrag
-    if spec.method == "dp_synrag" and (p.realisation or p.public_example.strip()):
-        example = public_example(p.document_form, p.public_example)
+    form = spec.document
+    if spec.method == "dp_synrag" and (spec.dp_synrag.realisation or form.public_example.strip()):
+        example = public_example(form.document_form, form.public_example)
         if example:
             check_public_example(example, corpus)  # every document's full text, not the truncated units

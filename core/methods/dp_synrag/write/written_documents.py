@@ -15,9 +15,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
+from core.methods.base import MethodContext
 from core.methods.dp_synrag.shape.released_topics import Topic
-from core.methods.dp_synrag.write.realisation import Realisation
+from core.methods.dp_synrag.write.public_decoding import writer_generator
+from core.methods.dp_synrag.write.realisation import Realisation, WriterSettings, realise
+from core.methods.dp_synrag.write.roles import RoleSources
 from core.privacy.release import CheckpointStore
+from core.specs.runspec import DPSynRAGSpec
 
 CHECKPOINT_PREFIX = "realised-"  # one checkpoint per topic index: realised-0, realised-1, …
 
@@ -66,3 +70,22 @@ def _document(entry: Any, topic: Topic, key: str) -> Realisation | None:
     except (KeyError, TypeError, ValueError):
         return None
 
+
+def realised_drafts(topics: Sequence[Topic], example: str, spec: DPSynRAGSpec, ctx: MethodContext,
+                    target_words: int = 0) -> list[Realisation]:
+    """The public writer's document of each topic (post-processing of released topics: no charge), aiming at
+    ``target_words`` (0: the form's sentences). Each is checkpointed as soon as it is final (``save_written``); a
+    resumed run reuses those written for the same topic and settings (``load_written``) and writes only the rest, so
+    resuming the writing charges nothing."""
+    key = writing_key(ctx.task, example, spec.realisation_tokens, target_words)
+    done = load_written(ctx.checkpoints, topics, key)
+
+    def keep(index: int, doc: Realisation) -> None:
+        save_written(ctx.checkpoints, index, topics[index], key, doc)
+
+    settings = WriterSettings(
+        spec.realisation_tokens, max_prompt_tokens=ctx.max_prompt_tokens,
+        generator=writer_generator(ctx.llm.device, ctx.test_seed),  # OS entropy; seeded in test mode
+        roles=RoleSources.of(spec.domain_lists),  # public role sources (docs/method.md §2.4c)
+        target_words=target_words)
+    return realise(topics, ctx.task, example, ctx.llm, ctx.reporter, settings, finished=done, on_final=keep)
