@@ -139,3 +139,22 @@ def test_no_file_of_the_code_is_over_420_lines():
                for folder in ("core", "desktop", "resources") for p in sorted((ROOT / folder).rglob("*.py"))}
     too_long = {path: n for path, n in lengths.items() if n > MAX_LINES}
     assert too_long == {}, f"split these by their ideas: {too_long}"
+
+
+MAX_FUNCTION_LINES, MAX_PARAMETERS = 60, 8  # issue 59 item 2: DP-SynRAG's steps as small functions
+
+
+def test_dp_synrag_has_no_function_over_60_lines_or_8_parameters():
+    """Every function of core/methods/dp_synrag/ (methods included; ``self``/``cls`` not counted) is at most 60 lines
+    long, docstring included, and takes at most 8 parameters."""
+    found = {}
+    for path in sorted((ROOT / "core" / "methods" / "dp_synrag").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                a = node.args
+                names = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)] + [x.arg for x in (a.vararg, a.kwarg) if x]
+                params = len([n for n in names if n not in ("self", "cls")])
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES or params > MAX_PARAMETERS:
+                    found[f"{path.relative_to(ROOT)}:{node.name}"] = (lines, params)
+    assert found == {}, f"(lines, parameters) over the limits: {found}"

@@ -273,12 +273,9 @@ def skeleton_of(document: str, openers: Mapping[str, float], lists: FormLists) -
                 continue
         kind = _slot_kind(tokens, i, clause_start, lists)
         lookup, clause_start, after_opener = False, False, False
-        if kind in ("number", "month"):
-            pieces.append(f"[{kind}]")
-            lookup = True
-        elif kind == "name":
-            if not (pieces and pieces[-1] == "[name]"):
-                pieces.append("[name]")
+        if kind in ("number", "month", "name"):
+            if not (kind == "name" and pieces and pieces[-1] == "[name]"):  # one [name] for a whole name
+                pieces.append(f"[{kind}]")
             lookup = True
         elif not in_text:
             pieces.append("[text]")
@@ -288,12 +285,10 @@ def skeleton_of(document: str, openers: Mapping[str, float], lists: FormLists) -
             pieces.extend([" ", MARK + inner[0]])
             i, in_text = inner[1], False
             continue
-        elif kind == "content" and i > text_start and tokens[i - 1].text == " ":
-            closed = _with_closer(tokens, text_start, i, openers, lists)  # "A [text] confirmed [text]"
-            if closed != "[text]":
-                pieces[-1] = closed
-                pieces.extend([" ", "[text]"])
-                text_start = i
+        elif (kind == "content" and i > text_start and tokens[i - 1].text == " "
+              and (closed := _with_closer(tokens, text_start, i, openers, lists)) != "[text]"):
+            pieces[-1:] = [closed, " ", "[text]"]  # "A [text] confirmed [text]"
+            text_start = i
         i += 1
     return _merge_fillers(_merge_names("".join(pieces)), lists).replace(MARK, "").strip()
 
