@@ -16,6 +16,9 @@ NOTHING_MORE = "Nothing more will be charged"
 
 def test_a_resume_that_charges_nothing_says_so_and_asks_no_consent(wizard, qtbot, tmp_path, monkeypatch):
     walk_to_confirm(wizard, tmp_path)
+    # the shipped form's writer, which checkpoints its documents one by one: with discovery on, a draw of the tiny
+    # corpus's forms decided whether that writer ran at all (the test failed 2 runs in 7), as in test_resume_writing
+    wizard.controller.spec.dp_synrag.discover_forms = False
     spec = RunSpec.from_dict(wizard.controller.run_spec_dict())  # the spec the wizard's run would run
     assert spec.dp_synrag.text == "realised"
     run_dir = wizard.controller.new_run_dir()
