@@ -62,7 +62,7 @@ screenshots: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python docs/make_screenshots.py
 
 # Every page at 1366×768 with 125 % scaling (a 1093×554 window: the screen less its taskbar), every default, on a
-# 200-patient clinic file (issue 56): a live run with the packaged models, up to an hour on 2 cores.
+# 200-patient clinic file (issue 56): a live run with the packaged models (8 min on 2 cores, 2026-12-07).
 LAPTOP_DATA := $(or $(TMPDIR),/tmp)/privet-laptop-data
 screenshots-laptop: $(STAMP)
 	$(BIN)/privet demo-data --patients 200 --seed 23 --force $(LAPTOP_DATA)

@@ -149,7 +149,7 @@ def busy_processes(n: int) -> list[subprocess.Popen]:
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
 
 
-def run_case(name: str, work: Path, condition: str = "idle") -> dict[str, Any]:
+def run_case(name: str, work: Path, condition: str = "idle", order: int = 0) -> dict[str, Any]:
     from core.run.pipeline import load_spec_corpus, plan, run_pipeline
     from core.run.planning import run_estimate
 
@@ -159,13 +159,14 @@ def run_case(name: str, work: Path, condition: str = "idle") -> dict[str, Any]:
     summary = plan(spec, corpus)
     planned = run_estimate(spec, summary)
     forecast = summary.documents_range or (0, 0)
-    reporter = TimingReporter(EtaTracker(planned), trace=work / f"trace-{name}-{condition}.jsonl")
+    reporter = TimingReporter(EtaTracker(planned), trace=work / f"trace-{order}-{name}-{condition}.jsonl")
     with open(reporter.trace, "w", encoding="utf-8") as fh:  # type: ignore[arg-type]
         fh.write(json.dumps({"case": name, "units": n_units, "estimate_s": round(planned.total_s, 1),
                              "basis": planned.basis}) + "\n")
     start = time.monotonic()
     load_before = os.getloadavg()[0]
-    result = run_pipeline(spec, reporter, run_dir=work / f"run-{name}-{condition}")
+    # a folder of its own for each run in the sequence: a case repeated in one folder would resume the finished run
+    result = run_pipeline(spec, reporter, run_dir=work / f"run-{order}-{name}-{condition}")
     actual = time.monotonic() - start
     factor = reporter.tracker.finished_factor()
     if factor is not None:
@@ -223,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         work = args.work.resolve() if args.work else Path(tmp)
         calibration = work / "home" / "calibration.json"
         runs = [(name.strip(), c.strip()) for name in args.cases.split(",") for c in args.conditions.split(",")]
-        for name, condition in runs:
+        for order, (name, condition) in enumerate(runs):
             if condition not in ("idle", "busy"):
                 raise SystemExit(f"unknown condition {condition!r}: use idle or busy")
             # Each case its own data folder (a subset of the demo corpus is the same dataset to the ledger,
@@ -237,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 if hogs:
                     time.sleep(args.busy_warmup)
-                row = run_case(name, work, condition)
+                row = run_case(name, work, condition, order)
             finally:
                 for hog in hogs:
                     hog.kill()

@@ -6,8 +6,9 @@ step and drags the other one down. So the thread count is chosen from the cores 
 (``os.sched_getaffinity``) less the work *other* programs ask of them now.
 
 Where the system says (Linux), that work is read as it is *now*: the threads the kernel counts as runnable
-(``/proc/loadavg``'s fourth field) less this process's own runnable threads (``/proc/self/task/*/stat``), the
-median of a few samples a few milliseconds apart (one sample can catch a neighbour between two time slices). The
+(``/proc/loadavg``'s fourth field) less this process's own runnable threads (``/proc/self/task/*/stat``, read
+before and after it, the fewer counted), the median of a few samples a few milliseconds apart (one sample can catch
+a neighbour between two time slices). The
 1-minute load average reacts too slowly: 20 s after two busy programs start it reads about 0.6 (2 · (1 − e^(−1/3))),
 so the writer took both cores beside them and fell to 0.38 of its idle speed (issue 58). Elsewhere the 1-minute load average
 (``os.getloadavg``) is used, less this process's own share of it, estimated as the kernel keeps the load average:
@@ -87,22 +88,27 @@ def _own_runnable() -> int:
 
 
 def runnable_now() -> tuple[float, float] | None:
-    """(runnable threads on the machine, this process's own of them) now: the medians of RUNNABLE_SAMPLES samples;
-    None where the system does not say (not Linux)."""
-    totals: list[int] = []
+    """(runnable threads on the machine, this process's own of them) now, from RUNNABLE_SAMPLES samples; None where
+    the system does not say (not Linux). Each sample reads our own threads before and after the machine's count and
+    takes the fewer: one of our threads that woke between the two reads is then counted as another program's (one
+    thread too few for us, the safe side) rather than a neighbour's as ours (a thread too many beside a busy program
+    ran the writer at a ninth of its speed). The result is our median plus the median of the others'."""
+    others: list[int] = []
     owns: list[int] = []
     try:
         for i in range(RUNNABLE_SAMPLES):
             if i:
                 time.sleep(RUNNABLE_GAP_S)
+            before = _own_runnable()
             with open("/proc/loadavg", encoding="ascii") as loadavg:
                 total = int(loadavg.read().split()[3].split("/")[0])
-            own = _own_runnable()
-            totals.append(max(total, own))
+            own = min(before, _own_runnable())
+            others.append(max(total - own, 0))
             owns.append(own)
     except (OSError, IndexError, ValueError):
         return None
-    return float(statistics.median(totals)), float(statistics.median(owns))
+    own_median = float(statistics.median(owns))
+    return own_median + float(statistics.median(others)), own_median
 
 
 def free_threads(cores: int, load: float, own: float = 0.0) -> int:
