@@ -220,6 +220,15 @@ def test_privet_evaluate_tiny_writes_json_and_plots_without_private_text(tmp_pat
     # grounding (core/evaluation/grounding.py): every synthetic corpus's shares, read against its own release
     assert all(0.0 <= r["unsupported_share"] <= 1.0 and 0.0 <= r["mix_share"] <= 1.0
                for r in result["roles"] if r["corpus"] != "non-private (members)" and r["pairs"] is not None)
+    # … where grounding reads a run's release: the pipeline's layout (checkpoints/<method>); in a flat folder every
+    # released topic went unread and the demo clinic's evaluation counted 98 % of its documents unsupported
+    from core.evaluation.grounding import read_release
+
+    for label in ("dp_synrag_eps1", "dp_synrag_eps10"):
+        (run_dir,) = Path(privet_home).glob(f"evaluations/*/runs/{label}")
+        assert (run_dir / "checkpoints" / "dp_synrag" / "corpus-shape.json").is_file()
+        shape = json.loads((run_dir / "checkpoints" / "dp_synrag" / "corpus-shape.json").read_text(encoding="utf-8"))
+        assert len(read_release(run_dir).topics) == len(shape["shape"]["topics"])
     # fidelity (core/evaluation/fidelity.py): the classifier test and the own-form share of every corpus and ε,
     # against the demo clinic's own templates; figures only (no side-by-side real text)
     fidelity = {(r["corpus"], r["epsilon"]): r for r in result["fidelity"]}
