@@ -240,3 +240,29 @@ def test_the_realised_writer_writes_each_batch_on_the_free_cores(monkeypatch):
     topics = [rt.Topic(f"topic{i}", ("cough",)) for i in range(3)]
     rl.realise(topics, "Write notes.", "", llm, NULL_REPORTER, rl.WriterSettings(4, batch=2))
     assert seen and set(seen) == {1}
+
+
+def test_writing_in_the_corpus_s_forms_asks_the_roles_on_the_free_cores(monkeypatch, tmp_path):
+    """The roles of the released words are asked of the model before the form writer's first batch: they run on
+    the free cores too, not on the threads the last charged stage chose (a busy run's role scoring took 2 threads)."""
+    from core.common.checkpoints import Checkpoints
+    from core.common.progress import NULL_REPORTER
+    from core.methods.base import MethodContext
+    from core.methods.dp_synrag.release.structure import ReleasedForms
+    from core.methods.dp_synrag.shape.released_topics import Topic
+    from core.methods.dp_synrag.write.text import written_in_forms
+    from core.models.registry import packaged_tokenizer
+    from core.models.tiny import build_tiny_language_model
+    from core.specs.runspec import DPSynRAGSpec
+
+    _busy_two_cores(monkeypatch)
+    llm = build_tiny_language_model(packaged_tokenizer())
+    seen = _threads_per_batch(llm)
+    threads.configure(0)
+    torch.set_num_threads(2)
+    ctx = MethodContext(llm=llm, embedder=None, task="Answer questions.",  # type: ignore[arg-type]
+                        charge=lambda *a, **k: None, reporter=NULL_REPORTER, checkpoints=Checkpoints(tmp_path),
+                        test_seed=3)
+    forms = ReleasedForms(("Seen: [name]. [text].",), (40.0,), 2)
+    written_in_forms([Topic("fever", ("cough",)), Topic("rash", ())], forms, DPSynRAGSpec(), ctx)
+    assert seen and set(seen) == {1}, seen  # the role scorer's session and the writer's batch, all on 1 thread

@@ -31,6 +31,7 @@ from core.methods.dp_synrag.write.written_documents import realised_drafts
 from core.methods.dp_synrag.write.writer_prompt import example_lead, form_rewrite_message
 from core.methods.private_prediction.prompts import answer_start, public_message
 from core.methods.private_prediction.stage import private_prediction
+from core.models import threads
 from core.privacy.planner import STAGE_TOKENS
 from core.specs.runspec import DPSynRAGSpec
 
@@ -50,6 +51,7 @@ def written_in_forms(topics: Sequence[Topic], forms: ReleasedForms, spec: DPSynR
     """Each topic's document in a released skeleton drawn by the skeletons' noisy counts (post-processing)."""
     skeletons = assign_forms(forms, len(topics), ctx.rng())
     progress = StageProgress(ctx.reporter, REALISATION_STAGE, len(topics)).start("Writing in the corpus's own forms")
+    threads.match_free_cores()  # the roles are asked of the model before the writer's first batch chooses again
     roles = released_roles(ctx.llm, sorted({w for t in topics for w in t.words}), spec.domain_lists)
     writer = FormWriter(ctx.llm, writer_generator("cpu", ctx.test_seed), random.Random(int(ctx.rng().integers(2**63))),
                         roles)
