@@ -5,18 +5,22 @@ run on a faster computer, or on this one while other programs keep its cores bus
 session 3's first run of a 200-note file took 4x longer than priced because the machine was shared. So the
 estimate scales its CPU speeds by ``busy_factor()``: how many times longer than on the reference computer a
 fixed workload takes here, now. The workload is public (numbers made up on the spot: no data, no model), the
-shape of one decoding step of the packaged model (a 16-row batch through 576-wide layers, torch matrix products
-on torch's threads, as the writer runs), and it runs for half a second in the process that prices
-the run. On a shared 2-core machine two threads ran it 6x slower than one (and the writer 9x slower: 3 against
-27 row-tokens/s, docs/benchmarks.md), so the speed test also sees a thread count that does not suit the machine.
+shape of one decoding step of the packaged model (a 16-row batch through 576-wide layers, torch matrix products),
+and it runs for half a second in the process that prices the run.
 
-``REFERENCE_ROUNDS_S`` is the workload's rate on the computer the built-in figures come from, measured in the
-same run as the realised writer's figure (``bench/realisation.py`` prints both, side by side).
+``REFERENCE_ROUNDS_S`` is the workload's rate on the computer the built-in figures come from.
 
 One reading is easily disturbed (a neighbour's burst, the scheduler moving a thread): the half second is cut
 into ``PROBE_ROUNDS`` readings and the speed is their median, with their spread (``SpeedProbe.spread``) kept to
-say how steady the machine was. The workload runs on the threads the models will run on (``core.models.threads``:
-the free cores), so a busy machine is priced at the speed the writer gets on it.
+say how steady the machine was.
+
+The workload runs on **one thread**, whatever the models will run on: it measures what one core gives this process
+now. The packaged model's decoding step barely gains from a second thread (16 rows: 7.5 steps/s on one thread, 8.8 on
+two, on the idle 2-core machine, 2026-12-07), while the matrix product gains 1.7x; priced on the threads the models
+would use, a busy machine (one thread chosen) was compared with an idle reference on two and priced 3x slower where
+the run took 1.7x (docs/bench/estimate.md, "Round 5, session 5"). On one thread beside two busy programs the probe
+reads 0.55 of its idle rate and the model's step 0.59 of its idle two-thread rate. The thread count that suits the
+machine is ``core.models.threads``'s choice, made when the models load.
 """
 
 from __future__ import annotations
@@ -25,9 +29,12 @@ import statistics
 import time
 from dataclasses import dataclass
 
-# rounds/s of the probe on the idle 2-core development machine, torch's default two threads (709-802 between the
-# writer's batches on 2026-12-04, docs/bench/estimate.md), where core.run.estimate's built-in figures were measured
-REFERENCE_ROUNDS_S = 740.0
+# rounds/s of the one-thread probe on the computer where core.run.estimate's built-in figures were measured: that
+# computer ran the two-thread probe at 740 rounds/s (709-802 between the writer's batches on 2026-12-04,
+# docs/bench/estimate.md); its one-thread rate is 740 x 246 / 426, this 2-core machine's one- to two-thread ratio
+# measured side by side when the probe moved to one thread (2026-12-07), so an idle machine is priced as before
+REFERENCE_ROUNDS_S = 427.0
+PROBE_THREADS = 1  # what one core gives this process now (the module's docstring says why not the models' threads)
 PROBE_SECONDS = 0.5  # 0.25 s readings spread ±30 % on the loaded 2-core machine, 1 s ones ±2 %
 PROBE_ROUNDS = 5  # readings of PROBE_SECONDS / PROBE_ROUNDS each; the speed is their median
 BUSY_BOUNDS = (0.2, 20.0)  # a probe outside these says more about the probe than about the computer
@@ -53,14 +60,12 @@ def median_rate(readings: list[float] | tuple[float, ...]) -> float:
     return float(statistics.median(readings))
 
 
-def probe(seconds: float = PROBE_SECONDS, rounds: int = PROBE_ROUNDS, threads: int | None = None) -> SpeedProbe:
+def probe(seconds: float = PROBE_SECONDS, rounds: int = PROBE_ROUNDS, threads: int = PROBE_THREADS) -> SpeedProbe:
     """The public workload timed ``rounds`` times over about ``seconds`` of wall time in all, on ``threads``
-    torch threads (None: the threads the models would run on now, ``core.models.threads``)."""
+    torch threads."""
     import torch
 
-    from core.models.threads import choose_threads
-
-    count = choose_threads().threads if threads is None else max(int(threads), 1)
+    count = max(int(threads), 1)
     before = torch.get_num_threads()
     if count != before:
         torch.set_num_threads(count)

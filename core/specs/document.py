@@ -23,7 +23,8 @@ SHARED_SECTION = "dp_synrag"  # the section whose form every method without its 
 
 @dataclass
 class DocumentSpec:
-    document_form: str = ""  # one of DOCUMENT_FORMS; "" = chosen from the task's words; "none" = no example
+    # one of DOCUMENT_FORMS; "" = chosen from the task's words (else the chosen column names); "none" = no example
+    document_form: str = ""
     public_example: str = ""  # the custodian's own INVENTED example of the form (replaces document_form)
 
     RULES: ClassVar[dict[str, Rule]] = {
