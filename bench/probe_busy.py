@@ -3,8 +3,9 @@
 Side by side in one run, idle and then beside ``--busy`` processes that only spin: the speed test's workload
 (``core.run.machine_speed``) on 1 and 2 torch threads, a Python loop's share of a core, and the packaged model's
 own decoding step (a 16-row batch with its cache, the transformers backend the writer uses on the CPU) on 1 and 2
-threads. The question is which reading's busy ÷ idle ratio matches the model's, busy on the thread the writer then
-takes (one) against idle on two.
+threads; and the rate the plan prices the run at (``machine_speed.probe_rate``: the probe's CPU rate times the fair
+share of a core). The question is which reading's busy ÷ idle ratio matches the model's, busy on the thread the
+writer then takes (one) against idle on two.
 
     python bench/probe_busy.py [--busy 2] [--json-out W/probe-busy.json]
 """
@@ -59,9 +60,15 @@ def model_steps_per_s(threads: int, seconds: float = 1.0, readings: int = 3) -> 
 
 def measure() -> dict[str, float]:
     """Every reading once; the speed test's before the model is loaded (a loaded model's threads disturb it)."""
+    from core.models.threads import choose_threads
+
     out: dict[str, float] = {"python_share": python_share()}
     for threads in (1, 2):
-        out[f"probe_rounds_s_{threads}t"] = machine_speed.probe(threads=threads).rate
+        speed = machine_speed.probe(threads=threads)
+        out[f"probe_rounds_s_{threads}t"] = speed.rate
+        out[f"probe_cpu_rounds_s_{threads}t"] = speed.cpu_rate
+    out["fair_share"] = machine_speed.fair_share(choose_threads())
+    out["priced_rounds_s"] = machine_speed.probe_rate()  # what the plan prices the run at
     for threads in (1, 2):
         out[f"model_steps_s_{threads}t"] = model_steps_per_s(threads)
     return out
@@ -83,6 +90,7 @@ def main() -> None:
             hog.kill()
     result: dict[str, Any] = {"idle": idle, "busy": busy, "busy_processes": args.busy, "ratios": {
         "model_busy_1t_over_idle_2t": busy["model_steps_s_1t"] / idle["model_steps_s_2t"],
+        "priced_busy_over_idle": busy["priced_rounds_s"] / idle["priced_rounds_s"],
         "probe_busy_1t_over_idle_1t": busy["probe_rounds_s_1t"] / idle["probe_rounds_s_1t"],
         "probe_busy_1t_over_idle_2t": busy["probe_rounds_s_1t"] / idle["probe_rounds_s_2t"],
         "model_2t_over_1t_idle": idle["model_steps_s_2t"] / idle["model_steps_s_1t"],

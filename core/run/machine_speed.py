@@ -14,13 +14,18 @@ One reading is easily disturbed (a neighbour's burst, the scheduler moving a thr
 into ``PROBE_ROUNDS`` readings and the speed is their median, with their spread (``SpeedProbe.spread``) kept to
 say how steady the machine was.
 
-The workload runs on **one thread**, whatever the models will run on: it measures what one core gives this process
-now. The packaged model's decoding step barely gains from a second thread (16 rows: 7.5 steps/s on one thread, 8.8 on
-two, on the idle 2-core machine, 2026-12-07), while the matrix product gains 1.7x; priced on the threads the models
-would use, a busy machine (one thread chosen) was compared with an idle reference on two and priced 3x slower where
-the run took 1.7x (docs/bench/estimate.md, "Round 5, session 5"). On one thread beside two busy programs the probe
-reads 0.55 of its idle rate and the model's step 0.59 of its idle two-thread rate. The thread count that suits the
-machine is ``core.models.threads``'s choice, made when the models load.
+The workload runs on **one thread**, whatever the models will run on. The packaged model's decoding step barely
+gains from a second thread (16 rows: 7.5 steps/s on one thread, 8.8 on two, on the idle 2-core machine, 2026-12-07),
+while the matrix product gains 1.7x: priced on the threads the models would use, a busy machine (one thread chosen)
+was compared with an idle reference on two and priced 3x slower where the run took 1.7x.
+
+**A busy machine is priced by its fair share, not by half a second of it.** Beside two busy programs on two cores,
+one thread's share of a core over half a second swings from 0.5 to 0.7 (the scheduler moves the three threads
+between the two cores), and so did the probe's rate: two busy runs of the same file were priced 4.0x and 2.3x the
+reference for 405 s and 444 s (docs/bench/estimate.md, "Round 5, session 5"). The probe's *CPU rate* (rounds per
+second of CPU time it got) holds still (0.77-0.95 of idle), and the share a run gets over minutes is the fair one:
+``cores / (other programs' runnable threads + ours)``, at most 1, read from the runnable count as the thread choice
+reads it (``core.models.threads``). So the speed is the CPU rate times that share (``probe_rate``).
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass
+
+from core.models.threads import ThreadChoice
 
 # rounds/s of the one-thread probe on the computer where core.run.estimate's built-in figures were measured: that
 # computer ran the two-thread probe at 740 rounds/s (709-802 between the writer's batches on 2026-12-04,
@@ -43,12 +50,13 @@ _ROWS, _WIDTH, _LAYERS = 16, 576, 4
 
 @dataclass(frozen=True)
 class SpeedProbe:
-    """One speed test: the median ``rate`` (rounds/s) of its ``readings`` and their ``spread`` ((largest -
-    smallest) / median: 0 on a steady machine), on ``threads`` torch threads."""
+    """One speed test: the median ``rate`` (rounds/s of wall time) of its ``readings`` and their ``spread``
+    ((largest - smallest) / median: 0 on a steady machine), on ``threads`` torch threads."""
 
     rate: float
     readings: tuple[float, ...]
     threads: int
+    cpu_rate: float = 0.0  # the median rounds per second of CPU time the probe got (its speed when it runs)
 
     @property
     def spread(self) -> float:
@@ -70,23 +78,33 @@ def probe(seconds: float = PROBE_SECONDS, rounds: int = PROBE_ROUNDS, threads: i
     if count != before:
         torch.set_num_threads(count)
     try:
-        readings = tuple(_reading(seconds / max(rounds, 1)) for _ in range(max(rounds, 1)))
+        pairs = [_reading(seconds / max(rounds, 1)) for _ in range(max(rounds, 1))]
     finally:
         if count != before:
             torch.set_num_threads(before)
-    return SpeedProbe(median_rate(readings), readings, count)
+    readings = tuple(wall for wall, _ in pairs)
+    return SpeedProbe(median_rate(readings), readings, count, median_rate([cpu for _, cpu in pairs]))
+
+
+def fair_share(choice: ThreadChoice) -> float:
+    """The share of a core each of the models' threads gets over a run: ``cores / (others + threads)``, at most 1,
+    where ``others`` are the other programs' runnable threads now."""
+    others = max(choice.load - choice.own, 0.0)
+    return min(1.0, choice.cores / max(others + choice.threads, 1e-9))
 
 
 def probe_rate(seconds: float = PROBE_SECONDS) -> float:
-    """Rounds per second of the public workload: the median of ``PROBE_ROUNDS`` readings over about ``seconds``
-    of wall time in all (``probe``)."""
-    return probe(seconds).rate
+    """Rounds per second the run can expect now: the workload's CPU rate (the median of ``PROBE_ROUNDS`` readings
+    over about ``seconds`` of wall time in all, ``probe``) times the fair share of a core (``fair_share``)."""
+    from core.models.threads import choose_threads
+
+    return probe(seconds).cpu_rate * fair_share(choose_threads())
 
 
-def _reading(seconds: float) -> float:
-    """Rounds per second of the public workload over about ``seconds`` of wall time (one round: ``_LAYERS``
-    products of a 16 x 576 batch with a 576 x 1536 matrix and back, the shape of a decoding step), with torch
-    and its threads, as the writer runs: on a shared machine several threads can run far slower than one."""
+def _reading(seconds: float) -> tuple[float, float]:
+    """Rounds per second of wall time and of this process's CPU time of the public workload over about
+    ``seconds`` of wall time (one round: ``_LAYERS`` products of a 16 x 576 batch with a 576 x 1536 matrix and
+    back, the shape of a decoding step), with torch, as the writer runs."""
     import torch  # the writer's library and threads; imported here so that reading this module stays light
 
     with torch.inference_mode():
@@ -94,7 +112,7 @@ def _reading(seconds: float) -> float:
         x = torch.cos(torch.arange(_ROWS * _WIDTH, dtype=torch.float32)).reshape(_ROWS, _WIDTH)
         up = torch.sin(torch.arange(_WIDTH * (_WIDTH * 8 // 3), dtype=torch.float32)).reshape(_WIDTH, -1) / _WIDTH**0.5
         down = up.T.contiguous()
-        rounds, start = 0, time.perf_counter()
+        rounds, start, cpu = 0, time.perf_counter(), time.process_time()
         deadline = start + seconds
         while True:
             h = x
@@ -103,7 +121,7 @@ def _reading(seconds: float) -> float:
             rounds += 1
             now = time.perf_counter()
             if now >= deadline:
-                return rounds / (now - start)
+                return rounds / (now - start), rounds / max(time.process_time() - cpu, 1e-9)
 
 
 def busy_factor(device: str = "cpu", rate: float | None = None) -> float:

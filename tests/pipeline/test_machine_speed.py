@@ -83,7 +83,10 @@ def test_the_wizard_reuses_one_speed_test_for_a_minute(monkeypatch):
 def test_the_speed_is_the_median_of_several_readings_and_their_spread_is_kept(monkeypatch):
     import torch
 
-    readings = iter([REFERENCE_ROUNDS_S / 2, 3.0, REFERENCE_ROUNDS_S / 2.2, REFERENCE_ROUNDS_S, REFERENCE_ROUNDS_S / 1.8])
+    from core.models import threads
+
+    walls = [REFERENCE_ROUNDS_S / 2, 3.0, REFERENCE_ROUNDS_S / 2.2, REFERENCE_ROUNDS_S, REFERENCE_ROUNDS_S / 1.8]
+    readings = iter([(w, w) for w in walls])
     monkeypatch.setattr(machine_speed, "_reading", lambda seconds: next(readings))
     before = torch.get_num_threads()
     probe = machine_speed.probe(threads=1)
@@ -91,8 +94,25 @@ def test_the_speed_is_the_median_of_several_readings_and_their_spread_is_kept(mo
     assert len(probe.readings) == machine_speed.PROBE_ROUNDS and probe.threads == 1
     assert probe.spread == pytest.approx((REFERENCE_ROUNDS_S - 3.0) / (REFERENCE_ROUNDS_S / 2))
     assert torch.get_num_threads() == before  # the probe leaves torch's threads as it found them
-    readings = iter([100.0, 5.0, 120.0, 740.0, 90.0])
+    readings = iter([(w, w) for w in (100.0, 5.0, 120.0, 740.0, 90.0)])
+    monkeypatch.setattr(threads, "choose_threads", lambda *a, **k: threads.ThreadChoice(2, "free cores", 2, 0.0, 0.0))
     assert busy_factor("cpu") == pytest.approx(REFERENCE_ROUNDS_S / 100.0)  # the median, not the mean or the last
+
+
+@pytest.mark.real_speed_test
+def test_a_busy_machine_is_priced_by_the_cpu_rate_times_the_fair_share_of_a_core(monkeypatch):
+    """Beside two busy programs on two cores the run gets 2/3 of a core over minutes, whatever half a second of
+    the probe got: the probe's CPU rate (its speed when it runs) times that share is the price."""
+    from core.models import threads
+
+    shares = iter([0.5, 0.7, 0.55, 0.65, 0.6])  # one thread's share of a core over each reading swings
+    monkeypatch.setattr(machine_speed, "_reading", lambda seconds: (next(shares) * 300.0, 300.0))
+    two_busy = threads.ThreadChoice(1, "free cores", 2, 3.0, 1.0)  # 3 runnable, 1 of them ours: 2 others
+    monkeypatch.setattr(threads, "choose_threads", lambda *a, **k: two_busy)
+    assert machine_speed.fair_share(two_busy) == pytest.approx(2 / 3)
+    assert machine_speed.probe_rate() == pytest.approx(200.0)
+    assert machine_speed.fair_share(threads.ThreadChoice(1, "free cores", 2, 2.0, 1.0)) == 1.0  # a core left free
+    assert machine_speed.fair_share(threads.ThreadChoice(2, "free cores", 2, 0.0, 0.0)) == 1.0  # idle
 
 
 @pytest.mark.real_speed_test
@@ -106,7 +126,7 @@ def test_the_speed_test_runs_on_one_thread_whatever_the_models_will_run_on(monke
         import torch
 
         seen.append(torch.get_num_threads())
-        return REFERENCE_ROUNDS_S
+        return REFERENCE_ROUNDS_S, REFERENCE_ROUNDS_S
 
     monkeypatch.setattr(machine_speed, "_reading", reading)
     monkeypatch.setattr(threads, "choose_threads", lambda *a, **k: threads.ThreadChoice(2, "free cores", 2, 0.0, 0.0))
