@@ -38,21 +38,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.methods.dp_synrag.vocab.vocabulary import read_word_list
-from core.methods.dp_synrag.write.roles import DOSAGE_FORMS, morphology_role
-from core.common.paths import resources_dir
+from core.methods.dp_synrag.write.content_terms import content_terms, english_words, public_terms, words_of
 
-GENERAL_CONDITIONS = ("cancer", "tumour", "tumor", "carcinoma", "leukaemia", "leukemia", "lymphoma", "covid")
-INSTITUTIONS = ("court", "police", "school", "prison", "council", "tribunal", "church", "university", "landlord",
-                "headmaster", "employer")
-GENERIC = frozenset(("illness", "pain", "injury", "blood", "disease", "disorder", "condition", "infection",
-                     "symptom", "symptoms", "sickness"))  # ICD-10-CM heads that state no fact on their own
-_MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
-_DATE = re.compile(rf"\b\d{{1,4}}[/.-]\d{{1,2}}[/.-]\d{{1,4}}\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}\b|\b{_MONTH}\s+\d{{1,4}}\b"
-                   r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.IGNORECASE)
 _DATE_SLOT = re.compile(r"\[number\]([/.-])\[number\]\1\[number\]")  # a form's own numeric date
-_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
-MAX_TERM_WORDS = 6
 TOP_TERMS = 15
 
 
@@ -80,27 +68,11 @@ class GroundingScore:
                 "unsupported_terms": dict(self.terms.most_common(TOP_TERMS))}
 
 
-def words_of(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
-
-
 def catalogue_conditions(path: Path) -> dict[str, frozenset[str]]:
     """The demo catalogue (``diseases.json``): condition -> its terms (its name, drug and symptoms), lower-cased."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     return {d["name"].lower(): frozenset([d["name"].lower(), d["drug"].lower(), *(s.lower() for s in d["symptoms"])])
             for d in data["diseases"]}
-
-
-def public_terms() -> frozenset[str]:
-    """The shipped public condition and symptom names (ICD-10-CM) and the general disease words."""
-    vocab = resources_dir() / "vocab"
-    return frozenset([*read_word_list(vocab / "icd10-cm.txt"), *read_word_list(vocab / "icd10-cm.symptoms.txt"),
-                      *GENERAL_CONDITIONS])
-
-
-def english_words() -> frozenset[str]:
-    """The shipped list of common English words (morphology marks no word of it)."""
-    return frozenset(read_word_list(resources_dir() / "vocab" / "english.txt"))
 
 
 def read_release(run_dir: Path) -> Release:
@@ -121,31 +93,6 @@ def read_release(run_dir: Path) -> Release:
                 month = month or "[month]" in skeleton or bool(_DATE_SLOT.search(skeleton))
                 form_words.update(words_of(re.sub(r"\[(name|number|month|text)\]", " ", skeleton)))
     return Release(tuple(topics), frozenset(form_words), month)
-
-
-def _term_at(words: Sequence[str], i: int, vocabulary: frozenset[str], english: frozenset[str]) -> str | None:
-    """The longest content term starting at word ``i`` (None: none starts there)."""
-    for n in range(min(MAX_TERM_WORDS, len(words) - i), 1, -1):
-        phrase = " ".join(words[i:i + n])
-        if phrase in vocabulary:
-            return phrase
-    word = words[i]
-    if word in GENERIC or word in DOSAGE_FORMS:
-        return None
-    return word if word in vocabulary or word in INSTITUTIONS or morphology_role(word, english) else None
-
-
-def content_terms(document: str, vocabulary: frozenset[str], english: frozenset[str], month_slot: bool) -> list[str]:
-    """The content terms ``document`` states (module docstring), longest match first, in order."""
-    words = words_of(document)
-    found: list[str] = []
-    i = 0
-    while i < len(words):
-        term = _term_at(words, i, vocabulary, english)
-        if term:
-            found.append(term)
-        i += len(term.split()) if term else 1
-    return found + ([] if month_slot else [m.group(0).lower() for m in _DATE.finditer(document)])
 
 
 def topic_of(document_words: set[str], release: Release) -> frozenset[str]:

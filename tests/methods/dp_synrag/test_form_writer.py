@@ -125,3 +125,28 @@ def test_a_text_slot_never_opens_on_a_lone_capital_but_one_may_be_written_onto_a
     assert not table.lone_capital[writer._sample_slot(row, "text", logits)]
     row.at = 4  # the letter written onto "[number]" ("49M")
     assert table.lone_capital[writer._sample_slot(row, "text", logits)]
+
+
+def test_a_document_whose_own_words_state_a_fact_no_released_word_holds_is_dropped(monkeypatch):
+    from core.methods.dp_synrag.write.content_terms import invented_terms
+
+    assert invented_terms(["came in with asthma and sneezing", "seen on Monday"], ["tusfosemia", "asthma"]) == \
+        ["sneezing", "monday"]
+    assert invented_terms(["given zostatin at the university"], ["Seen today:"]) == ["zostatin", "university"]
+    assert invented_terms(["a few days of feeling unwell"], ["tusfosemia"]) == []
+    llm = build_tiny_language_model(packaged_tokenizer())
+    writer = FormWriter(llm, torch.Generator().manual_seed(3), random.Random(3))  # test mode: fixed public seeds
+    own = [" asthma", " asthma", " a few things", " on Monday"]  # what the model writes in each row's [text] slots
+    words = [("vemrenopathy", ("hives",)), ("vemrenopathy", ("asthma",)), ("vemrenopathy", ("hives",)),
+             ("vemrenopathy", ("hives",))]
+
+    def sample_slot(row, kind, logits):
+        if kind == "number":
+            return writer.encode(" 7")[0] if not row.slot_tokens else None
+        tokens = writer.encode(own[row.index])
+        return tokens[row.slot_tokens] if row.slot_tokens < len(tokens) else None
+
+    monkeypatch.setattr(writer, "_sample_slot", sample_slot)
+    texts = writer.write("Answer questions about symptoms.", [SKELETON] * 4, words, batch=4)
+    assert texts[0] == "" and texts[3] == ""  # asthma and a weekday: no released word of the topic holds them
+    assert "Presenting symptoms were asthma" in texts[1] and "a few things" in texts[2]

@@ -8,6 +8,8 @@ the model's logits session:
 * ``[text]`` is the writer's own words, pulled toward the topic's released words not yet written, with no digit,
   bracket or line break, ended where it writes a clause's end (the skeleton's own punctuation follows) or after
   ``TEXT_TOKENS``;
+* a document whose ``[text]`` slots state a fact no released word holds (a condition, drug, symptom, institution
+  or date: ``content_terms``) is dropped;
 * ``[number]`` is one to three digits of the writer's choosing; ``[name]`` an invented pair of initials
   ("K. S."); ``[month]`` a month drawn at random, never earlier than the document's month before it; a
   document's years are one year, drawn at its first date (so "Admitted … Discharged …" keep their order by month).
@@ -31,20 +33,13 @@ import torch
 from core.methods.dp_synrag.release.structure import ReleasedForms
 from core.methods.dp_synrag.release.form_proposals import SLOT
 from core.methods.dp_synrag.vocab.vocabulary import load_person_names
+from core.methods.dp_synrag.write.content_terms import invented_terms
 from core.methods.dp_synrag.write.roles import CONDITION
 from core.methods.dp_synrag.write.sentence_cuts import respell_variants
 from core.models import threads
 from core.models.base import LanguageModel
-from core.methods.dp_synrag.write.slot_fillers import (
-    DAYS,
-    HOURS,
-    MINUTES,
-    YEARS,
-    _DOSE_AFTER,
-    number_choices,
-    role_filler,
-    slot_role,
-)
+from core.methods.dp_synrag.write.slot_fillers import DAYS, HOURS, MINUTES, YEARS, _DOSE_AFTER, number_choices, \
+    role_filler, slot_role
 
 TEXT_TOKENS = 16  # the longest [text] slot the writer fills with its own words
 SHORT_TEXT_TOKENS = 6  # ... before a number ("mg [text] [number] weeks": a dose's frequency)
@@ -158,6 +153,7 @@ class _Row:
     enumerated: int = 0  # the last number of an enumerated line written
     values: Mapping[int, Sequence[tuple[str, float]]] = field(default_factory=dict)  # released values per text slot
     form_count: float = 0.0  # its skeleton's released noisy count
+    own: list[str] = field(default_factory=list)  # the [text] slots the model filled with its own words
 
 
 class FormWriter:
@@ -188,8 +184,10 @@ class FormWriter:
         """Each document's text; ``on_done(index, text)`` as soon as each is finished (progress per document)."""
         out = [""] * len(skeletons)
 
-        def finished(row: _Row) -> None:
-            out[row.index] = respell_variants(tidy(self.llm.decode(row.written)), row.words)
+        def finished(row: _Row) -> None:  # a document whose own words state an unreleased fact is dropped ("")
+            released = (*row.words, *(p.text for p in row.pieces if p.kind == "fixed"))
+            out[row.index] = "" if invented_terms(row.own, released) else \
+                respell_variants(tidy(self.llm.decode(row.written)), row.words)
             if on_done is not None:
                 on_done(row.index, out[row.index])
 
@@ -271,6 +269,7 @@ class FormWriter:
             kind = row.pieces[row.at].kind if row.at < len(row.pieces) else ""
             token = self._sample_slot(row, kind, logits)
             if token is None:  # the slot is finished: the next piece writes now
+                row.own.append(row.slot_text)
                 self._next_piece(row)
                 continue
             self._append(row, token)

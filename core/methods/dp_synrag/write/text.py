@@ -22,6 +22,7 @@ from core.methods.dp_synrag.release.structure import ReleasedForms
 from core.methods.dp_synrag.shape.corpus_shape import CorpusShape
 from core.methods.dp_synrag.shape.released_topics import Topic
 from core.methods.dp_synrag.write.drafts import clean_draft, fit_length, guarantee_words
+from core.methods.dp_synrag.write.content_terms import invented_terms
 from core.methods.dp_synrag.write.form_writer import FormWriter, assign_forms
 from core.methods.dp_synrag.write.slot_fillers import released_roles
 from core.methods.dp_synrag.write.public_decoding import writer_generator
@@ -98,8 +99,10 @@ def write_texts(
     # the form's length or the released one (docs/method.md §6.2); a private rewrite aims at none
     target = shape.words_per_document if spec.text == "realised" else 0
     drafts = realised_drafts(topics, example, spec, ctx, target)
-    if spec.text == "realised":  # a draft with nothing beyond the form's opening is not a document (public text)
-        return {r: fit_length(d.text, topics[r].words, target) for r, d in enumerate(drafts) if d.written}
+    if spec.text == "realised":  # a draft with nothing beyond the form's opening is not a document (public text),
+        lead = example_lead(example)  # nor one stating a fact no released word holds (content_terms.py)
+        texts = {r: fit_length(d.text, topics[r].words, target) for r, d in enumerate(drafts) if d.written}
+        return {r: t for r, t in texts.items() if not invented_terms([t], (*topics[r].words, lead))}
     # "realised+private": the draft is the public row; every member rewrites its own document in the same form.
     rewrite = form_rewrite_message(example)
     lead = example_lead(example)
