@@ -45,7 +45,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's core/, not an installed one
 
-from core.run.estimate import EtaTracker, calibration_key, save_calibration
+from core.run.calibration import calibration_key, save_calibration
+from core.run.estimate import EtaTracker
 from core.common.paths import resources_dir
 from core.common.progress import ProgressEvent
 from core.specs.runspec import ModelChoice, RunSpec

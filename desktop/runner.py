@@ -140,7 +140,7 @@ def _remember_speed(spec: Any, tracker: Any) -> None:
     if factor is None:
         return
     try:
-        from core.run.estimate import calibration_key, save_calibration
+        from core.run.calibration import calibration_key, save_calibration
 
         save_calibration(calibration_key(spec), factor, tracker.stage_factors())
     except OSError:

@@ -16,16 +16,14 @@ only counts enter. ``bench/estimate.py`` measures estimate ÷ actual (docs/bench
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from core.specs import method_catalogue
-from core.common.paths import data_dir
+from core.run.calibration import _clamp, calibration_key, load_calibration
 
 # The built-in figures: the packaged SmolLM2-135M and MiniLM on the 2-core development machine, idle, torch's
 # default two threads, measured on 2026-12-04 beside the speed test's reference rate
@@ -43,9 +41,7 @@ WRITER_ROW_STEP_S = 0.0059
 GPU_SPEEDUP = 40.0
 REFERENCE_MODEL_BYTES = 270e6  # SmolLM2-135M in 16-bit
 MODEL_LOAD_S_PER_GB = 8.0
-CALIBRATION_FILE = "calibration.json"
 MIN_STAGE_S_FOR_CALIBRATION = 5.0  # stages shorter than this say little about speed
-CALIBRATION_BOUNDS = (0.05, 50.0)
 TRUST_RATE_AFTER = 0.1  # share of a stage after which its own rate alone says how long it takes
 NOT_COMPUTE = frozenset({"models"})  # stages whose speed is not the model's (start-up, loading weights)
 # Start-up of the run process (imports, tokenizers, both packaged models) before the weights' size counts: 19 s
@@ -76,72 +72,6 @@ class Estimate:
         return cls([(str(s), float(v)) for s, v in data.get("stages", [])], str(data.get("basis", "")),
                    [(str(s), float(v)) for s, v in data.get("raw", [])],
                    {str(s): float(v) for s, v in dict(data.get("items", {})).items()})
-
-
-def _device_kind(device: str) -> str:
-    return "gpu" if device.startswith("cuda") else "cpu"
-
-
-def calibration_key(spec: Any) -> str:
-    """Speeds are remembered per kind of device and per model: a test model's speed says nothing about another."""
-    llm = spec.llm
-    model = llm.source if llm.source != "hf" and llm.source != "gguf" else f"{llm.source}:{Path(llm.path).name}"
-    return f"{_device_kind(llm.device)}/{model}"
-
-
-def calibration_path() -> Path:
-    return data_dir() / CALIBRATION_FILE
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """Measured time ÷ estimated time on this computer: for the whole run, and per stage where measured."""
-
-    factor: float
-    stages: dict[str, float]
-    measured_at: str
-
-
-def _clamp(factor: float) -> float:
-    lo, hi = CALIBRATION_BOUNDS
-    return min(max(float(factor), lo), hi)
-
-
-def _read_calibrations() -> dict[str, Any]:
-    try:
-        data = json.loads(calibration_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def load_calibration(key: str) -> Calibration | None:
-    """The calibration of ``calibration_key(spec)``, or None when no run of it has been measured yet."""
-    entry = _read_calibrations().get(key)
-    try:
-        factor = float(entry["factor"])  # type: ignore[index]
-        stages = {str(k): _clamp(v) for k, v in dict(entry.get("stages", {})).items()}  # type: ignore[union-attr]
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return None
-    lo, hi = CALIBRATION_BOUNDS
-    if not lo <= factor <= hi:
-        return None
-    return Calibration(factor, stages, str(entry.get("measured_at", "")))  # type: ignore[union-attr]
-
-
-def save_calibration(key: str, factor: float, stages: dict[str, float] | None = None) -> None:
-    """Remember how much slower (> 1) or faster (< 1) than the built-in figures this computer ran, per stage.
-    Stages measured before and not in this run keep their earlier factor."""
-    data = _read_calibrations()
-    old = data.get(key) if isinstance(data.get(key), dict) else {}
-    merged = {str(k): _clamp(v) for k, v in dict(old.get("stages", {})).items()}  # type: ignore[union-attr]
-    merged.update({k: _clamp(v) for k, v in (stages or {}).items()})
-    data[key] = {"factor": _clamp(factor), "stages": merged,
-                 "measured_at": datetime.now(UTC).isoformat(timespec="seconds")}
-    path = calibration_path()
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    tmp.replace(path)
 
 
 def _model_bytes(spec: Any) -> float:

@@ -22,7 +22,8 @@ from core.certificate.privacy_record import PrivacyRecord
 from core.ledger import Ledger
 from core.privacy.conversion import eps_to_rho, rho_to_eps
 from core.certificate.signing import load_public_key_pem, load_signing_key, public_key_fingerprint
-from core.run.estimate import Estimate, EtaTracker, calibration_key, estimate, load_calibration, save_calibration
+from core.run.calibration import calibration_key, load_calibration, save_calibration
+from core.run.estimate import Estimate, EtaTracker, estimate
 from core.common.wording import BANDS, band_of, guarantee_words
 from core.specs.runspec import ModelChoice, RunSpec
 from desktop.controller import WizardController
@@ -289,6 +290,11 @@ def test_calibration_is_per_model_and_per_stage():
     save_calibration(calibration_key(spec), 1.5, {"keywords": 3.0})
     stored = load_calibration(calibration_key(spec))
     assert stored is not None and stored.stages == {"private_prediction": 0.5, "keywords": 3.0}
+    # a run's speed moves with its draw: what is remembered is the geometric mean of the earlier factor and this one's
+    assert stored.factor == pytest.approx((2.0 * 1.5) ** 0.5)
+    save_calibration(calibration_key(spec), 1.5, {"private_prediction": 2.0})
+    stored = load_calibration(calibration_key(spec))
+    assert stored is not None and stored.stages["private_prediction"] == pytest.approx(1.0)
 
 
 def test_model_page_shows_no_time_before_the_task_settings_are_known(wizard, tmp_path):
