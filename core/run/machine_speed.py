@@ -102,7 +102,7 @@ def probe_rate(seconds: float = PROBE_SECONDS) -> float:
 
 
 def _reading(seconds: float) -> tuple[float, float]:
-    """Rounds per second of wall time and of this process's CPU time of the public workload over about
+    """Rounds per second of wall time and of CPU time of the public workload over about
     ``seconds`` of wall time (one round: ``_LAYERS`` products of a 16 x 576 batch with a 576 x 1536 matrix and
     back, the shape of a decoding step), with torch, as the writer runs."""
     import torch  # the writer's library and threads; imported here so that reading this module stays light
@@ -112,7 +112,10 @@ def _reading(seconds: float) -> tuple[float, float]:
         x = torch.cos(torch.arange(_ROWS * _WIDTH, dtype=torch.float32)).reshape(_ROWS, _WIDTH)
         up = torch.sin(torch.arange(_WIDTH * (_WIDTH * 8 // 3), dtype=torch.float32)).reshape(_WIDTH, -1) / _WIDTH**0.5
         down = up.T.contiguous()
-        rounds, start, cpu = 0, time.perf_counter(), time.process_time()
+        # on one thread the work runs on this thread: its own CPU time, not the process's (a model's threads still
+        # spinning after a run would count as the probe's)
+        clock = time.thread_time if torch.get_num_threads() == 1 else time.process_time
+        rounds, start, cpu = 0, time.perf_counter(), clock()
         deadline = start + seconds
         while True:
             h = x
@@ -121,7 +124,7 @@ def _reading(seconds: float) -> tuple[float, float]:
             rounds += 1
             now = time.perf_counter()
             if now >= deadline:
-                return rounds / (now - start), rounds / max(time.process_time() - cpu, 1e-9)
+                return rounds / (now - start), rounds / max(clock() - cpu, 1e-9)
 
 
 def busy_factor(device: str = "cpu", rate: float | None = None) -> float:

@@ -132,3 +132,21 @@ def test_the_speed_test_runs_on_one_thread_whatever_the_models_will_run_on(monke
     monkeypatch.setattr(threads, "choose_threads", lambda *a, **k: threads.ThreadChoice(2, "free cores", 2, 0.0, 0.0))
     assert machine_speed.probe().threads == 1 and set(seen) == {1}
     assert machine_speed.probe(threads=2).threads == 2 and set(seen) == {1, 2}
+
+
+@pytest.mark.real_speed_test
+def test_on_one_thread_the_cpu_rate_counts_the_probes_own_thread_only(monkeypatch):
+    """A model's threads still spinning after a run are the process's CPU time, not the probe's."""
+    import itertools
+
+    import torch
+
+    ticks = itertools.count(0.0, 1.0)  # a thread clock that says each reading took a whole second of CPU
+    monkeypatch.setattr(machine_speed.time, "thread_time", lambda: next(ticks))
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        wall, cpu = machine_speed._reading(0.02)
+    finally:
+        torch.set_num_threads(before)
+    assert cpu < wall / 10  # read from the thread's clock: one second of CPU for 0.02 s of wall time
