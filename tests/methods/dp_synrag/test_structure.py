@@ -251,13 +251,16 @@ class _Ctx:
         return None
 
 
+@statistical
 def test_the_releases_are_charged_before_drawing_and_a_resume_draws_nothing(demo_units):
     plan = plan_dp_synrag(DPSynRAGSpec(), 10.0, 1e-6)
     ctx = _Ctx()
     forms = release_forms(demo_units, plan.form_releases(), ctx, STAGE_FORM_OPENERS)
     assert [c[0] for c in ctx.charged] == [STAGE_FORM_OPENERS, STAGE_FORM_SKELETONS, STAGE_FORM_VALUES]
     assert ctx.charged[0][2] == pytest.approx(plan.delta_openers)
-    assert forms.skeletons and forms.coverage(600) > 0.3  # the demo's 600 notes: its templates are released
+    # the demo's 600 notes: its templates are released. 40 draws covered 0.34-0.99; in one draw in five a template's
+    # main skeleton misses τ_s (0.34-0.46; one CI draw 0.27), so the bar is one template's share with room to spare
+    assert forms.skeletons and forms.coverage(600) > 0.2
     assert all(c > plan.tau_s for c in forms.counts)
     with open(NOTES, newline="", encoding="utf-8") as fh:
         names = {w for r in csv.DictReader(fh) for w in r["patient"].split()}
