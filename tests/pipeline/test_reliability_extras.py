@@ -81,7 +81,11 @@ def test_export_is_refused_on_a_tampered_ledger(tmp_path, privet_home):
 def test_verify_says_origin_is_only_proven_with_the_custodians_key(tmp_path, capsys):
     spec = _spec(tmp_path)
     spec.output.folder = str(tmp_path / "release")
-    release = run_pipeline(spec).export_dir
+    result = run_pipeline(spec)
+    release = result.export_dir
+    if release is None:  # the tiny model's every document stated an unreleased fact and was dropped: export it anyway
+        release = tmp_path / "release"
+        assert privet(["export", str(result.run_dir), str(release), "--allow-empty"]) == 0
     assert privet(["verify", str(release)]) == 0
     assert "Origin NOT proven" in capsys.readouterr().out
     assert privet(["keys", "export-public", str(tmp_path / "custodian.pem")]) == 0
