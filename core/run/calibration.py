@@ -41,7 +41,8 @@ class Calibration:
     measured_at: str
 
 
-def _clamp(factor: float) -> float:
+def clamp_factor(factor: float) -> float:
+    """``factor`` within ``CALIBRATION_BOUNDS`` (a measured slowdown, or one read back from the file)."""
     lo, hi = CALIBRATION_BOUNDS
     return min(max(float(factor), lo), hi)
 
@@ -59,7 +60,7 @@ def load_calibration(key: str) -> Calibration | None:
     entry = _read_calibrations().get(key)
     try:
         factor = float(entry["factor"])  # type: ignore[index]
-        stages = {str(k): _clamp(v) for k, v in dict(entry.get("stages", {})).items()}  # type: ignore[union-attr]
+        stages = {str(k): clamp_factor(v) for k, v in dict(entry.get("stages", {})).items()}  # type: ignore[union-attr]
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
     lo, hi = CALIBRATION_BOUNDS
@@ -73,9 +74,9 @@ def _averaged(earlier: Any, measured: float) -> float:
     speed per document moves with its draw (the forms released, the documents' lengths): four 200-patient runs on
     this machine spent 1.18-1.50 s per document idle and 2.73-2.88 busy (docs/bench/estimate.md)."""
     try:
-        return _clamp(math.sqrt(_clamp(float(earlier)) * _clamp(measured)))
+        return clamp_factor(math.sqrt(clamp_factor(float(earlier)) * clamp_factor(measured)))
     except (TypeError, ValueError):
-        return _clamp(measured)
+        return clamp_factor(measured)
 
 
 def save_calibration(key: str, factor: float, stages: dict[str, float] | None = None) -> None:
@@ -84,7 +85,7 @@ def save_calibration(key: str, factor: float, stages: dict[str, float] | None = 
     earlier factor."""
     data = _read_calibrations()
     old = data.get(key) if isinstance(data.get(key), dict) else {}
-    merged = {str(k): _clamp(v) for k, v in dict(old.get("stages", {})).items()}  # type: ignore[union-attr]
+    merged = {str(k): clamp_factor(v) for k, v in dict(old.get("stages", {})).items()}  # type: ignore[union-attr]
     merged.update({k: _averaged(merged.get(k), v) for k, v in (stages or {}).items()})
     data[key] = {"factor": _averaged(old.get("factor"), factor), "stages": merged,
                  "measured_at": datetime.now(UTC).isoformat(timespec="seconds")}

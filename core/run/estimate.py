@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from core.specs import method_catalogue
-from core.run.calibration import _clamp, calibration_key, load_calibration
+from core.run.calibration import clamp_factor, calibration_key, load_calibration
 
 # The built-in figures: the packaged SmolLM2-135M and MiniLM on the 2-core development machine, idle, torch's
 # default two threads, measured on 2026-12-04 beside the speed test's reference rate
@@ -243,7 +243,7 @@ class EtaTracker:
             act += when - self._started[stage]
         if est <= 0 or act <= 0:
             return 1.0
-        return _clamp(act / est)
+        return clamp_factor(act / est)
 
     def stage_remaining_s(self, stage: str) -> float | None:
         """Seconds left in one stage (0 when done, None when it is not part of the estimate and not running)."""

@@ -34,7 +34,7 @@ import statistics
 import time
 from dataclasses import dataclass
 
-from core.models.threads import ThreadChoice
+from core.models import threads as thread_choice
 
 # rounds/s of the one-thread probe on the computer where core.run.estimate's built-in figures were measured: that
 # computer ran the two-thread probe at 740 rounds/s (709-802 between the writer's batches on 2026-12-04,
@@ -86,7 +86,7 @@ def probe(seconds: float = PROBE_SECONDS, rounds: int = PROBE_ROUNDS, threads: i
     return SpeedProbe(median_rate(readings), readings, count, median_rate([cpu for _, cpu in pairs]))
 
 
-def fair_share(choice: ThreadChoice) -> float:
+def fair_share(choice: thread_choice.ThreadChoice) -> float:
     """The share of a core each of the models' threads gets over a run: ``cores / (others + threads)``, at most 1,
     where ``others`` are the other programs' runnable threads now."""
     others = max(choice.load - choice.own, 0.0)
@@ -96,9 +96,7 @@ def fair_share(choice: ThreadChoice) -> float:
 def probe_rate(seconds: float = PROBE_SECONDS) -> float:
     """Rounds per second the run can expect now: the workload's CPU rate (the median of ``PROBE_ROUNDS`` readings
     over about ``seconds`` of wall time in all, ``probe``) times the fair share of a core (``fair_share``)."""
-    from core.models.threads import choose_threads
-
-    return probe(seconds).cpu_rate * fair_share(choose_threads())
+    return probe(seconds).cpu_rate * fair_share(thread_choice.choose_threads())
 
 
 def _reading(seconds: float) -> tuple[float, float]:
