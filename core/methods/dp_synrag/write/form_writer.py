@@ -38,8 +38,8 @@ from core.methods.dp_synrag.write.roles import CONDITION
 from core.methods.dp_synrag.write.sentence_cuts import respell_variants
 from core.models import threads
 from core.models.base import LanguageModel
-from core.methods.dp_synrag.write.slot_fillers import DAYS, HOURS, MINUTES, YEARS, _DOSE_AFTER, number_choices, \
-    role_filler, slot_role
+from core.methods.dp_synrag.write.slot_fillers import (DAYS, HOURS, MINUTES, YEARS, _DOSE_AFTER, number_choices,
+                                                     role_filler, slot_role)
 
 TEXT_TOKENS = 16  # the longest [text] slot the writer fills with its own words
 SHORT_TEXT_TOKENS = 6  # ... before a number ("mg [text] [number] weeks": a dose's frequency)
