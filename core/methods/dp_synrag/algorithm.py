@@ -46,7 +46,7 @@ from core.methods.dp_synrag.release.plan import DPSynRAGPlan
 from core.methods.dp_synrag.release.refinement import refine
 from core.methods.dp_synrag.release.row_bound import cluster_counts
 from core.methods.dp_synrag.release.size import release_size
-from core.methods.dp_synrag.release.structure import ReleasedForms, discover_forms, follows_forms
+from core.methods.dp_synrag.release.structure import ReleasedForms, discover_forms, followable, follows_forms
 from core.methods.dp_synrag.release.topic_labels import release_cluster_labels
 from core.methods.dp_synrag.shape.adaptive import chosen_settings_words, with_size
 from core.methods.dp_synrag.shape.corpus_shape import CorpusShape, Releases, shape_corpus
@@ -102,7 +102,8 @@ def run_dp_synrag(units: Sequence[Unit], vocab: Vocabulary, spec: DPSynRAGSpec, 
     topics = release_topics(units, first, form_words(example), plan, ctx)  # steps 1–2c: h', W, C_r, co-keywords
     selected = refine(units, topics.clusters, spec, plan, ctx)  # step 3: S_r ⊆ C_r
     shape = shape_corpus(topics.releases, spec, ctx, topics.support, form_length(example))  # post-processing
-    own_forms = first.forms if follows_forms(first.forms, spec.size_bound or first.size) else None  # else shipped
+    followed = follows_forms(first.forms, spec.size_bound or first.size)
+    own_forms = followable(first.forms) if followed else None  # else the shipped form
     form = DocumentForm(example, own_forms)
     texts = drop_near_duplicates(
         write_texts(units, shape, selected, topics.releases.counts, spec, plan, ctx, form))  # step 4

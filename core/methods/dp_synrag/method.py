@@ -18,7 +18,7 @@ from core.methods.dp_synrag.guidance import guide
 from core.methods.dp_synrag.release.budget import plan_dp_synrag
 from core.methods.dp_synrag.release.length import MAX_WORDS, MIN_WORDS
 from core.methods.dp_synrag.release.plan import WHOLE_STAGES, DPSynRAGPlan
-from core.methods.dp_synrag.release.structure import ReleasedForms
+from core.methods.dp_synrag.release.structure import ReleasedForms, followable
 from core.methods.dp_synrag.shape.adaptive import with_size
 from core.methods.dp_synrag.shape.examples import demonstrations, form_length, public_example
 from core.methods.dp_synrag.shape.merge import MERGE_JACCARD, MERGE_SHARED
@@ -187,13 +187,18 @@ def form_notes(plan: DPSynRAGPlan, forms: ReleasedForms, followed: bool) -> list
         f"delta = {plan.delta_forms:.3g}, the largest chance that a skeleton, an opener or a value used "
         "by one unit alone is released; it is part of the stated delta. A released skeleton holds no slot's filler."
     )
+    usable = followable(forms).skeletons
+    unfollowed = len(forms.skeletons) - len(usable)
+    not_followed = (f" {unfollowed} of them held a slot where a label stands whose wording was not released, and "
+                    "were not followed." if unfollowed else "")
     if followed:
-        outcome = (f" {len(forms.skeletons)} forms were released and the documents were written in them, each form "
-                   "in proportion to its noisy count: " + "; ".join(f"\"{s}\"" for s in forms.skeletons[:8])
-                   + ("; …" if len(forms.skeletons) > 8 else "") + ".")
+        outcome = (f" {len(forms.skeletons)} forms were released and the documents were written in "
+                   f"{'those that could be followed' if unfollowed else 'them'}, each form in proportion to its noisy "
+                   "count: " + "; ".join(f"\"{s}\"" for s in usable[:8]) + ("; …" if len(usable) > 8 else "") + "."
+                   + not_followed)
     elif forms.skeletons:
-        outcome = (f" {len(forms.skeletons)} forms were released but they stood for too little of the corpus, so the "
-                   "documents follow the shipped form described below.")
+        outcome = (f" {len(forms.skeletons)} forms were released but those that could be followed stood for too "
+                   "little of the corpus, so the documents follow the shipped form described below." + not_followed)
     else:
         outcome = " No form cleared the threshold (free text), so the documents follow the shipped form described below."
     return [what + outcome]

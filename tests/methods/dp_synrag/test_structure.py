@@ -11,7 +11,7 @@ import pytest
 
 from core.corpus import Unit
 from core.methods.dp_synrag.release.budget import plan_dp_synrag
-from core.methods.dp_synrag.release.structure import ReleasedForms, follows_forms, release_forms
+from core.methods.dp_synrag.release.structure import ReleasedForms, followable, follows_forms, release_forms
 from core.methods.dp_synrag.release.form_proposals import (
     SLOT,
     FormLists,
@@ -273,6 +273,23 @@ def test_the_writer_follows_released_forms_only_when_they_stand_for_enough_of_th
     forms = ReleasedForms(("A [text].",), (40.0,))
     assert follows_forms(forms, 100.0) and not follows_forms(forms, 1000.0)
     assert not follows_forms(ReleasedForms(), 100.0)
+
+
+def test_a_form_whose_label_was_not_released_is_not_followed_and_the_certificate_says_so():
+    from core.methods.dp_synrag.method import form_notes
+
+    soap = "S: [number] [text] [name], [text].\n[text]: HR [number], BP [number]/[number].\n[text]: ? [text]."
+    arrival = "Arrival time: [number]:[number]\nName: [name]\nPresenting complaint: [text] for [number] days"
+    forms = ReleasedForms((soap, arrival), (60.0, 30.0))
+    usable = followable(forms)
+    assert usable.skeletons == (arrival,) and usable.counts == (30.0,)  # "[number]:[number]" is no label slot
+    assert follows_forms(forms, 100.0) and not follows_forms(forms, 400.0)  # coverage counts the followable only
+    assert not follows_forms(ReleasedForms((soap,), (90.0,)), 100.0)
+    plan = plan_dp_synrag(DPSynRAGSpec(), 10.0, 1e-6)
+    (followed,) = form_notes(plan, forms, True)
+    assert f'"{arrival}"' in followed and soap not in followed and "1 of them held a slot where a label" in followed
+    (shipped,) = form_notes(plan, ReleasedForms((soap,), (90.0,)), False)
+    assert "could be followed stood for too little" in shipped and "1 of them held" in shipped
 
 
 def test_the_public_rule_picks_the_fallback_form_once_and_keeps_structure_discovery_on():

@@ -32,6 +32,7 @@ slot markers, never a slot's filler; a released value is a filler many units wro
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -76,13 +77,33 @@ class ReleasedForms:
 
 MIN_COVERAGE = 0.1  # the released forms are followed when their noisy counts stand for this share of the released size
 
+# A ``[text]`` slot standing where a label stands ("[text]: [name], [number]."): the label's own wording was not
+# released (each unit wrote its own, or too few wrote it), so a writer would have to invent the label.
+_LABEL_SLOT = re.compile(r"\[text\]\s*:")
+
+
+def unreleased_label(skeleton: str) -> bool:
+    """Whether ``skeleton`` holds a ``[text]`` slot where a label stands (its slot is followed by a colon): a form
+    whose labels were not released, which a writer cannot follow without inventing them ("Thet: …")."""
+    return _LABEL_SLOT.search(skeleton) is not None
+
+
+def followable(forms: ReleasedForms) -> ReleasedForms:
+    """The released forms a writer can follow: every released skeleton but those with an unreleased label
+    (:func:`unreleased_label`), with their counts and the released values. Post-processing of released values."""
+    kept = [j for j, s in enumerate(forms.skeletons) if not unreleased_label(s)]
+    return ReleasedForms(tuple(forms.skeletons[j] for j in kept), tuple(forms.counts[j] for j in kept),
+                         forms.openers, forms.values)
+
 
 def follows_forms(forms: ReleasedForms, size: float | None) -> bool:
-    """Whether the writer follows the released forms: some were released and, with a released size (or a public
-    bound), they stand for at least ``MIN_COVERAGE`` of it. Post-processing of released values."""
-    if not forms.skeletons:
+    """Whether the writer follows the released forms: some can be followed (:func:`followable`) and, with a
+    released size (or a public bound), those stand for at least ``MIN_COVERAGE`` of it. Post-processing of
+    released values."""
+    usable = followable(forms)
+    if not usable.skeletons:
         return False
-    return size is None or forms.coverage(float(size)) >= MIN_COVERAGE
+    return size is None or usable.coverage(float(size)) >= MIN_COVERAGE
 
 
 def discover_forms(units: Sequence[Unit], plan: DPSynRAGPlan, ctx: MethodContext) -> ReleasedForms:
@@ -154,10 +175,10 @@ class FormOutlook:
 
 
 def form_outlook(units: Sequence[Unit], plan: DPSynRAGPlan) -> FormOutlook:
-    """The expected released forms: openers whose exact count clears τ_o taken as released, then each skeleton
-    released with probability P(count + N(0, σ_s²) > τ_s)."""
+    """The expected released forms a writer can follow: openers whose exact count clears τ_o taken as released, then
+    each skeleton without an unreleased label released with probability P(count + N(0, σ_s²) > τ_s)."""
     _, skeletons = exact_form_counts(units, plan, plan.tau_o)
-    chance = {s: expected_releases(c, plan.sigma_s, plan.tau_s) for s, c in skeletons.items()}
+    chance = {s: expected_releases(c, plan.sigma_s, plan.tau_s) for s, c in skeletons.items() if not unreleased_label(s)}
     share = sum(skeletons[s] * p for s, p in chance.items()) / max(len(units), 1)
     return FormOutlook(sum(chance.values()), share, share >= MIN_COVERAGE)
 
