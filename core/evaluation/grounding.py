@@ -38,9 +38,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.methods.dp_synrag.write.content_terms import content_terms, english_words, public_terms, words_of
+from core.methods.dp_synrag.write.content_terms import (
+    content_terms,
+    english_words,
+    holds_date,
+    public_terms,
+    words_of,
+)
 
-_DATE_SLOT = re.compile(r"\[number\]([/.-])\[number\]\1\[number\]")  # a form's own numeric date
 TOP_TERMS = 15
 
 
@@ -90,7 +95,7 @@ def read_release(run_dir: Path) -> Release:
         forms = folder / "form_skeletons.json"
         if forms.is_file():
             for skeleton in json.loads(forms.read_text(encoding="utf-8")).get("items", []):
-                month = month or "[month]" in skeleton or bool(_DATE_SLOT.search(skeleton))
+                month = month or holds_date(skeleton)
                 form_words.update(words_of(re.sub(r"\[(name|number|month|text)\]", " ", skeleton)))
     return Release(tuple(topics), frozenset(form_words), month)
 

@@ -150,3 +150,27 @@ def test_a_document_whose_own_words_state_a_fact_no_released_word_holds_is_dropp
     texts = writer.write("Answer questions about symptoms.", [SKELETON] * 4, words, batch=4)
     assert texts[0] == "" and texts[3] == ""  # asthma and a weekday: no released word of the topic holds them
     assert "Presenting symptoms were asthma" in texts[1] and "a few things" in texts[2]
+
+
+def test_a_date_made_of_a_slots_month_and_the_next_number_is_dropped_unless_the_form_holds_dates(monkeypatch):
+    """ "Plan: start [text] [number] mg" with "March" in the slot reads "start March 50 mg": a date the form never
+    released (the evaluation's grounding counts it so). In a form with a month slot a date is the form's own."""
+    from core.methods.dp_synrag.write.content_terms import holds_date, invented_terms, states_date
+
+    assert states_date("start March 50 mg") and states_date("seen 3/4/2024") and not states_date("for 5 weeks")
+    assert holds_date(SKELETON) and holds_date("Admitted [number]/[number]/[number]") and not holds_date("[text] [number] mg")
+    llm = build_tiny_language_model(packaged_tokenizer())
+    writer = FormWriter(llm, torch.Generator().manual_seed(3), random.Random(3))  # test mode: fixed public seeds
+    no_month = "Seen today: [name], [number]. Presenting symptoms were [text]. Plan: start [text] [number] mg."
+
+    def sample_slot(row, kind, logits):
+        if kind == "number":
+            return writer.encode(" 50")[0] if not row.slot_tokens else None
+        tokens = writer.encode(" March" if row.index == 0 and row.at == 7 else " hives")  # piece 7: after "start"
+        return tokens[row.slot_tokens] if row.slot_tokens < len(tokens) else None
+
+    monkeypatch.setattr(writer, "_sample_slot", sample_slot)
+    texts = writer.write("Answer questions about symptoms.", [no_month] * 2, [("vemrenopathy", ("hives",))] * 2,
+                         batch=2)
+    assert invented_terms([" hives", " March"], ["vemrenopathy", "hives"]) == []  # no content term: the date drops it
+    assert texts[0] == "" and re.search(r"Plan: start hives \d+ mg\.$", texts[1]), texts

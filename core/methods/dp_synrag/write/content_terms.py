@@ -29,6 +29,7 @@ GENERIC = frozenset(("illness", "pain", "injury", "blood", "disease", "disorder"
 _MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
 _DATE = re.compile(rf"\b\d{{1,4}}[/.-]\d{{1,2}}[/.-]\d{{1,4}}\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}\b|\b{_MONTH}\s+\d{{1,4}}\b"
                    r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.IGNORECASE)
+_DATE_SLOT = re.compile(r"\[number\]([/.-])\[number\]\1\[number\]")  # a form's own numeric date
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 MAX_TERM_WORDS = 6
 
@@ -81,3 +82,14 @@ def invented_terms(own: Sequence[str], released: Sequence[str]) -> list[str]:
     supported = set(words_of(" ".join(released)))
     terms = content_terms(" ".join(own), public_terms(), english_words(), month_slot=False)
     return [t for t in terms if not set(words_of(t)) <= supported]
+
+
+def holds_date(skeleton: str) -> bool:
+    """Whether a released form holds a date of its own (a month slot, or a numeric date "[number]/[number]/[number]"):
+    then a date in a document written in it is the form's, not an invented fact."""
+    return "[month]" in skeleton or _DATE_SLOT.search(skeleton) is not None
+
+
+def states_date(text: str) -> bool:
+    """Whether ``text`` states a date (a month name beside a number, a weekday, a numeric date)."""
+    return _DATE.search(text) is not None

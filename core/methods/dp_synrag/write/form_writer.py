@@ -33,7 +33,7 @@ import torch
 from core.methods.dp_synrag.release.structure import ReleasedForms
 from core.methods.dp_synrag.release.form_proposals import SLOT
 from core.methods.dp_synrag.vocab.vocabulary import load_person_names
-from core.methods.dp_synrag.write.content_terms import invented_terms
+from core.methods.dp_synrag.write.content_terms import holds_date, invented_terms, states_date
 from core.methods.dp_synrag.write.roles import CONDITION
 from core.methods.dp_synrag.write.sentence_cuts import respell_variants
 from core.models import threads
@@ -184,10 +184,11 @@ class FormWriter:
         """Each document's text; ``on_done(index, text)`` as soon as each is finished (progress per document)."""
         out = [""] * len(skeletons)
 
-        def finished(row: _Row) -> None:  # a document whose own words state an unreleased fact is dropped ("")
-            released = (*row.words, *(p.text for p in row.pieces if p.kind == "fixed"))
-            out[row.index] = "" if invented_terms(row.own, released) else \
-                respell_variants(tidy(self.llm.decode(row.written)), row.words)
+        def finished(row: _Row) -> None:  # a document stating an unreleased fact is dropped (""): in its own words,
+            released = (*row.words, *(p.text for p in row.pieces if p.kind == "fixed"))  # or a date its form lacks
+            text = respell_variants(tidy(self.llm.decode(row.written)), row.words)
+            dated = states_date(text) and not holds_date(skeletons[row.index])  # "March" written, then "500 mg"
+            out[row.index] = "" if dated or invented_terms(row.own, released) else text
             if on_done is not None:
                 on_done(row.index, out[row.index])
 
