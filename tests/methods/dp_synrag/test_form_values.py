@@ -100,3 +100,15 @@ def test_the_writer_writes_a_topics_released_value_or_a_closed_lists_value_and_l
         assert text.startswith("Product: ShiftBoard. Customer satisfied: ")  # the topic's own released value
         assert text.split("Customer satisfied: ")[1].split(".")[0] in ("yes", "no")  # a closed list: drawn
         assert "see above" not in text  # 5 of 100: an open slot, the writer's own words
+
+
+def test_a_closed_lists_value_stating_a_fact_the_topic_does_not_hold_is_never_drawn():
+    """A released value is a filler many units wrote; "asthma" in a document about another topic would state a
+    condition no released word of that topic supports (the evaluation's grounding counts it)."""
+    skeleton = "Remarks: [text]. Customer satisfied: [text]."
+    forms = ReleasedForms((skeleton,), (100.0,), 2, (
+        ("remarks: _.", "asthma", 50.0), ("remarks: _.", "none", 45.0),
+        ("customer satisfied: _.", "yes", 60.0), ("customer satisfied: _.", "no", 35.0)))
+    texts = _writer().write("Answer questions about tickets.", [skeleton] * 8, [("shiftboard", ("rota",))] * 8,
+                            forms=forms)
+    assert len(texts) == 8 and all(t.startswith("Remarks: none.") for t in texts), texts

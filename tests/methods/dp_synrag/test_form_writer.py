@@ -134,6 +134,10 @@ def test_a_document_whose_own_words_state_a_fact_no_released_word_holds_is_dropp
         ["sneezing", "monday"]
     assert invented_terms(["given zostatin at the university"], ["Seen today:"]) == ["zostatin", "university"]
     assert invented_terms(["a few days of feeling unwell"], ["tusfosemia"]) == []
+    phrase = frozenset({"brittle nails"})  # a phrase the run released (another topic's symptom): a content term too
+    assert invented_terms(["with brittle nails"], ["tusfosemia"]) == [] and \
+        invented_terms(["with brittle nails"], ["tusfosemia"], phrase) == ["brittle nails"]
+    assert invented_terms(["with brittle nails"], ["tusfosemia", "brittle nails"], phrase) == []
     llm = build_tiny_language_model(packaged_tokenizer())
     writer = FormWriter(llm, torch.Generator().manual_seed(3), random.Random(3))  # test mode: fixed public seeds
     own = [" asthma", " asthma", " a few things", " on Monday"]  # what the model writes in each row's [text] slots

@@ -77,10 +77,11 @@ def content_terms(document: str, vocabulary: frozenset[str], english: frozenset[
     return found + ([] if month_slot else [m.group(0).lower() for m in _DATE.finditer(document)])
 
 
-def invented_terms(own: Sequence[str], released: Sequence[str]) -> list[str]:
-    """The content terms (dates included) of the texts ``own`` whose words the texts ``released`` do not all hold."""
+def invented_terms(own: Sequence[str], released: Sequence[str], known: frozenset[str] = frozenset()) -> list[str]:
+    """The content terms (dates included) of the texts ``own`` whose words the texts ``released`` do not all hold.
+    ``known``: terms beside the public ones (the run's released phrases: a symptom of another topic is a fact too)."""
     supported = set(words_of(" ".join(released)))
-    terms = content_terms(" ".join(own), public_terms(), english_words(), month_slot=False)
+    terms = content_terms(" ".join(own), public_terms() | known, english_words(), month_slot=False)
     return [t for t in terms if not set(words_of(t)) <= supported]
 
 

@@ -168,6 +168,7 @@ class FormWriter:
         self.rng = rng
         self._first_tokens: dict[str, list[int]] = {}
         self.roles = dict(roles or {})  # each released word's public role (roles.py), None: untyped
+        self.known: frozenset[str] = frozenset()  # the run's released phrases ("brittle nails"): content terms too
 
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
@@ -183,12 +184,13 @@ class FormWriter:
               forms: ReleasedForms | None = None) -> list[str]:
         """Each document's text; ``on_done(index, text)`` as soon as each is finished (progress per document)."""
         out = [""] * len(skeletons)
+        self.known = frozenset(w for topic, related in topics for w in (topic, *related) if " " in w)
 
         def finished(row: _Row) -> None:  # a document stating an unreleased fact is dropped (""): in its own words,
             released = (*row.words, *(p.text for p in row.pieces if p.kind == "fixed"))  # or a date its form lacks
             text = respell_variants(tidy(self.llm.decode(row.written)), row.words)
             dated = states_date(text) and not holds_date(skeletons[row.index])  # "March" written, then "500 mg"
-            out[row.index] = "" if dated or invented_terms(row.own, released) else text
+            out[row.index] = "" if dated or invented_terms(row.own, released, self.known) else text
             if on_done is not None:
                 on_done(row.index, out[row.index])
 
@@ -314,8 +316,8 @@ class FormWriter:
     def _slot_filler(self, row: _Row) -> str:
         """A ``[text]`` slot written whole: a released value of the slot that holds one of the topic's words, else the
         topic's words of the slot's role, else, in a slot of no role, a released value drawn by its noisy count when
-        the slot's values stand for half its form's count (a closed list: "yes"/"no", a category); "" leaves the slot
-        to the writer."""
+        the slot's values stand for half its form's count (a closed list: "yes", a category; never a fact the topic's
+        words do not hold); "" leaves the slot to the writer."""
         values = row.values.get(sum(1 for p in row.pieces[: row.at] if p.kind == "text"), ())
         topical = [v for v, _ in values if any(_holds(v, w) for w in row.words)]
         if topical:
@@ -327,7 +329,8 @@ class FormWriter:
         if typed or not values or slot_role(before) is not None or \
                 sum(c for _, c in values) < CLOSED_LIST_SHARE * row.form_count:
             return typed  # a role's slot (a condition, a drug) never takes another topic's value
-        return self.rng.choices([v for v, _ in values], weights=[max(c, 0.0) for _, c in values])[0]
+        closed = [(v, c) for v, c in values if not invented_terms([v], row.words, self.known)]  # never a symptom
+        return self.rng.choices([v for v, _ in closed], weights=[max(c, 0.0) for _, c in closed])[0] if closed else typed
 
     def _typed_filler(self, row: _Row) -> str:
         """A ``[text]`` slot whose wording before it names a role, written as the topic's words of that role."""

@@ -102,7 +102,8 @@ def write_texts(
     if spec.text == "realised":  # a draft with nothing beyond the form's opening is not a document (public text),
         lead = example_lead(example)  # nor one stating a fact no released word holds (content_terms.py)
         texts = {r: fit_length(d.text, topics[r].words, target) for r, d in enumerate(drafts) if d.written}
-        return {r: t for r, t in texts.items() if not invented_terms([t], (*topics[r].words, lead))}
+        known = frozenset(w for topic in topics for w in topic.words if " " in w)  # the run's released phrases
+        return {r: t for r, t in texts.items() if not invented_terms([t], (*topics[r].words, lead), known)}
     # "realised+private": the draft is the public row; every member rewrites its own document in the same form.
     rewrite = form_rewrite_message(example)
     lead = example_lead(example)
