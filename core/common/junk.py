@@ -37,7 +37,11 @@ _META = re.compile(
     r"|\bas\s+an\s+ai\b|\blanguage\s+model\b|\bi\s+hope\s+this\s+helps\b|\blet\s+me\s+know\s+if\b"
     r"|\b(?:must|should)\s+(?:contain|include|use)\s+(?:the\s+|these\s+|all\s+)?(?:following\s+)?words\b"
     r"|\b(?:contains?|includes?|uses?)\s+(?:only\s+)?(?:the|these)\s+(?:following\s+)?words\b"
-    r"|\bi(?:'m|\s+am)\s+here\s+to\s+(?:help|assist)\b",
+    r"|\bi(?:'m|\s+am)\s+here\s+to\s+(?:help|assist)\b"
+    r"|\bi\s+(?:will\s+not|won't|cannot|can't|am\s+unable\s+to)\s+(?:be\s+able\s+to\s+)?(?:fulfil+|assist|complete)\b"
+    r"|\b(?:for|of|in|complete)\s+this\s+task\b|\bthe\s+answer\s+(?:must|should)\s+be\b"
+    r"|\b(?:meets?|satisf(?:y|ies)|follows?)\s+(?:all\s+)?(?:of\s+)?(?:the|these)\s+(?:given|above|following|stated)\s+"
+    r"(?:conditions|requirements|constraints|rules|instructions)\b|\b(?:requested|required|given)\s+(?:words|format)\b",
     re.IGNORECASE | re.MULTILINE,
 )
 _MARKUP = re.compile(r"\bhref\b|</?[a-z][a-z0-9]*(?:\s[^<>]*)?/?>|&(?:amp|lt|gt|quot|nbsp|#\d+);|\[[^\]\n]*\]\(|```",

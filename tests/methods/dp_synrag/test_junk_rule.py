@@ -28,6 +28,24 @@ def test_without_junk_keeps_clean_texts_in_order_and_drops_each_kind_of_junk():
     assert list(without_junk(echo, [task])) == [2]  # the custodian's task echoed is junk too
 
 
+def test_a_writer_refusing_or_grading_its_own_answer_is_junk_but_clinical_wording_of_the_same_words_is_not():
+    """Round 5 session 7: what the shipped form's writer wrote on the demo clinic at ε = 4 with one weak topic."""
+    refusing = (
+        "The list of questions is too long, and I will not be able to fulfill them. Please refer to the documents "
+        "that were sent from the server for this task: Stiffness",
+        "This new sentence meets all the given conditions: it contains only the required information; it uses only "
+        "the requested words and format; and no other sentences.",
+        "\"What is the diagnosis of 'stiffening'?\" The answer must be a medical condition that matches their symptoms.",
+    )
+    clinical = (
+        "She meets the criteria for major depressive disorder and cannot complete a full sentence when short of breath.",
+        "Unable to complete the walking task; the answer to treatment should be reviewed in two weeks.",
+        "Conditions given at discharge: rest, fluids and the following instructions from the ward.",
+    )
+    assert all(junk_reasons(text) for text in refusing), [junk_reasons(t) for t in refusing]
+    assert not any(junk_reasons(text) for text in clinical), [junk_reasons(t) for t in clinical]
+
+
 def test_a_realised_run_drops_planted_junk_and_counts_it(tmp_path, privet_home, monkeypatch):
     written = algorithm.write_texts
 
