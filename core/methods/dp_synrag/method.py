@@ -98,11 +98,8 @@ class DPSynRAGMethod:
                 if lists
                 else ""
             )
-            + (
-                ", extended by the phrases released by DP phrase discovery"
-                if plan.discovers_phrases
-                else "; no word list was derived from the private data"
-            )
+            + (", extended by the phrases released by DP phrase discovery" if plan.discovers_phrases
+               else "; no word list was derived from the private data")
             + ".",
             *phrase_notes(plan),
             *form_notes(plan, result.forms, result.followed_forms),
