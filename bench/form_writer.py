@@ -30,8 +30,8 @@ def main() -> None:
     parser.add_argument("--backend", default="transformers", choices=("transformers", "llama.cpp"))
     args = parser.parse_args()
 
-    from core.methods.dp_synrag.write.form_writer import BATCH, FormWriter
-    from core.methods.dp_synrag.write.slot_fillers import assign_fitting_forms, released_roles
+    from core.methods.dp_synrag.write.form_writer import BATCH, FormWriter, assign_forms
+    from core.methods.dp_synrag.write.slot_fillers import released_roles
     from core.methods.dp_synrag.shape.corpus_shape import CorpusShape
     from core.methods.dp_synrag.release.structure import ReleasedForms
     from core.models.registry import load_language_model
@@ -49,7 +49,7 @@ def main() -> None:
     llm = load_language_model(ModelChoice(source="default", backend=args.backend, device="cpu"))
     roles = released_roles(llm, sorted({w for t in topics for w in t.words}))
     writer = FormWriter(llm, torch.Generator(), random.Random(), roles)
-    skeletons = assign_fitting_forms(forms, [t.words for t in topics], roles, np.random.default_rng())
+    skeletons = assign_forms(forms, len(topics), np.random.default_rng())
     start = time.perf_counter()
     texts = writer.write(args.task, skeletons, [(t.keyword, t.related) for t in topics], batch=args.batch or BATCH)
     seconds = time.perf_counter() - start

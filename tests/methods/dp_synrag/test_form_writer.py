@@ -9,8 +9,7 @@ import numpy as np
 import torch
 
 from core.methods.dp_synrag.release.structure import ReleasedForms
-from core.methods.dp_synrag.write.form_writer import FormWriter, pieces_of
-from core.methods.dp_synrag.write.slot_fillers import assign_fitting_forms, fills_roles, role_slots
+from core.methods.dp_synrag.write.form_writer import FormWriter, assign_forms, pieces_of
 from core.models.registry import packaged_tokenizer
 from core.models.tiny import build_tiny_language_model
 
@@ -25,27 +24,9 @@ def test_a_skeleton_is_fixed_wording_and_slots_in_order():
 
 def test_forms_are_drawn_in_proportion_to_their_noisy_counts():
     forms = ReleasedForms(("A [text].", "B [text]."), (300.0, 100.0))
-    drawn = assign_fitting_forms(forms, [("rota",)] * 4000, {}, np.random.default_rng())
+    drawn = assign_forms(forms, 4000, np.random.default_rng())
     share = drawn.count("A [text].") / 4000
     assert abs(share - 0.75) < 4 * (0.75 * 0.25 / 4000) ** 0.5
-
-
-def test_a_document_is_drawn_among_the_forms_whose_role_slots_its_topics_words_fill():
-    """A form whose "Medication: [text] [number] mg" a topic with no drug cannot fill is drawn for the topics that can;
-    a topic that fills none is drawn among all, by the noisy counts."""
-    triage = "Triage [number]:[number]: [name]. CC [text]. Cat [number]. ?[text] [number] mg given."
-    walked = "[name] walked in with [text]. Nurse assessment suggests [text]."
-    assert role_slots(triage) == ["symptom", "drug"] and role_slots(walked) == ["symptom", "condition"]
-    roles = {"relbesism": "condition", "vosnaxxane": "drug", "ankles": None, "wheezing": "symptom"}
-    drug_topic, condition_topic = ("vosnaxxane", "wheezing"), ("relbesism", "ankles")
-    assert fills_roles(triage, drug_topic, roles) and not fills_roles(triage, condition_topic, roles)
-    assert fills_roles(walked, condition_topic, roles) and not fills_roles(walked, drug_topic, roles)
-    forms = ReleasedForms((triage, walked), (300.0, 100.0))
-    rng = np.random.default_rng()
-    assert set(assign_fitting_forms(forms, [drug_topic] * 50, roles, rng)) == {triage}
-    assert set(assign_fitting_forms(forms, [condition_topic] * 50, roles, rng)) == {walked}
-    drawn = assign_fitting_forms(forms, [("stiffness",)] * 4000, {"stiffness": "symptom"}, rng)  # fills neither
-    assert abs(drawn.count(triage) / 4000 - 0.75) < 4 * (0.75 * 0.25 / 4000) ** 0.5
 
 
 def test_every_document_keeps_the_forms_wording_and_fills_each_slot_even_with_a_random_model():

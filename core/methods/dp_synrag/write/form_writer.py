@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import numpy as np
 import torch
 
 from core.methods.dp_synrag.release.structure import ReleasedForms
@@ -78,6 +79,13 @@ def pieces_of(skeleton: str) -> list[Piece]:
     if end < len(skeleton):
         out.append(Piece("fixed", skeleton[end:]))
     return out
+
+
+def assign_forms(forms: ReleasedForms, documents: int, rng: np.random.Generator) -> list[str]:
+    """Each document's skeleton, drawn in proportion to the released noisy counts (post-processing)."""
+    weights = np.asarray(forms.counts, dtype=np.float64)
+    chosen = rng.choice(len(forms.skeletons), size=documents, p=weights / weights.sum())
+    return [forms.skeletons[int(j)] for j in chosen]
 
 
 @dataclass(frozen=True)

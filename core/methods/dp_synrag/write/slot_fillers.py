@@ -7,9 +7,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-
-from core.methods.dp_synrag.release.structure import ReleasedForms
 from core.methods.dp_synrag.write.roles import CONDITION, DRUG, SYMPTOM, RoleSources, assign_roles
 from core.models.base import LanguageModel
 
@@ -98,40 +95,3 @@ def role_filler(role: str | None, words: Sequence[str], roles: Mapping[str, str 
         typed = typed[:3]
         return typed[0] if len(typed) == 1 else ", ".join(typed[:-1]) + " and " + typed[-1] if typed else ""
     return typed[0] if typed else ""
-
-
-_TEXT_SLOT = re.compile(r"\[text\]")
-_DOSE_NEXT = re.compile(r"^[^\[]*\[number\]\s*(mg|mcg|µg|ml|g|units?|iu)\b", re.I)  # "[text] [number] mg"
-_ANY_SLOT = re.compile(r"\[(?:name|number|month|text)\]")
-
-
-def role_slots(skeleton: str) -> list[str]:
-    """The roles of ``skeleton``'s ``[text]`` slots whose wording says one, as the writer reads them: the fixed
-    wording since the slot before (:func:`slot_role`), and a dose after it for a drug's."""
-    roles, at = [], 0
-    for m in _ANY_SLOT.finditer(skeleton):
-        if _TEXT_SLOT.fullmatch(m.group(0)):
-            role = slot_role(skeleton[at:m.start()], bool(_DOSE_NEXT.match(skeleton[m.end():])))
-            roles += [role] if role else []
-        at = m.end()
-    return roles
-
-
-def fills_roles(skeleton: str, words: Sequence[str], roles: Mapping[str, str | None]) -> bool:
-    """Whether a topic's released ``words`` (its own word first) fill every role slot of ``skeleton``; else the
-    writer would have to write a symptom, a condition or a drug in its own words ("Presenting complaint: Adopted the
-    new product")."""
-    return all(role_filler(role, words, roles, words[0]) for role in role_slots(skeleton))
-
-
-def assign_fitting_forms(forms: ReleasedForms, topics: Sequence[Sequence[str]], roles: Mapping[str, str | None],
-                         rng: np.random.Generator) -> list[str]:
-    """Each document's skeleton, drawn in proportion to the released noisy counts among the skeletons whose role
-    slots its topic's words fill (:func:`fills_roles`), or among all when none does. Post-processing."""
-    counts = np.asarray(forms.counts, dtype=np.float64)
-    chosen = []
-    for words in topics:
-        fits = np.array([fills_roles(s, words, roles) for s in forms.skeletons])
-        weights = counts * fits if (counts * fits).sum() > 0 else counts
-        chosen.append(forms.skeletons[int(rng.choice(len(weights), p=weights / weights.sum()))])
-    return chosen

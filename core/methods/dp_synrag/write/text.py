@@ -23,8 +23,8 @@ from core.methods.dp_synrag.shape.corpus_shape import CorpusShape
 from core.methods.dp_synrag.shape.released_topics import Topic
 from core.methods.dp_synrag.write.drafts import clean_draft, fit_length, guarantee_words
 from core.methods.dp_synrag.write.content_terms import invented_terms
-from core.methods.dp_synrag.write.form_writer import FormWriter
-from core.methods.dp_synrag.write.slot_fillers import assign_fitting_forms, released_roles
+from core.methods.dp_synrag.write.form_writer import FormWriter, assign_forms
+from core.methods.dp_synrag.write.slot_fillers import released_roles
 from core.methods.dp_synrag.write.public_decoding import writer_generator
 from core.methods.dp_synrag.write.realisation import REALISATION_STAGE
 from core.methods.dp_synrag.write.private_rows import GroupPrompts, group_source
@@ -49,12 +49,11 @@ class DocumentForm:
 
 def written_in_forms(topics: Sequence[Topic], forms: ReleasedForms, spec: DPSynRAGSpec,
                      ctx: MethodContext) -> dict[int, str]:
-    """Each topic's document in a released skeleton drawn by the skeletons' noisy counts among those whose role slots
-    the topic's released words fill (post-processing)."""
+    """Each topic's document in a released skeleton drawn by the skeletons' noisy counts (post-processing)."""
+    skeletons = assign_forms(forms, len(topics), ctx.rng())
     progress = StageProgress(ctx.reporter, REALISATION_STAGE, len(topics)).start("Writing in the corpus's own forms")
     threads.match_free_cores()  # the roles are asked of the model before the writer's first batch chooses again
     roles = released_roles(ctx.llm, sorted({w for t in topics for w in t.words}), spec.domain_lists)
-    skeletons = assign_fitting_forms(forms, [t.words for t in topics], roles, ctx.rng())  # role slots it can fill
     writer = FormWriter(ctx.llm, writer_generator("cpu", ctx.test_seed), random.Random(int(ctx.rng().integers(2**63))),
                         roles)
     texts = writer.write(ctx.task, skeletons, [(t.keyword, t.related) for t in topics],
