@@ -38,7 +38,7 @@ class _NoWriter:
     device = "cpu"
 
 
-def _word_lists(units, shape, selected, topic_counts, spec, plan, ctx) -> dict[int, str]:
+def _word_lists(units, shape, selected, topic_counts, spec, plan, ctx, form=None) -> dict[int, str]:
     return {i: " ".join(d.words) for i, d in enumerate(shape.documents)}
 
 
@@ -73,7 +73,7 @@ def main() -> int:
     spec = runs.run_spec(config, args.members, "dp_synrag", args.epsilon)
     spec = replace(spec, writing=replace(spec.writing, batch_rows=8))
     run = runs.run_method(spec, work, work / "run", _NoWriter(), None)
-    shape = json.loads((work / "run" / "checkpoints" / "corpus-shape.json").read_text())["shape"]
+    shape = json.loads((work / "run" / "checkpoints" / "dp_synrag" / "corpus-shape.json").read_text())["shape"]
     for topic, n in zip(shape["topics"], shape["allocation"]):
         co = ", ".join(f"{w}:{c:.0f}" for w, c in zip(topic["co_keywords"][:8], topic["co_counts"][:8]))
         print(f"{topic['count']:7.1f}  x{n}  {topic['word']}  {topic.get('merged_words') or ''}  | {co}")

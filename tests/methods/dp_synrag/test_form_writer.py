@@ -100,7 +100,7 @@ def test_what_a_test_confirmed_is_the_condition_but_what_confirmed_it_is_not():
 
 
 def test_an_age_beside_a_sex_a_drug_topic_in_no_condition_slot_and_no_doubled_word_at_a_join():
-    from core.methods.dp_synrag.write.form_writer import tidy
+    from core.methods.dp_synrag.write.sentence_cuts import tidy
     from core.methods.dp_synrag.write.slot_fillers import number_choices, role_filler
 
     assert min(number_choices("(", ", male) was admitted on")) == 18  # "(67, male)": an age
@@ -178,3 +178,32 @@ def test_a_date_made_of_a_slots_month_and_the_next_number_is_dropped_unless_the_
                          batch=2)
     assert invented_terms([" hives", " March"], ["vemrenopathy", "hives"]) == []  # no content term: the date drops it
     assert texts[0] == "" and re.search(r"Plan: start hives \d+ mg\.$", texts[1]), texts
+
+
+def test_a_form_whose_complaint_lead_was_not_released_writes_the_topics_symptoms_in_its_first_clause_slot():
+    """ "[name], [number], [text]. [text] a diagnosis of [text]." is "…, 39, was referred because of A, B and C. A
+    urine test supported a diagnosis of D." with the lead lost to a slot: its first clause slot holds the topic's
+    symptoms (typed or untyped, never the topic's own word or the form's words), not the writer's fiction. A form with a
+    symptom slot, a slot after a label, before a number or of a closed list gets none."""
+    from core.methods.dp_synrag.write.slot_fillers import complaint_filler, symptom_slot
+
+    def slot(skeleton: str, closed: tuple[int, ...] = ()) -> int:
+        return symptom_slot([(p.kind, p.text) for p in pieces_of(skeleton)], closed)
+
+    assert slot("[name], [number], [text]. [text] a diagnosis of [text].") == 0
+    assert slot("Follow-up note for [name], [text]. [text]. Working diagnosis of [text].") == 0
+    assert slot("[name] [text] [number] years old and [text]. Diagnosis: [text].") == 1
+    assert slot("[name], [number], [text]. [text] a diagnosis of [text].", closed=(0,)) == -1  # "female"
+    assert slot("Seen today: [name], [number]. Presenting symptoms were [text]. Assessment: [text].") == -1
+    assert slot("Sex: [text]. Diagnosis: [text].") == -1 and slot("[name], [text] [number]-[text]. Plan: [text].") == -1
+    roles = {"tusfosemia": "condition", "tregedcillin": "drug", "wheezing": "symptom"}
+    words = ["tusfosemia", "tregedcillin", "rash", "diagnosis", "wheezing", "insomnia", "sweating"]
+    assert complaint_filler(words, roles, "tusfosemia", "a diagnosis of") == "rash, wheezing and insomnia"
+    assert complaint_filler(["tusfosemia", "rash"], roles, "tusfosemia", "") == ""  # no symptom typed: not clinical
+    llm = build_tiny_language_model(packaged_tokenizer())
+    writer = FormWriter(llm, torch.Generator().manual_seed(3), random.Random(3), roles)  # test mode: fixed public seeds
+    texts = writer.write("Answer questions about symptoms.", ["[name], [number], [text]. [text] a diagnosis of [text]."] * 3,
+                         [("tusfosemia", ("tregedcillin", "rash", "wheezing"))] * 3, batch=3)
+    for text in filter(None, texts):
+        assert re.match(r"^[A-Z]\. [A-Z]\., \d{1,3}, rash and wheezing\. .*a diagnosis of tusfosemia\.$", text), text
+    assert any(texts)

@@ -35,11 +35,11 @@ from core.methods.dp_synrag.release.form_proposals import SLOT
 from core.methods.dp_synrag.vocab.vocabulary import load_person_names
 from core.methods.dp_synrag.write.content_terms import holds_date, invented_terms, states_date
 from core.methods.dp_synrag.write.roles import CONDITION
-from core.methods.dp_synrag.write.sentence_cuts import respell_variants
+from core.methods.dp_synrag.write.sentence_cuts import respell_variants, tidy
 from core.models import threads
 from core.models.base import LanguageModel
 from core.methods.dp_synrag.write.slot_fillers import (DAYS, HOURS, MINUTES, YEARS, _DOSE_AFTER, number_choices,
-                                                     role_filler, slot_role)
+                                                     complaint_filler, role_filler, slot_role, symptom_slot)
 
 TEXT_TOKENS = 16  # the longest [text] slot the writer fills with its own words
 SHORT_TEXT_TOKENS = 6  # ... before a number ("mg [text] [number] weeks": a dose's frequency)
@@ -154,6 +154,7 @@ class _Row:
     values: Mapping[int, Sequence[tuple[str, float]]] = field(default_factory=dict)  # released values per text slot
     form_count: float = 0.0  # its skeleton's released noisy count
     own: list[str] = field(default_factory=list)  # the [text] slots the model filled with its own words
+    symptom_at: int = -1  # the text slot that holds the topic's symptoms in a form with none (slot_fillers.symptom_slot)
 
 
 class FormWriter:
@@ -196,10 +197,14 @@ class FormWriter:
 
         values = {s: forms.slot_values(s) for s in set(skeletons)} if forms else {}  # once per skeleton, not per row
         counts = {s: forms.count(s) for s in set(skeletons)} if forms else {}
+        symptoms = {s: symptom_slot([(p.kind, p.text) for p in pieces_of(s)], {
+            j for j, v in values.get(s, {}).items() if sum(c for _, c in v) >= CLOSED_LIST_SHARE * counts.get(s, 0.0)})
+            for s in set(skeletons)}
         for start in range(0, len(skeletons), batch):
             threads.match_free_cores()  # each batch on the cores free now (a neighbour may have come or gone)
             rows = [_Row(i, pieces_of(skeletons[i]), (topics[i][0], *topics[i][1]),
-                         values=values.get(skeletons[i], {}), form_count=counts.get(skeletons[i], 0.0))
+                         values=values.get(skeletons[i], {}), form_count=counts.get(skeletons[i], 0.0),
+                         symptom_at=symptoms[skeletons[i]])
                     for i in range(start, min(start + batch, len(skeletons)))]
             messages = [prompt(task, topics[r.index][0], topics[r.index][1], skeletons[r.index]) for r in rows]
             self._write_batch(rows, messages, finished)
@@ -339,6 +344,10 @@ class FormWriter:
         dose = len(rest) >= 3 and rest[1].kind == "number" and bool(_DOSE_AFTER.match(rest[2].text))
         role = slot_role(before, dose)
         fresh = [w for w in row.words if w not in row.used] or list(row.words)
+        if role is None and row.symptom_at == sum(1 for p in row.pieces[: row.at] if p.kind == "text"):
+            filler = complaint_filler(fresh, self.roles, row.words[0], " ".join(p.text for p in row.pieces))
+            row.used.update(w for w in fresh if w in filler.split(", ") or f" {w}" in f" {filler}")
+            return filler  # the form's complaint clause lost its lead: the topic's symptoms, not the writer's fiction
         filler = role_filler(role, fresh, self.roles, row.words[0])
         if dose and slot_role(before) == CONDITION and filler:  # "?[text] 25 mg given": a condition, then its drug
             condition = role_filler(CONDITION, fresh, self.roles, row.words[0])
@@ -409,12 +418,3 @@ def _holds(value: str, word: str) -> bool:
 def prompt(task: str, topic: str, related: Sequence[str], skeleton: str) -> str:
     words = f" Related words: {', '.join(related)}." if related else ""
     return PROMPT.format(task=task.strip(), topic=topic, related=words, skeleton=skeleton)
-
-
-def tidy(text: str) -> str:
-    """Spaces the joins left: doubled spaces, a space before a punctuation mark, an empty pair of commas."""
-    text = re.sub(r"[ \t]+", " ", text)
-    text = re.sub(r"(?<=\w) ([,.])(?=\s|$)", r"\1", text)  # "sweating ." left at a join; a form's own spacing stays
-    text = re.sub(r",\s*([.;:])", r"\1", text)
-    text = re.sub(r"\b(for|to|on|in|of|at|and|the|a|an|with|by|mg) \1\b", r"\1", text)  # "mg for for 5 weeks": doubled at a join
-    return text.strip()

@@ -120,3 +120,12 @@ def _cut_before(sentence: str, start: int, at: int) -> str | None:
 def _ended(sentence: str) -> str:
     sentence = sentence.rstrip()
     return sentence if sentence.endswith((".", "!", "?", ":")) else sentence + "."
+
+
+def tidy(text: str) -> str:
+    """Spaces the joins left: doubled spaces, a space before a punctuation mark, an empty pair of commas."""
+    text = re.sub(r"[ \t]+", " ", text)
+    text = re.sub(r"(?<=\w) ([,.])(?=\s|$)", r"\1", text)  # "sweating ." left at a join; a form's own spacing stays
+    text = re.sub(r",\s*([.;:])", r"\1", text)
+    text = re.sub(r"\b(for|to|on|in|of|at|and|the|a|an|with|by|mg) \1\b", r"\1", text)  # "mg for for 5 weeks": doubled at a join
+    return text.strip()

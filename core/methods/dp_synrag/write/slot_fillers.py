@@ -5,7 +5,7 @@ role. Public rules on the released form's words and on released words only: post
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 
 from core.methods.dp_synrag.write.roles import CONDITION, DRUG, SYMPTOM, RoleSources, assign_roles
 from core.models.base import LanguageModel
@@ -91,7 +91,42 @@ def role_filler(role: str | None, words: Sequence[str], roles: Mapping[str, str 
         typed = [topic] if roles.get(topic) in (None, CONDITION) else []  # as another role ("Final diagnosis: <drug>")
     if role == SYMPTOM and not typed:  # a clinical form's untyped released words are mostly what patients report
         typed = [w for w in words if roles.get(w) is None and w != topic]
-    if role == SYMPTOM:
-        typed = typed[:3]
-        return typed[0] if len(typed) == 1 else ", ".join(typed[:-1]) + " and " + typed[-1] if typed else ""
-    return typed[0] if typed else ""
+    return listed(typed[:3]) if role == SYMPTOM else typed[0] if typed else ""
+
+
+def listed(words: Sequence[str]) -> str:
+    """"a", "a and b", "a, b and c"; "" for none."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1] if words else ""
+
+
+def complaint_filler(words: Sequence[str], roles: Mapping[str, str | None], topic: str, form_words: str) -> str:
+    """The words of a form's complaint slot (:func:`symptom_slot`): the topic's first three released words typed as a
+    symptom or untyped, in their released order, leaving out the topic's own word and the form's own words ("diagnosis"
+    in "Working diagnosis of"); "" unless one of them is typed as a symptom (a clinical topic)."""
+    if not any(roles.get(w) == SYMPTOM for w in words):
+        return ""
+    fixed = form_words.lower()
+    return listed([w for w in words if roles.get(w) in (None, SYMPTOM) and w != topic
+                   and not re.search(rf"\b{re.escape(w.lower())}\b", fixed)][:3])
+
+
+def symptom_slot(pieces: Sequence[tuple[str, str]], closed: Container[int] = ()) -> int:
+    """Which ``[text]`` slot (its place among the form's text slots) holds the topic's symptoms when the form's own
+    wording for them was not released (docs/method.md §2.6b), or -1. ``pieces``: the skeleton's (kind, text) pieces.
+
+    A template's complaint clause often loses its lead to a slot ("[name], [number], [text]." for "…, 39, was
+    referred because of A, B and C."): the writer's own words there are fiction, and the document then names its
+    condition without what the patient reported. So a form with no symptom slot gives that role to its first slot
+    that is a clause of its own: it follows a comma, a sentence's end or "and" (or opens the form), its wording before names
+    no role, it is followed by the end of a sentence, and its released values are no closed list (``closed``: "female").
+    """
+    slots = [(i, j) for j, i in enumerate(i for i, (kind, _) in enumerate(pieces) if kind == "text")]
+    fixed = lambda k: pieces[k][1] if 0 <= k < len(pieces) and pieces[k][0] == "fixed" else None  # noqa: E731
+    if any(slot_role(fixed(i - 1) or "") == SYMPTOM for i, _ in slots):
+        return -1
+    for i, j in slots:
+        before, after = fixed(i - 1), fixed(i + 1)
+        opens = before.rstrip()[-1:] in (",", ".", ";") or before.endswith(" and ") if before is not None else i == 0
+        if opens and slot_role(before or "") is None and (after or "").lstrip()[:1] in (".", ";") and j not in closed:
+            return j
+    return -1
