@@ -183,7 +183,8 @@ def test_a_date_made_of_a_slots_month_and_the_next_number_is_dropped_unless_the_
 def test_a_form_whose_complaint_lead_was_not_released_writes_the_topics_symptoms_in_its_first_clause_slot():
     """ "[name], [number], [text]. [text] a diagnosis of [text]." is "…, 39, was referred because of A, B and C. A
     urine test supported a diagnosis of D." with the lead lost to a slot: its first clause slot holds the topic's
-    symptoms (typed or untyped, never the topic's own word or the form's words), not the writer's fiction. A form with a
+    symptoms (typed or untyped, never the topic's own word or the form's words), not the writer's fiction; of several
+    such slots the last before the condition's. A form with a
     symptom slot, a slot after a label, before a number or of a closed list gets none."""
     from core.methods.dp_synrag.write.slot_fillers import complaint_filler, symptom_slot
 
@@ -191,7 +192,8 @@ def test_a_form_whose_complaint_lead_was_not_released_writes_the_topics_symptoms
         return symptom_slot([(p.kind, p.text) for p in pieces_of(skeleton)], closed)
 
     assert slot("[name], [number], [text]. [text] a diagnosis of [text].") == 0
-    assert slot("Follow-up note for [name], [text]. [text]. Working diagnosis of [text].") == 0
+    assert slot("Follow-up note for [name], [text]. [text]. Working diagnosis of [text].") == 1  # the last before it
+    assert slot("Diagnosis: [text]. [name], [number], [text]. [text].") == 1  # none before the condition: the first after
     assert slot("[name] [text] [number] years old and [text]. Diagnosis: [text].") == 1
     assert slot("[name], [number], [text]. [text] a diagnosis of [text].", closed=(0,)) == -1  # "female"
     assert slot("Seen today: [name], [number]. Presenting symptoms were [text]. Assessment: [text].") == -1
@@ -199,7 +201,8 @@ def test_a_form_whose_complaint_lead_was_not_released_writes_the_topics_symptoms
     roles = {"tusfosemia": "condition", "tregedcillin": "drug", "wheezing": "symptom"}
     words = ["tusfosemia", "tregedcillin", "rash", "diagnosis", "wheezing", "insomnia", "sweating"]
     assert complaint_filler(words, roles, "tusfosemia", "a diagnosis of") == "rash, wheezing and insomnia"
-    assert complaint_filler(["tusfosemia", "rash"], roles, "tusfosemia", "") == ""  # no symptom typed: not clinical
+    assert complaint_filler(["tusfosemia", "rash"], roles, "tusfosemia", "") == "rash"  # the run is clinical
+    assert complaint_filler(["tusfosemia", "rash"], {"tusfosemia": "condition"}, "tusfosemia", "") == ""  # not clinical
     llm = build_tiny_language_model(packaged_tokenizer())
     writer = FormWriter(llm, torch.Generator().manual_seed(3), random.Random(3), roles)  # test mode: fixed public seeds
     texts = writer.write("Answer questions about symptoms.", ["[name], [number], [text]. [text] a diagnosis of [text]."] * 3,

@@ -102,8 +102,9 @@ def listed(words: Sequence[str]) -> str:
 def complaint_filler(words: Sequence[str], roles: Mapping[str, str | None], topic: str, form_words: str) -> str:
     """The words of a form's complaint slot (:func:`symptom_slot`): the topic's first three released words typed as a
     symptom or untyped, in their released order, leaving out the topic's own word and the form's own words ("diagnosis"
-    in "Working diagnosis of"); "" unless one of them is typed as a symptom (a clinical topic)."""
-    if not any(roles.get(w) == SYMPTOM for w in words):
+    in "Working diagnosis of"); "" unless a released word of the run is typed as a symptom (``roles``: the run's
+    words; a clinical corpus, whether or not this document's sampled words hold one)."""
+    if SYMPTOM not in roles.values():
         return ""
     fixed = form_words.lower()
     return listed([w for w in words if roles.get(w) in (None, SYMPTOM) and w != topic
@@ -116,14 +117,27 @@ def symptom_slot(pieces: Sequence[tuple[str, str]], closed: Container[int] = ())
 
     A template's complaint clause often loses its lead to a slot ("[name], [number], [text]." for "…, 39, was
     referred because of A, B and C."): the writer's own words there are fiction, and the document then names its
-    condition without what the patient reported. So a form with no symptom slot gives that role to its first slot
-    that is a clause of its own: it follows a comma, a sentence's end or "and" (or opens the form), its wording before names
-    no role, it is followed by the end of a sentence, and its released values are no closed list (``closed``: "female").
-    """
+    condition without what the patient reported. So a form with no symptom slot gives that role to a slot that is a
+    clause of its own: it follows a comma, a sentence's end or "and" (or opens the form), its wording before names no
+    role, it is followed by the end of a sentence, and its released values are no closed list (``closed``: "female").
+    Of several, the last before the form's condition slot (a note states the complaint just before its assessment:
+    "Follow-up note for [name], [text]. [text]. Working diagnosis of [text]." is "…, aged 30. Complains of …"),
+    else the first after it."""
     slots = [(i, j) for j, i in enumerate(i for i, (kind, _) in enumerate(pieces) if kind == "text")]
     fixed = lambda k: pieces[k][1] if 0 <= k < len(pieces) and pieces[k][0] == "fixed" else None  # noqa: E731
     if any(slot_role(fixed(i - 1) or "") == SYMPTOM for i, _ in slots):
         return -1
+    before_condition, after_condition, assessed = -1, -1, False
+    for i, j in slots:
+        before, after = fixed(i - 1), fixed(i + 1)
+        assessed = assessed or slot_role(before or "") == CONDITION
+        opens = before.rstrip()[-1:] in (",", ".", ";") or before.endswith(" and ") if before is not None else i == 0
+        if opens and slot_role(before or "") is None and (after or "").lstrip()[:1] in (".", ";") and j not in closed:
+            if not assessed:
+                before_condition = j
+            elif after_condition < 0:
+                after_condition = j
+    return before_condition if before_condition >= 0 else after_condition
     for i, j in slots:
         before, after = fixed(i - 1), fixed(i + 1)
         opens = before.rstrip()[-1:] in (",", ".", ";") or before.endswith(" and ") if before is not None else i == 0
