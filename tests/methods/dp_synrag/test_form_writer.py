@@ -186,7 +186,7 @@ def test_a_form_whose_complaint_lead_was_not_released_writes_the_topics_symptoms
     symptoms (typed or untyped, never the topic's own word or the form's words), not the writer's fiction; of several
     such slots the last before the condition's. A form with a
     symptom slot, a slot after a label, before a number or of a closed list gets none."""
-    from core.methods.dp_synrag.write.slot_fillers import complaint_filler, symptom_slot
+    from core.methods.dp_synrag.write.slot_fillers import complaint_filler, role_filler, symptom_slot
 
     def slot(skeleton: str, closed: tuple[int, ...] = ()) -> int:
         return symptom_slot([(p.kind, p.text) for p in pieces_of(skeleton)], closed)
@@ -202,6 +202,8 @@ def test_a_form_whose_complaint_lead_was_not_released_writes_the_topics_symptoms
     words = ["tusfosemia", "tregedcillin", "rash", "diagnosis", "wheezing", "insomnia", "sweating"]
     assert complaint_filler(words, roles, "tusfosemia", "a diagnosis of") == "rash, wheezing and insomnia"
     assert complaint_filler(["tusfosemia", "rash"], roles, "tusfosemia", "") == "rash"  # the run is clinical
+    assert role_filler("symptom", ["triage", "cramps", "wheezing"], roles, "x", "Triage category: [number]") == \
+        "cramps and wheezing"  # a symptom slot never lists the form's own word
     assert complaint_filler(["tusfosemia", "rash"], {"tusfosemia": "condition"}, "tusfosemia", "") == ""  # not clinical
     llm = build_tiny_language_model(packaged_tokenizer())
     writer = FormWriter(llm, torch.Generator().manual_seed(3), random.Random(3), roles)  # test mode: fixed public seeds

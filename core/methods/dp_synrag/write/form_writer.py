@@ -197,9 +197,8 @@ class FormWriter:
 
         values = {s: forms.slot_values(s) for s in set(skeletons)} if forms else {}  # once per skeleton, not per row
         counts = {s: forms.count(s) for s in set(skeletons)} if forms else {}
-        symptoms = {s: symptom_slot([(p.kind, p.text) for p in pieces_of(s)], {
-            j for j, v in values.get(s, {}).items() if sum(c for _, c in v) >= CLOSED_LIST_SHARE * counts.get(s, 0.0)})
-            for s in set(skeletons)}
+        symptoms = {s: symptom_slot([(p.kind, p.text) for p in pieces_of(s)], {j for j, v in values.get(s, {}).items()
+                    if sum(c for _, c in v) >= CLOSED_LIST_SHARE * counts.get(s, 0.0)}) for s in set(skeletons)}
         for start in range(0, len(skeletons), batch):
             threads.match_free_cores()  # each batch on the cores free now (a neighbour may have come or gone)
             rows = [_Row(i, pieces_of(skeletons[i]), (topics[i][0], *topics[i][1]),
@@ -344,11 +343,12 @@ class FormWriter:
         dose = len(rest) >= 3 and rest[1].kind == "number" and bool(_DOSE_AFTER.match(rest[2].text))
         role = slot_role(before, dose)
         fresh = [w for w in row.words if w not in row.used] or list(row.words)
+        form_words = " ".join(p.text for p in row.pieces)
         if role is None and row.symptom_at == sum(1 for p in row.pieces[: row.at] if p.kind == "text"):
-            filler = complaint_filler(fresh, self.roles, row.words[0], " ".join(p.text for p in row.pieces))
+            filler = complaint_filler(fresh, self.roles, row.words[0], form_words)
             row.used.update(w for w in fresh if w in filler.split(", ") or f" {w}" in f" {filler}")
             return filler  # the form's complaint clause lost its lead: the topic's symptoms, not the writer's fiction
-        filler = role_filler(role, fresh, self.roles, row.words[0])
+        filler = role_filler(role, fresh, self.roles, row.words[0], form_words)
         if dose and slot_role(before) == CONDITION and filler:  # "?[text] 25 mg given": a condition, then its drug
             condition = role_filler(CONDITION, fresh, self.roles, row.words[0])
             filler = f"{condition}, {filler}" if condition and condition != filler else filler

@@ -81,17 +81,23 @@ def slot_role(before: str, dose_after: bool = False) -> str | None:
     return max(found)[2] if found else None  # the cue nearest the slot; of two ending there, the longer
 
 
-def role_filler(role: str | None, words: Sequence[str], roles: Mapping[str, str | None], topic: str) -> str:
-    """The words a typed slot is written with: the topic's released words of its role (a symptom list joined with
-    commas and "and"), the topic's own word for a condition slot when no word is typed as one; "" when none."""
+def role_filler(role: str | None, words: Sequence[str], roles: Mapping[str, str | None], topic: str,
+                form_words: str = "") -> str:
+    """The words a typed slot is written with: the topic's released words of its role, the topic's own word for a
+    condition slot when no word is typed as one; for a symptom slot the first three words typed as a symptom or untyped
+    (a clinical form's untyped released words are mostly what patients report), in their released order, joined with
+    commas and "and", leaving out the topic's own word and the form's own words (``form_words``: "triage" in "Triage
+    category:", "diagnosis" in "Working diagnosis of"); "" when none."""
     if role is None:
         return ""
+    if role == SYMPTOM:
+        fixed = form_words.lower()
+        return listed([w for w in words if roles.get(w) in (None, SYMPTOM) and w != topic
+                       and not re.search(rf"\b{re.escape(w.lower())}\b", fixed)][:3])
     typed = [w for w in words if roles.get(w) == role]
     if role == CONDITION and not typed:  # the topic's own word stands for what the form names there, unless typed
         typed = [topic] if roles.get(topic) in (None, CONDITION) else []  # as another role ("Final diagnosis: <drug>")
-    if role == SYMPTOM and not typed:  # a clinical form's untyped released words are mostly what patients report
-        typed = [w for w in words if roles.get(w) is None and w != topic]
-    return listed(typed[:3]) if role == SYMPTOM else typed[0] if typed else ""
+    return typed[0] if typed else ""
 
 
 def listed(words: Sequence[str]) -> str:
@@ -100,15 +106,10 @@ def listed(words: Sequence[str]) -> str:
 
 
 def complaint_filler(words: Sequence[str], roles: Mapping[str, str | None], topic: str, form_words: str) -> str:
-    """The words of a form's complaint slot (:func:`symptom_slot`): the topic's first three released words typed as a
-    symptom or untyped, in their released order, leaving out the topic's own word and the form's own words ("diagnosis"
-    in "Working diagnosis of"); "" unless a released word of the run is typed as a symptom (``roles``: the run's
-    words; a clinical corpus, whether or not this document's sampled words hold one)."""
-    if SYMPTOM not in roles.values():
-        return ""
-    fixed = form_words.lower()
-    return listed([w for w in words if roles.get(w) in (None, SYMPTOM) and w != topic
-                   and not re.search(rf"\b{re.escape(w.lower())}\b", fixed)][:3])
+    """The words of a form's complaint slot (:func:`symptom_slot`): a symptom slot's (:func:`role_filler`); "" unless
+    a released word of the run is typed as a symptom (``roles``: the run's words; a clinical corpus, whether or not
+    this document's sampled words hold one)."""
+    return role_filler(SYMPTOM, words, roles, topic, form_words) if SYMPTOM in roles.values() else ""
 
 
 def symptom_slot(pieces: Sequence[tuple[str, str]], closed: Container[int] = ()) -> int:
