@@ -187,8 +187,10 @@ def test_a_tiny_rpsg_downstream_run_uses_the_seeds_reports_its_selection_epsilon
     rows = {row["method"]: row for row in result["rows"] if row["kind"] == "synthetic"}
     assert rows["rpsg"]["n_units"] == result["split"]["seeds"]
     assert rows["dp_synrag"]["n_units"] == result["split"]["members"]
-    for row in rows.values():
-        assert row["rho_charged"] == pytest.approx(row["rho_planned"], rel=1e-9), (row["method"], row.get("plan"))
+    for row in rows.values():  # every stage charged, unless every class's released count fell under MIN_CLASS_COUNT
+        # (two seeds a class: about one draw in two each), when only the class counts are drawn and nothing is written
+        assert row["rho_charged"] == pytest.approx(row["rho_planned"], rel=1e-9) or (
+            row["n_train"] == 0 and 0 < row["rho_charged"] < row["rho_planned"]), (row["method"], row.get("plan"))
     # the per-document candidate-selection ε: below the run's ε (the class counts take their share)
     assert 0 < rows["rpsg"]["plan"]["epsilon_guaranteed"] < 10.0
     assert rows["rpsg"]["seconds_per_100_units"] > 0 and rows["rpsg"]["cpu_seconds_per_100_units"] > 0

@@ -133,6 +133,8 @@ def test_a_document_whose_own_words_state_a_fact_no_released_word_holds_is_dropp
     assert invented_terms(["came in with asthma and sneezing", "seen on Monday"], ["tusfosemia", "asthma"]) == \
         ["sneezing", "monday"]
     assert invented_terms(["given zostatin at the university"], ["Seen today:"]) == ["zostatin", "university"]
+    assert invented_terms(["very special to me diagnosis of diabetes"], ["votrosxane"]) == ["diabetes"]  # ICD-10-CM
+    # names diabetes only with a qualifier: the general words hold the bare name a writer uses
     assert invented_terms(["a few days of feeling unwell"], ["tusfosemia"]) == []
     phrase = frozenset({"brittle nails"})  # a phrase the run released (another topic's symptom): a content term too
     assert invented_terms(["with brittle nails"], ["tusfosemia"]) == [] and \

@@ -21,7 +21,12 @@ from core.common.paths import resources_dir
 from core.methods.dp_synrag.vocab.vocabulary import read_word_list
 from core.methods.dp_synrag.write.roles import DOSAGE_FORMS, morphology_role
 
-GENERAL_CONDITIONS = ("cancer", "tumour", "tumor", "carcinoma", "leukaemia", "leukemia", "lymphoma", "covid")
+# General disease words; and common conditions ICD-10-CM names only with a qualifier ("Type 2 diabetes mellitus …",
+# "Essential (primary) hypertension"), so that its list lacks the word a writer uses. Not "stroke" or "depression":
+# ordinary English in other corpora (a news article's economic depression).
+GENERAL_CONDITIONS = ("cancer", "tumour", "tumor", "carcinoma", "leukaemia", "leukemia", "lymphoma", "covid",
+                      "diabetes", "hypertension", "arthritis", "tuberculosis", "hepatitis", "dementia", "influenza",
+                      "malaria", "hiv", "anaemia", "alzheimer", "parkinson")
 INSTITUTIONS = ("court", "police", "school", "prison", "council", "tribunal", "church", "university", "landlord",
                 "headmaster", "employer")
 GENERIC = frozenset(("illness", "pain", "injury", "blood", "disease", "disorder", "condition", "infection",
