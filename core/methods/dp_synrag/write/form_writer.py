@@ -344,11 +344,9 @@ class FormWriter:
         role = slot_role(before, dose)
         fresh = [w for w in row.words if w not in row.used] or list(row.words)
         form_words = " ".join(p.text for p in row.pieces)
-        if role is None and row.symptom_at == sum(1 for p in row.pieces[: row.at] if p.kind == "text"):
-            filler = complaint_filler(fresh, self.roles, row.words[0], form_words)
-            row.used.update(w for w in fresh if w in filler.split(", ") or f" {w}" in f" {filler}")
-            return filler  # the form's complaint clause lost its lead: the topic's symptoms, not the writer's fiction
-        filler = role_filler(role, fresh, self.roles, row.words[0], form_words)
+        complaint = role is None and row.symptom_at == sum(1 for p in row.pieces[: row.at] if p.kind == "text")
+        filler = complaint_filler(fresh, self.roles, row.words[0], form_words) if complaint else \
+            role_filler(role, fresh, self.roles, row.words[0], form_words)  # complaint: a form that lost its lead
         if dose and slot_role(before) == CONDITION and filler:  # "?[text] 25 mg given": a condition, then its drug
             condition = role_filler(CONDITION, fresh, self.roles, row.words[0])
             filler = f"{condition}, {filler}" if condition and condition != filler else filler
