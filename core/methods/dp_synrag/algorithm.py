@@ -53,6 +53,7 @@ from core.methods.dp_synrag.shape.corpus_shape import CorpusShape, Releases, sha
 from core.methods.dp_synrag.shape.examples import form_length, form_reference, form_words
 from core.methods.dp_synrag.shape.labels import label_documents
 from core.methods.dp_synrag.vocab.vocabulary import Vocabulary
+from core.methods.dp_synrag.write.content_terms import public_terms
 from core.methods.dp_synrag.write.dedup import drop_near_duplicates
 from core.methods.dp_synrag.write.text import DocumentForm, write_texts
 from core.methods.private_prediction.self_filter import self_filter
@@ -99,7 +100,7 @@ def run_dp_synrag(units: Sequence[Unit], vocab: Vocabulary, spec: DPSynRAGSpec, 
     read by ``examples.public_example``; public, "" none)."""
     first = release_first(units, vocab, spec, plan, ctx)  # step 0: n̂, the length, the corpus's phrases and forms
     spec = first.spec
-    topics = release_topics(units, first, form_words(example), plan, ctx)  # steps 1–2c: h', W, C_r, co-keywords
+    topics = release_topics(units, first, not_topics(example, first.forms), plan, ctx)  # steps 1–2c: h', W, C_r, …
     selected = refine(units, topics.clusters, spec, plan, ctx)  # step 3: S_r ⊆ C_r
     shape = shape_corpus(topics.releases, spec, ctx, topics.support, form_length(example))  # post-processing
     followed = follows_forms(first.forms, spec.size_bound or first.size)
@@ -129,6 +130,13 @@ def release_first(units: Sequence[Unit], vocab: Vocabulary, spec: DPSynRAGSpec, 
     names = frozenset(with_phrases.words) - frozenset(vocab.words)
     chosen = with_size(spec, size, plan.sigma_h, len(with_phrases))
     return FirstReleases(size, length, with_phrases, names, forms, chosen, chosen_settings_words(spec, chosen, size))
+
+
+def not_topics(example: str, forms: ReleasedForms) -> frozenset[str]:
+    """The words no topic is (public): the shown form's (``form_words``) and the released skeletons' fixed words
+    ("wk" in "Review in [number] wk."), how a document is written, not what it is about; a public condition or
+    symptom name (ICD-10-CM) in a skeleton stays a topic word (a form kept for one condition: "Asthma review")."""
+    return form_words(example) | (forms.fixed_words() - public_terms())
 
 
 def release_topics(units: Sequence[Unit], first: FirstReleases, form: frozenset[str], plan: DPSynRAGPlan,

@@ -68,7 +68,7 @@ def test_a_numbers_kind_comes_from_the_forms_wording_around_it():
     assert listed == [(1,), (2,)]
 
 
-def test_a_documents_dates_share_one_year_and_keep_their_order_by_month():
+def test_a_documents_dates_share_one_year_and_keep_their_order_by_month_also_in_numeric_dates():
     llm = build_tiny_language_model(packaged_tokenizer())
     writer = FormWriter(llm, torch.Generator().manual_seed(5), random.Random(5))  # test mode: fixed public seeds
     skeleton = "Admitted: [number] [month] [number]\nDischarged: [number] [month] [number]\nSeen [number]/[number]/[number]."
@@ -81,6 +81,8 @@ def test_a_documents_dates_share_one_year_and_keep_their_order_by_month():
         (m1, y1), (m2, y2) = found
         assert y1 == y2 and months[m1] <= months[m2], text
         assert text.rstrip(".").endswith("/" + y1), text  # the numeric date takes the document's year too
+        numeric_month = int(re.findall(r"(\d+)/(\d+)/\d{4}", text)[0][1])
+        assert months[m2] + 1 <= numeric_month <= 12, text  # and its month is no earlier ("16-10-2023" after "3-12")
 
 
 def test_a_misspelt_copy_of_a_released_word_is_written_as_the_word():
@@ -214,3 +216,36 @@ def test_a_form_whose_complaint_lead_was_not_released_writes_the_topics_symptoms
     for text in filter(None, texts):
         assert re.match(r"^[A-Z]\. [A-Z]\., \d{1,3}, rash and wheezing\. .*a diagnosis of tusfosemia\.$", text), text
     assert any(texts)
+
+
+def test_a_slot_never_says_a_word_twice_even_when_the_writer_prefers_it():
+    """The output check's "Presented with: current study of current report of …": a word of four letters or more a
+    slot has written is never its next token, however likely; a short word ("of") may come again."""
+    from core.methods.dp_synrag.write.form_writer import _Row
+
+    llm = build_tiny_language_model(packaged_tokenizer())
+    writer = FormWriter(llm, torch.Generator().manual_seed(5), random.Random(5))  # test mode: fixed public seeds
+    (current,), (of,) = writer.encode(" current"), writer.encode(" of")
+    row = _Row(0, pieces_of("Presented with: [text]."), ("vemrenopathy",), at=1, slot_tokens=3,
+               slot_text=" current study of")
+    for favourite in (current, of):
+        logits = torch.zeros(llm.vocab_size)
+        logits[favourite] = 50.0
+        chosen = writer._sample_slot(row, "text", logits)
+        assert (chosen != current) if favourite == current else (chosen == of)
+
+
+def test_a_mark_that_opens_the_forms_next_words_ends_the_slot():
+    """The output check's "(19, age )) was admitted on ) was admitted on": a slot before ") was admitted on" that
+    writes ")" has ended; the form's own ")" follows once."""
+    from core.methods.dp_synrag.write.form_writer import _Row
+
+    llm = build_tiny_language_model(packaged_tokenizer())
+    writer = FormWriter(llm, torch.Generator().manual_seed(5), random.Random(5))  # test mode: fixed public seeds
+    (bracket,) = writer.encode(")")
+    pieces = pieces_of("[name] ([number], [text]) was admitted on [month].")
+    row = _Row(0, pieces, ("vemrenopathy",), at=[p.kind for p in pieces].index("text"), slot_tokens=1,
+               slot_text=" female")
+    logits = torch.zeros(llm.vocab_size)
+    logits[bracket] = 50.0
+    assert writer._sample_slot(row, "text", logits) is None

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from core.corpus import Unit
+from core.methods.dp_synrag.algorithm import not_topics
 from core.methods.dp_synrag.release.budget import plan_dp_synrag
 from core.methods.dp_synrag.release.structure import ReleasedForms, followable, follows_forms, release_forms
 from core.methods.dp_synrag.release.form_proposals import (
@@ -343,3 +344,15 @@ def test_a_released_inner_wording_most_of_its_clauses_hold_is_kept_between_two_t
     # only in a clause that opens with the key's word and a released opener
     assert "and" not in skeleton_of("Rosa Novak called on 18 Mar 2025 about ShiftBoard: rota and sync broken.",
                                      {**released, "we … and": 80.0, "rota … and": 80.0}, lists).split("about")[1]
+
+
+def test_the_released_forms_fixed_words_are_no_topic_but_a_public_condition_name_in_one_stays():
+    """A word a released skeleton writes around its slots ("wk" in "Review in [number] wk.") is how documents are
+    written: no topic (the discharge file's "Dx: wk"); a public ICD-10-CM name in a form still is one."""
+    forms = ReleasedForms(skeletons=("Asthma review for [name]. Review in [number] wk.", "Seen: [text]."),
+                          counts=(30.0, 20.0))
+    assert forms.fixed_words() == {"asthma", "review", "for", "in", "wk", "seen"}
+    words = not_topics("", forms)
+    assert {"wk", "review", "seen"} <= words
+    assert "asthma" not in words
+    assert {"wk", "review"}.isdisjoint(not_topics("", ReleasedForms()))

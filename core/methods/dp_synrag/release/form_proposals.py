@@ -403,8 +403,13 @@ def _merge_fillers(skeleton: str, lists: FormLists) -> str:
     return _WORD_IN_TEXT.sub(lambda m: "[text]" if m.group(1).lower() in lists.common else m.group(0), skeleton)
 
 
+def skeleton_words(skeleton: str) -> list[str]:
+    """The words a skeleton writes around its slots, in order."""
+    return re.findall(r"[^\W\d_]+", SLOT.sub(" ", skeleton))
+
+
 def fixed_words(skeleton: str) -> int:
-    return len(re.findall(r"[^\W\d_]+", SLOT.sub(" ", skeleton)))
+    return len(skeleton_words(skeleton))
 
 
 def propose_skeletons(unit: Unit, openers: Mapping[str, float], lists: FormLists, max_items: int) -> list[str]:

@@ -45,7 +45,7 @@ from core.privacy.planner import STAGE_FORM_OPENERS
 from core.privacy.release import Release, run_release
 from core.privacy.set_union import expected_releases, item_counts
 from core.common.progress import ProgressEvent, StageProgress
-from core.methods.dp_synrag.release.form_proposals import FormLists, propose_openers, propose_skeletons
+from core.methods.dp_synrag.release.form_proposals import FormLists, propose_openers, propose_skeletons, skeleton_words
 from core.methods.dp_synrag.release.form_values import propose_values, slot_labels, split_value_item
 
 
@@ -66,6 +66,11 @@ class ReleasedForms:
             if found:
                 out[slot] = found
         return out
+
+    def fixed_words(self) -> frozenset[str]:
+        """The words the released skeletons write around their slots ("review" and "wk" in "Review in [number] wk."):
+        how the corpus's documents are written, not what one is about (public: DP outputs)."""
+        return frozenset(w.lower() for s in self.skeletons for w in skeleton_words(s))
 
     def count(self, skeleton: str) -> float:
         return next((c for s, c in zip(self.skeletons, self.counts) if s == skeleton), 0.0)

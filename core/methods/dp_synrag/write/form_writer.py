@@ -10,9 +10,9 @@ the model's logits session:
   ``TEXT_TOKENS``;
 * a document whose ``[text]`` slots state a fact no released word holds (a condition, drug, symptom, institution
   or date: ``content_terms``) is dropped;
-* ``[number]`` is one to three digits of the writer's choosing; ``[name]`` an invented pair of initials
-  ("K. S."); ``[month]`` a month drawn at random, never earlier than the document's month before it; a
-  document's years are one year, drawn at its first date (so "Admitted … Discharged …" keep their order by month).
+* ``[number]`` is one to three digits of the writer's choosing; ``[name]`` an invented pair of initials ("K. S.");
+  ``[month]`` (and a numeric date's month) a month drawn at random, never earlier than the document's month before
+  it; a document's years are one year, drawn at its first date ("Admitted … Discharged …" keep their order).
 
 The prompt holds only the public task, the topic's released words and the released skeleton. Nothing here reads a
 private document.
@@ -25,21 +25,21 @@ import random
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 import torch
 
 from core.methods.dp_synrag.release.structure import ReleasedForms
 from core.methods.dp_synrag.release.form_proposals import SLOT
-from core.methods.dp_synrag.vocab.vocabulary import load_person_names
 from core.methods.dp_synrag.write.content_terms import holds_date, invented_terms, states_date
 from core.methods.dp_synrag.write.roles import CONDITION
 from core.methods.dp_synrag.write.sentence_cuts import respell_variants, tidy
 from core.models import threads
 from core.models.base import LanguageModel
-from core.methods.dp_synrag.write.slot_fillers import (DAYS, HOURS, MINUTES, YEARS, _DOSE_AFTER, number_choices,
-                                                     complaint_filler, role_filler, slot_role, symptom_slot)
+from core.methods.dp_synrag.write.token_table import token_table
+from core.methods.dp_synrag.write.slot_fillers import (DAYS, HOURS, MINUTES, MONTH_NUMBERS, YEARS, _DOSE_AFTER,
+                                                     complaint_filler, number_choices, role_filler, slot_role,
+                                                     symptom_slot)
 
 TEXT_TOKENS = 16  # the longest [text] slot the writer fills with its own words
 SHORT_TEXT_TOKENS = 6  # ... before a number ("mg [text] [number] weeks": a dose's frequency)
@@ -53,10 +53,8 @@ BATCH = 32
 MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
                "November", "December")
 _INITIALS = "ABCDEFGHIJKLMNOPRSTW"
+_MARKS = set(")]|/-")  # a mark that opens the form's next words ends the slot the writer is filling
 CLOSED_LIST_SHARE = 0.5  # a slot's released values stand for this share of its form's count: drawn when untyped
-_CLAUSE_END = re.compile(r"[.;:!?\n]")
-_DIGITS = set("0123456789")
-_ODD = set("[]\\|{}<>_#*=~^`@$%&")  # marks no document of prose writes inside a slot
 PROMPT = ("Write one document of a collection used for this purpose: {task}\n"
           "It is about {topic}.{related}\n"
           "Write it in exactly this form, filling each part in square brackets with your own words:\n{skeleton}")
@@ -86,49 +84,6 @@ def assign_forms(forms: ReleasedForms, documents: int, rng: np.random.Generator)
     weights = np.asarray(forms.counts, dtype=np.float64)
     chosen = rng.choice(len(forms.skeletons), size=documents, p=weights / weights.sum())
     return [forms.skeletons[int(j)] for j in chosen]
-
-
-@dataclass(frozen=True)
-class TokenTable:
-    """Public facts of every token of the writer's vocabulary, computed once per tokenizer."""
-
-    texts: tuple[str, ...]
-    digits: torch.Tensor  # bool [V]: digits only
-    has_digit: torch.Tensor
-    clause_end: torch.Tensor  # holds . ; : ! ? or a line break
-    banned: torch.Tensor  # brackets, special tokens, control characters
-    space_start: torch.Tensor  # starts with a space (and holds more)
-    name_like: torch.Tensor  # a capitalised given name or surname of the public list: the writer never writes one
-    letters: torch.Tensor  # letters only (no space): a unit or a letter written onto a number ("86M", "5mg")
-    lone_capital: torch.Tensor  # one capital letter: an initial, never a slot's first word ("Issue: I.")
-
-    @property
-    def size(self) -> int:
-        return len(self.texts)
-
-
-@lru_cache(maxsize=4)
-def _table(tokenizer, vocab_size: int) -> TokenTable:
-    special = set(getattr(tokenizer, "all_special_ids", []) or [])
-    texts = []
-    for i in range(vocab_size):
-        try:
-            texts.append(tokenizer.decode([i]) if i < len(tokenizer) else "")
-        except Exception:  # an id the tokenizer cannot decode is never written
-            texts.append("")
-    digits = torch.tensor([bool(t.strip()) and set(t.strip()) <= _DIGITS and t.lstrip(" ") == t.strip() for t in texts])
-    space_start = torch.tensor([t.startswith(" ") and len(t) > 1 for t in texts])
-    has_digit = torch.tensor([any(c.isdigit() for c in t) for t in texts])
-    clause_end = torch.tensor([bool(_CLAUSE_END.search(t)) for t in texts])
-    banned = torch.tensor([
-        i in special or not t or bool(set(t) & _ODD) or "\ufffd" in t or any(ord(c) < 32 and c != "\n" for c in t)
-        for i, t in enumerate(texts)
-    ])
-    names = load_person_names()
-    name_like = torch.tensor([t.strip()[:1].isupper() and t.strip().lower() in names for t in texts])
-    letters = torch.tensor([t.isalpha() for t in texts])
-    lone_capital = torch.tensor([len(t.strip()) == 1 and t.strip().isupper() for t in texts])
-    return TokenTable(tuple(texts), digits, has_digit, clause_end, banned, space_start, name_like, letters, lone_capital)
 
 
 @dataclass
@@ -164,7 +119,7 @@ class FormWriter:
                  roles: Mapping[str, str | None] | None = None) -> None:
         self.llm = llm
         self.tokenizer = llm.chat.tokenizer
-        self.table = _table(self.tokenizer, llm.vocab_size)
+        self.table = token_table(self.tokenizer, llm.vocab_size)
         self.generator = generator
         self.rng = rng
         self._first_tokens: dict[str, list[int]] = {}
@@ -311,42 +266,42 @@ class FormWriter:
         return number_choices(before, after)
 
     def _draw(self, row: _Row, choices: Sequence[int | str]) -> int | str:
-        """A value of ``choices``; a year is drawn once per document, so its dates fall in one year."""
-        if tuple(choices) != YEARS:
-            return self.rng.choice(choices)
-        row.year = row.year or self.rng.choice(YEARS)
-        return row.year
+        """A value of ``choices``; a document's dates share one year, and their months keep order ("16-10-2023")."""
+        if tuple(choices) == YEARS:
+            row.year = row.year or self.rng.choice(YEARS)
+            return row.year
+        if tuple(choices) == MONTH_NUMBERS:
+            row.month_floor = self.rng.randrange(row.month_floor, len(MONTH_NAMES))
+        return row.month_floor + 1 if tuple(choices) == MONTH_NUMBERS else self.rng.choice(choices)
 
     def _slot_filler(self, row: _Row) -> str:
         """A ``[text]`` slot written whole: a released value of the slot that holds one of the topic's words, else the
         topic's words of the slot's role, else, in a slot of no role, a released value drawn by its noisy count when
         the slot's values stand for half its form's count (a closed list: "yes", a category; never a fact the topic's
         words do not hold); "" leaves the slot to the writer."""
-        values = row.values.get(sum(1 for p in row.pieces[: row.at] if p.kind == "text"), ())
+        slot = sum(1 for p in row.pieces[: row.at] if p.kind == "text")  # its place among the form's text slots
+        before = row.pieces[row.at - 1].text if row.at and row.pieces[row.at - 1].kind == "fixed" else ""
+        values = row.values.get(slot, ())
         topical = [v for v, _ in values if any(_holds(v, w) for w in row.words)]
         if topical:
             value = self.rng.choice(topical)
             row.used.update(w for w in row.words if _holds(value, w))
             return value
-        typed = self._typed_filler(row)
-        before = row.pieces[row.at - 1].text if row.at and row.pieces[row.at - 1].kind == "fixed" else ""
+        typed = self._typed_filler(row, slot, before)
         if typed or not values or slot_role(before) is not None or \
                 sum(c for _, c in values) < CLOSED_LIST_SHARE * row.form_count:
             return typed  # a role's slot (a condition, a drug) never takes another topic's value
         closed = [(v, c) for v, c in values if not invented_terms([v], row.words, self.known)]  # never a symptom
         return self.rng.choices([v for v, _ in closed], weights=[max(c, 0.0) for _, c in closed])[0] if closed else typed
 
-    def _typed_filler(self, row: _Row) -> str:
-        """A ``[text]`` slot whose wording before it names a role, written as the topic's words of that role."""
-        before = row.pieces[row.at - 1].text if row.at and row.pieces[row.at - 1].kind == "fixed" else ""
+    def _typed_filler(self, row: _Row, slot: int, before: str) -> str:
+        """A ``[text]`` slot (the ``slot``-th) whose wording ``before`` it names a role: the topic's words of that role."""
         rest = row.pieces[row.at + 1 : row.at + 4]
         dose = len(rest) >= 3 and rest[1].kind == "number" and bool(_DOSE_AFTER.match(rest[2].text))
         role = slot_role(before, dose)
         fresh = [w for w in row.words if w not in row.used] or list(row.words)
-        form_words = " ".join(p.text for p in row.pieces)
-        complaint = role is None and row.symptom_at == sum(1 for p in row.pieces[: row.at] if p.kind == "text")
-        filler = complaint_filler(fresh, self.roles, row.words[0], form_words) if complaint else \
-            role_filler(role, fresh, self.roles, row.words[0], form_words)  # complaint: a form that lost its lead
+        words = fresh, self.roles, row.words[0], " ".join(p.text for p in row.pieces)  # the form's words: never listed
+        filler = complaint_filler(*words) if role is None and row.symptom_at == slot else role_filler(role, *words)
         if dose and slot_role(before) == CONDITION and filler:  # "?[text] 25 mg given": a condition, then its drug
             condition = role_filler(CONDITION, fresh, self.roles, row.words[0])
             filler = f"{condition}, {filler}" if condition and condition != filler else filler
@@ -390,15 +345,21 @@ class FormWriter:
                 for tid in self._word_starts(word):
                     if tid < t.size:
                         scores[tid] += PULL
+        scores[self._said(row.slot_text)] = -math.inf  # a slot says a word once: not "current study of current report"
         choice = self._sample(scores)
         if bool(t.clause_end[choice]):
             return None
         if nxt is not None and nxt.kind == "fixed" and row.slot_text.strip():  # it starts the form's next words itself
-            head = nxt.text.strip().split(" ")[0].lower()
+            head = nxt.text.strip().split(" ")[0].lower()  # ("age )) was admitted on") was admitted on")
             word = t.texts[choice].strip().lower()
-            if len(word) >= 3 and head.startswith(word):
+            if (len(word) >= 3 or word[:1] in _MARKS) and head.startswith(word):
                 return None
         return choice
+
+    def _said(self, text: str) -> list[int]:
+        """The tokens that are each a whole word of four letters or more that ``text`` holds (" current")."""
+        ids = [self.encode(" " + w) for w in set(re.findall(r"[a-z]{4,}", text.lower()))]
+        return [i[0] for i in ids if len(i) == 1 and i[0] < self.table.size]
 
     def _sample(self, scores: torch.Tensor) -> int:
         top, index = torch.topk(scores, TOP_K)  # nucleus sampling within the likeliest TOP_K

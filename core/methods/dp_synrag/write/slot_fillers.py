@@ -29,6 +29,8 @@ YEARS = tuple(range(2019, 2026))
 # writer's own digits): (pattern on the wording before, pattern on the wording after, choices).
 _DOSES = (5, 10, 20, 25, 40, 50, 100, 200, 250, 500)
 
+MONTH_NUMBERS = tuple(range(1, 13))  # a numeric date's middle part: its month (the writer keeps dates in order)
+
 NUMBER_RULES: tuple[tuple[re.Pattern[str], re.Pattern[str], Sequence[int | str]], ...] = (
     (re.compile(r"$"), re.compile(r"^\s*(mg|mcg|µg|ml|g|units?|iu)\b", re.I), _DOSES),
     (re.compile(r"$"), re.compile(r"^[\s-]*(years?[\s-]*old|y/?o|yrs?|y\b)", re.I), tuple(range(18, 91))),
@@ -41,7 +43,7 @@ NUMBER_RULES: tuple[tuple[re.Pattern[str], re.Pattern[str], Sequence[int | str]]
     (re.compile(r"\b(cat|category|level|triage category|priority)\W*$", re.I), re.compile(r""), tuple(range(1, 6))),
     (re.compile(r"(spo|sat|sats|saturation)\W*$", re.I), re.compile(r"^\s*%"), tuple(range(90, 101))),
     (re.compile(r"$"), re.compile(r"^\s*%"), tuple(range(5, 96))),
-    (re.compile(r"^[/-]$"), re.compile(r"^[/-]$"), tuple(range(1, 13))),  # a date's middle part
+    (re.compile(r"^[/-]$"), re.compile(r"^[/-]$"), MONTH_NUMBERS),  # a date's middle part
     (re.compile(r"^[/-]$"), re.compile(r""), YEARS),  # a date's last part
     (re.compile(r""), re.compile(r"^[/-]$"), tuple(range(1, 29))),  # a date's first part
 )
