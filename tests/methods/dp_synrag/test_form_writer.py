@@ -249,3 +249,31 @@ def test_a_mark_that_opens_the_forms_next_words_ends_the_slot():
     logits = torch.zeros(llm.vocab_size)
     logits[bracket] = 50.0
     assert writer._sample_slot(row, "text", logits) is None
+
+
+def test_a_condition_slot_no_released_word_fills_drops_the_document_in_a_run_that_types_conditions(monkeypatch):
+    """The output check's "Dx: Banana", "Final diagnosis: Patient died due to …": a drug topic with no condition among
+    its words (or a topic of common English, "Final diagnosis: tightness", written before) leaves the condition slot to
+    the writer, whose diagnosis is fiction; in a run with a word typed as a condition that document is dropped. A run with none (no clinical corpus) keeps it, as the slot's own words. A
+    symptom list never lists a word of time ("Presented with: november")."""
+    from core.methods.dp_synrag.write.slot_fillers import role_filler
+
+    assert role_filler("symptom", ["gulbudism", "november", "rash", "days", "hoarse"], {}, "gulbudism") == "rash and hoarse"
+    # an untyped topic names a condition unless it is common English ("tightness" of "chest tightness"), or public
+    assert role_filler("condition", ["tightness", "hives"], {}, "tightness") == ""
+    assert role_filler("condition", ["asthma"], {}, "asthma") == "asthma"
+    llm = build_tiny_language_model(packaged_tokenizer())
+    skeleton = "Diagnosis: [text]. Plan: [text]."
+    topics = [("bolthetxane", ("hives",)), ("gulbudism", ("hives",))]
+    texts = {}
+    for typed in ({"bolthetxane": "drug", "gulbudism": "condition"}, {"bolthetxane": "drug"}):
+        writer = FormWriter(llm, torch.Generator().manual_seed(3), random.Random(3), roles=typed)  # test mode seeds
+
+        def sample_slot(row, kind, logits, writer=writer):  # the writer's own words: "well" (no content term)
+            tokens = writer.encode(" well")
+            return tokens[row.slot_tokens] if row.slot_tokens < len(tokens) else None
+
+        monkeypatch.setattr(writer, "_sample_slot", sample_slot)
+        texts[len(typed)] = writer.write("Discharge summaries.", [skeleton] * 2, topics, batch=2)
+    assert texts[2][0] == "" and texts[2][1].startswith("Diagnosis: gulbudism."), texts
+    assert texts[1][0].startswith("Diagnosis: well."), texts  # no word typed as a condition: kept

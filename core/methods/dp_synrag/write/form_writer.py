@@ -9,7 +9,8 @@ the model's logits session:
   bracket or line break, ended where it writes a clause's end (the skeleton's own punctuation follows) or after
   ``TEXT_TOKENS``;
 * a document whose ``[text]`` slots state a fact no released word holds (a condition, drug, symptom, institution
-  or date: ``content_terms``) is dropped;
+  or date: ``content_terms``) is dropped, as is one whose condition slot no released word of its topic fills (in a
+  run with a word typed as a condition: the writer's own diagnosis, "Dx: Banana", is fiction);
 * ``[number]`` is one to three digits of the writer's choosing; ``[name]`` an invented pair of initials ("K. S.");
   ``[month]`` (and a numeric date's month) a month drawn at random, never earlier than the document's month before
   it; a document's years are one year, drawn at its first date ("Admitted … Discharged …" keep their order).
@@ -110,6 +111,7 @@ class _Row:
     form_count: float = 0.0  # its skeleton's released noisy count
     own: list[str] = field(default_factory=list)  # the [text] slots the model filled with its own words
     symptom_at: int = -1  # the text slot that holds the topic's symptoms in a form with none (slot_fillers.symptom_slot)
+    unnamed: bool = False  # a condition slot no released word of its topic fills: the document is dropped
 
 
 class FormWriter:
@@ -146,7 +148,7 @@ class FormWriter:
             released = (*row.words, *(p.text for p in row.pieces if p.kind == "fixed"))  # or a date its form lacks
             text = respell_variants(tidy(self.llm.decode(row.written)), row.words)
             dated = states_date(text) and not holds_date(skeletons[row.index])  # "March" written, then "500 mg"
-            out[row.index] = "" if dated or invented_terms(row.own, released, self.known) else text
+            out[row.index] = "" if dated or row.unnamed or invented_terms(row.own, released, self.known) else text
             if on_done is not None:
                 on_done(row.index, out[row.index])
 
@@ -306,6 +308,7 @@ class FormWriter:
             condition = role_filler(CONDITION, fresh, self.roles, row.words[0])
             filler = f"{condition}, {filler}" if condition and condition != filler else filler
         row.used.update(w for w in row.words if w in filler.split(", ") or w == filler or f" {w}" in f" {filler}")
+        row.unnamed = row.unnamed or (role == CONDITION and not filler and CONDITION in self.roles.values())
         return filler
 
     def _append(self, row: _Row, token: int) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Container, Mapping, Sequence
 
+from core.methods.dp_synrag.write.content_terms import english_words, public_terms
 from core.methods.dp_synrag.write.roles import CONDITION, DRUG, SYMPTOM, RoleSources, assign_roles
 from core.models.base import LanguageModel
 
@@ -22,6 +23,12 @@ SLOT_CUES = (
 )
 
 CUE_CHARS = 40  # how far back the cue words are read
+
+# A word of the calendar or the clock is no symptom, typed or not ("Presented with: november, day"): public.
+_TIME_WORD = re.compile(r"(?:(?:january|february|march|april|may|june|july|august|september|october|november|december"
+                        r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|yesterday|tomorrow|daily"
+                        r"|weekly|morning|evening|night|tonight)|(?:day|week|wk|month|year|yr|hour|hr|minute|min)s?)$",
+                        re.I)
 
 YEARS = tuple(range(2019, 2026))
 
@@ -88,18 +95,24 @@ def role_filler(role: str | None, words: Sequence[str], roles: Mapping[str, str 
     """The words a typed slot is written with: the topic's released words of its role, the topic's own word for a
     condition slot when no word is typed as one; for a symptom slot the first three words typed as a symptom or untyped
     (a clinical form's untyped released words are mostly what patients report), in their released order, joined with
-    commas and "and", leaving out the topic's own word and the form's own words (``form_words``: "triage" in "Triage
-    category:", "diagnosis" in "Working diagnosis of"); "" when none."""
+    commas and "and", leaving out the topic's own word, the form's own words (``form_words``: "triage" in "Triage
+    category:", "diagnosis" in "Working diagnosis of") and words of time ("november", "day"); "" when none."""
     if role is None:
         return ""
     if role == SYMPTOM:
         fixed = form_words.lower()
-        return listed([w for w in words if roles.get(w) in (None, SYMPTOM) and w != topic
+        return listed([w for w in words if roles.get(w) in (None, SYMPTOM) and w != topic and not _TIME_WORD.match(w)
                        and not re.search(rf"\b{re.escape(w.lower())}\b", fixed)][:3])
     typed = [w for w in words if roles.get(w) == role]
     if role == CONDITION and not typed:  # the topic's own word stands for what the form names there, unless typed
-        typed = [topic] if roles.get(topic) in (None, CONDITION) else []  # as another role ("Final diagnosis: <drug>")
-    return typed[0] if typed else ""
+        typed = [topic] if roles.get(topic) == CONDITION or (roles.get(topic) is None and named(topic)) else []
+    return typed[0] if typed else ""  # as another role ("Final diagnosis: <drug>") or common English ("tightness")
+
+
+def named(word: str) -> bool:
+    """Whether an untyped released word may name a condition: a public condition name, or not every word of it common
+    English ("lounthounosis", not "tightness" or "mouth", halves of the symptoms "chest tightness", "mouth ulcers")."""
+    return word in public_terms() or not all(w in english_words() for w in word.split())
 
 
 def listed(words: Sequence[str]) -> str:
