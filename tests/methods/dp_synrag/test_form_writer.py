@@ -76,13 +76,14 @@ def test_a_documents_dates_share_one_year_and_keep_their_order_by_month_also_in_
     months = {m: i for i, m in enumerate(("January", "February", "March", "April", "May", "June", "July", "August",
                                            "September", "October", "November", "December"))}
     for text in texts:
-        found = re.findall(r"\d+ ([A-Z][a-z]+) (\d{4})", text)
+        found = re.findall(r"(\d+) ([A-Z][a-z]+) (\d{4})", text)
         assert len(found) == 2, text
-        (m1, y1), (m2, y2) = found
-        assert y1 == y2 and months[m1] <= months[m2], text
+        (d1, m1, y1), (d2, m2, y2) = found
         assert text.rstrip(".").endswith("/" + y1), text  # the numeric date takes the document's year too
-        numeric_month = int(re.findall(r"(\d+)/(\d+)/\d{4}", text)[0][1])
-        assert months[m2] + 1 <= numeric_month <= 12, text  # and its month is no earlier ("16-10-2023" after "3-12")
+        d3, m3 = re.findall(r"(\d+)/(\d+)/\d{4}", text)[0]
+        dates = [(months[m1] + 1, int(d1)), (months[m2] + 1, int(d2)), (int(m3), int(d3))]
+        assert y1 == y2 and dates == sorted(dates), text  # each later than the one before ("16-10" after "3-10")
+        assert all((b[0] - a[0]) * 28 + b[1] - a[1] <= 28 for a, b in zip(dates, dates[1:])), text  # within 4 weeks
 
 
 def test_a_misspelt_copy_of_a_released_word_is_written_as_the_word():
@@ -242,20 +243,22 @@ def test_a_mark_that_opens_the_forms_next_words_ends_the_slot():
 
     llm = build_tiny_language_model(packaged_tokenizer())
     writer = FormWriter(llm, torch.Generator().manual_seed(5), random.Random(5))  # test mode: fixed public seeds
-    (bracket,) = writer.encode(")")
+    (bracket,), (comma_bracket,) = writer.encode(")"), writer.encode(",)")
     pieces = pieces_of("[name] ([number], [text]) was admitted on [month].")
     row = _Row(0, pieces, ("vemrenopathy",), at=[p.kind for p in pieces].index("text"), slot_tokens=1,
                slot_text=" female")
-    logits = torch.zeros(llm.vocab_size)
-    logits[bracket] = 50.0
-    assert writer._sample_slot(row, "text", logits) is None
+    for mark in (bracket, comma_bracket):  # ",)" holds it too ("(20, Jul ,) ) was admitted on")
+        logits = torch.zeros(llm.vocab_size)
+        logits[mark] = 50.0
+        assert writer._sample_slot(row, "text", logits) is None
 
 
 def test_a_condition_slot_no_released_word_fills_drops_the_document_in_a_run_that_types_conditions(monkeypatch):
     """The output check's "Dx: Banana", "Final diagnosis: Patient died due to …": a drug topic with no condition among
     its words (or a topic of common English, "Final diagnosis: tightness", written before) leaves the condition slot to
-    the writer, whose diagnosis is fiction; in a run with a word typed as a condition that document is dropped. A run with none (no clinical corpus) keeps it, as the slot's own words. A
-    symptom list never lists a word of time ("Presented with: november")."""
+    the writer, whose diagnosis is fiction; in a run with a word typed as a condition that document is dropped. A run
+    with none (no clinical corpus) keeps it, as the slot's own words. A symptom list never lists a word of time
+    ("Presented with: november")."""
     from core.methods.dp_synrag.write.slot_fillers import role_filler
 
     assert role_filler("symptom", ["gulbudism", "november", "rash", "days", "hoarse"], {}, "gulbudism") == "rash and hoarse"

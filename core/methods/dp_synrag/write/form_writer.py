@@ -12,8 +12,8 @@ the model's logits session:
   or date: ``content_terms``) is dropped, as is one whose condition slot no released word of its topic fills (in a
   run with a word typed as a condition: the writer's own diagnosis, "Dx: Banana", is fiction);
 * ``[number]`` is one to three digits of the writer's choosing; ``[name]`` an invented pair of initials ("K. S.");
-  ``[month]`` (and a numeric date's month) a month drawn at random, never earlier than the document's month before
-  it; a document's years are one year, drawn at its first date ("Admitted … Discharged …" keep their order).
+  a date's ``[month]`` and day its document's next date: the first at random, each later one 1 to 28 days after the
+  one before; a document's years are one year, drawn at its first date ("Admitted … Discharged …" keep their order).
 
 The prompt holds only the public task, the topic's released words and the released skeleton. Nothing here reads a
 private document.
@@ -104,7 +104,9 @@ class _Row:
     space_first: bool = False  # the slot's first token carries the space its fixed wording left off
     forced: bool = False  # the piece being written is forced whole (fixed wording, initials, a month, typed words)
     year: int = 0  # the document's year, drawn at its first date (0: none yet): its dates share it
-    month_floor: int = 0  # the index of its last month: a later month is no earlier (dates in order)
+    dates: list[tuple[int, int]] = field(default_factory=list)  # its dates (month index, day), in order, as drawn
+    months: int = 0  # how many of its months it has written (the next month is its dates[months]'s)
+    days: int = 0  # ... and days
     used: set[str] = field(default_factory=set)  # typed words written in a slot already
     enumerated: int = 0  # the last number of an enumerated line written
     values: Mapping[int, Sequence[tuple[str, float]]] = field(default_factory=dict)  # released values per text slot
@@ -211,8 +213,8 @@ class FormWriter:
                 a, b = self.rng.choice(_INITIALS), self.rng.choice(_INITIALS)
                 row.pending.extend(self.encode(f"{space}{a}. {b}."))
             elif piece.kind == "month":
-                row.month_floor = self.rng.randrange(row.month_floor, len(MONTH_NAMES))
-                row.pending.extend(self.encode(space + MONTH_NAMES[row.month_floor]))
+                row.months += 1
+                row.pending.extend(self.encode(space + MONTH_NAMES[self._date(row, row.months - 1)[0]]))
             elif piece.kind == "number" and (choices := self._number_choices(row)):
                 row.pending.extend(self.encode(space + str(self._draw(row, choices))))
             else:
@@ -268,13 +270,27 @@ class FormWriter:
         return number_choices(before, after)
 
     def _draw(self, row: _Row, choices: Sequence[int | str]) -> int | str:
-        """A value of ``choices``; a document's dates share one year, and their months keep order ("16-10-2023")."""
+        """A value of ``choices``; a document's dates share one year and follow each other (:meth:`_date`)."""
         if tuple(choices) == YEARS:
             row.year = row.year or self.rng.choice(YEARS)
             return row.year
-        if tuple(choices) == MONTH_NUMBERS:
-            row.month_floor = self.rng.randrange(row.month_floor, len(MONTH_NAMES))
-        return row.month_floor + 1 if tuple(choices) == MONTH_NUMBERS else self.rng.choice(choices)
+        if tuple(choices) == MONTH_NUMBERS:  # a numeric date's month ("16-10-2023")
+            row.months += 1
+            return self._date(row, row.months - 1)[0] + 1
+        if tuple(choices) == DAYS:  # a date's day ("19 February", "16-10-2023")
+            row.days += 1
+            return self._date(row, row.days - 1)[1]
+        return self.rng.choice(choices)
+
+    def _date(self, row: _Row, k: int) -> tuple[int, int]:
+        """The document's ``k``-th date (month index, day): the first at random, each later one 1 to 28 days after the
+        one before it, in the document's year ("Admitted: 3 May … Discharged: 17 May"; none after 28 December)."""
+        while len(row.dates) <= k:
+            month, day = row.dates[-1] if row.dates else (self.rng.randrange(len(MONTH_NAMES)), 0)
+            day += self.rng.choice(DAYS)
+            month, day = (month + 1, day - len(DAYS)) if day > len(DAYS) else (month, day)
+            row.dates.append((month, day) if month < len(MONTH_NAMES) else (len(MONTH_NAMES) - 1, len(DAYS)))
+        return row.dates[k]
 
     def _slot_filler(self, row: _Row) -> str:
         """A ``[text]`` slot written whole: a released value of the slot that holds one of the topic's words, else the
@@ -355,7 +371,7 @@ class FormWriter:
         if nxt is not None and nxt.kind == "fixed" and row.slot_text.strip():  # it starts the form's next words itself
             head = nxt.text.strip().split(" ")[0].lower()  # ("age )) was admitted on") was admitted on")
             word = t.texts[choice].strip().lower()
-            if (len(word) >= 3 or word[:1] in _MARKS) and head.startswith(word):
+            if (len(word) >= 3 and head.startswith(word)) or (head[:1] in _MARKS and head[:1] in word):  # ",)" too
                 return None
         return choice
 
