@@ -262,9 +262,11 @@ def test_a_condition_slot_no_released_word_fills_drops_the_document_in_a_run_tha
     from core.methods.dp_synrag.write.slot_fillers import role_filler
 
     assert role_filler("symptom", ["gulbudism", "november", "rash", "days", "hoarse"], {}, "gulbudism") == "rash and hoarse"
-    # an untyped topic names a condition unless it is common English ("tightness" of "chest tightness"), or public
+    # an untyped topic names a condition unless it is common English ("tightness" of "chest tightness") or a test
+    # ("ecg" of "ECG confirmed …"), or public
     assert role_filler("condition", ["tightness", "hives"], {}, "tightness") == ""
     assert role_filler("condition", ["asthma"], {}, "asthma") == "asthma"
+    assert role_filler("condition", ["ecg", "gulbudism"], {}, "ecg") == "" and role_filler("condition", ["swab"], {}, "swab") == ""
     llm = build_tiny_language_model(packaged_tokenizer())
     skeleton = "Diagnosis: [text]. Plan: [text]."
     topics = [("bolthetxane", ("hives",)), ("gulbudism", ("hives",))]

@@ -111,8 +111,18 @@ def role_filler(role: str | None, words: Sequence[str], roles: Mapping[str, str 
 
 def named(word: str) -> bool:
     """Whether an untyped released word may name a condition: a public condition name, or not every word of it common
-    English ("lounthounosis", not "tightness" or "mouth", halves of the symptoms "chest tightness", "mouth ulcers")."""
-    return word in public_terms() or not all(w in english_words() for w in word.split())
+    English ("lounthounosis", not "tightness" or "mouth", halves of the symptoms "chest tightness", "mouth ulcers"),
+    and no test's name ("ecg" of "ECG confirmed …": what confirmed the diagnosis, not the diagnosis)."""
+    if word in public_terms():
+        return True
+    return not all(w in english_words() for w in word.split()) and not any(w in TESTS for w in word.split())
+
+
+# The names of common tests and investigations (public): a note's "[test] confirmed [condition]" releases them as words.
+TESTS = frozenset(("ecg", "ekg", "eeg", "emg", "mri", "ct", "pet", "x-ray", "xray", "cxr", "swab", "swabs", "biopsy",
+                   "ultrasound", "usg", "echo", "echocardiogram", "urinalysis", "spirometry", "endoscopy",
+                   "colonoscopy", "angiogram", "angiography", "fbc", "cbc", "crp", "esr", "lft", "lfts", "troponin",
+                   "hba1c", "inr", "abg", "culture", "cultures", "serology", "pcr"))
 
 
 def listed(words: Sequence[str]) -> str:
