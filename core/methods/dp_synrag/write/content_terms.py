@@ -31,8 +31,8 @@ INSTITUTIONS = ("court", "police", "school", "prison", "council", "tribunal", "c
                 "headmaster", "employer")
 GENERIC = frozenset(("illness", "pain", "injury", "blood", "disease", "disorder", "condition", "infection",
                      "symptom", "symptoms", "sickness"))  # ICD-10-CM heads that state no fact on their own
-_MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
-_DATE = re.compile(rf"\b\d{{1,4}}[/.-]\d{{1,2}}[/.-]\d{{1,4}}\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}\b|\b{_MONTH}\s+\d{{1,4}}\b"
+MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
+_DATE = re.compile(rf"\b\d{{1,4}}[/.-]\d{{1,2}}[/.-]\d{{1,4}}\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}\b|\b{MONTH}\s+\d{{1,4}}\b"
                    r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.IGNORECASE)
 _DATE_SLOT = re.compile(r"\[number\]([/.-])\[number\]\1\[number\]")  # a form's own numeric date
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")

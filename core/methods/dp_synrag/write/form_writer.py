@@ -127,6 +127,7 @@ class FormWriter:
         self.generator = generator
         self.rng = rng
         self._first_tokens: dict[str, list[int]] = {}
+        self._whole: dict[str, int | None] = {}  # a word's one token with its space, None when it takes several
         self.roles = dict(roles or {})  # each released word's public role (roles.py), None: untyped
         self.known: frozenset[str] = frozenset()  # the run's released phrases ("brittle nails"): content terms too
 
@@ -271,13 +272,14 @@ class FormWriter:
 
     def _draw(self, row: _Row, choices: Sequence[int | str]) -> int | str:
         """A value of ``choices``; a document's dates share one year and follow each other (:meth:`_date`)."""
-        if tuple(choices) == YEARS:
+        kind = tuple(choices)
+        if kind == YEARS:
             row.year = row.year or self.rng.choice(YEARS)
             return row.year
-        if tuple(choices) == MONTH_NUMBERS:  # a numeric date's month ("16-10-2023")
+        if kind == MONTH_NUMBERS:  # a numeric date's month ("16-10-2023")
             row.months += 1
             return self._date(row, row.months - 1)[0] + 1
-        if tuple(choices) == DAYS:  # a date's day ("19 February", "16-10-2023")
+        if kind == DAYS:  # a date's day ("19 February", "16-10-2023")
             row.days += 1
             return self._date(row, row.days - 1)[1]
         return self.rng.choice(choices)
@@ -377,8 +379,10 @@ class FormWriter:
 
     def _said(self, text: str) -> list[int]:
         """The tokens that are each a whole word of four letters or more that ``text`` holds (" current")."""
-        ids = [self.encode(" " + w) for w in set(re.findall(r"[a-z]{4,}", text.lower()))]
-        return [i[0] for i in ids if len(i) == 1 and i[0] < self.table.size]
+        for word in (found := set(re.findall(r"[a-z]{4,}", text.lower()))) - self._whole.keys():
+            ids = self.encode(" " + word)
+            self._whole[word] = ids[0] if len(ids) == 1 and ids[0] < self.table.size else None
+        return [i for w in found if (i := self._whole[w]) is not None]
 
     def _sample(self, scores: torch.Tensor) -> int:
         top, index = torch.topk(scores, TOP_K)  # nucleus sampling within the likeliest TOP_K

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Container, Mapping, Sequence
 
-from core.methods.dp_synrag.write.content_terms import english_words, public_terms
+from core.methods.dp_synrag.write.content_terms import MONTH, english_words, public_terms
 from core.methods.dp_synrag.write.roles import CONDITION, DRUG, SYMPTOM, RoleSources, assign_roles
 from core.models.base import LanguageModel
 
@@ -25,9 +25,8 @@ SLOT_CUES = (
 CUE_CHARS = 40  # how far back the cue words are read
 
 # A word of the calendar or the clock is no symptom, typed or not ("Presented with: november, day"): public.
-_TIME_WORD = re.compile(r"(?:(?:january|february|march|april|may|june|july|august|september|october|november|december"
-                        r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|yesterday|tomorrow|daily"
-                        r"|weekly|morning|evening|night|tonight)|(?:day|week|wk|month|year|yr|hour|hr|minute|min)s?)$",
+_TIME_WORD = re.compile(rf"(?:{MONTH}|monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|yesterday|tomorrow"
+                        r"|daily|weekly|morning|evening|night|tonight|(?:day|week|wk|month|year|yr|hour|hr|minute|min)s?)$",
                         re.I)
 
 YEARS = tuple(range(2019, 2026))
