@@ -215,7 +215,8 @@ def test_a_form_whose_complaint_lead_was_not_released_writes_the_topics_symptoms
     texts = writer.write("Answer questions about symptoms.", ["[name], [number], [text]. [text] a diagnosis of [text]."] * 3,
                          [("tusfosemia", ("tregedcillin", "rash", "wheezing"))] * 3, batch=3)
     for text in filter(None, texts):
-        assert re.match(r"^[A-Z]\. [A-Z]\., \d{1,3}, rash and wheezing\. .*a diagnosis of tusfosemia\.$", text), text
+        assert re.match(r"^[A-Z]\. [A-Z]\., \d{1,3}, (rash and wheezing|wheezing and rash)\. .*a diagnosis of tusfosemia\.$",
+                        text), text  # both, in a drawn order (slot_fillers.some_symptoms)
     assert any(texts)
 
 

@@ -40,7 +40,7 @@ from core.models.base import LanguageModel
 from core.methods.dp_synrag.write.token_table import token_table
 from core.methods.dp_synrag.write.slot_fillers import (DAYS, HOURS, MINUTES, MONTH_NUMBERS, YEARS, _DOSE_AFTER,
                                                      complaint_filler, number_choices, role_filler, slot_role,
-                                                     symptom_slot)
+                                                     some_symptoms, symptom_slot)
 
 TEXT_TOKENS = 16  # the longest [text] slot the writer fills with its own words
 SHORT_TEXT_TOKENS = 6  # ... before a number ("mg [text] [number] weeks": a dose's frequency)
@@ -321,7 +321,9 @@ class FormWriter:
         role = slot_role(before, dose)
         fresh = [w for w in row.words if w not in row.used] or list(row.words)
         words = fresh, self.roles, row.words[0], " ".join(p.text for p in row.pieces)  # the form's words: never listed
-        filler = complaint_filler(*words) if role is None and row.symptom_at == slot else role_filler(role, *words)
+        pick = some_symptoms(self.rng)
+        filler = complaint_filler(*words, pick) if role is None and row.symptom_at == slot else \
+            role_filler(role, *words, pick)
         if dose and slot_role(before) == CONDITION and filler:  # "?[text] 25 mg given": a condition, then its drug
             condition = role_filler(CONDITION, fresh, self.roles, row.words[0])
             filler = f"{condition}, {filler}" if condition and condition != filler else filler

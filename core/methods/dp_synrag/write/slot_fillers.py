@@ -4,8 +4,9 @@ role. Public rules on the released form's words and on released words only: post
 
 from __future__ import annotations
 
+import random
 import re
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 
 from core.methods.dp_synrag.write.content_terms import MONTH, english_words, public_terms
 from core.methods.dp_synrag.write.roles import CONDITION, DRUG, SYMPTOM, RoleSources, assign_roles
@@ -89,19 +90,38 @@ def slot_role(before: str, dose_after: bool = False) -> str | None:
     return max(found)[2] if found else None  # the cue nearest the slot; of two ending there, the longer
 
 
+Picker = Callable[[list[str]], list[str]]
+LISTED_SYMPTOMS = (3, 5)  # how many symptoms a note lists, at most as many as its topic's released ones
+
+
+def first_symptoms(symptoms: list[str]) -> list[str]:
+    """The first three, in their released order (a writer passes :func:`some_symptoms` instead)."""
+    return symptoms[: LISTED_SYMPTOMS[0]]
+
+
+def some_symptoms(rng: random.Random) -> Picker:
+    """A draw of a note's symptoms among its topic's: between three and five of them (all of them when it has fewer),
+    in a random order, as each patient reports some of what the condition causes. Public: the released words and the
+    writer's own randomness."""
+    def pick(symptoms: list[str]) -> list[str]:
+        low, high = (min(n, len(symptoms)) for n in LISTED_SYMPTOMS)
+        return rng.sample(symptoms, rng.randint(low, high))
+    return pick
+
+
 def role_filler(role: str | None, words: Sequence[str], roles: Mapping[str, str | None], topic: str,
-                form_words: str = "") -> str:
+                form_words: str = "", pick: Picker = first_symptoms) -> str:
     """The words a typed slot is written with: the topic's released words of its role, the topic's own word for a
-    condition slot when no word is typed as one; for a symptom slot the first three words typed as a symptom or untyped
-    (a clinical form's untyped released words are mostly what patients report), in their released order, joined with
-    commas and "and", leaving out the topic's own word, the form's own words (``form_words``: "triage" in "Triage
-    category:", "diagnosis" in "Working diagnosis of") and words of time ("november", "day"); "" when none."""
+    condition slot when no word is typed as one; for a symptom slot the words typed as a symptom or untyped (a clinical
+    form's untyped released words are mostly what patients report) that ``pick`` chooses, joined with commas and
+    "and", leaving out the topic's own word, the form's own words (``form_words``: "triage" in "Triage category:",
+    "diagnosis" in "Working diagnosis of") and words of time ("november", "day"); "" when none."""
     if role is None:
         return ""
     if role == SYMPTOM:
         fixed = form_words.lower()
-        return listed([w for w in words if roles.get(w) in (None, SYMPTOM) and w != topic and not _TIME_WORD.match(w)
-                       and not re.search(rf"\b{re.escape(w.lower())}\b", fixed)][:3])
+        return listed(pick([w for w in words if roles.get(w) in (None, SYMPTOM) and w != topic
+                            and not _TIME_WORD.match(w) and not re.search(rf"\b{re.escape(w.lower())}\b", fixed)]))
     typed = [w for w in words if roles.get(w) == role]
     if role == CONDITION and not typed:  # the topic's own word stands for what the form names there, unless typed
         typed = [topic] if roles.get(topic) == CONDITION or (roles.get(topic) is None and named(topic)) else []
@@ -129,11 +149,12 @@ def listed(words: Sequence[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1] if words else ""
 
 
-def complaint_filler(words: Sequence[str], roles: Mapping[str, str | None], topic: str, form_words: str) -> str:
+def complaint_filler(words: Sequence[str], roles: Mapping[str, str | None], topic: str, form_words: str,
+                     pick: Picker = first_symptoms) -> str:
     """The words of a form's complaint slot (:func:`symptom_slot`): a symptom slot's (:func:`role_filler`); "" unless
     a released word of the run is typed as a symptom (``roles``: the run's words; a clinical corpus, whether or not
     this document's sampled words hold one)."""
-    return role_filler(SYMPTOM, words, roles, topic, form_words) if SYMPTOM in roles.values() else ""
+    return role_filler(SYMPTOM, words, roles, topic, form_words, pick) if SYMPTOM in roles.values() else ""
 
 
 def symptom_slot(pieces: Sequence[tuple[str, str]], closed: Container[int] = ()) -> int:

@@ -22,6 +22,7 @@ from core.methods.dp_synrag.release.structure import ReleasedForms
 from core.methods.dp_synrag.shape.corpus_shape import CorpusShape
 from core.methods.dp_synrag.shape.released_topics import Topic
 from core.methods.dp_synrag.write.drafts import clean_draft, fit_length, guarantee_words
+from core.methods.dp_synrag.write.compounds import compound_topics
 from core.methods.dp_synrag.write.content_terms import invented_terms
 from core.methods.dp_synrag.write.form_writer import FormWriter, assign_forms
 from core.methods.dp_synrag.write.slot_fillers import released_roles
@@ -56,7 +57,7 @@ def written_in_forms(topics: Sequence[Topic], forms: ReleasedForms, spec: DPSynR
     roles = released_roles(ctx.llm, sorted({w for t in topics for w in t.words}), spec.domain_lists)
     writer = FormWriter(ctx.llm, writer_generator("cpu", ctx.test_seed), random.Random(int(ctx.rng().integers(2**63))),
                         roles)
-    texts = writer.write(ctx.task, skeletons, [(t.keyword, t.related) for t in topics],
+    texts = writer.write(ctx.task, skeletons, compound_topics(ctx.llm, [(t.keyword, t.related) for t in topics], roles),
                          on_done=lambda i, _: progress.advance(), forms=forms)
     progress.finish()
     return {r: text for r, text in enumerate(texts) if text}

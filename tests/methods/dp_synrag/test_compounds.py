@@ -1,0 +1,72 @@
+"""Two-word symptoms written whole, and a note's symptoms drawn among its topic's (docs/method.md §2.6b)."""
+
+from __future__ import annotations
+
+import random
+from types import SimpleNamespace
+
+import torch
+
+from core.methods.dp_synrag.write import compounds
+from core.methods.dp_synrag.write.roles import CONDITION, DRUG, SYMPTOM
+from core.methods.dp_synrag.write.slot_fillers import first_symptoms, role_filler, some_symptoms
+from core.models.registry import packaged_tokenizer
+
+
+class _Continuing:
+    """A stand-in public model: after "Symptoms: a" (no comma) it writes b with the logit ``after[(a, b)]``; after
+    "Symptoms: a," with ``after_comma[(a, b)]``; every other token 0."""
+
+    def __init__(self, after: dict[tuple[str, str], float], after_comma: dict[tuple[str, str], float]) -> None:
+        self.tokenizer = packaged_tokenizer()
+        self.chat = SimpleNamespace(tokenizer=self.tokenizer)
+        self.after, self.after_comma, self.asked = after, after_comma, []
+
+    def start_logits(self, prompts, shared_prefix=0):
+        rows = torch.zeros(len(prompts), len(self.tokenizer))
+        for r, ids in enumerate(prompts):
+            text = self.tokenizer.decode(ids)
+            self.asked.append(text)
+            word, comma = text.removeprefix(compounds.HEAD + " ").rstrip(","), text.endswith(",")
+            for (a, b), value in (self.after_comma if comma else self.after).items():
+                if a == word:
+                    rows[r, self.tokenizer.encode(" " + b, add_special_tokens=False)[0]] = value
+        return SimpleNamespace(logits=lambda: rows)
+
+
+def test_two_words_the_model_writes_as_one_phrase_are_joined_in_its_order():
+    model = _Continuing({("brittle", "nails"): 10.0, ("itchy", "nails"): 9.0, ("dry", "cough"): 10.0,
+                         ("night", "rash"): 1.0},
+                        {("dry", "cough"): 10.0})  # "dry, cough" as likely: two symptoms, not one
+    scores = compounds.pair_scores(model, ["nails", "brittle", "itchy", "dry", "cough", "night", "rash"])
+    assert set(scores) == {("brittle", "nails"), ("itchy", "nails")}  # not "nails brittle"; "night rash": unknown
+    assert scores[("brittle", "nails")] > scores[("itchy", "nails")]
+    assert all(text.startswith(compounds.HEAD + " ") for text in model.asked)  # the released word and the head only
+    # each word in one phrase at most, the likelier first; the phrase stands where its first word stood
+    assert compounds.joined(["itchy", "nails", "brittle", "cough"], scores) == ("itchy", "brittle nails", "cough")
+    assert compounds.joined(["itchy", "nails"], scores) == ("itchy nails",)
+    assert compounds.joined(["brittle"], scores) == ("brittle",)
+
+
+def test_only_a_clinical_runs_listable_words_are_joined():
+    model = _Continuing({("brittle", "nails"): 10.0, ("zimtroszole", "nails"): 10.0}, {})
+    topics = [("stosstouxemia", ("zimtroszole", "brittle", "itchy", "nails")), ("pelnamitis", ("brittle", "yellowish"))]
+    roles = {"stosstouxemia": CONDITION, "zimtroszole": DRUG, "itchy": SYMPTOM}
+    assert compounds.compound_topics(model, topics, roles) == [
+        ("stosstouxemia", ("zimtroszole", "brittle nails", "itchy")), ("pelnamitis", ("brittle", "yellowish"))]
+    untyped = _Continuing({("brittle", "nails"): 10.0}, {})
+    assert compounds.compound_topics(untyped, topics, {"zimtroszole": DRUG}) == [
+        (w, tuple(r)) for w, r in topics]  # no word typed as a symptom: no clinical list to write
+    assert untyped.asked == []
+
+
+def test_a_note_lists_three_to_five_of_its_topics_symptoms_in_a_drawn_order():
+    symptoms = ["rash", "wheezing", "insomnia", "brittle nails", "sweats", "cramps"]
+    pick = some_symptoms(random.Random(5))
+    drawn = [pick(list(symptoms)) for _ in range(300)]
+    assert all(3 <= len(d) <= 5 and len(set(d)) == len(d) and set(d) <= set(symptoms) for d in drawn)
+    assert {len(d) for d in drawn} == {3, 4, 5}
+    assert len({tuple(d) for d in drawn}) > 100  # not the same three every time
+    assert some_symptoms(random.Random(1))(["rash", "cramps"]) in (["rash", "cramps"], ["cramps", "rash"])  # all of few
+    assert first_symptoms(symptoms) == symptoms[:3]
+    assert role_filler(SYMPTOM, ["tusfosemia", *symptoms], {}, "tusfosemia", "", pick).count(",") in (1, 2, 3)
