@@ -16,10 +16,10 @@ from core.methods.dp_synrag.release.structure import ReleasedForms, followable, 
 from core.methods.dp_synrag.release.form_proposals import (
     SLOT,
     FormLists,
-    propose_openers,
     propose_skeletons,
     skeleton_of,
 )
+from core.methods.dp_synrag.release.opener_proposals import propose_openers
 from core.common.paths import resources_dir
 from core.privacy.conversion import approx_rho_to_eps
 from core.privacy.mechanisms import gaussian_sparse_histogram
@@ -66,6 +66,22 @@ def test_a_forms_whole_wording_comes_before_the_prefixes_of_its_fillers(lists):
     capped = propose_openers(Unit("a", note), lists, 12)
     assert {"and went home on", "the family doctor within", "A skin biopsy confirmed"} <= set(capped)
     assert len(everything) > 12 and "confirmed" in everything
+
+
+def test_a_clause_that_is_one_wording_proposes_it_less_its_first_word_before_its_beginnings(lists):
+    """The output check's "He/She leaves hospital on [drug]": the whole wording splits by its pronoun (37 and 45 units),
+    and the part both share, "leaves hospital on", came 37th of a unit's 44 proposals, so m_o = 32 cut it everywhere.
+    Such a clause (one wording from its start to a slot) varies at its first word: its part less that word comes right
+    after the whole wordings, and its beginnings ("He", "He leaves") last."""
+    note = ("Jon Barry (42, male) was admitted on March 3, 2024 with dry mouth and cold hands and went home on March 9, "
+            "2024. A skin biopsy confirmed pelthiremia. He leaves hospital on geiklorzole 5 mg every evening for 2 weeks "
+            "and should see the family doctor within 4 weeks.")
+    everything = propose_openers(Unit("a", note), lists, 200)
+    wholes = everything.index("the family doctor within")  # the last whole wording of the note
+    assert everything.index("He leaves hospital on") < wholes < everything.index("leaves hospital on") <= wholes + 3
+    assert everything.index("leaves hospital on") < everything.index("He") < everything.index("He leaves")
+    assert everything.index("He leaves") > everything.index("doctor within")  # after the other wordings' parts
+    assert everything.index("and went home on") < everything.index("went home on")  # not a clause's start: as before
 
 
 def test_a_released_closer_before_a_rare_word_splits_the_text_slot(lists):

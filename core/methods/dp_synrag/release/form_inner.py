@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from core.methods.dp_synrag.release.form_proposals import Token
 
-WordKind = Callable[[int, bool], str]  # a token's slot kind (form_proposals._slot_kind on one document): "" when common
+WordKind = Callable[[int, bool], str]  # a token's slot kind (form_proposals.slot_kind on one document): "" when common
 
 INSIDE_OPENER = re.compile(r"^[ \-]$")  # a separator an opener (or inner wording) may span: one space or a hyphen
 

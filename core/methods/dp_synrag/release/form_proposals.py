@@ -18,7 +18,7 @@ from core.corpus.units import UNIT_SEPARATOR  # how a person's documents are joi
 from core.methods.dp_synrag.vocab.vocabulary import load_person_names, read_word_list
 from core.common.paths import resources_dir
 from core.methods.dp_synrag.release.form_words import ABBREVIATIONS, MONTHS, NUMBER_WORDS, TIME_UNITS
-from core.methods.dp_synrag.release.form_inner import INSIDE_OPENER, MARK, clause_key, inner_at, inner_item, propose_inner
+from core.methods.dp_synrag.release.form_inner import INSIDE_OPENER, MARK, clause_key, inner_at, inner_item
 
 MAX_OPENER_WORDS = 6
 
@@ -76,7 +76,7 @@ def documents_of(unit: Unit) -> list[str]:
     return [d for d in unit.text.split(UNIT_SEPARATOR) if d.strip()]
 
 
-def _slot_kind(tokens: Sequence[Token], i: int, clause_start: bool, lists: FormLists) -> str:
+def slot_kind(tokens: Sequence[Token], i: int, clause_start: bool, lists: FormLists) -> str:
     """"number", "month", "name", "content" (no English word) or "" (a common word that may be fixed)."""
     t = tokens[i]
     low = t.text.lower()
@@ -88,7 +88,7 @@ def _slot_kind(tokens: Sequence[Token], i: int, clause_start: bool, lists: FormL
     if t.text[:1].isupper() and low in lists.names and (not clause_start or low not in lists.common):
         return "name"  # a capitalised given name or surname, anywhere ("Austin Weaver" at a clause's start too)
     if t.text[:1].isupper() and not clause_start and i >= 2 and tokens[i - 1].text == " " and \
-            _slot_kind(tokens, i - 2, False, lists) == "name":
+            slot_kind(tokens, i - 2, False, lists) == "name":
         return "name"  # "Austin Weaver": a capitalised word after a name
     if low not in lists.common and _before_a_surname(tokens, i, lists):
         return "name"  # "Nils Dunn", "Dmitri Ekberg": a capitalised word before a name, or two unknown ones
@@ -127,17 +127,17 @@ def _label_letters(tokens: Sequence[Token], i: int) -> bool:
     return 2 <= len(text) <= 5 or after.startswith(":") or reading or unit
 
 
-def _is_clause_end(sep: str) -> bool:
+def is_clause_end(sep: str) -> bool:
     return bool(_CLAUSE_END.search(sep))
 
 
-def _opener_prefixes(tokens: Sequence[Token], start: int, clause_start: bool, lists: FormLists) -> list[tuple[str, int]]:
+def opener_prefixes(tokens: Sequence[Token], start: int, clause_start: bool, lists: FormLists) -> list[tuple[str, int]]:
     """Each prefix of 1..MAX_OPENER_WORDS common words from ``start`` (a word) and the index after it."""
     out: list[tuple[str, int]] = []
     i, words = start, 0
     while i < len(tokens) and words < MAX_OPENER_WORDS:
         t = tokens[i]
-        kind = "" if t.kind != "word" else _slot_kind(tokens, i, clause_start and i == start, lists)
+        kind = "" if t.kind != "word" else slot_kind(tokens, i, clause_start and i == start, lists)
         line_start = start == 0 or (tokens[start - 1].kind == "sep" and "\n" in tokens[start - 1].text)
         heading = kind == "content" and line_start and i == start and t.text[:1].isupper()  # "Triage 17:25"
         if t.kind != "word" or (kind and not heading):
@@ -160,7 +160,7 @@ def opener_positions(tokens: Sequence[Token], lists: FormLists) -> tuple[list[in
     previous = "start"
     for i, t in enumerate(tokens):
         if t.kind == "sep":
-            if _is_clause_end(t.text):
+            if is_clause_end(t.text):
                 previous = "start"
             elif "," in t.text and previous not in ("start", "hard"):
                 previous = "comma"  # a comma after a name or number keeps the place a form's wording starts
@@ -169,7 +169,7 @@ def opener_positions(tokens: Sequence[Token], lists: FormLists) -> tuple[list[in
             continue
         if t.kind == "word" and previous in ("start", "hard", "comma"):
             (commas if previous == "comma" else first).append(i)
-        kind = _slot_kind(tokens, i, previous == "start", lists)
+        kind = slot_kind(tokens, i, previous == "start", lists)
         previous = "hard" if kind in ("number", "name", "month") else "word"
     return first, commas
 
@@ -183,7 +183,7 @@ def closer_suffixes(tokens: Sequence[Token], hard: int, lists: FormLists) -> lis
     out: list[str] = []
     i = hard - 2
     while i >= 0 and len(out) < MAX_CLOSER_WORDS:
-        if tokens[i].kind != "word" or _slot_kind(tokens, i, i == 0, lists):
+        if tokens[i].kind != "word" or slot_kind(tokens, i, i == 0, lists):
             break
         out.append("".join(x.text for x in tokens[i : hard - 1]))
         if i >= 2 and INSIDE_OPENER.match(tokens[i - 1].text):
@@ -191,44 +191,6 @@ def closer_suffixes(tokens: Sequence[Token], hard: int, lists: FormLists) -> lis
         else:
             break
     return out
-
-
-def propose_openers(unit: Unit, lists: FormLists, max_items: int) -> list[str]:
-    """At most ``max_items`` distinct openers of one unit's own text. First each *whole* wording, in document order:
-    the longest opener at each clause start and after each name or number (it ends where a slot or a punctuation
-    mark begins: "Medication on discharge", "A skin biopsy confirmed"), and the longest closer before each name,
-    number and month ("and went home on"); then their shorter prefixes and suffixes and the inner wordings out of their
-    reach (``form_inner.py``: "we … and"), shortest first; then the openers after commas. A form's wording is whole
-    where it meets a slot, so it comes first however many clauses a document has. Of this unit and public lists only."""
-    whole: list[str] = []
-    parts: list[tuple[int, str]] = []
-    later: list[str] = []
-    inner: list[tuple[int, str]] = []
-    for doc in documents_of(unit):
-        tokens = tokens_of(doc)
-        starts, commas = opener_positions(tokens, lists)
-        found: list[list[str]] = []
-        covered: set[int] = set()  # the words its openers and closers reach
-        for p in starts:
-            at_start = p == 0 or (tokens[p - 1].kind == "sep" and _is_clause_end(tokens[p - 1].text))
-            prefixes = _opener_prefixes(tokens, p, at_start, lists)
-            found.append([text for text, _ in prefixes])
-            covered.update(range(p, prefixes[-1][1] if prefixes else p))
-        for j in range(len(tokens)):
-            if tokens[j].kind != "sep" and _slot_kind(tokens, j, False, lists) in ("number", "name", "month", "content"):
-                found.append(closer_suffixes(tokens, j, lists))
-                covered.update(range(j - 2 * len(found[-1]), j))
-        kinds = partial(_slot_kind, tokens, lists=lists)  # form_inner.py: words inside a clause, after a slot
-        inner.extend(propose_inner(tokens, kinds, lists.common, covered, _is_clause_end))
-        for chain in found:  # each chain shortest first: its last is the whole wording
-            if chain:
-                whole.append(chain[-1])
-                parts.extend(enumerate(chain[:-1]))
-        for p in commas:  # after a comma, a wording that opens a slot ("…, confirmed by") ranks with the parts
-            for n, (text, _) in enumerate(_opener_prefixes(tokens, p, False, lists)):
-                (parts.append((n, text)) if _opens_a_slot(text, lists) else later.append(text))
-    ordered = [text for _, text in sorted(parts + inner, key=lambda item: item[0])]
-    return list(dict.fromkeys([*whole, *ordered, *later]))[:max_items]
 
 
 def skeleton_of(document: str, openers: Mapping[str, float], lists: FormLists) -> str:
@@ -241,13 +203,13 @@ def skeleton_of(document: str, openers: Mapping[str, float], lists: FormLists) -
     lookup, clause_start, after_opener = True, True, False
     i = text_start = 0
     key, opened, used = "", 0.0, set[str]()  # the clause's key, its opener's count, the inner wordings it kept
-    kinds = partial(_slot_kind, tokens, lists=lists)
+    kinds = partial(slot_kind, tokens, lists=lists)
     while i < len(tokens):
         t = tokens[i]
         if t.kind == "sep":
             nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-            ends = _is_clause_end(t.text)
-            hard_next = nxt is not None and _slot_kind(tokens, i + 1, False, lists) in ("number", "name", "month")
+            ends = is_clause_end(t.text)
+            hard_next = nxt is not None and slot_kind(tokens, i + 1, False, lists) in ("number", "name", "month")
             joins = in_text and "," in t.text and nxt is not None and _joining_opener(tokens, i + 1, openers, lists)
             if in_text and not ends and not hard_next and not joins:
                 i += 1  # a text slot spans commas and spaces
@@ -263,7 +225,7 @@ def skeleton_of(document: str, openers: Mapping[str, float], lists: FormLists) -
         if clause_start:
             key, opened, used = clause_key(tokens, i, kinds), 0.0, set[str]()
         if lookup and t.kind == "word":
-            found = _until_fan_out([(text, end) for text, end in _opener_prefixes(tokens, i, clause_start, lists)],
+            found = _until_fan_out([(text, end) for text, end in opener_prefixes(tokens, i, clause_start, lists)],
                                    openers, lists, _parent)
             if found and not _labelled_value(tokens, i, found[1]):
                 text, end = found
@@ -271,7 +233,7 @@ def skeleton_of(document: str, openers: Mapping[str, float], lists: FormLists) -
                 pieces.append(text)
                 i, lookup, clause_start, after_opener, in_text = end, False, False, True, False
                 continue
-        kind = _slot_kind(tokens, i, clause_start, lists)
+        kind = slot_kind(tokens, i, clause_start, lists)
         lookup, clause_start, after_opener = False, False, False
         if kind in ("number", "month", "name"):
             if not (kind == "name" and pieces and pieces[-1] == "[name]"):  # one [name] for a whole name
@@ -296,7 +258,7 @@ def _labelled_value(tokens: Sequence[Token], start: int, end: int) -> bool:
     """One word that is a whole clause after a label's colon ("satisfied: yes.", "Sex: female"): the label's value,
     a slot's filler however often it is written."""
     after_colon = start > 0 and ":" in tokens[start - 1].text
-    whole_clause = end >= len(tokens) or _is_clause_end(tokens[end].text)
+    whole_clause = end >= len(tokens) or is_clause_end(tokens[end].text)
     return after_colon and whole_clause and end == start + 1
 
 
@@ -309,13 +271,13 @@ def _joining_opener(tokens: Sequence[Token], start: int, released: Mapping[str, 
     conjunction ("…, skin rash and …" goes on as the slot's list)."""
     if tokens[start].kind != "word":
         return False
-    found = _until_fan_out(_opener_prefixes(tokens, start, False, lists), released, lists, _parent)
+    found = _until_fan_out(opener_prefixes(tokens, start, False, lists), released, lists, _parent)
     if found is None:
         return False
-    return _opens_a_slot(found[0], lists)
+    return opens_a_slot(found[0], lists)
 
 
-def _opens_a_slot(wording: str, lists: FormLists) -> bool:
+def opens_a_slot(wording: str, lists: FormLists) -> bool:
     """Two or more words ending on a function word other than a list's conjunction ("confirmed by", "present for")."""
     words = wording.lower().split()
     return len(words) >= 2 and words[-1] in lists.common and words[-1] not in LIST_WORDS

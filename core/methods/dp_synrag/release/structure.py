@@ -45,7 +45,8 @@ from core.privacy.planner import STAGE_FORM_OPENERS
 from core.privacy.release import Release, run_release
 from core.privacy.set_union import expected_releases, item_counts
 from core.common.progress import ProgressEvent, StageProgress
-from core.methods.dp_synrag.release.form_proposals import FormLists, propose_openers, propose_skeletons, skeleton_words
+from core.methods.dp_synrag.release.form_proposals import FormLists, propose_skeletons, skeleton_words
+from core.methods.dp_synrag.release.opener_proposals import propose_openers
 from core.methods.dp_synrag.release.form_values import propose_values, slot_labels, split_value_item
 
 
