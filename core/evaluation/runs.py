@@ -26,6 +26,7 @@ from core.methods.wave_size import default_batch_rows
 from core.common.paths import resources_dir
 from core.privacy.planner import public_delta
 from core.common.progress import NULL_REPORTER, Reporter
+from core.specs.method_catalogue import facts
 from core.specs.runspec import DataSpec, DocumentSpec, OutputSpec, PrivacySpec, RunSpec
 
 
@@ -63,7 +64,7 @@ def run_spec(config: EvaluationConfig, members_csv: Path, method: str, epsilon: 
     dp = replace(scale.dp_synrag, domain_lists=[str(resources_dir() / p) for p in dataset.domain_lists])
     if method == "dp_synrag_l1":
         dp = replace(dp, L=1)
-    return RunSpec(
+    spec = RunSpec(
         method="dp_synrag" if method == "dp_synrag_l1" else method,
         task=dataset.task,
         data=DataSpec(path=str(members_csv), text_column="text", id_column="id", person_column="person"),
@@ -76,6 +77,7 @@ def run_spec(config: EvaluationConfig, members_csv: Path, method: str, epsilon: 
         aug_pe=scale.aug_pe,
         output=OutputSpec(folder=""),
     )
+    return facts(spec.method).public_defaults(spec)  # what `privet run` runs: the form and L its public rules pick
 
 
 def method_available(method: str) -> bool:

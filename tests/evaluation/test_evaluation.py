@@ -179,6 +179,11 @@ def test_baselines_are_swept_only_when_the_scale_says_so():
     spec = run_spec(demo, Path("members.csv"), "dp_synrag_l1", 4.0)
     assert spec.method == "dp_synrag" and spec.dp_synrag.L == 1 and spec.privacy.epsilon == 4.0
     assert spec.output.folder == ""  # evaluation runs never export
+    # the spec `privet run` runs: the public rules pick the form (the task says "patients": the clinical note), whose
+    # words are then no topic ("complains" was one in the clinic evaluation at ε = 4, written as a plain document)
+    clinic = run_spec(demo, Path("members.csv"), "dp_synrag", 4.0)
+    assert clinic.document.document_form == "clinical_note" and clinic.dp_synrag.form_by_rule
+    assert run_spec(demo, Path("members.csv"), "dp_synrag", 4.0).dp_synrag.L == clinic.dp_synrag.clusters_per_unit
 
 
 def test_config_rejects_unknown_choices():
