@@ -283,3 +283,27 @@ def test_a_condition_slot_no_released_word_fills_drops_the_document_in_a_run_tha
         texts[len(typed)] = writer.write("Discharge summaries.", [skeleton] * 2, topics, batch=2)
     assert texts[2][0] == "" and texts[2][1].startswith("Diagnosis: gulbudism."), texts
     assert texts[1][0].startswith("Diagnosis: well."), texts  # no word typed as a condition: kept
+
+
+def test_a_sentence_whose_released_wording_goes_on_with_a_verb_gets_one_subject_word():
+    """The output check's "[text] leaves hospital on [drug]" (the template's "He/She leaves hospital on …"): the writer
+    filled the slot with "He was admitted on July LY"; a slot that opens a sentence whose wording goes on with a verb
+    is its subject, one public subject word. "[text] diagnosis of" ("A urine test supported a diagnosis of") and
+    "[text] confirmed" ("A chest X-ray confirmed") stay the writer's."""
+    from core.methods.dp_synrag.write.slot_fillers import SUBJECTS, subject_slot
+
+    def subjects(skeleton: str) -> list[int]:
+        pieces = [(p.kind, p.text) for p in pieces_of(skeleton)]
+        return [i for i, (kind, _) in enumerate(pieces) if kind == "text" and subject_slot(pieces, i)]
+
+    assert subjects("[name], [number]. [text] confirmed [text]. [text] leaves hospital on [text] [number] mg.") == [8]
+    assert subjects("Diagnosis: [text]. [text] will take [text].") == [3]
+    assert subjects("[name], [number], was referred because [text]. [text] diagnosis of [text].") == []
+    assert subjects("[text] | [name] | age [number]") == [] and subjects("Plan: [text]. [text]: [text].") == []
+    llm = build_tiny_language_model(packaged_tokenizer())
+    writer = FormWriter(llm, torch.Generator().manual_seed(4), random.Random(4))  # test mode: fixed public seeds
+    texts = writer.write("Write discharge notes.", ["Dx: [text]. [text] leaves hospital on [text] [number] mg."] * 6,
+                         [("gulbudism", ("bolthetxane",))] * 6, batch=3)
+    for text in texts:
+        subject = re.match(r"^Dx: [^.]*\. (\w+) leaves hospital on ", text)
+        assert subject is not None and subject[1] in SUBJECTS, text

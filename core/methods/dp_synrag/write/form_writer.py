@@ -40,7 +40,7 @@ from core.models.base import LanguageModel
 from core.methods.dp_synrag.write.token_table import token_table
 from core.methods.dp_synrag.write.slot_fillers import (DAYS, HOURS, MINUTES, MONTH_NUMBERS, YEARS, _DOSE_AFTER,
                                                      complaint_filler, number_choices, role_filler, slot_role,
-                                                     some_symptoms, symptom_slot)
+                                                     some_symptoms, subject_slot, symptom_slot, SUBJECTS)
 
 TEXT_TOKENS = 16  # the longest [text] slot the writer fills with its own words
 SHORT_TEXT_TOKENS = 6  # ... before a number ("mg [text] [number] weeks": a dose's frequency)
@@ -349,6 +349,8 @@ class FormWriter:
             scores[~t.digits] = -math.inf
             return self._sample(scores)
         nxt = row.pieces[row.at + 1] if row.at + 1 < len(row.pieces) else None
+        if subject_slot([(p.kind, p.text) for p in row.pieces], row.at):  # "[text] leaves hospital on": one word
+            return None if row.slot_tokens else self._sample(scores.masked_fill(~self._subjects(row.space_first), -math.inf))
         if row.slot_tokens >= (SHORT_TEXT_TOKENS if nxt is not None and nxt.kind == "number" else TEXT_TOKENS):
             return None
         scores[t.has_digit | t.name_like] = -math.inf
@@ -378,6 +380,11 @@ class FormWriter:
             if (len(word) >= 3 and head.startswith(word)) or (head[:1] in _MARKS and head[:1] in word):  # ",)" too
                 return None
         return choice
+
+    def _subjects(self, space: bool) -> torch.Tensor:
+        """The tokens that are each a whole subject word of ``SUBJECTS`` (with a space before it when ``space``)."""
+        ids = [i[0] for w in SUBJECTS if len(i := self.encode((" " if space else "") + w)) == 1 and i[0] < self.table.size]
+        return torch.isin(torch.arange(self.table.size), torch.tensor(ids, dtype=torch.long))
 
     def _said(self, text: str) -> list[int]:
         """The tokens that are each a whole word of four letters or more that ``text`` holds (" current")."""

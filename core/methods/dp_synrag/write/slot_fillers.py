@@ -157,6 +157,22 @@ def complaint_filler(words: Sequence[str], roles: Mapping[str, str | None], topi
     return role_filler(SYMPTOM, words, roles, topic, form_words, pick) if SYMPTOM in roles.values() else ""
 
 
+SUBJECTS = ("He", "She", "They", "We", "I", "It")  # a sentence's subject where its wording goes on without it (public)
+VERBS = frozenset(("is", "was", "are", "were", "has", "had", "have", "will", "would", "can", "could", "should", "may",
+                   "must", "does", "did", "reports", "presents", "complains", "returns", "remains", "lives", "takes",
+                   "says", "feels", "needs", "went", "came", "left"))
+
+
+def subject_slot(pieces: Sequence[tuple[str, str]], at: int) -> bool:
+    """Whether the ``at``-th of a skeleton's (kind, text) pieces is a ``[text]`` slot that opens a sentence whose released
+    wording goes on with a verb (``VERBS``, or a word ending in -es: "[text] leaves hospital on"; not "[text] diagnosis
+    of", "[text] confirmed"): its subject, one word of ``SUBJECTS`` ("He", "She")."""
+    before, after = (pieces[k] if 0 <= k < len(pieces) else ("", "") for k in (at - 1, at + 1))
+    verb = re.match(r" ?([a-z]+)\b", after[1]) if after[0] == "fixed" else None
+    return (before[0] == "fixed" and before[1].rstrip()[-1:] in ".!?" and verb is not None
+            and (verb[1] in VERBS or (len(verb[1]) >= 5 and verb[1].endswith("es"))))
+
+
 def symptom_slot(pieces: Sequence[tuple[str, str]], closed: Container[int] = ()) -> int:
     """Which ``[text]`` slot (its place among the form's text slots) holds the topic's symptoms when the form's own
     wording for them was not released (docs/method.md §2.6b), or -1. ``pieces``: the skeleton's (kind, text) pieces.
