@@ -157,7 +157,7 @@ def complaint_filler(words: Sequence[str], roles: Mapping[str, str | None], topi
     return role_filler(SYMPTOM, words, roles, topic, form_words, pick) if SYMPTOM in roles.values() else ""
 
 
-SUBJECTS = ("He", "She", "They", "We", "I", "It")  # a sentence's subject where its wording goes on without it (public)
+SUBJECTS = ("He", "She", "They", "We", "I")  # a sentence's subject where its wording goes on without it: a person (public)
 VERBS = frozenset(("is", "was", "are", "were", "has", "had", "have", "will", "would", "can", "could", "should", "may",
                    "must", "does", "did", "reports", "presents", "complains", "returns", "remains", "lives", "takes",
                    "says", "feels", "needs", "went", "came", "left"))
