@@ -30,7 +30,7 @@ def listable(word: str, roles: Mapping[str, str | None]) -> bool:
 
 def pair_scores(llm: LanguageModel, words: Sequence[str]) -> dict[tuple[str, str], float]:
     """For each ordered pair (a, b) of ``words`` that the model writes as one phrase (:data:`JOIN_MARGIN`,
-    :data:`JOIN_FLOOR`), log P(b | "Symptoms: a"), read at b's first token. None when a word has no token."""
+    :data:`JOIN_FLOOR`), log P(b | "Symptoms: a"), read at b's first token (a word with no token is left out)."""
     tokenizer = llm.chat.tokenizer
     words = sorted(set(words))
     first = {w: tokenizer.encode(" " + w, add_special_tokens=False)[:1] for w in words}

@@ -350,7 +350,10 @@ class FormWriter:
             return self._sample(scores)
         nxt = row.pieces[row.at + 1] if row.at + 1 < len(row.pieces) else None
         if subject_slot([(p.kind, p.text) for p in row.pieces], row.at):  # "[text] leaves hospital on": one word
-            return None if row.slot_tokens else self._sample(scores.masked_fill(~self._subjects(row.space_first), -math.inf))
+            if row.slot_tokens:
+                return None
+            if (subjects := self._subjects(row.space_first) & torch.isfinite(scores)).any():  # else the writer's own
+                return self._sample(scores.masked_fill(~subjects, -math.inf))
         if row.slot_tokens >= (SHORT_TEXT_TOKENS if nxt is not None and nxt.kind == "number" else TEXT_TOKENS):
             return None
         scores[t.has_digit | t.name_like] = -math.inf
