@@ -70,3 +70,25 @@ def test_a_note_lists_three_to_five_of_its_topics_symptoms_in_a_drawn_order():
     assert some_symptoms(random.Random(1))(["rash", "cramps"]) in (["rash", "cramps"], ["cramps", "rash"])  # all of few
     assert first_symptoms(symptoms) == symptoms[:3]
     assert role_filler(SYMPTOM, ["tusfosemia", *symptoms], {}, "tusfosemia", "", pick).count(",") in (1, 2, 3)
+
+
+def test_the_clinical_note_writes_no_document_whose_topic_names_no_condition():
+    """The clinic evaluation at ε = 4 (shipped clinical note, no form released): topics of a symptom alone
+    ("stiffness", "swelling") were written with the writer's own impression ("Impression: glaucoma", "soft tissue
+    hernia"). In the clinical note, when a released word is typed as a condition, only topics holding one are written;
+    another form (news about "cancer") or a run with no condition keeps every document; the count is said."""
+    from core.methods.dp_synrag.shape.released_topics import Topic
+    from core.methods.dp_synrag.write.text import named_topics
+    from core.specs.document_forms import shipped_example
+    from core.specs.runspec import DPSynRAGSpec
+
+    events = []
+    ctx = SimpleNamespace(llm=_Continuing({}, {}), reporter=SimpleNamespace(emit=events.append))  # answers nothing
+    topics = [Topic("stiffness"), Topic("drimkitopathy", ("stiffness", "sore")), Topic("wheezing", ("tusfosemia",)),
+              Topic("lounthounosis"), Topic("swelling", ("facial",))]
+    note = shipped_example("clinical_note")
+    assert named_topics(topics, note, DPSynRAGSpec(), ctx) == [1, 2, 3]  # morphology types "-pathy", "-emia"
+    assert [e.message for e in events] == ["2 of 5 documents not written: their topic names no condition"]
+    assert named_topics(topics, shipped_example("news_article"), DPSynRAGSpec(), ctx) == [0, 1, 2, 3, 4]
+    symptoms = [Topic("stiffness"), Topic("swelling", ("facial",))]
+    assert named_topics(symptoms, note, DPSynRAGSpec(), ctx) == [0, 1]  # no word typed as a condition

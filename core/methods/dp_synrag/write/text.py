@@ -15,7 +15,7 @@ from typing import Sequence
 
 from core.corpus import Unit
 from core.methods.base import MethodContext
-from core.common.progress import StageProgress
+from core.common.progress import ProgressEvent, StageProgress
 import random
 from core.methods.dp_synrag.release.plan import DPSynRAGPlan
 from core.methods.dp_synrag.release.structure import ReleasedForms
@@ -25,7 +25,9 @@ from core.methods.dp_synrag.write.drafts import clean_draft, fit_length, guarant
 from core.methods.dp_synrag.write.compounds import compound_topics
 from core.methods.dp_synrag.write.content_terms import invented_terms
 from core.methods.dp_synrag.write.form_writer import FormWriter, assign_forms
-from core.methods.dp_synrag.write.slot_fillers import released_roles
+from core.methods.dp_synrag.write.roles import CONDITION
+from core.specs.document_forms import shipped_example
+from core.methods.dp_synrag.write.slot_fillers import released_roles, role_filler
 from core.methods.dp_synrag.write.public_decoding import writer_generator
 from core.methods.dp_synrag.write.realisation import REALISATION_STAGE
 from core.methods.dp_synrag.write.private_rows import GroupPrompts, group_source
@@ -61,6 +63,24 @@ def written_in_forms(topics: Sequence[Topic], forms: ReleasedForms, spec: DPSynR
                          on_done=lambda i, _: progress.advance(), forms=forms)
     progress.finish()
     return {r: text for r, text in enumerate(texts) if text}
+
+
+def named_topics(topics: Sequence[Topic], example: str, spec: DPSynRAGSpec, ctx: MethodContext) -> list[int]:
+    """The documents the shipped form's writer writes: in the clinical note (``example`` is its shipped example), when
+    some released word is typed as a condition, only those whose topic holds a word that names one
+    (``slot_fillers.role_filler``); a topic of symptoms alone ("stiffness") has no impression to state, and the
+    writer's own was fiction ("Impression: glaucoma"). Every document in any other form (a news article about "cancer"
+    names no condition of its own). Public roles of released words and the public form: post-processing."""
+    if example.strip() != shipped_example("clinical_note"):
+        return list(range(len(topics)))
+    roles = released_roles(ctx.llm, sorted({w for t in topics for w in t.words}), spec.domain_lists)
+    if CONDITION not in roles.values():
+        return list(range(len(topics)))
+    named = [r for r, t in enumerate(topics) if role_filler(CONDITION, t.words, roles, t.keyword)]
+    if len(named) < len(topics):
+        ctx.reporter.emit(ProgressEvent(REALISATION_STAGE, "log", message=(
+            f"{len(topics) - len(named)} of {len(topics)} documents not written: their topic names no condition")))
+    return named
 
 
 def write_texts(
@@ -99,12 +119,14 @@ def write_texts(
     example = form.example
     # the form's length or the released one (docs/method.md §6.2); a private rewrite aims at none
     target = shape.words_per_document if spec.text == "realised" else 0
-    drafts = realised_drafts(topics, example, spec, ctx, target)
     if spec.text == "realised":  # a draft with nothing beyond the form's opening is not a document (public text),
         lead = example_lead(example)  # nor one stating a fact no released word holds (content_terms.py)
-        texts = {r: fit_length(d.text, topics[r].words, target) for r, d in enumerate(drafts) if d.written}
+        named = named_topics(topics, example, spec, ctx)
+        drafts = dict(zip(named, realised_drafts([topics[r] for r in named], example, spec, ctx, target)))
+        texts = {r: fit_length(d.text, topics[r].words, target) for r, d in drafts.items() if d.written}
         known = frozenset(w for topic in topics for w in topic.words if " " in w)  # the run's released phrases
         return {r: t for r, t in texts.items() if not invented_terms([t], (*topics[r].words, lead), known)}
+    drafts = realised_drafts(topics, example, spec, ctx, target)
     # "realised+private": the draft is the public row; every member rewrites its own document in the same form.
     rewrite = form_rewrite_message(example)
     lead = example_lead(example)
