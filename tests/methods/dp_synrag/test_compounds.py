@@ -1,4 +1,5 @@
-"""Two-word symptoms written whole, and a note's symptoms drawn among its topic's (docs/method.md §2.6b)."""
+"""Two-word symptoms written whole, a note's symptoms drawn among its topic's, and the clinical note's topics
+(docs/method.md §2.6b)."""
 
 from __future__ import annotations
 
@@ -14,47 +15,46 @@ from core.models.registry import packaged_tokenizer
 
 
 class _Continuing:
-    """A stand-in public model: after "Symptoms: a" (no comma) it writes b with the logit ``after[(a, b)]``; after
-    "Symptoms: a," with ``after_comma[(a, b)]``; every other token 0."""
+    """A stand-in public model: after a text whose last word is ``a`` it writes b with the logit ``after[(a, b)]``,
+    every other token 0 (so after the bare lead no symptom is likelier than another)."""
 
-    def __init__(self, after: dict[tuple[str, str], float], after_comma: dict[tuple[str, str], float]) -> None:
+    def __init__(self, after: dict[tuple[str, str], float]) -> None:
         self.tokenizer = packaged_tokenizer()
         self.chat = SimpleNamespace(tokenizer=self.tokenizer)
-        self.after, self.after_comma, self.asked = after, after_comma, []
+        self.device = "cpu"
+        self.after, self.asked = after, []
 
     def start_logits(self, prompts, shared_prefix=0):
-        rows = torch.zeros(len(prompts), len(self.tokenizer))
-        for r, ids in enumerate(prompts):
-            text = self.tokenizer.decode(ids)
-            self.asked.append(text)
-            word, comma = text.removeprefix(compounds.HEAD + " ").rstrip(","), text.endswith(",")
-            for (a, b), value in (self.after_comma if comma else self.after).items():
-                if a == word:
-                    rows[r, self.tokenizer.encode(" " + b, add_special_tokens=False)[0]] = value
-        return SimpleNamespace(logits=lambda: rows)
+        model, ids = self, [list(p) for p in prompts]
+        self.asked.extend(self.tokenizer.decode(p) for p in prompts)
+
+        def logits():
+            rows = torch.zeros(len(ids), len(model.tokenizer))
+            for r, row in enumerate(ids):
+                last = model.tokenizer.decode(row).split()[-1]
+                for (a, b), value in model.after.items():
+                    if a == last:
+                        rows[r, model.tokenizer.encode(" " + b, add_special_tokens=False)[0]] = value
+            return rows
+
+        def append(tokens):
+            for row, token in zip(ids, tokens.tolist()):
+                row.append(token)
+
+        return SimpleNamespace(logits=logits, append=append)
 
 
-def test_two_words_the_model_writes_as_one_phrase_are_joined_in_its_order():
-    model = _Continuing({("brittle", "nails"): 10.0, ("itchy", "nails"): 9.0, ("dry", "cough"): 10.0,
-                         ("night", "rash"): 1.0},
-                        {("dry", "cough"): 10.0})  # "dry, cough" as likely: two symptoms, not one
-    scores = compounds.pair_scores(model, ["nails", "brittle", "itchy", "dry", "cough", "night", "rash"])
-    assert set(scores) == {("brittle", "nails"), ("itchy", "nails")}  # not "nails brittle"; "night rash": unknown
-    assert scores[("brittle", "nails")] > scores[("itchy", "nails")]
-    assert all(text.startswith(compounds.HEAD + " ") for text in model.asked)  # the released word and the head only
-    # each word in one phrase at most, the likelier first; the phrase stands where its first word stood
-    assert compounds.joined(["itchy", "nails", "brittle", "cough"], scores) == ("itchy", "brittle nails", "cough")
-    assert compounds.joined(["itchy", "nails"], scores) == ("itchy nails",)
-    assert compounds.joined(["brittle"], scores) == ("brittle",)
-
-
-def test_only_a_clinical_runs_listable_words_are_joined():
-    model = _Continuing({("brittle", "nails"): 10.0, ("zimtroszole", "nails"): 10.0}, {})
-    topics = [("stosstouxemia", ("zimtroszole", "brittle", "itchy", "nails")), ("pelnamitis", ("brittle", "yellowish"))]
+def test_a_topics_symptoms_of_two_words_are_joined_by_the_shared_scorer_in_a_clinical_run():
+    """The output check's "nails, brittle and itchy": two released words the public model writes as one phrase are
+    listed as one symptom, in its order, a word in one phrase at most, the likelier first (``lead_phrases.py``, the
+    shipped form's scorer, after the lead "Symptoms:"); a run with no word typed as a symptom is left as it is."""
+    model = _Continuing({("brittle", "nails"): 12.0, ("itchy", "nails"): 10.0, ("zimtroszole", "nails"): 12.0})
+    topics = [("stosstouxemia", ("zimtroszole", "itchy", "nails", "brittle")), ("pelnamitis", ("brittle", "yellowish"))]
     roles = {"stosstouxemia": CONDITION, "zimtroszole": DRUG, "itchy": SYMPTOM}
     assert compounds.compound_topics(model, topics, roles) == [
-        ("stosstouxemia", ("zimtroszole", "brittle nails", "itchy")), ("pelnamitis", ("brittle", "yellowish"))]
-    untyped = _Continuing({("brittle", "nails"): 10.0}, {})
+        ("stosstouxemia", ("zimtroszole", "itchy", "brittle nails")), ("pelnamitis", ("brittle", "yellowish"))]
+    assert all(text.startswith(compounds.HEAD) for text in model.asked)  # the public lead and released words only
+    untyped = _Continuing({("brittle", "nails"): 12.0})
     assert compounds.compound_topics(untyped, topics, {"zimtroszole": DRUG}) == [
         (w, tuple(r)) for w, r in topics]  # no word typed as a symptom: no clinical list to write
     assert untyped.asked == []
@@ -83,7 +83,7 @@ def test_the_clinical_note_writes_no_document_whose_topic_names_no_condition():
     from core.specs.runspec import DPSynRAGSpec
 
     events = []
-    ctx = SimpleNamespace(llm=_Continuing({}, {}), reporter=SimpleNamespace(emit=events.append))  # answers nothing
+    ctx = SimpleNamespace(llm=_Continuing({}), reporter=SimpleNamespace(emit=events.append))  # answers nothing
     topics = [Topic("stiffness"), Topic("drimkitopathy", ("stiffness", "sore")), Topic("wheezing", ("tusfosemia",)),
               Topic("lounthounosis"), Topic("swelling", ("facial",))]
     note = shipped_example("clinical_note")

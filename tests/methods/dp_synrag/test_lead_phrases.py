@@ -56,6 +56,9 @@ def test_pairs_are_joined_best_first_each_word_once_and_only_above_both_threshol
     assert joined(["hair", "cough", "weight", "loss", "gain", "fever"], {w: j.phrase for j in taken for w in (j.first, j.second)}) == [
         "hair loss", "cough", "weight gain", "fever"]
     assert Join("blisters", " on the", "palms", 6.0, -8.0).phrase == "blisters on the palms"
+    # "sweating rash": as likely after "sweating," (the list's next item) as after "sweating": not one phrase
+    assert chosen_joins([Join("sweating", "", "rash", 7.0, -6.0, apart=-6.5)]) == []
+    assert [j.phrase for j in chosen_joins([Join("brittle", "", "nails", 7.0, -4.0, apart=-9.0)])] == ["brittle nails"]
 
 
 class _Phrasebook:
@@ -83,9 +86,9 @@ def test_the_scorer_reads_the_lead_and_the_released_words_only_and_scores_each_p
                                          "blisters": "blisters on the palms", "palms": "blisters on the palms"}
     texts = {t for pair in book.asked for t in pair}
     allowed = {*words, *" ".join(lp.JOINERS).split()}
-    assert all(set(t.replace(LEAD, " ").split()) <= allowed for t in texts), "only the lead, words and joiners"
+    assert all(set(t.replace(LEAD, " ").replace(",", " ").split()) <= allowed for t in texts), "only the lead, words, joiners"
     n = len(book.asked)
-    assert n == len(words) + len(words) * (len(words) - 1) * len(lp.JOINERS)
+    assert n == len(words) + 2 * len(words) * (len(words) - 1) * len(lp.JOINERS)  # after "a" and after "a,"
     phrases_of(scorer, words[:3])
     assert len(book.asked) == n, "a pair already scored is not asked again"
     assert phrases_of(scorer, ["fever"]) == {}

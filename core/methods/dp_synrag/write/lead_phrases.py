@@ -9,8 +9,9 @@ over b written first on its own:
 
     gain(a, j, b) = log P(j b | lead a) − log P(b | lead)
 
-A pair is joined when its gain is at least ``JOIN_GAIN`` nats and "j b" is itself likely enough after
-"lead a" (``JOIN_LOGP``), best pairs first, each word in at most one phrase. "metallic taste",
+A pair is joined when its gain is at least ``JOIN_GAIN`` nats, "j b" is itself likely enough after
+"lead a" (``JOIN_LOGP``) and at least ``JOIN_APART`` nats likelier than after "lead a," (b goes with a, not after
+it as the list's next item: "sweating rash" is not joined), best pairs first, each word in at most one phrase. "metallic taste",
 "blisters on the palms", "brittle nails", "shortness of breath" are joined; "fever, rash" or "metallic,
 fever" are not. The thresholds were set on a dozen general symptom lists (round 4, session 15,
 docs/results/history.md), not on a corpus.
@@ -20,6 +21,7 @@ It reads only released words, the form's public lead and the public model: no pr
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from itertools import permutations
 from typing import Mapping, Sequence
@@ -31,6 +33,7 @@ from core.models.base import LanguageModel
 JOINERS = ("", " of", " of the", " on the", " in the")
 JOIN_GAIN = 5.5  # nats: how much "a j" must raise the chance of b
 JOIN_LOGP = -9.5  # nats: the least log-probability of "j b" after "lead a"
+JOIN_APART = 1.5  # nats: how much likelier "j b" is after "lead a" than after "lead a," (round 5, session 10)
 SCORE_BATCH = 64
 MAX_LEAD_WORDS = 10  # a bigger pool is written as listed (pairs grow as the square)
 
@@ -44,6 +47,7 @@ class Join:
     second: str
     gain: float
     logp: float
+    apart: float = -math.inf  # log P(j b | lead a,): b written as the list's next item instead
 
     @property
     def phrase(self) -> str:
@@ -81,6 +85,7 @@ class JoinScorer:
     lead: str
     _alone: dict[str, float] = field(default_factory=dict)
     _after: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    _apart: dict[tuple[str, str, str], float] = field(default_factory=dict)
 
     def candidate_joins(self, words: Sequence[str]) -> list[Join]:
         """Every pair and joiner of ``words`` with its gain and log-probability, best gain first."""
@@ -88,18 +93,22 @@ class JoinScorer:
         self._alone.update(zip(new, continuation_logprobs(self.llm, [self.lead] * len(new), [f" {w}" for w in new])))
         triples = [(a, j, b) for a, b in permutations(words, 2) for j in JOINERS]
         todo = [t for t in triples if t not in self._after]
-        scores = continuation_logprobs(self.llm, [f"{self.lead} {a}" for a, _, _ in todo], [f"{j} {b}" for _, j, b in todo])
-        self._after.update(zip(todo, scores))
-        joins = [Join(a, j, b, self._after[a, j, b] - self._alone[b], self._after[a, j, b]) for a, j, b in triples]
+        for mark, scored in (("", self._after), (",", self._apart)):
+            scored.update(zip(todo, continuation_logprobs(self.llm, [f"{self.lead} {a}{mark}" for a, _, _ in todo],
+                                                          [f"{j} {b}" for _, j, b in todo])))
+        joins = [Join(a, j, b, self._after[a, j, b] - self._alone[b], self._after[a, j, b], self._apart[a, j, b])
+                 for a, j, b in triples]
         return sorted(joins, key=lambda x: -x.gain)
 
 
 def chosen_joins(candidates: Sequence[Join]) -> list[Join]:
-    """The joins taken, best first: gain ≥ ``JOIN_GAIN``, log-probability ≥ ``JOIN_LOGP``, each word once."""
+    """The joins taken, best first: gain ≥ ``JOIN_GAIN``, log-probability ≥ ``JOIN_LOGP`` and ``JOIN_APART`` above
+    the list's next item's, each word once."""
     used: set[str] = set()
     taken = []
     for join in candidates:
-        if join.gain < JOIN_GAIN or join.logp < JOIN_LOGP or {join.first, join.second} & used:
+        if join.gain < JOIN_GAIN or join.logp < JOIN_LOGP or join.logp - join.apart < JOIN_APART or \
+                {join.first, join.second} & used:
             continue
         used |= {join.first, join.second}
         taken.append(join)
