@@ -114,6 +114,7 @@ class _Row:
     own: list[str] = field(default_factory=list)  # the [text] slots the model filled with its own words
     symptom_at: int = -1  # the text slot that holds the topic's symptoms in a form with none (slot_fillers.symptom_slot)
     unnamed: bool = False  # a condition slot no released word of its topic fills: the document is dropped
+    subject: bool = False  # the slot being written is a sentence's subject (slot_fillers.subject_slot): one word
 
 
 class FormWriter:
@@ -128,6 +129,7 @@ class FormWriter:
         self.rng = rng
         self._first_tokens: dict[str, list[int]] = {}
         self._whole: dict[str, int | None] = {}  # a word's one token with its space, None when it takes several
+        self._subject_masks: dict[bool, torch.Tensor] = {}  # SUBJECTS' tokens, with and without a space before
         self.roles = dict(roles or {})  # each released word's public role (roles.py), None: untyped
         self.known: frozenset[str] = frozenset()  # the run's released phrases ("brittle nails"): content terms too
 
@@ -220,6 +222,7 @@ class FormWriter:
                 row.pending.extend(self.encode(space + str(self._draw(row, choices))))
             else:
                 row.space_first, row.forced = bool(space), False
+                row.subject = piece.kind == "text" and subject_slot([(p.kind, p.text) for p in row.pieces], row.at)
                 return  # a slot the writer fills: "text" or "number"
             if row.pending:
                 return
@@ -349,7 +352,7 @@ class FormWriter:
             scores[~t.digits] = -math.inf
             return self._sample(scores)
         nxt = row.pieces[row.at + 1] if row.at + 1 < len(row.pieces) else None
-        if subject_slot([(p.kind, p.text) for p in row.pieces], row.at):  # "[text] leaves hospital on": one word
+        if row.subject:  # "[text] leaves hospital on": one word
             if row.slot_tokens:
                 return None
             if (subjects := self._subjects(row.space_first) & torch.isfinite(scores)).any():  # else the writer's own
@@ -386,8 +389,10 @@ class FormWriter:
 
     def _subjects(self, space: bool) -> torch.Tensor:
         """The tokens that are each a whole subject word of ``SUBJECTS`` (with a space before it when ``space``)."""
-        ids = [i[0] for w in SUBJECTS if len(i := self.encode((" " if space else "") + w)) == 1 and i[0] < self.table.size]
-        return torch.isin(torch.arange(self.table.size), torch.tensor(ids, dtype=torch.long))
+        if space not in self._subject_masks:
+            ids = [i[0] for w in SUBJECTS if len(i := self.encode((" " if space else "") + w)) == 1 and i[0] < self.table.size]
+            self._subject_masks[space] = torch.isin(torch.arange(self.table.size), torch.tensor(ids, dtype=torch.long))
+        return self._subject_masks[space]
 
     def _said(self, text: str) -> list[int]:
         """The tokens that are each a whole word of four letters or more that ``text`` holds (" current")."""

@@ -26,7 +26,6 @@ from core.methods.dp_synrag.write.compounds import compound_topics
 from core.methods.dp_synrag.write.content_terms import invented_terms
 from core.methods.dp_synrag.write.form_writer import FormWriter, assign_forms
 from core.methods.dp_synrag.write.roles import CONDITION
-from core.specs.document_forms import shipped_example
 from core.methods.dp_synrag.write.slot_fillers import released_roles, role_filler
 from core.methods.dp_synrag.write.public_decoding import writer_generator
 from core.methods.dp_synrag.write.realisation import REALISATION_STAGE
@@ -37,6 +36,7 @@ from core.methods.private_prediction.prompts import answer_start, public_message
 from core.methods.private_prediction.stage import private_prediction
 from core.models import threads
 from core.privacy.planner import STAGE_TOKENS
+from core.specs.document_forms import shipped_example
 from core.specs.runspec import DPSynRAGSpec
 
 
