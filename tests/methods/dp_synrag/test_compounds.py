@@ -53,6 +53,10 @@ def test_a_topics_symptoms_of_two_words_are_joined_by_the_shared_scorer_in_a_cli
     roles = {"stosstouxemia": CONDITION, "zimtroszole": DRUG, "itchy": SYMPTOM}
     assert compounds.compound_topics(model, topics, roles) == [
         ("stosstouxemia", ("zimtroszole", "itchy", "brittle nails")), ("pelnamitis", ("brittle", "yellowish"))]
+    # a document that drew "brittle" without "nails" writes the phrase its topic's other documents join
+    drew = [("stosstouxemia", ("brittle", "itchy")), ("stosstouxemia", ("nails", "brittle"))]
+    assert compounds.compound_topics(model, drew, roles) == [
+        ("stosstouxemia", ("brittle nails", "itchy")), ("stosstouxemia", ("brittle nails",))]
     assert all(text.startswith(compounds.HEAD) for text in model.asked)  # the public lead and released words only
     untyped = _Continuing({("brittle", "nails"): 12.0})
     assert compounds.compound_topics(untyped, topics, {"zimtroszole": DRUG}) == [

@@ -25,10 +25,15 @@ def listable(word: str, roles: Mapping[str, str | None]) -> bool:
 
 def compound_topics(llm: LanguageModel, topics: Sequence[tuple[str, Sequence[str]]],
                     roles: Mapping[str, str | None]) -> list[tuple[str, tuple[str, ...]]]:
-    """Each topic (its word, its other released words) with the other words' symptoms of two words joined (each pair
-    scored once per run); unchanged unless a released word of the run is typed as a symptom (a clinical corpus)."""
+    """Each document's topic (its word, the released words it drew) with its symptoms of two words written whole; the
+    pairs are chosen among the words of all the documents of that topic word, so a document that drew "skin" without
+    "rash" writes "skin rash" too (as the shipped form's writer does, ``realisation.topic_placements``). Each pair is
+    scored once per run. Unchanged unless a released word of the run is typed as a symptom (a clinical corpus)."""
     if SYMPTOM not in roles.values():
         return [(word, tuple(related)) for word, related in topics]
     scorer = JoinScorer(llm, HEAD)
-    return [(word, tuple(joined(list(related), phrases_of(scorer, [w for w in related if listable(w, roles)]))))
-            for word, related in topics]
+    pools: dict[str, dict[str, None]] = {}  # per topic word, the listable words of all its documents, in order
+    for word, related in topics:
+        pools.setdefault(word, {}).update(dict.fromkeys(w for w in related if listable(w, roles)))
+    phrase_of = {word: phrases_of(scorer, list(pool)) for word, pool in pools.items()}
+    return [(word, tuple(joined(list(related), phrase_of[word]))) for word, related in topics]
